@@ -1,0 +1,32 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'cdk.out/', '.sluice/', 'coverage/', 'bench/results/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+    },
+  },
+  {
+    // The core must not know AWS or where it runs.
+    files: ['lib/**/*.ts'],
+    ignores: ['lib/adapters/aws/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['@aws-sdk/*', 'aws-lambda'], message: 'Only lib/adapters/aws may import the AWS SDK.' }] },
+      ],
+    },
+  },
+  {
+    files: ['lib/core/**/*.ts'],
+    rules: {
+      'no-restricted-globals': ['error', { name: 'process', message: 'lib/core reads no process state; pass configuration in.' }],
+    },
+  },
+);

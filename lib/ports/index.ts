@@ -1,0 +1,5 @@
+export * from './metadata-store.js';
+export * from './object-store.js';
+export * from './storage-errors.js';
+export * from './clock.js';
+export * from './meter.js';
