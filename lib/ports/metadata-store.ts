@@ -48,8 +48,11 @@ export type UpdateAction =
   | { set: Path; ifNotExists: AttributeValue }
   /** Sets path to the pre-update value of another attribute. */
   | { set: Path; copyOf: Path }
-  /** Sets path to (pre-update value of `from`, default path) + add. The operand must exist. */
-  | { set: Path; add: number; from?: Path }
+  /**
+   * Sets path to (pre-update value of `from`, default path) + add. The operand must exist unless
+   * `initial` is given: then an absent operand counts as `initial` (`if_not_exists(from, :initial) + :add`).
+   */
+  | { set: Path; add: number; from?: Path; initial?: number }
   /** Sets path to list_append(path, values); the list must exist. */
   | { set: Path; append: readonly AttributeValue[] }
   | { remove: Path }

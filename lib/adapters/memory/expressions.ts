@@ -121,7 +121,7 @@ export const applyUpdate = (key: { pk: string; sk: string }, before: Item | unde
       if (source === undefined) throw invalidRequest(`operand ${pathParts(action.copyOf).join('.')} does not exist`);
       value = clone(source);
     } else if ('add' in action) {
-      const base = readPath(before, action.from ?? action.set);
+      const base = readPath(before, action.from ?? action.set) ?? action.initial;
       if (typeof base !== 'number') throw invalidRequest(`operand ${pathParts(action.from ?? action.set).join('.')} is not a number`);
       value = base + action.add;
     } else {
