@@ -1,0 +1,38 @@
+/**
+ * The single-table layout. Every item Sluice writes is keyed here, so the layout can be read in one place.
+ * Offsets in sort keys are zero-padded so lexical order is numeric order.
+ */
+export const pad = (n: number, width = 20): string => String(n).padStart(width, '0');
+
+export const keys = {
+  /** One registry item per topic name, listed by querying the `TOPICS` partition. */
+  topic: (name: string) => ({ pk: 'TOPICS', sk: name }),
+  topicsPk: 'TOPICS',
+  /** A deleted topic's id, kept until maintenance has purged its data. */
+  deletedTopic: (topicId: string) => ({ pk: 'DELETED_TOPICS', sk: topicId }),
+  deletedTopicsPk: 'DELETED_TOPICS',
+  partitionPk: (topicId: string, partition: number) => `P#${topicId}#${partition}`,
+  /** Leader epoch, replicas, ISR, next offset, log start, the recent tail of commits, producer state. */
+  partitionState: (topicId: string, partition: number) => ({ pk: keys.partitionPk(topicId, partition), sk: 'STATE' }),
+  /** Batch index entry by base offset. */
+  batch: (topicId: string, partition: number, baseOffset: number) => ({
+    pk: keys.partitionPk(topicId, partition),
+    sk: `B#${pad(baseOffset)}`,
+  }),
+  batchPrefix: 'B#',
+  /** Sparse time index: the first batch at which the partition's running max timestamp reached `ts`. */
+  timeIndex: (topicId: string, partition: number, ts: number, baseOffset: number) => ({
+    pk: keys.partitionPk(topicId, partition),
+    sk: `T#${pad(ts, 15)}#${pad(baseOffset)}`,
+  }),
+  timePrefix: 'T#',
+  /** A JSON produce's Idempotency-Key once it has left the partition item's recent list. */
+  idempotencyKey: (topicId: string, partition: number, hash: string) => ({
+    pk: keys.partitionPk(topicId, partition),
+    sk: `K#${hash}`,
+  }),
+  /** Producer id allocation (InitProducerId). */
+  producerIds: { pk: 'PRODUCER_IDS', sk: 'COUNTER' },
+} as const;
+
+export const offsetFromBatchSk = (sk: string): number => Number(sk.slice(2));

@@ -1,0 +1,30 @@
+import type { TopicConfig } from './configs.js';
+
+/** A topic as the registry holds it. */
+export interface Topic {
+  name: string;
+  topicId: string;
+  partitions: number;
+  replicationFactor: number;
+  /** Explicit overrides only; effective values are these over the defaults. */
+  configs: Partial<TopicConfig>;
+  createdAt: number;
+}
+
+/** What a partition's state item says about replicas and bounds. */
+export interface PartitionInfo {
+  partition: number;
+  leader: string;
+  leaderEpoch: number;
+  replicas: string[];
+  isr: string[];
+  logStartOffset: number;
+  highWatermark: number;
+}
+
+export interface StoreInfo {
+  id: string;
+  location: string;
+}
+
+export const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;

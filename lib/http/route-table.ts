@@ -1,0 +1,49 @@
+/**
+ * Which function serves which route: API Gateway's route table. The CDK app and the local gateway both
+ * read it, so a route cannot exist in one and not the other.
+ */
+import type { HttpMethod } from './types.js';
+
+export type Job = 'admin' | 'produce' | 'fetch' | 'groups';
+
+export interface RouteSpec {
+  method: HttpMethod;
+  pattern: string;
+  job: Job;
+  /** Health is public; everything else needs IAM (SigV4) in AWS. */
+  public?: boolean;
+}
+
+export const ROUTE_TABLE: readonly RouteSpec[] = [
+  { method: 'GET', pattern: '/v1/health', job: 'admin', public: true },
+  { method: 'GET', pattern: '/v1/cluster', job: 'admin' },
+  { method: 'POST', pattern: '/v1/topics', job: 'admin' },
+  { method: 'GET', pattern: '/v1/topics', job: 'admin' },
+  { method: 'GET', pattern: '/v1/topics/{topic}', job: 'admin' },
+  { method: 'PATCH', pattern: '/v1/topics/{topic}', job: 'admin' },
+  { method: 'DELETE', pattern: '/v1/topics/{topic}', job: 'admin' },
+  { method: 'POST', pattern: '/v1/topics/{topic}/records', job: 'produce' },
+  { method: 'POST', pattern: '/v1/topics/{topic}/partitions/{partition}/batches', job: 'produce' },
+  { method: 'POST', pattern: '/v1/producers', job: 'produce' },
+  { method: 'GET', pattern: '/v1/topics/{topic}/partitions/{partition}/records', job: 'fetch' },
+  { method: 'GET', pattern: '/v1/topics/{topic}/partitions/{partition}/offsets', job: 'fetch' },
+  { method: 'POST', pattern: '/v1/groups/{group}/heartbeat', job: 'groups' },
+  { method: 'POST', pattern: '/v1/groups/{group}/offsets', job: 'groups' },
+  { method: 'GET', pattern: '/v1/groups/{group}/offsets', job: 'groups' },
+  { method: 'POST', pattern: '/v1/groups/{group}/offsets/reset', job: 'groups' },
+  { method: 'GET', pattern: '/v1/groups', job: 'groups' },
+  { method: 'GET', pattern: '/v1/groups/{group}', job: 'groups' },
+  { method: 'DELETE', pattern: '/v1/groups/{group}', job: 'groups' },
+];
+
+const compiled = ROUTE_TABLE.map((spec) => ({
+  spec,
+  regex: new RegExp(`^${spec.pattern.replace(/\{[a-zA-Z]+\}/g, '[^/]+')}/?$`),
+}));
+
+/** The route a request maps to, as API Gateway would match it; undefined when none. */
+export const matchRoute = (method: string, path: string): RouteSpec | undefined =>
+  compiled.find(({ spec, regex }) => spec.method === method && regex.test(path))?.spec;
+
+/** Whether any route has this path (for 405 vs 404). */
+export const pathExists = (path: string): boolean => compiled.some(({ regex }) => regex.test(path));

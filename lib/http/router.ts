@@ -1,0 +1,78 @@
+/**
+ * Matches requests to routes and turns every thrown error into the API's error envelope. Knows nothing
+ * of Lambda: the function entry points and the local gateway both call `handle`.
+ */
+import { SluiceError, isSluiceError } from '../errors.js';
+import { STATUS_BY_CODE } from './status.js';
+import type { HttpRequest, HttpResponse, Route } from './types.js';
+import { json } from './types.js';
+
+interface CompiledRoute extends Route {
+  regex: RegExp;
+  names: string[];
+}
+
+export type Logger = (entry: Record<string, unknown>) => void;
+
+export class Router {
+  private readonly routes: CompiledRoute[];
+
+  constructor(
+    routes: readonly Route[],
+    private readonly log: Logger = () => {},
+  ) {
+    this.routes = routes.map((route) => {
+      const names: string[] = [];
+      const source = route.pattern.replace(/\{([a-zA-Z]+)\}/g, (_, name: string) => {
+        names.push(name);
+        return '([^/]+)';
+      });
+      return { ...route, regex: new RegExp(`^${source}/?$`), names };
+    });
+  }
+
+  async handle(request: Omit<HttpRequest, 'params'>): Promise<HttpResponse> {
+    try {
+      const matches = this.routes.flatMap((route) => {
+        const m = route.regex.exec(request.path);
+        return m ? [{ route, m }] : [];
+      });
+      if (matches.length === 0) throw new SluiceError('NOT_FOUND', `no route for ${request.method} ${request.path}`);
+      const found = matches.find(({ route }) => route.method === request.method);
+      if (!found) {
+        const allowed = [...new Set(matches.map(({ route }) => route.method))].join(', ');
+        throw new SluiceError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${request.path}; use ${allowed}`);
+      }
+      const params: Record<string, string> = {};
+      for (const [i, name] of found.route.names.entries()) params[name] = decodeSegment(found.m[i + 1] ?? '');
+      return await found.route.handler({ ...request, params });
+    } catch (error) {
+      return this.errorResponse(error, request);
+    }
+  }
+
+  private errorResponse(error: unknown, request: Omit<HttpRequest, 'params'>): HttpResponse {
+    const e = isSluiceError(error)
+      ? error
+      : new SluiceError('UNKNOWN_SERVER_ERROR', 'internal error; see the server log', { cause: error });
+    const status = STATUS_BY_CODE[e.code];
+    if (status >= 500) {
+      this.log({ level: 'error', method: request.method, path: request.path, code: e.code, error: describe(error) });
+    }
+    return errorEnvelope(e, status);
+  }
+}
+
+export const errorEnvelope = (e: SluiceError, status = STATUS_BY_CODE[e.code]): HttpResponse =>
+  json(status, { error: { code: e.code, message: e.message, retriable: e.retriable }, ...(e.details ?? {}) });
+
+const decodeSegment = (segment: string): string => {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new SluiceError('INVALID_REQUEST', `path segment ${segment} is not valid percent-encoding`);
+  }
+};
+
+const describe = (error: unknown): string =>
+  error instanceof Error ? `${error.name}: ${error.message}${error.cause ? ` (cause: ${describe(error.cause)})` : ''}` : String(error);
