@@ -1,0 +1,106 @@
+/**
+ * Composition: builds Sluice's services from storage ports and configuration, and the router each
+ * function serves. Lambda entry points, the local gateway and tests all come through here.
+ */
+import type { Clock } from './ports/clock.js';
+import type { MetadataStore } from './ports/metadata-store.js';
+import type { ObjectStore } from './ports/object-store.js';
+import { TopicCatalog } from './core/topics/catalog.js';
+import { createLogContext } from './core/log/context.js';
+import type { LogContext } from './core/log/context.js';
+import { Producer } from './core/log/produce.js';
+import { Fetcher } from './core/log/fetch.js';
+import { Maintenance } from './core/maintenance.js';
+import type { Logger } from './http/router.js';
+import { Router } from './http/router.js';
+import type { Job } from './http/route-table.js';
+import { ROUTE_TABLE } from './http/route-table.js';
+import type { Route } from './http/types.js';
+import { adminRoutes } from './http/routes/admin.js';
+import { fetchRoutes, produceRoutes } from './http/routes/log.js';
+
+export const SLUICE_VERSION = '0.1.0';
+
+export interface SluiceConfig {
+  clusterId: string;
+  maxRequestBytes?: number;
+  /** How long a topic registry entry may be served from memory on the produce/fetch path. */
+  topicCacheTtlMs?: number;
+  tailFlushEntries?: number;
+  pollIntervalMs?: number;
+}
+
+export interface SluiceDeps {
+  store: MetadataStore;
+  objectStores: readonly ObjectStore[];
+  clock: Clock;
+  config: SluiceConfig;
+  log?: Logger;
+  newId?: () => string;
+}
+
+export interface Sluice {
+  catalog: TopicCatalog;
+  log: LogContext;
+  producer: Producer;
+  fetcher: Fetcher;
+  maintenance: Maintenance;
+  routes: Route[];
+  /** The router of one function (API Gateway sends it only its routes), or of all of them. */
+  router(job?: Job): Router;
+}
+
+export const createSluice = (deps: SluiceDeps): Sluice => {
+  const { store, clock, config } = deps;
+  const catalog = new TopicCatalog({
+    store,
+    clock,
+    stores: deps.objectStores.map(({ id, location }) => ({ id, location })),
+    cacheTtlMs: config.topicCacheTtlMs ?? 5_000,
+    ...(deps.newId ? { newId: deps.newId } : {}),
+  });
+  const log = createLogContext({
+    store,
+    objectStores: deps.objectStores,
+    catalog,
+    clock,
+    ...(config.maxRequestBytes !== undefined ? { maxRequestBytes: config.maxRequestBytes } : {}),
+    ...(config.tailFlushEntries !== undefined ? { tailFlushEntries: config.tailFlushEntries } : {}),
+    ...(config.pollIntervalMs !== undefined ? { pollIntervalMs: config.pollIntervalMs } : {}),
+    ...(deps.newId ? { newId: deps.newId } : {}),
+  });
+  const producer = new Producer(log);
+  const fetcher = new Fetcher(log);
+  const maintenance = new Maintenance({ log, objectStores: deps.objectStores });
+  const routes: Route[] = [
+    ...adminRoutes({
+      catalog,
+      clusterId: config.clusterId,
+      version: SLUICE_VERSION,
+      onTopicDeleted: (topic) => maintenance.purgeTopic(topic.topicId).then(() => undefined),
+    }),
+    ...produceRoutes({ producer, maxRequestBytes: log.maxRequestBytes }),
+    ...fetchRoutes({ fetcher }),
+  ];
+  const routers = new Map<string, Router>();
+  return {
+    catalog,
+    log,
+    producer,
+    fetcher,
+    maintenance,
+    routes,
+    router: (job) => {
+      const key = job ?? 'all';
+      let router = routers.get(key);
+      if (!router) {
+        router = new Router(job === undefined ? routes : routes.filter((r) => jobOf(r) === job), deps.log);
+        routers.set(key, router);
+      }
+      return router;
+    },
+  };
+};
+
+const jobOf = (route: Route): Job | undefined =>
+  ROUTE_TABLE.find((spec) => spec.method === route.method && spec.pattern === route.pattern)?.job;

@@ -1,0 +1,143 @@
+/**
+ * The commit: one conditional UpdateItem on the partition state item, with no read before it. The
+ * update's operands are evaluated against the item before the update, so `nextOffset + n` and the
+ * returned old image give this batch's base offset atomically, in the same order as the tail list.
+ * The condition fences stale leaders (leader epoch), enforces idempotent-producer sequences and
+ * Idempotency-Keys; on failure the store hands back the current item, which tells us why — a
+ * duplicate is answered from it with the original offset and no second read.
+ */
+import type { Condition, MetadataStore, UpdateAction } from '../../ports/metadata-store.js';
+import { ConditionFailedError } from '../../ports/metadata-store.js';
+import { SluiceError } from '../../errors.js';
+import { keys } from '../keys.js';
+import type { PartitionState, TailEntry } from './partition-state.js';
+import { asPartitionState, tailOffsets } from './partition-state.js';
+
+export interface ProducerBatchInfo {
+  producerId: number;
+  producerEpoch: number;
+  firstSequence: number;
+  lastSequence: number;
+}
+
+export interface CommitInput {
+  topicId: string;
+  topic: string;
+  partition: number;
+  leaderEpoch: number;
+  entry: TailEntry;
+  producer?: ProducerBatchInfo;
+  /** Idempotency-Key hash and the ikGen read with the duplicate check. */
+  idempotency?: { hash: string; generation: number };
+  now: number;
+}
+
+export type CommitOutcome =
+  | { kind: 'committed'; baseOffset: number; logStartOffset: number; tailLength: number }
+  | { kind: 'duplicate'; baseOffset: number; entry: TailEntry | undefined; logStartOffset: number }
+  /** The Idempotency-Key list was trimmed since it was read: check again and retry. */
+  | { kind: 'retry' };
+
+export const commitBatch = async (store: MetadataStore, input: CommitInput): Promise<CommitOutcome> => {
+  const { entry, producer, idempotency } = input;
+  const conditions: Condition[] = [{ path: 'leaderEpoch', op: '=', value: input.leaderEpoch }];
+  const actions: UpdateAction[] = [
+    { set: 'nextOffset', add: entry.n },
+    { set: 'tail', append: [entry as unknown as Record<string, number | string>] },
+  ];
+  if (producer) {
+    const pid = String(producer.producerId);
+    conditions.push(producerSequenceCondition(pid, producer));
+    actions.push({ set: ['pr', pid], value: { e: producer.producerEpoch, s: producer.lastSequence, t: input.now } });
+  }
+  if (idempotency) {
+    conditions.push({ path: 'ikGen', op: '=', value: idempotency.generation });
+    conditions.push({ not: { path: 'ik', contains: idempotency.hash } });
+    actions.push({ set: 'ik', append: [idempotency.hash] });
+  }
+  try {
+    const old = await store.update(keys.partitionState(input.topicId, input.partition), actions, {
+      condition: { and: conditions },
+      returnValues: 'allOld',
+    });
+    const state = asPartitionState(old!);
+    return { kind: 'committed', baseOffset: state.nextOffset, logStartOffset: state.logStartOffset, tailLength: state.tail.length };
+  } catch (error) {
+    if (!(error instanceof ConditionFailedError)) throw error;
+    return explainFailure(input, error.current ? asPartitionState(error.current) : undefined);
+  }
+};
+
+/**
+ * Kafka's rule: the next batch of a known producer epoch continues the sequence; a new producer or a
+ * bumped epoch starts at sequence 0.
+ */
+const producerSequenceCondition = (pid: string, p: ProducerBatchInfo): Condition => {
+  const continues: Condition = {
+    and: [
+      { path: ['pr', pid, 'e'], op: '=', value: p.producerEpoch },
+      { path: ['pr', pid, 's'], op: '=', value: p.firstSequence - 1 },
+    ],
+  };
+  if (p.firstSequence !== 0) return continues;
+  return {
+    or: [continues, { notExists: ['pr', pid] }, { path: ['pr', pid, 'e'], op: '<', value: p.producerEpoch }],
+  };
+};
+
+const explainFailure = (input: CommitInput, state: PartitionState | undefined): CommitOutcome => {
+  const where = `${input.topic}-${input.partition}`;
+  if (!state) throw new SluiceError('UNKNOWN_TOPIC_OR_PARTITION', `partition ${where} does not exist`);
+  if (state.leaderEpoch !== input.leaderEpoch) {
+    throw new SluiceError(
+      'FENCED_LEADER_EPOCH',
+      `partition ${where} is at leader epoch ${state.leaderEpoch}, this write started under ${input.leaderEpoch}`,
+    );
+  }
+  if (input.producer) {
+    const p = input.producer;
+    const current = state.pr[String(p.producerId)];
+    if (current && current.e > p.producerEpoch) {
+      throw new SluiceError(
+        'INVALID_PRODUCER_EPOCH',
+        `producer ${p.producerId} epoch ${p.producerEpoch} is fenced by epoch ${current.e} on ${where}`,
+      );
+    }
+    if (current && current.e === p.producerEpoch && p.firstSequence <= current.s) {
+      const found = findProducerBatch(state, p);
+      if (found) return { kind: 'duplicate', ...found, logStartOffset: state.logStartOffset };
+    }
+    const expected = current && current.e === p.producerEpoch ? current.s + 1 : 0;
+    throw new SluiceError(
+      'OUT_OF_ORDER_SEQUENCE_NUMBER',
+      `producer ${p.producerId} epoch ${p.producerEpoch} sent sequence ${p.firstSequence} on ${where}; expected ${expected}`,
+    );
+  }
+  if (input.idempotency) {
+    if (state.ik.includes(input.idempotency.hash)) {
+      const offsets = tailOffsets(state);
+      const i = state.tail.findIndex((e) => e.k === input.idempotency!.hash);
+      if (i >= 0) return { kind: 'duplicate', baseOffset: offsets[i]!, entry: state.tail[i], logStartOffset: state.logStartOffset };
+    }
+    if (state.ikGen !== input.idempotency.generation) return { kind: 'retry' };
+  }
+  throw new SluiceError('UNKNOWN_SERVER_ERROR', `commit on ${where} failed a condition that should have held`, {
+    retriable: true,
+  });
+};
+
+/** A retried batch of the producer's recent ones: in the tail, or in the history kept when it left. */
+const findProducerBatch = (
+  state: PartitionState,
+  p: ProducerBatchInfo,
+): { baseOffset: number; entry: TailEntry | undefined } | undefined => {
+  const offsets = tailOffsets(state);
+  const i = state.tail.findIndex(
+    (e) => e.p === p.producerId && e.e === p.producerEpoch && e.q === p.firstSequence && e.z === p.lastSequence,
+  );
+  if (i >= 0) return { baseOffset: offsets[i]!, entry: state.tail[i] };
+  const old = state.ph[String(p.producerId)]?.find(
+    (b) => b.e === p.producerEpoch && b.q === p.firstSequence && b.z === p.lastSequence,
+  );
+  return old ? { baseOffset: old.o, entry: undefined } : undefined;
+};

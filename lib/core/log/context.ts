@@ -1,0 +1,111 @@
+/**
+ * What the produce and fetch paths share: storage, the topic catalog, limits, and a cache of each
+ * partition's leader epoch and replicas (commits are fenced on the epoch, so a stale entry costs one
+ * retry, never correctness).
+ */
+import type { Clock } from '../../ports/clock.js';
+import type { MetadataStore } from '../../ports/metadata-store.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import { SluiceError } from '../../errors.js';
+import { keys } from '../keys.js';
+import type { TopicCatalog } from '../topics/catalog.js';
+import type { Topic } from '../topics/model.js';
+import type { PartitionState } from './partition-state.js';
+import { asPartitionState } from './partition-state.js';
+
+export interface LogOptions {
+  store: MetadataStore;
+  objectStores: readonly ObjectStore[];
+  catalog: TopicCatalog;
+  clock: Clock;
+  /** Largest produce body accepted, after decoding (API.md default 4 MiB). */
+  maxRequestBytes?: number;
+  /** Tail entries after which a committer moves them to the batch index. */
+  tailFlushEntries?: number;
+  /** Long-poll re-check interval. */
+  pollIntervalMs?: number;
+  producerExpirationMs?: number;
+  newId?: () => string;
+}
+
+export interface LogContext {
+  store: MetadataStore;
+  catalog: TopicCatalog;
+  clock: Clock;
+  maxRequestBytes: number;
+  tailFlushEntries: number;
+  pollIntervalMs: number;
+  producerExpirationMs: number;
+  newId: () => string;
+  objectStore(id: string): ObjectStore;
+  leadership: LeadershipCache;
+}
+
+export const createLogContext = (options: LogOptions): LogContext => {
+  const byId = new Map(options.objectStores.map((s) => [s.id, s]));
+  return {
+    store: options.store,
+    catalog: options.catalog,
+    clock: options.clock,
+    maxRequestBytes: options.maxRequestBytes ?? 4 * 1024 * 1024,
+    tailFlushEntries: options.tailFlushEntries ?? 16,
+    pollIntervalMs: options.pollIntervalMs ?? 100,
+    producerExpirationMs: options.producerExpirationMs ?? 86_400_000,
+    newId: options.newId ?? (() => globalThis.crypto.randomUUID()),
+    objectStore: (id) => {
+      const store = byId.get(id);
+      if (!store) throw new SluiceError('NOT_LEADER_OR_FOLLOWER', `store ${id} is not configured in this deployment`);
+      return store;
+    },
+    leadership: new LeadershipCache(options.store),
+  };
+};
+
+export interface Leadership {
+  leaderEpoch: number;
+  leader: string;
+  isr: string[];
+}
+
+export class LeadershipCache {
+  private readonly entries = new Map<string, Leadership>();
+
+  constructor(private readonly store: MetadataStore) {}
+
+  async get(topic: Topic, partition: number, options: { fresh?: boolean } = {}): Promise<Leadership> {
+    const id = `${topic.topicId}#${partition}`;
+    const cached = this.entries.get(id);
+    if (cached && !options.fresh) return cached;
+    const state = await readPartitionState(this.store, topic, partition);
+    return this.remember(topic, partition, state);
+  }
+
+  remember(topic: Topic, partition: number, state: PartitionState): Leadership {
+    const leadership = { leaderEpoch: state.leaderEpoch, leader: state.leader, isr: state.isr };
+    this.entries.set(`${topic.topicId}#${partition}`, leadership);
+    return leadership;
+  }
+}
+
+export const readPartitionState = async (store: MetadataStore, topic: Topic, partition: number): Promise<PartitionState> => {
+  checkPartition(topic, partition);
+  const item = await store.get(keys.partitionState(topic.topicId, partition), { consistent: true });
+  if (!item) throw new SluiceError('UNKNOWN_TOPIC_OR_PARTITION', `partition ${topic.name}-${partition} does not exist`);
+  return asPartitionState(item);
+};
+
+export const checkPartition = (topic: Topic, partition: number): void => {
+  if (!Number.isInteger(partition) || partition < 0 || partition >= topic.partitions) {
+    throw new SluiceError(
+      'UNKNOWN_TOPIC_OR_PARTITION',
+      `topic ${topic.name} has partitions 0..${topic.partitions - 1}; partition ${partition} does not exist`,
+    );
+  }
+};
+
+export const parsePartitionParam = (raw: string | undefined): number => {
+  if (raw === undefined || !/^\d{1,9}$/.test(raw)) {
+    throw new SluiceError('UNKNOWN_TOPIC_OR_PARTITION', `partition ${JSON.stringify(raw)} is not a partition number`);
+  }
+  return Number(raw);
+};

@@ -1,0 +1,99 @@
+/**
+ * Moves committed tail entries out of the partition item into the batch index (one item per batch),
+ * so the hot item stays small. Index items are written first and are idempotent; the trim is one
+ * update conditioned on `tailBase`, so concurrent materializers cannot trim twice and commits that
+ * append meanwhile are untouched (they only ever add to the end of the list).
+ */
+import type { Condition, Item, MetadataStore, UpdateAction } from '../../ports/metadata-store.js';
+import { ConditionFailedError } from '../../ports/metadata-store.js';
+import { keys } from '../keys.js';
+import type { PartitionState, ProducerBatch } from './partition-state.js';
+import { asPartitionState, tailOffsets } from './partition-state.js';
+
+/** Recent batches kept per producer once they leave the tail (Kafka keeps 5). */
+export const PRODUCER_HISTORY = 5;
+/** How long an Idempotency-Key keeps answering with the original offsets (API.md: at least 10 minutes). */
+export const IDEMPOTENCY_WINDOW_MS = 15 * 60_000;
+const MAX_ENTRIES_PER_PASS = 64;
+
+export interface MaterializeOptions {
+  now: number;
+  /** Producers idle longer than this lose their state (Kafka's producer.id.expiration.ms). */
+  producerExpirationMs: number;
+}
+
+/** Returns the number of entries moved (0 when there was nothing to do or another materializer won). */
+export const materializeTail = async (
+  store: MetadataStore,
+  topicId: string,
+  partition: number,
+  options: MaterializeOptions,
+): Promise<number> => {
+  const key = keys.partitionState(topicId, partition);
+  const item = await store.get(key, { consistent: true });
+  if (!item) return 0;
+  const state = asPartitionState(item);
+  const count = Math.min(state.tail.length, MAX_ENTRIES_PER_PASS);
+  const expired = Object.entries(state.pr)
+    .filter(([pid, p]) => options.now - p.t > options.producerExpirationMs && !state.tail.some((e) => e.p === Number(pid)))
+    .map(([pid]) => pid);
+  if (count === 0 && expired.length === 0) return 0;
+
+  const moved = state.tail.slice(0, count);
+  const offsets = tailOffsets(state);
+  const puts: Item[] = [];
+  let tsMax = state.tsMax;
+  const history = new Map<string, ProducerBatch[]>();
+  moved.forEach((entry, i) => {
+    const baseOffset = offsets[i]!;
+    puts.push({ ...keys.batch(topicId, partition, baseOffset), ...entry });
+    if (entry.t > tsMax) {
+      tsMax = entry.t;
+      puts.push({ ...keys.timeIndex(topicId, partition, entry.t, baseOffset), o: baseOffset });
+    }
+    if (entry.k !== undefined) {
+      puts.push({
+        ...keys.idempotencyKey(topicId, partition, entry.k),
+        o: baseOffset,
+        n: entry.n,
+        t: entry.t,
+        expiresAt: Math.ceil((options.now + IDEMPOTENCY_WINDOW_MS) / 1000),
+      });
+    }
+    if (entry.p !== undefined) {
+      const pid = String(entry.p);
+      const list = history.get(pid) ?? [...(state.ph[pid] ?? [])].filter((b) => b.e === entry.e);
+      list.push({ e: entry.e!, q: entry.q!, z: entry.z!, o: baseOffset });
+      history.set(pid, list.slice(-PRODUCER_HISTORY));
+    }
+  });
+  if (puts.length > 0) await store.batchWrite({ puts });
+
+  const keyCount = moved.filter((e) => e.k !== undefined).length;
+  const actions: UpdateAction[] = [];
+  if (count > 0) {
+    actions.push(
+      { removeHead: 'tail', count },
+      { set: 'tailBase', value: state.tailBase + moved.reduce((sum, e) => sum + e.n, 0) },
+      { set: 'tsMax', value: tsMax },
+    );
+  }
+  if (keyCount > 0) actions.push({ removeHead: 'ik', count: keyCount }, { set: 'ikGen', add: 1 });
+  for (const [pid, list] of history) if (!expired.includes(pid)) actions.push({ set: ['ph', pid], value: list as never });
+  for (const pid of expired) actions.push({ remove: ['pr', pid] }, { remove: ['ph', pid] });
+  try {
+    // An expired producer that wrote meanwhile keeps its state: the trim then fails and runs again later.
+    const unchanged: Condition[] = [
+      { path: 'tailBase', op: '=', value: state.tailBase },
+      { path: 'ikGen', op: '=', value: state.ikGen },
+      ...expired.map((pid): Condition => ({ path: ['pr', pid, 't'], op: '=', value: state.pr[pid]!.t })),
+    ];
+    await store.update(key, actions, { condition: { and: unchanged } });
+  } catch (error) {
+    if (error instanceof ConditionFailedError) return 0;
+    throw error;
+  }
+  return count;
+};
+
+export type { PartitionState };

@@ -1,0 +1,383 @@
+/**
+ * Produce: validate, pick partitions, build RecordBatches, write one data object per replica set to
+ * every in-sync store, then commit each partition (lib/core/log/commit.ts). Offsets exist only after
+ * the commit, so a crash before it leaves an orphan object (collected by maintenance), never a hole.
+ */
+import { createHash } from 'node:crypto';
+import { SluiceError } from '../../errors.js';
+import { keys } from '../keys.js';
+import { partitionForKey } from '../partitioner.js';
+import type { RecordHeader, RecordInput } from '../record-batch/index.js';
+import { encodeRecordBatch, splitBatches, withLogAppendTime } from '../record-batch/index.js';
+import type { TopicConfig } from '../topics/configs.js';
+import { effectiveConfig } from '../topics/configs.js';
+import type { Topic } from '../topics/model.js';
+import type { CommitOutcome, ProducerBatchInfo } from './commit.js';
+import { commitBatch } from './commit.js';
+import type { LogContext } from './context.js';
+import { checkPartition, readPartitionState } from './context.js';
+import { materializeTail } from './materialize.js';
+import type { TailEntry } from './partition-state.js';
+
+export type Acks = 'all' | '1';
+
+export interface ProduceRecord {
+  key: Uint8Array | null;
+  value: Uint8Array | null;
+  headers: RecordHeader[];
+  partition?: number;
+  timestamp?: number;
+}
+
+export interface ProduceRequest {
+  records: readonly ProduceRecord[];
+  acks: Acks;
+  idempotencyKey?: string;
+}
+
+export type ProduceResult =
+  | { partition: number; offset: number; timestamp: number }
+  | { partition: number; error: { code: string; message: string; retriable: boolean } };
+
+export interface BatchProduceResult {
+  baseOffset: number;
+  lastOffset: number;
+  logAppendTime: number;
+  logStartOffset: number;
+}
+
+/** Per-record overhead of a RecordBatch v2 record beyond key, value and headers (varints, attributes). */
+const RECORD_OVERHEAD = 21;
+const BATCH_OVERHEAD = 61;
+const MAX_COMMIT_ATTEMPTS = 4;
+
+interface PartitionWrite {
+  partition: number;
+  /** Indexes into the request's records, in order. */
+  indexes: number[];
+  batches: Uint8Array[];
+  timestamps: number[];
+  entry?: TailEntry;
+  duplicate?: { baseOffset: number };
+  ikGeneration?: number;
+}
+
+export class Producer {
+  private stickyCounter = Math.floor(Math.random() * 1_000_000);
+
+  constructor(private readonly ctx: LogContext) {}
+
+  async produce(topicName: string, request: ProduceRequest): Promise<ProduceResult[]> {
+    const { ctx } = this;
+    const topic = await ctx.catalog.get(topicName);
+    const config = effectiveConfig(topic.configs);
+    const now = ctx.clock.now();
+    const ikHash = request.idempotencyKey === undefined ? undefined : idempotencyHash(topic.topicId, request.idempotencyKey);
+    const writes = this.assignPartitions(topic, request, ikHash);
+    for (const write of writes.values()) this.buildBatches(write, request.records, config, now);
+
+    if (ikHash !== undefined) await this.findDuplicates(topic, [...writes.values()], ikHash);
+    const fresh = [...writes.values()].filter((w) => !w.duplicate);
+    await this.checkReplicas(topic, fresh, config, request.acks);
+    await this.writeObjects(topic, fresh, config, now, ikHash);
+
+    const outcomes = await Promise.all(
+      fresh.map((w) => this.commit(topic, w, undefined, ikHash).then(
+        (outcome) => ({ w, outcome }),
+        (error: unknown) => ({ w, error: toSluiceError(error) }),
+      )),
+    );
+    const failures = outcomes.filter((o) => 'error' in o);
+    if (failures.length === fresh.length && failures.length > 0 && fresh.length === writes.size) throw failures[0]!.error;
+
+    const results: ProduceResult[] = new Array(request.records.length);
+    for (const w of writes.values()) {
+      const settled = outcomes.find((o) => o.w === w);
+      if (settled && 'error' in settled) {
+        const { code, message, retriable } = settled.error;
+        for (const i of w.indexes) results[i] = { partition: w.partition, error: { code, message, retriable } };
+        continue;
+      }
+      const base = w.duplicate?.baseOffset ?? (settled as { outcome: { baseOffset: number } }).outcome.baseOffset;
+      w.indexes.forEach((i, k) => (results[i] = { partition: w.partition, offset: base + k, timestamp: w.timestamps[k]! }));
+    }
+    return results;
+  }
+
+  /** Binary produce: RecordBatch v2 bytes as an idempotent (or plain) Kafka producer sends them. */
+  async produceBatches(topicName: string, partition: number, body: Uint8Array, acks: Acks): Promise<BatchProduceResult> {
+    const { ctx } = this;
+    const topic = await ctx.catalog.get(topicName);
+    checkPartition(topic, partition);
+    const config = effectiveConfig(topic.configs);
+    if (body.length === 0) throw new SluiceError('CORRUPT_MESSAGE', 'the body holds no RecordBatch');
+    const parts = splitBatches(body);
+    const now = ctx.clock.now();
+    const logAppend = config['message.timestamp.type'] === 'LogAppendTime';
+    let producer: ProducerBatchInfo | undefined;
+    let span = 0;
+    let records = 0;
+    let maxTs = -1;
+    let firstTs = Number.MAX_SAFE_INTEGER;
+    const batches = parts.map(({ start, end, header }, i) => {
+      if (end - start > config['max.message.bytes']) {
+        throw new SluiceError(
+          'MESSAGE_TOO_LARGE',
+          `batch ${i} is ${end - start} bytes; topic ${topic.name} allows max.message.bytes=${config['max.message.bytes']}`,
+        );
+      }
+      if (header.isTransactional || header.isControl) {
+        throw new SluiceError('INVALID_RECORD', 'transactional and control batches are not supported');
+      }
+      if (header.recordCount < 1 || header.lastOffsetDelta < header.recordCount - 1) {
+        throw new SluiceError('CORRUPT_MESSAGE', `batch ${i} has ${header.recordCount} records and lastOffsetDelta ${header.lastOffsetDelta}`);
+      }
+      producer = chainProducer(producer, header, i);
+      span += header.lastOffsetDelta + 1;
+      records += header.recordCount;
+      maxTs = Math.max(maxTs, logAppend ? now : header.maxTimestamp);
+      firstTs = Math.min(firstTs, logAppend ? now : header.baseTimestamp);
+      const bytes = body.subarray(start, end);
+      return logAppend ? withLogAppendTime(bytes, now) : bytes;
+    });
+    const write: PartitionWrite = { partition, indexes: [], batches, timestamps: [] };
+    await this.checkReplicas(topic, [write], config, acks);
+    await this.writeObjects(topic, [write], config, now, undefined, { n: span, c: records, t: maxTs, f: firstTs });
+    const outcome = await this.commit(topic, write, producer, undefined);
+    const baseOffset = outcome.baseOffset;
+    const entrySpan = outcome.kind === 'duplicate' && outcome.entry ? outcome.entry.n : span;
+    return {
+      baseOffset,
+      lastOffset: baseOffset + entrySpan - 1,
+      logAppendTime: logAppend ? (outcome.kind === 'duplicate' && outcome.entry ? outcome.entry.t : now) : -1,
+      logStartOffset: outcome.logStartOffset,
+    };
+  }
+
+  /** InitProducerId: a new producer id with epoch 0. */
+  async initProducerId(): Promise<{ producerId: number; producerEpoch: number }> {
+    const item = await this.ctx.store.update(keys.producerIds, [{ set: 'next', add: 1, initial: 0 }], { returnValues: 'allNew' });
+    return { producerId: (item!['next'] as number) - 1, producerEpoch: 0 };
+  }
+
+  private assignPartitions(topic: Topic, request: ProduceRequest, ikHash: string | undefined): Map<number, PartitionWrite> {
+    // Keyless records of one request stick to one partition (Kafka's sticky partitioner); with an
+    // Idempotency-Key the choice derives from the key so a retry lands where the original did.
+    const sticky =
+      ikHash === undefined ? this.stickyCounter++ % topic.partitions : parseInt(ikHash.slice(0, 8), 16) % topic.partitions;
+    const writes = new Map<number, PartitionWrite>();
+    request.records.forEach((record, i) => {
+      let partition: number;
+      if (record.partition !== undefined) {
+        checkPartition(topic, record.partition);
+        partition = record.partition;
+      } else if (record.key !== null) partition = partitionForKey(record.key, topic.partitions);
+      else partition = sticky;
+      let write = writes.get(partition);
+      if (!write) writes.set(partition, (write = { partition, indexes: [], batches: [], timestamps: [] }));
+      write.indexes.push(i);
+    });
+    return writes;
+  }
+
+  private buildBatches(write: PartitionWrite, records: readonly ProduceRecord[], config: TopicConfig, now: number): void {
+    const logAppend = config['message.timestamp.type'] === 'LogAppendTime';
+    const limit = config['max.message.bytes'];
+    let chunk: RecordInput[] = [];
+    let chunkBytes = BATCH_OVERHEAD;
+    const flush = () => {
+      if (chunk.length === 0) return;
+      write.batches.push(
+        encodeRecordBatch(chunk, logAppend ? { timestampType: 'LogAppendTime', logAppendTime: now } : {}),
+      );
+      chunk = [];
+      chunkBytes = BATCH_OVERHEAD;
+    };
+    for (const i of write.indexes) {
+      const r = records[i]!;
+      const timestamp = logAppend ? now : (r.timestamp ?? now);
+      write.timestamps.push(timestamp);
+      const size = RECORD_OVERHEAD + (r.key?.length ?? 0) + (r.value?.length ?? 0) +
+        r.headers.reduce((s, h) => s + 10 + Buffer.byteLength(h.key) + (h.value?.length ?? 0), 0);
+      if (BATCH_OVERHEAD + size > limit) {
+        throw new SluiceError(
+          'MESSAGE_TOO_LARGE',
+          `record ${i} is about ${size} bytes; topic allows max.message.bytes=${limit} per batch`,
+        );
+      }
+      if (chunkBytes + size > limit) flush();
+      chunk.push({ key: r.key, value: r.value, headers: r.headers, timestamp });
+      chunkBytes += size;
+    }
+    flush();
+  }
+
+  /** With an Idempotency-Key: partitions that already hold this request answer from the original commit. */
+  private async findDuplicates(topic: Topic, writes: PartitionWrite[], ikHash: string): Promise<void> {
+    await Promise.all(
+      writes.map(async (w) => {
+        const state = await readPartitionState(this.ctx.store, topic, w.partition);
+        this.ctx.leadership.remember(topic, w.partition, state);
+        w.ikGeneration = state.ikGen;
+        const inTail = state.tail.findIndex((e) => e.k === ikHash);
+        if (inTail >= 0) {
+          let base = state.tailBase;
+          for (let i = 0; i < inTail; i++) base += state.tail[i]!.n;
+          w.duplicate = { baseOffset: base };
+          return;
+        }
+        const old = await this.ctx.store.get(keys.idempotencyKey(topic.topicId, w.partition, ikHash), { consistent: true });
+        if (old) w.duplicate = { baseOffset: old['o'] as number };
+      }),
+    );
+  }
+
+  private async checkReplicas(topic: Topic, writes: PartitionWrite[], config: TopicConfig, acks: Acks): Promise<void> {
+    for (const w of writes) {
+      const { isr } = await this.ctx.leadership.get(topic, w.partition);
+      if (acks === 'all' && isr.length < config['min.insync.replicas']) {
+        throw new SluiceError(
+          'NOT_ENOUGH_REPLICAS',
+          `partition ${topic.name}-${w.partition} has ${isr.length} in-sync store(s); min.insync.replicas=${config['min.insync.replicas']}`,
+        );
+      }
+    }
+  }
+
+  /**
+   * One object per set of in-sync stores holding all of the request's batches for those partitions
+   * (one PUT per store per request), written before any commit.
+   */
+  private async writeObjects(
+    topic: Topic,
+    writes: PartitionWrite[],
+    config: TopicConfig,
+    now: number,
+    ikHash: string | undefined,
+    override?: Pick<TailEntry, 'n' | 'c' | 't' | 'f'>,
+  ): Promise<void> {
+    const groups = new Map<string, { stores: string[]; writes: PartitionWrite[] }>();
+    for (const w of writes) {
+      const { isr } = await this.ctx.leadership.get(topic, w.partition);
+      const id = isr.join(',');
+      const group = groups.get(id) ?? { stores: isr, writes: [] };
+      group.writes.push(w);
+      groups.set(id, group);
+    }
+    const logAppend = config['message.timestamp.type'] === 'LogAppendTime';
+    await Promise.all(
+      [...groups.values()].map(async (group) => {
+        const key = `d/${topic.topicId}/${this.ctx.newId()}`;
+        let offset = 0;
+        const chunks: Uint8Array[] = [];
+        for (const w of group.writes) {
+          const start = offset;
+          for (const b of w.batches) {
+            chunks.push(b);
+            offset += b.length;
+          }
+          const ts = logAppend ? [now] : w.timestamps;
+          w.entry = {
+            o: key,
+            b: start,
+            l: offset - start,
+            n: override?.n ?? w.indexes.length,
+            c: override?.c ?? w.indexes.length,
+            t: override?.t ?? Math.max(...ts),
+            f: override?.f ?? Math.min(...ts),
+            ...(ikHash === undefined ? {} : { k: ikHash }),
+          };
+        }
+        const body = Buffer.concat(chunks);
+        await Promise.all(group.stores.map((id) => this.ctx.objectStore(id).put(key, body)));
+      }),
+    );
+  }
+
+  private async commit(
+    topic: Topic,
+    w: PartitionWrite,
+    producer: ProducerBatchInfo | undefined,
+    ikHash: string | undefined,
+  ): Promise<CommitOutcome & { kind: 'committed' | 'duplicate' }> {
+    const { ctx } = this;
+    const entry = { ...w.entry!, ...(producer ? { p: producer.producerId, e: producer.producerEpoch, q: producer.firstSequence, z: producer.lastSequence } : {}) };
+    for (let attempt = 1; ; attempt++) {
+      const leadership = await ctx.leadership.get(topic, w.partition, { fresh: attempt > 1 });
+      try {
+        const outcome = await commitBatch(ctx.store, {
+          topicId: topic.topicId,
+          topic: topic.name,
+          partition: w.partition,
+          leaderEpoch: leadership.leaderEpoch,
+          entry,
+          ...(producer ? { producer } : {}),
+          ...(ikHash !== undefined ? { idempotency: { hash: ikHash, generation: w.ikGeneration ?? 0 } } : {}),
+          now: ctx.clock.now(),
+        });
+        if (outcome.kind === 'committed') {
+          await this.maybeMaterialize(topic, w.partition, outcome.tailLength + 1);
+          return outcome;
+        }
+        if (outcome.kind === 'duplicate') return outcome;
+        // The key list was trimmed since we looked: look again (the original may have moved to K#).
+        await this.findDuplicates(topic, [w], ikHash!);
+        if (w.duplicate) return { kind: 'duplicate', baseOffset: w.duplicate.baseOffset, entry: undefined, logStartOffset: 0 };
+      } catch (error) {
+        if (!(error instanceof SluiceError && error.code === 'FENCED_LEADER_EPOCH') || attempt >= MAX_COMMIT_ATTEMPTS) throw error;
+      }
+      if (attempt >= MAX_COMMIT_ATTEMPTS) {
+        throw new SluiceError('REQUEST_TIMED_OUT', `commit on ${topic.name}-${w.partition} kept racing; retry`);
+      }
+    }
+  }
+
+  private async maybeMaterialize(topic: Topic, partition: number, tailLength: number): Promise<void> {
+    const every = this.ctx.tailFlushEntries;
+    if (tailLength < every || (tailLength % every !== 0 && tailLength < 4 * every)) return;
+    try {
+      await materializeTail(this.ctx.store, topic.topicId, partition, {
+        now: this.ctx.clock.now(),
+        producerExpirationMs: this.ctx.producerExpirationMs,
+      });
+    } catch {
+      // The commit stands; the next committer or the maintenance run moves the tail.
+    }
+  }
+}
+
+/** Batches of one request must come from one producer with contiguous sequences, as Kafka sends them. */
+const chainProducer = (
+  previous: ProducerBatchInfo | undefined,
+  header: { producerId: number; producerEpoch: number; baseSequence: number; lastOffsetDelta: number },
+  index: number,
+): ProducerBatchInfo | undefined => {
+  const idempotent = header.producerId >= 0;
+  if (index > 0 && idempotent !== (previous !== undefined)) {
+    throw new SluiceError('INVALID_RECORD', 'batches of one request must all be idempotent or all not');
+  }
+  if (!idempotent) return undefined;
+  if (header.baseSequence < 0 || header.producerEpoch < 0) {
+    throw new SluiceError('INVALID_RECORD', `batch ${index} has producerId ${header.producerId} but no sequence or epoch`);
+  }
+  const lastSequence = header.baseSequence + header.lastOffsetDelta;
+  if (!previous) {
+    return { producerId: header.producerId, producerEpoch: header.producerEpoch, firstSequence: header.baseSequence, lastSequence };
+  }
+  if (header.producerId !== previous.producerId || header.producerEpoch !== previous.producerEpoch) {
+    throw new SluiceError('INVALID_RECORD', 'batches of one request must come from one producer id and epoch');
+  }
+  if (header.baseSequence !== previous.lastSequence + 1) {
+    throw new SluiceError(
+      'OUT_OF_ORDER_SEQUENCE_NUMBER',
+      `batch ${index} starts at sequence ${header.baseSequence}; expected ${previous.lastSequence + 1}`,
+    );
+  }
+  return { ...previous, lastSequence };
+};
+
+export const idempotencyHash = (topicId: string, key: string): string =>
+  createHash('sha256').update(topicId).update('\u0000').update(key).digest('base64url').slice(0, 22);
+
+const toSluiceError = (error: unknown): SluiceError =>
+  error instanceof SluiceError ? error : new SluiceError('UNKNOWN_SERVER_ERROR', 'commit failed', { cause: error });

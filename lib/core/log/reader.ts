@@ -1,0 +1,131 @@
+/**
+ * Finds the committed batches covering an offset (the partition item's tail, then the batch index)
+ * and reads their bytes with ranged GETs, verifying every CRC: a corrupt or missing object is an
+ * error, never silently skipped data.
+ */
+import type { MetadataStore } from '../../ports/metadata-store.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import { SluiceError, isSluiceError } from '../../errors.js';
+import { keys, offsetFromBatchSk, pad } from '../keys.js';
+import type { BatchHeader } from '../record-batch/index.js';
+import { splitBatches, withBaseOffset } from '../record-batch/index.js';
+import type { PartitionState, TailEntry } from './partition-state.js';
+import { tailOffsets } from './partition-state.js';
+
+export interface LocatedEntry {
+  baseOffset: number;
+  entry: Pick<TailEntry, 'o' | 'b' | 'l' | 'n' | 'c' | 't' | 'f'>;
+}
+
+export interface StoredBatch {
+  baseOffset: number;
+  header: BatchHeader;
+  /** The batch with its true base offset written in. */
+  bytes: Uint8Array;
+}
+
+/**
+ * Entries from the one containing `offset` up to the high watermark, stopping once their stored size
+ * reaches `maxBytes` (at least one entry).
+ */
+export const locateEntries = async (
+  store: MetadataStore,
+  topicId: string,
+  partition: number,
+  state: PartitionState,
+  offset: number,
+  maxBytes: number,
+): Promise<LocatedEntry[]> => {
+  const out: LocatedEntry[] = [];
+  let bytes = 0;
+  const full = () => out.length > 0 && bytes >= maxBytes;
+  const pk = keys.partitionPk(topicId, partition);
+  if (offset < state.tailBase) {
+    // The batch that contains `offset` is the last one starting at or before it.
+    const first = await store.query({
+      pk,
+      sk: { between: [keys.batchPrefix, keys.batch(topicId, partition, offset).sk] },
+      reverse: true,
+      limit: 1,
+      consistent: true,
+    });
+    const from = first.items[0]?.sk ?? keys.batchPrefix;
+    let cursor: string | undefined;
+    do {
+      const page = await store.query({
+        pk,
+        sk: { between: [from, `${keys.batchPrefix}${pad(state.tailBase)}`] },
+        limit: 50,
+        consistent: true,
+        ...(cursor ? { cursor } : {}),
+      });
+      for (const item of page.items) {
+        const baseOffset = offsetFromBatchSk(item.sk);
+        if (baseOffset >= state.tailBase) break;
+        const entry = item as unknown as LocatedEntry['entry'];
+        if (baseOffset + entry.n <= offset) continue;
+        out.push({ baseOffset, entry });
+        bytes += entry.l;
+        if (full()) return out;
+      }
+      cursor = page.cursor;
+    } while (cursor);
+  }
+  const offsets = tailOffsets(state);
+  state.tail.forEach((entry, i) => {
+    const baseOffset = offsets[i]!;
+    if (full() || baseOffset + entry.n <= offset) return;
+    out.push({ baseOffset, entry });
+    bytes += entry.l;
+  });
+  return out;
+};
+
+/** Reads and verifies the batches of the given entries, coalescing adjacent ranges of one object. */
+export const readBatches = async (objectStore: ObjectStore, entries: readonly LocatedEntry[]): Promise<StoredBatch[]> => {
+  const runs: { key: string; start: number; end: number; entries: LocatedEntry[] }[] = [];
+  for (const located of entries) {
+    const last = runs.at(-1);
+    const { o, b, l } = located.entry;
+    if (last && last.key === o && last.end === b) {
+      last.end = b + l;
+      last.entries.push(located);
+    } else runs.push({ key: o, start: b, end: b + l, entries: [located] });
+  }
+  const bodies = await Promise.all(
+    runs.map((run) =>
+      objectStore.get(run.key, { start: run.start, end: run.end }).catch((error: unknown) => {
+        throw storedDataError(`object ${run.key} could not be read`, error);
+      }),
+    ),
+  );
+  const out: StoredBatch[] = [];
+  runs.forEach((run, r) => {
+    const body = bodies[r]!;
+    for (const located of run.entries) {
+      const from = located.entry.b - run.start;
+      const bytes = body.subarray(from, from + located.entry.l);
+      if (bytes.length !== located.entry.l) {
+        throw storedDataError(`object ${run.key} is shorter than its index entry at offset ${located.baseOffset}`);
+      }
+      let next = located.baseOffset;
+      let parts;
+      try {
+        parts = splitBatches(bytes);
+      } catch (error) {
+        throw storedDataError(`stored batch at offset ${located.baseOffset} in ${run.key} failed verification`, error);
+      }
+      for (const { start, end, header } of parts) {
+        out.push({ baseOffset: next, header: { ...header, baseOffset: next }, bytes: withBaseOffset(bytes.subarray(start, end), next) });
+        next += header.lastOffsetDelta + 1;
+      }
+    }
+  });
+  return out;
+};
+
+const storedDataError = (message: string, cause?: unknown): SluiceError =>
+  new SluiceError('KAFKA_STORAGE_ERROR', `${message}${isSluiceError(cause) ? `: ${cause.message}` : ''}`, {
+    cause,
+    retriable: false,
+  });

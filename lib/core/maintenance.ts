@@ -1,0 +1,157 @@
+/**
+ * The scheduled maintenance run (no process holds state between runs): moves partition tails into the
+ * batch index, purges deleted topics, collects orphan objects left by produces that failed before
+ * their commit, and lets other services (consumer groups) sweep expired state.
+ */
+import type { ObjectStore } from '../ports/object-store.js';
+import { keys } from './keys.js';
+import type { LogContext } from './log/context.js';
+import { materializeTail } from './log/materialize.js';
+import { asPartitionState } from './log/partition-state.js';
+
+export interface MaintenanceOptions {
+  log: LogContext;
+  objectStores: readonly ObjectStore[];
+  /** An object younger than this is never an orphan: its produce may still be committing. */
+  orphanGraceMs?: number;
+  /** How long a deleted topic's id keeps being purged (late writers may still put objects). */
+  deletedTopicGraceMs?: number;
+  /** Extra sweeps to run, e.g. consumer-group session expiry. */
+  sweeps?: Record<string, () => Promise<unknown>>;
+}
+
+export interface MaintenanceReport {
+  partitions: number;
+  entriesIndexed: number;
+  topicsPurged: number;
+  orphansDeleted: number;
+  sweeps: Record<string, unknown>;
+  errors: string[];
+}
+
+export class Maintenance {
+  private readonly orphanGraceMs: number;
+  private readonly deletedTopicGraceMs: number;
+
+  constructor(private readonly options: MaintenanceOptions) {
+    this.orphanGraceMs = options.orphanGraceMs ?? 15 * 60_000;
+    this.deletedTopicGraceMs = options.deletedTopicGraceMs ?? 60 * 60_000;
+  }
+
+  addSweep(name: string, sweep: () => Promise<unknown>): void {
+    this.options.sweeps = { ...this.options.sweeps, [name]: sweep };
+  }
+
+  async run(): Promise<MaintenanceReport> {
+    const report: MaintenanceReport = { partitions: 0, entriesIndexed: 0, topicsPurged: 0, orphansDeleted: 0, sweeps: {}, errors: [] };
+    const attempt = async (what: string, work: () => Promise<void>) => {
+      try {
+        await work();
+      } catch (error) {
+        report.errors.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    };
+    const { catalog, clock, store } = this.options.log;
+    for (const topic of await catalog.list()) {
+      for (let p = 0; p < topic.partitions; p++) {
+        report.partitions++;
+        await attempt(`index ${topic.name}-${p}`, async () => {
+          report.entriesIndexed += await this.indexTail(topic.topicId, p);
+        });
+      }
+      await attempt(`orphans of ${topic.name}`, async () => {
+        report.orphansDeleted += await this.collectOrphans(topic.topicId, topic.partitions);
+      });
+    }
+    const deleted = await store.query({ pk: keys.deletedTopicsPk, consistent: true });
+    for (const item of deleted.items) {
+      await attempt(`purge ${item.sk}`, async () => {
+        await this.purgeTopic(item.sk);
+        if (clock.now() - (item['deletedAt'] as number) > this.deletedTopicGraceMs) {
+          await store.delete(keys.deletedTopic(item.sk));
+          report.topicsPurged++;
+        }
+      });
+    }
+    for (const [name, sweep] of Object.entries(this.options.sweeps ?? {})) {
+      await attempt(`sweep ${name}`, async () => {
+        report.sweeps[name] = await sweep();
+      });
+    }
+    return report;
+  }
+
+  /** Moves the whole tail of one partition into the index (several passes when it is long). */
+  async indexTail(topicId: string, partition: number): Promise<number> {
+    const { store, clock, producerExpirationMs } = this.options.log;
+    let total = 0;
+    for (let pass = 0; pass < 16; pass++) {
+      const moved = await materializeTail(store, topicId, partition, { now: clock.now(), producerExpirationMs });
+      total += moved;
+      if (moved === 0) break;
+    }
+    return total;
+  }
+
+  /**
+   * Deletes objects of a topic that no index or tail entry references and that are older than the
+   * grace period (a produce that wrote its object and then failed, or was killed, before committing).
+   */
+  async collectOrphans(topicId: string, partitions: number): Promise<number> {
+    const { store, clock } = this.options.log;
+    const referenced = new Set<string>();
+    for (let p = 0; p < partitions; p++) {
+      // State first: anything that leaves the tail afterwards is already in the index.
+      const state = await store.get(keys.partitionState(topicId, p), { consistent: true });
+      if (state) for (const entry of asPartitionState(state).tail) referenced.add(entry.o);
+      let cursor: string | undefined;
+      do {
+        const page = await store.query({
+          pk: keys.partitionPk(topicId, p),
+          sk: { beginsWith: keys.batchPrefix },
+          consistent: true,
+          ...(cursor ? { cursor } : {}),
+        });
+        for (const item of page.items) referenced.add(item['o'] as string);
+        cursor = page.cursor;
+      } while (cursor);
+    }
+    const cutoff = clock.now() - this.orphanGraceMs;
+    let deleted = 0;
+    for (const objectStore of this.options.objectStores) {
+      const orphans: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await objectStore.list(`d/${topicId}/`, cursor ? { cursor } : {});
+        for (const o of page.objects) if (o.lastModified < cutoff && !referenced.has(o.key)) orphans.push(o.key);
+        cursor = page.cursor;
+      } while (cursor);
+      if (orphans.length > 0) await objectStore.delete(orphans);
+      deleted += orphans.length;
+    }
+    return deleted;
+  }
+
+  /** Removes every item and object of a deleted topic id. Idempotent. */
+  async purgeTopic(topicId: string): Promise<void> {
+    const { store } = this.options.log;
+    const marker = await store.get(keys.deletedTopic(topicId), { consistent: true });
+    const partitions = (marker?.['partitions'] as number | undefined) ?? 0;
+    for (let p = 0; p < partitions; p++) {
+      let cursor: string | undefined;
+      do {
+        const page = await store.query({ pk: keys.partitionPk(topicId, p), consistent: true, ...(cursor ? { cursor } : {}) });
+        if (page.items.length > 0) await store.batchWrite({ deletes: page.items.map(({ pk, sk }) => ({ pk, sk })) });
+        cursor = page.cursor;
+      } while (cursor);
+    }
+    for (const objectStore of this.options.objectStores) {
+      let cursor: string | undefined;
+      do {
+        const page = await objectStore.list(`d/${topicId}/`, cursor ? { cursor } : {});
+        if (page.objects.length > 0) await objectStore.delete(page.objects.map((o) => o.key));
+        cursor = page.cursor;
+      } while (cursor);
+    }
+  }
+}
