@@ -1,0 +1,4 @@
+/** Lambda entry point: the produce routes of the HTTP API (see lib/http/route-table.ts). */
+import { httpHandler } from './runtime.js';
+
+export const handler = httpHandler('produce');

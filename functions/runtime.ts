@@ -1,0 +1,55 @@
+/**
+ * Builds Sluice once per Lambda container (module scope) from the environment the CDK app sets, and
+ * adapts API Gateway v2 events to the router. The local stack sets the same variables and imports the
+ * same handlers.
+ */
+import { createAwsClients } from '../lib/adapters/aws/clients.js';
+import { DynamoMetadataStore } from '../lib/adapters/aws/dynamodb-metadata-store.js';
+import { S3ObjectStore } from '../lib/adapters/aws/s3-object-store.js';
+import type { Sluice } from '../lib/app.js';
+import { createSluice } from '../lib/app.js';
+import type { ApiGatewayV2Event, ApiGatewayV2Result } from '../lib/http/apigw.js';
+import { requestFromEvent, resultFromResponse } from '../lib/http/apigw.js';
+import type { Job } from '../lib/http/route-table.js';
+import { systemClock } from '../lib/ports/clock.js';
+import { DEFAULT_MAX_REQUEST_BYTES, ENV, storeId } from '../infra/config.js';
+
+const required = (name: string): string => {
+  const value = process.env[name];
+  if (!value) throw new Error(`environment variable ${name} is required`);
+  return value;
+};
+
+let instance: Sluice | undefined;
+
+/** The process's Sluice, built on first use from SLUICE_* and AWS_* variables. */
+export const sluiceFromEnv = (): Sluice => {
+  if (instance) return instance;
+  const clients = createAwsClients();
+  const buckets = required(ENV.buckets).split(',').map((b) => b.trim()).filter(Boolean);
+  const maxRequestBytes = Number(process.env[ENV.maxRequestBytes] ?? DEFAULT_MAX_REQUEST_BYTES);
+  if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes < 1) {
+    throw new Error(`${ENV.maxRequestBytes} must be a positive integer`);
+  }
+  instance = createSluice({
+    store: new DynamoMetadataStore({ client: clients.dynamodb, tableName: required(ENV.tableName) }),
+    objectStores: buckets.map((bucket, i) => new S3ObjectStore({ client: clients.s3, bucket, id: storeId(i) })),
+    clock: systemClock,
+    config: { clusterId: process.env[ENV.clusterId] ?? 'sluice', maxRequestBytes },
+    log: (entry) => console.error(JSON.stringify(entry)),
+  });
+  return instance;
+};
+
+/** For tests and the local stack: drop the cached instance so the next call rebuilds it. */
+export const resetSluice = (): void => {
+  instance = undefined;
+};
+
+/** An API Gateway HTTP API handler serving one job's routes. */
+export const httpHandler = (job: Job) => {
+  return async (event: ApiGatewayV2Event): Promise<ApiGatewayV2Result> => {
+    const response = await sluiceFromEnv().router(job).handle(requestFromEvent(event));
+    return resultFromResponse(response);
+  };
+};

@@ -1,0 +1,93 @@
+/**
+ * The local API Gateway: turns each HTTP request into an API Gateway HTTP API event (payload format
+ * 2.0, binary bodies base64 with isBase64Encoded), calls the handler export of the function that owns
+ * the route (lib/http/route-table.ts) — the very code Lambda runs — and writes its result back.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
+import type { ApiGatewayV2Event, ApiGatewayV2Result } from '../lib/http/apigw.js';
+import { resultFromResponse } from '../lib/http/apigw.js';
+import type { Job } from '../lib/http/route-table.js';
+import { matchRoute, pathExists } from '../lib/http/route-table.js';
+import { errorEnvelope } from '../lib/http/router.js';
+import { SluiceError } from '../lib/errors.js';
+
+export type Handlers = Record<Job, (event: ApiGatewayV2Event) => Promise<ApiGatewayV2Result>>;
+
+/** API Gateway's own payload limit. */
+const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
+const TEXT_TYPES = /^(application\/(json|.*\+json|x-www-form-urlencoded)|text\/)/i;
+
+export const createGateway = (handlers: Handlers, log: (line: string) => void = () => {}): Server =>
+  createServer((req, res) => {
+    serve(handlers, req, res).catch((error: unknown) => {
+      log(`gateway error: ${error instanceof Error ? error.stack : String(error)}`);
+      if (!res.headersSent) send(res, resultFromResponse(errorEnvelope(new SluiceError('UNKNOWN_SERVER_ERROR', 'gateway error'))));
+      else res.destroy();
+    });
+  });
+
+const serve = async (handlers: Handlers, req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const method = (req.method ?? 'GET').toUpperCase();
+  const body = await readBody(req);
+  if (body === undefined) {
+    return send(res, resultFromResponse(errorEnvelope(new SluiceError('RECORD_LIST_TOO_LARGE', `request body is over API Gateway's ${MAX_PAYLOAD_BYTES} bytes`))));
+  }
+  const route = matchRoute(method, url.pathname);
+  if (!route) {
+    const error = pathExists(url.pathname)
+      ? new SluiceError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${url.pathname}`)
+      : new SluiceError('NOT_FOUND', `no route for ${method} ${url.pathname}`);
+    return send(res, resultFromResponse(errorEnvelope(error)));
+  }
+  const event = toEvent(req, method, url, body, `${route.method} ${route.pattern}`);
+  send(res, await handlers[route.job](event));
+};
+
+const toEvent = (req: IncomingMessage, method: string, url: URL, body: Buffer, routeKey: string): ApiGatewayV2Event => {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const query: Record<string, string> = {};
+  for (const [name, value] of url.searchParams) query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
+  const text = TEXT_TYPES.test(headers['content-type'] ?? '');
+  const now = Date.now();
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    headers,
+    ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
+    requestContext: {
+      http: { method, path: url.pathname, protocol: `HTTP/${req.httpVersion}`, sourceIp: req.socket.remoteAddress ?? '', userAgent: headers['user-agent'] ?? '' },
+      requestId: randomUUID(),
+      routeKey,
+      stage: '$default',
+      time: new Date(now).toISOString(),
+      timeEpoch: now,
+    },
+    ...(body.length > 0 ? { body: text ? body.toString('utf8') : body.toString('base64') } : {}),
+    isBase64Encoded: body.length > 0 && !text,
+  };
+};
+
+const readBody = async (req: IncomingMessage): Promise<Buffer | undefined> => {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_PAYLOAD_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+};
+
+const send = (res: ServerResponse, result: ApiGatewayV2Result): void => {
+  const body = result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
+  res.writeHead(result.statusCode, { ...(result.headers ?? {}), ...(body ? { 'content-length': String(body.length) } : {}) });
+  res.end(body);
+};

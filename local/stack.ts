@@ -1,0 +1,134 @@
+/**
+ * The local stack: emulators (unless AWS_ENDPOINT_URL* point elsewhere, e.g. LocalStack), the table and
+ * buckets, the Lambda handlers configured exactly as the CDK app configures them, the local API
+ * Gateway, and the maintenance function on a timer.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { createAwsClients } from '../lib/adapters/aws/clients.js';
+import { ensureBucket, ensureTable } from '../lib/adapters/aws/schema.js';
+import { ENV } from '../infra/config.js';
+import { resolveEndpoints, startEmulators } from './emulators.js';
+import type { Handlers } from './gateway.js';
+import { createGateway } from './gateway.js';
+
+export interface LocalStackOptions {
+  /** Port to serve on; 0 picks a free one. */
+  port?: number;
+  /** Persist emulator data and the cluster id here; undefined keeps everything temporary. */
+  dataDir?: string;
+  /** Environment to read AWS_ENDPOINT_URL* and SLUICE_* from (default process.env). */
+  env?: Record<string, string | undefined>;
+  tableName?: string;
+  /** Number of store buckets (replica stores). */
+  storeCount?: number;
+  maintenanceIntervalMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface LocalStack {
+  url: string;
+  endpoints: { s3: string; dynamodb: string };
+  tableName: string;
+  buckets: string[];
+  /** Runs the maintenance function once, now. */
+  runMaintenance(): Promise<unknown>;
+  stop(): Promise<void>;
+}
+
+export const startLocalStack = async (options: LocalStackOptions = {}): Promise<LocalStack> => {
+  const env = options.env ?? process.env;
+  const log = options.log ?? (() => {});
+  const explicit = resolveEndpoints(env);
+  const emulators =
+    explicit?.s3 !== undefined && explicit.dynamodb !== undefined
+      ? undefined
+      : await startEmulators({ ...(options.dataDir ? { dataDir: options.dataDir } : {}), log });
+  const endpoints = {
+    s3: explicit?.s3 ?? emulators!.s3Endpoint,
+    dynamodb: explicit?.dynamodb ?? emulators!.dynamodbEndpoint,
+  };
+  try {
+    const tableName = options.tableName ?? env[ENV.tableName] ?? 'sluice';
+    const storeCount = options.storeCount ?? 1;
+    const buckets = env[ENV.buckets]?.split(',') ?? Array.from({ length: storeCount }, (_, i) => `sluice-store-${i}`);
+    const clusterId = env[ENV.clusterId] ?? (await persistentClusterId(options.dataDir));
+
+    const clients = createAwsClients({ endpoints });
+    await ensureTable(clients.dynamodb, tableName);
+    await Promise.all(buckets.map((bucket) => ensureBucket(clients.s3, bucket)));
+    clients.s3.destroy();
+    clients.dynamodb.destroy();
+
+    // The functions read their configuration from the environment, as in Lambda.
+    Object.assign(process.env, {
+      AWS_ENDPOINT_URL_S3: endpoints.s3,
+      AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+      [ENV.tableName]: tableName,
+      [ENV.buckets]: buckets.join(','),
+      [ENV.clusterId]: clusterId,
+      ...(env[ENV.maxRequestBytes] ? { [ENV.maxRequestBytes]: env[ENV.maxRequestBytes] } : {}),
+    });
+    const runtime = await import('../functions/runtime.js');
+    runtime.resetSluice();
+    const handlers: Handlers = {
+      admin: (await import('../functions/admin.js')).handler,
+      produce: (await import('../functions/produce.js')).handler,
+      fetch: (await import('../functions/fetch.js')).handler,
+      groups: (await import('../functions/groups.js')).handler,
+    };
+    const maintenance = (await import('../functions/maintenance.js')).handler;
+
+    const server = createGateway(handlers, log);
+    server.keepAliveTimeout = 65_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 8787, '127.0.0.1', () => resolve());
+    });
+    const { port } = server.address() as AddressInfo;
+
+    let running: Promise<unknown> | undefined;
+    const runMaintenance = () => {
+      running ??= maintenance().finally(() => (running = undefined));
+      return running;
+    };
+    const interval = options.maintenanceIntervalMs ?? 10_000;
+    const timer = interval > 0 ? setInterval(() => void runMaintenance().catch((e: unknown) => log(`maintenance failed: ${String(e)}`)), interval) : undefined;
+    timer?.unref();
+
+    return {
+      url: `http://127.0.0.1:${port}`,
+      endpoints,
+      tableName,
+      buckets,
+      runMaintenance,
+      stop: async () => {
+        if (timer) clearInterval(timer);
+        await running?.catch(() => undefined);
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        await emulators?.stop();
+      },
+    };
+  } catch (error) {
+    await emulators?.stop();
+    throw error;
+  }
+};
+
+const persistentClusterId = async (dataDir: string | undefined): Promise<string> => {
+  if (!dataDir) return `local-${randomUUID()}`;
+  const file = join(dataDir, 'cluster-id');
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch {
+    const id = `local-${randomUUID()}`;
+    await mkdir(dataDir, { recursive: true });
+    await writeFile(file, `${id}\n`);
+    return id;
+  }
+};

@@ -1,0 +1,51 @@
+/**
+ * `npm start`: runs Sluice on this machine. Data persists under .sluice/ (SLUICE_DATA_DIR), so a
+ * restart — even after kill -9 — keeps every topic and record.
+ */
+import { resolve } from 'node:path';
+import { startLocalStack } from './stack.js';
+
+const env = process.env;
+const port = Number(env.PORT ?? 8787);
+const dataDir = resolve(env.SLUICE_DATA_DIR ?? '.sluice');
+const maintenanceIntervalMs = Number(env.SLUICE_MAINTENANCE_INTERVAL_MS ?? 10_000);
+const storeCount = Number(env.SLUICE_STORE_COUNT ?? 1);
+const verbose = env.SLUICE_VERBOSE === '1';
+
+for (const [name, value] of [['PORT', port], ['SLUICE_MAINTENANCE_INTERVAL_MS', maintenanceIntervalMs], ['SLUICE_STORE_COUNT', storeCount]] as const) {
+  if (!Number.isInteger(value) || value < 0) {
+    console.error(`sluice: ${name} must be a non-negative integer`);
+    process.exit(2);
+  }
+}
+
+console.log(`sluice: starting (data in ${dataDir})…`);
+const started = Date.now();
+try {
+  const stack = await startLocalStack({
+    port,
+    dataDir,
+    maintenanceIntervalMs,
+    storeCount,
+    log: (line) => {
+      if (verbose || /error|failed/i.test(line)) console.error(`sluice: ${line}`);
+    },
+  });
+  console.log(`sluice: DynamoDB ${stack.endpoints.dynamodb}  S3 ${stack.endpoints.s3}  table ${stack.tableName}  buckets ${stack.buckets.join(', ')}`);
+  console.log(`sluice: ready in ${((Date.now() - started) / 1000).toFixed(1)} s — listening on ${stack.url}`);
+  console.log(`sluice: try  curl ${stack.url}/v1/health`);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`sluice: ${signal}, stopping…`);
+    await stack.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+} catch (error) {
+  console.error(`sluice: could not start: ${error instanceof Error ? error.message : String(error)}`);
+  if (error instanceof Error && error.message.includes('EADDRINUSE')) console.error(`sluice: port ${port} is taken; set PORT=…`);
+  process.exit(1);
+}
