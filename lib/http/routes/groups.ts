@@ -1,0 +1,79 @@
+/** Consumer-group routes (API.md "Consumer groups"): parse, delegate to the coordinator, shape the answer. */
+import { invalidRequest } from '../../errors.js';
+import type { GroupCoordinator } from '../../core/groups/coordinator.js';
+import { parseCommitRequest, parseHeartbeatRequest, parseResetRequest } from '../../core/groups/requests.js';
+import { readJsonObject } from '../body.js';
+import type { HttpRequest, Route } from '../types.js';
+import { json } from '../types.js';
+
+const group = (request: HttpRequest): string => request.params['group'] ?? '';
+
+const rejectQuery = (request: HttpRequest, allowed: readonly string[] = []): void => {
+  const unknown = Object.keys(request.query).filter((k) => !allowed.includes(k));
+  if (unknown.length > 0) throw invalidRequest(`unknown query parameter(s): ${unknown.join(', ')}`);
+};
+
+export function groupRoutes(coordinator: GroupCoordinator): Route[] {
+  return [
+    {
+      method: 'POST',
+      pattern: '/v1/groups/{group}/heartbeat',
+      handler: async (request) => {
+        rejectQuery(request);
+        const body = parseHeartbeatRequest(readJsonObject(request));
+        return json(200, await coordinator.heartbeat(group(request), body));
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/v1/groups/{group}/offsets',
+      handler: async (request) => {
+        rejectQuery(request);
+        const body = parseCommitRequest(readJsonObject(request));
+        return json(200, await coordinator.commitOffsets(group(request), body));
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/v1/groups/{group}/offsets',
+      handler: async (request) => {
+        rejectQuery(request, ['topic']);
+        return json(200, await coordinator.fetchOffsets(group(request), request.query['topic']));
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/v1/groups/{group}/offsets/reset',
+      handler: async (request) => {
+        rejectQuery(request);
+        const body = parseResetRequest(readJsonObject(request));
+        return json(200, await coordinator.resetOffsets(group(request), body));
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/v1/groups',
+      handler: async (request) => {
+        rejectQuery(request);
+        return json(200, await coordinator.listGroups());
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/v1/groups/{group}',
+      handler: async (request) => {
+        rejectQuery(request);
+        return json(200, await coordinator.describeGroup(group(request)));
+      },
+    },
+    {
+      method: 'DELETE',
+      pattern: '/v1/groups/{group}',
+      handler: async (request) => {
+        rejectQuery(request);
+        await coordinator.deleteGroup(group(request));
+        return { status: 204 };
+      },
+    },
+  ];
+}
