@@ -12,6 +12,7 @@ import type { ApiGatewayV2Event, ApiGatewayV2Result } from '../lib/http/apigw.js
 import { requestFromEvent, resultFromResponse } from '../lib/http/apigw.js';
 import type { Job } from '../lib/http/route-table.js';
 import { systemClock } from '../lib/ports/clock.js';
+import { StorageMeter } from '../lib/ports/meter.js';
 import { DEFAULT_MAX_REQUEST_BYTES, ENV, storeId } from '../infra/config.js';
 
 const required = (name: string): string => {
@@ -21,6 +22,13 @@ const required = (name: string): string => {
 };
 
 let instance: Sluice | undefined;
+
+/**
+ * This process's storage request counters and handler invocations per job. In Lambda they only live
+ * as long as a container; the benchmarks read them when they run the local stack in-process.
+ */
+export const meters = { metadata: new StorageMeter(), objects: new StorageMeter() };
+export const invocations: Record<Job, number> = { admin: 0, produce: 0, fetch: 0, groups: 0 };
 
 /** The process's Sluice, built on first use from SLUICE_* and AWS_* variables. */
 export const sluiceFromEnv = (): Sluice => {
@@ -32,8 +40,14 @@ export const sluiceFromEnv = (): Sluice => {
     throw new Error(`${ENV.maxRequestBytes} must be a positive integer`);
   }
   instance = createSluice({
-    store: new DynamoMetadataStore({ client: clients.dynamodb, tableName: required(ENV.tableName) }),
-    objectStores: buckets.map((bucket, i) => new S3ObjectStore({ client: clients.s3, bucket, id: storeId(i) })),
+    store: new DynamoMetadataStore({
+      client: clients.dynamodb,
+      tableName: required(ENV.tableName),
+      meter: meters.metadata,
+    }),
+    objectStores: buckets.map(
+      (bucket, i) => new S3ObjectStore({ client: clients.s3, bucket, id: storeId(i), meter: meters.objects }),
+    ),
     clock: systemClock,
     config: { clusterId: process.env[ENV.clusterId] ?? 'sluice', maxRequestBytes },
     log: (entry) => console.error(JSON.stringify(entry)),
@@ -49,6 +63,7 @@ export const resetSluice = (): void => {
 /** An API Gateway HTTP API handler serving one job's routes. */
 export const httpHandler = (job: Job) => {
   return async (event: ApiGatewayV2Event): Promise<ApiGatewayV2Result> => {
+    invocations[job] += 1;
     const response = await sluiceFromEnv().router(job).handle(requestFromEvent(event));
     return resultFromResponse(response);
   };
