@@ -1,0 +1,103 @@
+/**
+ * The deployment's configuration contract, in one place: the environment variables the Lambda
+ * functions read, the table's key attributes, and the CDK context keys that tune a deployment.
+ *
+ * This module imports nothing from aws-cdk-lib so that runtime code (functions/, lib/adapters/aws)
+ * may import the names without pulling the CDK into a Lambda bundle.
+ */
+
+/** Environment variables set on every Sluice function. */
+export const ENV = {
+  /** Name of the DynamoDB metadata table. */
+  tableName: 'SLUICE_TABLE_NAME',
+  /** Comma-separated bucket names; store ids are s0, s1, … in this order. */
+  buckets: 'SLUICE_BUCKETS',
+  /** Stable id of this deployment, reported by `GET /v1/cluster`. */
+  clusterId: 'SLUICE_CLUSTER_ID',
+  /** Largest accepted request body in bytes after decoding (RECORD_LIST_TOO_LARGE above it). */
+  maxRequestBytes: 'SLUICE_MAX_REQUEST_BYTES',
+  /** Node's own options; set to `--enable-source-maps` so stack traces point into the TypeScript. */
+  nodeOptions: 'NODE_OPTIONS',
+} as const;
+
+export const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+export const NODE_OPTIONS_VALUE = '--enable-source-maps';
+
+/** Store ids in bucket order: s0, s1, … */
+export function storeId(index: number): string {
+  return `s${index}`;
+}
+
+/** Key schema and TTL attribute of the metadata table. */
+export const TABLE = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  ttlAttribute: 'expiresAt',
+} as const;
+
+/** Objects under this prefix in a store bucket are scratch data that a lifecycle rule expires. */
+export const TMP_PREFIX = 'tmp/';
+
+/** CDK context keys (`cdk.json` or `cdk synth -c key=value`). */
+export const CONTEXT = {
+  /** boolean, default true: DynamoDB deletion protection on the metadata table. */
+  deletionProtection: 'sluice:deletionProtection',
+  /** integer ≥ 1, default 1: number of store buckets (replica stores). */
+  storeCount: 'sluice:storeCount',
+  /** string, default: the CloudFormation stack's GUID (stable for the stack's lifetime). */
+  clusterId: 'sluice:clusterId',
+  /** integer, default 4194304. */
+  maxRequestBytes: 'sluice:maxRequestBytes',
+  /** string, default "Sluice": the CloudFormation stack name used by infra/app.ts. */
+  stackName: 'sluice:stackName',
+} as const;
+
+/** What the app reads from context; every field optional, defaults applied by the stack. */
+export interface SluiceContextSettings {
+  readonly deletionProtection?: boolean;
+  readonly storeCount?: number;
+  readonly clusterId?: string;
+  readonly maxRequestBytes?: number;
+  readonly stackName?: string;
+}
+
+/** Reads and validates the `sluice:*` context values; values given with `-c` arrive as strings. */
+export function readContextSettings(node: { tryGetContext(key: string): unknown }): SluiceContextSettings {
+  return {
+    deletionProtection: parseBoolean(
+      CONTEXT.deletionProtection,
+      node.tryGetContext(CONTEXT.deletionProtection),
+    ),
+    storeCount: parsePositiveInteger(CONTEXT.storeCount, node.tryGetContext(CONTEXT.storeCount)),
+    clusterId: parseString(CONTEXT.clusterId, node.tryGetContext(CONTEXT.clusterId)),
+    maxRequestBytes: parsePositiveInteger(
+      CONTEXT.maxRequestBytes,
+      node.tryGetContext(CONTEXT.maxRequestBytes),
+    ),
+    stackName: parseString(CONTEXT.stackName, node.tryGetContext(CONTEXT.stackName)),
+  };
+}
+
+function parseBoolean(key: string, value: unknown): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw new Error(`Context ${key} must be true or false, got ${JSON.stringify(value)}`);
+}
+
+function parsePositiveInteger(key: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) {
+    throw new Error(`Context ${key} must be a positive integer, got ${JSON.stringify(value)}`);
+  }
+  return n;
+}
+
+function parseString(key: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new Error(`Context ${key} must be a non-empty string, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}

@@ -1,0 +1,156 @@
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Duration, Fn, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { ENV, NODE_OPTIONS_VALUE } from '../config.js';
+import type { LogStorage } from './log-storage.js';
+import type { MetadataTable } from './metadata-table.js';
+
+/** The jobs that get a function each; `functions/<job>.ts` exports `handler`. */
+export const SLUICE_JOBS = ['admin', 'produce', 'fetch', 'groups', 'maintenance'] as const;
+export type SluiceJob = (typeof SLUICE_JOBS)[number];
+
+interface JobSizing {
+  readonly memorySize: number;
+  readonly timeout: Duration;
+  readonly description: string;
+}
+
+/** Memory and timeout per job: what each does at its worst. */
+const SIZING: Record<SluiceJob, JobSizing> = {
+  admin: { memorySize: 512, timeout: Duration.seconds(30), description: 'Sluice cluster and topic admin' },
+  // Decodes, checksums and compresses up to 4 MiB bodies; more memory is also more CPU.
+  produce: { memorySize: 1024, timeout: Duration.seconds(30), description: 'Sluice produce' },
+  // Long-polls up to 20 s (maxWaitMs) and then still has to read and decode.
+  fetch: { memorySize: 1024, timeout: Duration.seconds(30), description: 'Sluice fetch and list offsets' },
+  groups: { memorySize: 512, timeout: Duration.seconds(15), description: 'Sluice consumer groups' },
+  // Flushes segments, compacts, applies retention and collects garbage in one scheduled run.
+  maintenance: {
+    memorySize: 1024,
+    timeout: Duration.minutes(5),
+    description: 'Sluice scheduled maintenance',
+  },
+};
+
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface SluiceFunctionsProps {
+  readonly table: MetadataTable;
+  readonly storage: LogStorage;
+  /** Value of SLUICE_CLUSTER_ID. */
+  readonly clusterId: string;
+  /** Value of SLUICE_MAX_REQUEST_BYTES. */
+  readonly maxRequestBytes: number;
+  /**
+   * Retention of each function's log group.
+   * @default logs.RetentionDays.ONE_MONTH
+   */
+  readonly logRetention?: logs.RetentionDays;
+  /**
+   * Directory holding `<job>.ts` entry points.
+   * @default <repo>/functions
+   */
+  readonly entryDir?: string;
+}
+
+/**
+ * One Node.js 22 / arm64 function per job, bundled by esbuild into a single ESM file that includes
+ * the pinned AWS SDK (the runtime's SDK version floats), each with its own role holding only the
+ * grants its job needs and its own log group. No AWS managed policies: log writing is granted on the
+ * function's own log group only.
+ */
+export class SluiceFunctions extends Construct {
+  readonly functions: Readonly<Record<SluiceJob, nodejs.NodejsFunction>>;
+  readonly logGroups: Readonly<Record<SluiceJob, logs.LogGroup>>;
+
+  constructor(scope: Construct, id: string, props: SluiceFunctionsProps) {
+    super(scope, id);
+    const entryDir = props.entryDir ?? path.join(REPO_ROOT, 'functions');
+    const environment: Record<string, string> = {
+      [ENV.tableName]: props.table.tableName,
+      [ENV.buckets]: Fn.join(',', props.storage.bucketNames),
+      [ENV.clusterId]: props.clusterId,
+      [ENV.maxRequestBytes]: String(props.maxRequestBytes),
+      [ENV.nodeOptions]: NODE_OPTIONS_VALUE,
+    };
+
+    const functions = {} as Record<SluiceJob, nodejs.NodejsFunction>;
+    const logGroups = {} as Record<SluiceJob, logs.LogGroup>;
+    for (const job of SLUICE_JOBS) {
+      const sizing = SIZING[job];
+      const logGroup = new logs.LogGroup(this, `${pascal(job)}Logs`, {
+        retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+        removalPolicy: RemovalPolicy.DESTROY,
+      });
+      const role = new iam.Role(this, `${pascal(job)}Role`, {
+        assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+        description: `Execution role of the Sluice ${job} function`,
+      });
+      logGroup.grantWrite(role);
+
+      functions[job] = new nodejs.NodejsFunction(this, pascal(job), {
+        entry: path.join(entryDir, `${job}.ts`),
+        handler: 'handler',
+        description: sizing.description,
+        runtime: lambda.Runtime.NODEJS_22_X,
+        architecture: lambda.Architecture.ARM_64,
+        memorySize: sizing.memorySize,
+        timeout: sizing.timeout,
+        role,
+        logGroup,
+        environment,
+        projectRoot: REPO_ROOT,
+        depsLockFilePath: path.join(REPO_ROOT, 'package-lock.json'),
+        bundling: {
+          format: nodejs.OutputFormat.ESM,
+          target: 'node22',
+          minify: true,
+          sourceMap: true,
+          // Source maps resolve file and line; the sources themselves would double the bundle.
+          sourcesContent: false,
+          mainFields: ['module', 'main'],
+          // Bundle the SDK version pinned in package.json instead of the runtime's floating copy.
+          bundleAwsSDK: true,
+          // CommonJS dependencies call require(); ESM output has none unless the banner makes one.
+          banner:
+            "import { createRequire as __sluiceCreateRequire } from 'node:module'; const require = __sluiceCreateRequire(import.meta.url);",
+          tsconfig: path.join(REPO_ROOT, 'tsconfig.json'),
+        },
+      });
+      Validations.of(functions[job]).acknowledge({
+        id: 'AwsSolutions-L1',
+        reason:
+          'Pinned to nodejs22.x on purpose: the bundle targets node22 and the pinned AWS SDK supports it; a runtime upgrade is a deliberate, tested change rather than drift.',
+      });
+      logGroups[job] = logGroup;
+    }
+    this.functions = functions;
+    this.logGroups = logGroups;
+
+    const { table, storage } = props;
+    table.grantReadWriteData(functions.produce);
+    storage.grantPutObjects(functions.produce);
+
+    table.grantReadData(functions.fetch);
+    storage.grantReadObjects(functions.fetch);
+
+    table.grantReadWriteData(functions.groups);
+
+    table.grantReadWriteData(functions.admin);
+    storage.grantReadObjects(functions.admin);
+    storage.grantDeleteObjects(functions.admin);
+
+    table.grantReadWriteData(functions.maintenance);
+    storage.grantReadObjects(functions.maintenance);
+    storage.grantPutObjects(functions.maintenance);
+    storage.grantDeleteObjects(functions.maintenance);
+  }
+}
+
+function pascal(job: string): string {
+  return job.charAt(0).toUpperCase() + job.slice(1);
+}

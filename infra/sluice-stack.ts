@@ -1,0 +1,80 @@
+import { Aws, CfnOutput, Fn, Stack } from 'aws-cdk-lib';
+import type { StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { DEFAULT_MAX_REQUEST_BYTES, readContextSettings } from './config.js';
+import { LogStorage } from './constructs/log-storage.js';
+import { MaintenanceSchedule } from './constructs/maintenance-schedule.js';
+import { MetadataTable } from './constructs/metadata-table.js';
+import { SluiceApi } from './constructs/sluice-api.js';
+import { SluiceFunctions } from './constructs/sluice-functions.js';
+
+/** Props win over the `sluice:*` context values, which win over the defaults. */
+export interface SluiceStackProps extends StackProps {
+  /**
+   * Number of replica stores (S3 buckets).
+   * @default context `sluice:storeCount`, else 1
+   */
+  readonly storeCount?: number;
+  /**
+   * Deletion protection on the metadata table.
+   * @default context `sluice:deletionProtection`, else true
+   */
+  readonly deletionProtection?: boolean;
+  /**
+   * The cluster id reported by `GET /v1/cluster`.
+   * @default context `sluice:clusterId`, else the GUID of the CloudFormation stack (stable until the
+   * stack is deleted, unique per deployment)
+   */
+  readonly clusterId?: string;
+  /**
+   * Largest accepted request body in bytes after decoding.
+   * @default context `sluice:maxRequestBytes`, else 4194304
+   */
+  readonly maxRequestBytes?: number;
+  /**
+   * Directory holding the `<job>.ts` Lambda entry points.
+   * @default <repo>/functions
+   */
+  readonly functionsEntryDir?: string;
+}
+
+/** A whole Sluice deployment: storage, metadata, functions, HTTP API and the maintenance schedule. */
+export class SluiceStack extends Stack {
+  readonly storage: LogStorage;
+  readonly metadata: MetadataTable;
+  readonly functions: SluiceFunctions;
+  readonly api: SluiceApi;
+  readonly maintenance: MaintenanceSchedule;
+
+  constructor(scope: Construct, id: string, props: SluiceStackProps = {}) {
+    super(scope, id, {
+      description: 'Sluice: Apache Kafka model as a serverless application',
+      ...props,
+    });
+    const context = readContextSettings(this.node);
+
+    this.storage = new LogStorage(this, 'Storage', {
+      storeCount: props.storeCount ?? context.storeCount ?? 1,
+    });
+    this.metadata = new MetadataTable(this, 'Metadata', {
+      deletionProtection: props.deletionProtection ?? context.deletionProtection ?? true,
+    });
+    this.functions = new SluiceFunctions(this, 'Functions', {
+      table: this.metadata,
+      storage: this.storage,
+      clusterId: props.clusterId ?? context.clusterId ?? Fn.select(2, Fn.split('/', Aws.STACK_ID)),
+      maxRequestBytes: props.maxRequestBytes ?? context.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
+      ...(props.functionsEntryDir ? { entryDir: props.functionsEntryDir } : {}),
+    });
+    const { admin, produce, fetch, groups, maintenance } = this.functions.functions;
+    this.api = new SluiceApi(this, 'Api', { handlers: { admin, produce, fetch, groups } });
+    this.maintenance = new MaintenanceSchedule(this, 'Maintenance', { handler: maintenance });
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the HTTP API' });
+    new CfnOutput(this, 'TableName', { value: this.metadata.tableName, description: 'Metadata table' });
+    new CfnOutput(this, 'BucketNames', {
+      value: Fn.join(',', this.storage.bucketNames),
+      description: 'Store buckets, comma-separated, in store-id order (s0, s1, …)',
+    });
+  }
+}
