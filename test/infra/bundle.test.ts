@@ -1,0 +1,88 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import type { CfnElement } from 'aws-cdk-lib';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sluiceApp } from './app.js';
+
+// The one test that runs esbuild: it checks what skipping bundling elsewhere cannot, that each
+// bundle is ESM that loads on Node with its CommonJS dependencies and the pinned SDK inside.
+
+const JOBS = ['admin', 'produce', 'fetch', 'groups', 'maintenance'] as const;
+type Job = (typeof JOBS)[number];
+
+let bundles: Record<Job, string>;
+
+beforeAll(() => {
+  const { app, stack } = sluiceApp({ bundle: true });
+  const assembly = app.synth();
+  const template = assembly.getStackArtifact(stack.artifactId).template as {
+    Resources: Record<string, { Properties: { Code: { S3Key: string }; Handler: string } }>;
+  };
+  bundles = {} as Record<Job, string>;
+  for (const job of JOBS) {
+    const id = stack.getLogicalId(stack.functions.functions[job].node.defaultChild as CfnElement);
+    const fn = template.Resources[id];
+    if (!fn) throw new Error(`no function ${id}`);
+    expect(fn.Properties.Handler).toBe('index.handler');
+    bundles[job] = path.join(
+      assembly.directory,
+      `asset.${fn.Properties.Code.S3Key.replace(/\.zip$/, '')}`,
+      'index.mjs',
+    );
+  }
+}, 120_000);
+
+describe('function bundles', () => {
+  it.each(JOBS)('%s is ESM with a require shim, a source map and no external AWS SDK', (job) => {
+    const code = readFileSync(bundles[job], 'utf8');
+    expect(code.startsWith('import { createRequire as __sluiceCreateRequire }')).toBe(true);
+    expect(existsSync(`${bundles[job]}.map`)).toBe(true);
+    // An external SDK would show up as a static import (the load test below would fail too).
+    expect(/\bfrom\s*["']@aws-sdk\//.test(code)).toBe(false);
+  });
+
+  // The assembly lives in a temporary directory outside the repo, so nothing but the bundle itself
+  // can satisfy an import: an unbundled dependency fails here.
+  it.each(JOBS)('%s loads on Node and exports a handler function', (job) => {
+    expect(path.relative(process.cwd(), bundles[job]).startsWith('..')).toBe(true);
+    let out: string;
+    try {
+      out = execFileSync(
+        process.execPath,
+        [
+          '--enable-source-maps',
+          '--input-type=module',
+          '-e',
+          'const m = await import(process.argv[1]); console.log(typeof m.handler);',
+          bundles[job],
+        ],
+        {
+          encoding: 'utf8',
+          timeout: 30_000,
+          env: {
+            PATH: process.env.PATH ?? '',
+            AWS_REGION: 'us-east-1',
+            AWS_ACCESS_KEY_ID: 'test',
+            AWS_SECRET_ACCESS_KEY: 'test',
+            AWS_EC2_METADATA_DISABLED: 'true',
+            SLUICE_TABLE_NAME: 'sluice-test',
+            SLUICE_BUCKETS: 'sluice-test-s0',
+            SLUICE_CLUSTER_ID: 'test-cluster',
+            SLUICE_MAX_REQUEST_BYTES: '4194304',
+          },
+        },
+      );
+    } catch (e) {
+      const stderr = String((e as { stderr?: unknown }).stderr ?? e);
+      // The minified bundle echoes in Node's error output; keep the message, not the code.
+      throw new Error(
+        `${job} bundle failed to load:\n${stderr
+          .split('\n')
+          .filter((l) => l.length < 500)
+          .join('\n')}`,
+      );
+    }
+    expect(out.trim().split('\n').at(-1)).toBe('function');
+  });
+});

@@ -1,0 +1,97 @@
+import { App, Stack, Validations } from 'aws-cdk-lib';
+import type { PolicyValidationPluginReport } from 'aws-cdk-lib';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { SluiceStack } from '../../infra/sluice-stack.js';
+import { sluiceApp } from './app.js';
+
+// cdk-nag 3 is a CDK validation plugin, not an Aspect: findings are not Annotations but entries of
+// the plugin's report, and suppressions are `Validations.of(construct).acknowledge({ id, reason })`.
+
+function findings(report: PolicyValidationPluginReport): string[] {
+  return report.violations
+    .filter((v) => v.severity === 'error' || v.severity === 'warning')
+    .flatMap((v) =>
+      v.violatingResources.map((r) => `${v.ruleName} at ${r.constructPath ?? r.resourceLogicalId}`),
+    );
+}
+
+/** Every acknowledgement in the tree: construct path → { rule id → reason }. */
+function acknowledgements(app: App): Record<string, Record<string, string>> {
+  const out: Record<string, Record<string, string>> = {};
+  for (const c of app.node.findAll()) {
+    for (const entry of c.node.metadata) {
+      if (entry.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY) continue;
+      for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) {
+        (out[c.node.path] ??= {})[id.replace(/^annotation::/i, '')] = reason;
+      }
+    }
+  }
+  return out;
+}
+
+describe('cdk-nag AwsSolutions', () => {
+  let app: App;
+  let stack: SluiceStack;
+  let pack: AwsSolutionsChecks;
+
+  beforeAll(() => {
+    ({ app, stack } = sluiceApp());
+    pack = new AwsSolutionsChecks(app);
+    Validations.of(app).addPlugins(pack);
+  });
+
+  it('reports no unacknowledged errors or warnings', () => {
+    expect(findings(pack.validateScope(app))).toEqual([]);
+  });
+
+  it('synthesizes with the pack registered as a validation plugin, leaving no warnings', () => {
+    expect(() => app.synth()).not.toThrow();
+    expect(Annotations.fromStack(stack).findError('*', Match.anyValue())).toEqual([]);
+    expect(Annotations.fromStack(stack).findWarning('*', Match.anyValue())).toEqual([]);
+  });
+
+  it('acknowledges exactly the expected findings, each with a written reason', () => {
+    const acks = acknowledgements(app);
+    const objects = 'AwsSolutions-IAM5[Resource::<StorageStore0.Arn>/*]';
+    expect(
+      Object.fromEntries(Object.entries(acks).map(([path, rules]) => [path, Object.keys(rules)])),
+    ).toEqual({
+      'Sluice/Storage/AccessLogs': ['AwsSolutions-S1'],
+      'Sluice/Functions/Admin': ['AwsSolutions-L1'],
+      'Sluice/Functions/Produce': ['AwsSolutions-L1'],
+      'Sluice/Functions/Fetch': ['AwsSolutions-L1'],
+      'Sluice/Functions/Groups': ['AwsSolutions-L1'],
+      'Sluice/Functions/Maintenance': ['AwsSolutions-L1'],
+      'Sluice/Functions/AdminRole': [objects],
+      'Sluice/Functions/ProduceRole': [objects],
+      'Sluice/Functions/FetchRole': [objects],
+      'Sluice/Functions/MaintenanceRole': [objects],
+      'Sluice/Api/HttpApi/GET--v1--health': ['AwsSolutions-APIG4'],
+    });
+    for (const rules of Object.values(acks)) {
+      for (const reason of Object.values(rules)) expect(reason.length).toBeGreaterThan(60);
+    }
+  });
+
+  it('is clean with several stores too', () => {
+    const several = sluiceApp({ context: { 'sluice:storeCount': 3 } });
+    expect(findings(new AwsSolutionsChecks(several.app).validateScope(several.app))).toEqual([]);
+  });
+
+  it('does flag a non-compliant resource and then fails synthesis (the check is live)', () => {
+    const bare = new App({ builtinCloudFormationValidation: false });
+    new s3.Bucket(new Stack(bare, 'Bare'), 'Plain');
+    const bareChecks = new AwsSolutionsChecks(bare);
+    expect(findings(bareChecks.validateScope(bare))).toEqual(
+      expect.arrayContaining([
+        'AwsSolutions-S1 at Bare/Plain/Resource',
+        'AwsSolutions-S10 at Bare/Plain/Resource',
+      ]),
+    );
+    Validations.of(bare).addPlugins(bareChecks);
+    expect(() => bare.synth()).toThrow(/AwsSolutions-S10/);
+  });
+});
