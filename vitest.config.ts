@@ -5,11 +5,14 @@ import { defineConfig } from 'vitest/config';
 // free ports and stops them afterwards.
 export default defineConfig({
   test: {
+    // Versions are pinned (package-lock.json); the SDK's Node 22 notice is for later releases.
+    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
-      { test: { name: 'sim', include: ['test/sim/**/*.test.ts'], testTimeout: 120_000 } },
-      { test: { name: 'infra', include: ['test/infra/**/*.test.ts'], testTimeout: 120_000 } },
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      { extends: true, test: { name: 'sim', include: ['test/sim/**/*.test.ts'], testTimeout: 120_000 } },
+      { extends: true, test: { name: 'infra', include: ['test/infra/**/*.test.ts'], testTimeout: 120_000 } },
       {
+        extends: true,
         test: {
           name: 'contract',
           include: ['test/contract/**/*.test.ts'],
@@ -19,6 +22,7 @@ export default defineConfig({
         },
       },
       {
+        extends: true,
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],

@@ -6,6 +6,8 @@ import { resolve } from 'node:path';
 import { startLocalStack } from './stack.js';
 
 const env = process.env;
+// Versions are pinned (package-lock.json); the SDK's Node 22 notice is about later releases.
+env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const port = Number(env.PORT ?? 8787);
 const dataDir = resolve(env.SLUICE_DATA_DIR ?? '.sluice');
 const maintenanceIntervalMs = Number(env.SLUICE_MAINTENANCE_INTERVAL_MS ?? 10_000);

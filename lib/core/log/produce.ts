@@ -164,7 +164,9 @@ export class Producer {
     // Keyless records of one request stick to one partition (Kafka's sticky partitioner); with an
     // Idempotency-Key the choice derives from the key so a retry lands where the original did.
     const sticky =
-      ikHash === undefined ? this.stickyCounter++ % topic.partitions : parseInt(ikHash.slice(0, 8), 16) % topic.partitions;
+      ikHash === undefined
+        ? this.stickyCounter++ % topic.partitions
+        : Buffer.from(ikHash, 'base64url').readUInt32BE(0) % topic.partitions;
     const writes = new Map<number, PartitionWrite>();
     request.records.forEach((record, i) => {
       let partition: number;
