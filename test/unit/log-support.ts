@@ -1,0 +1,50 @@
+/** A Sluice on in-memory storage with a hand-driven clock, for unit tests of the log. */
+import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
+import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
+import type { SluiceConfig } from '../../lib/app.js';
+import { createSluice } from '../../lib/app.js';
+import type { Clock } from '../../lib/ports/clock.js';
+
+export class TestClock implements Clock {
+  constructor(public time = 1_700_000_000_000) {}
+  now(): number {
+    return this.time;
+  }
+  async sleep(ms: number): Promise<void> {
+    this.time += ms;
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+export const memorySluice = (config: Partial<SluiceConfig> = {}) => {
+  const clock = new TestClock();
+  const store = new MemoryMetadataStore();
+  const objects = new MemoryObjectStore('s0', undefined, clock);
+  let id = 0;
+  const sluice = createSluice({
+    store,
+    objectStores: [objects],
+    clock,
+    config: { clusterId: 'test', topicCacheTtlMs: 60_000, ...config },
+    newId: () => `id-${++id}`,
+  });
+  const http = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const [pathname, search = ''] = path.split('?');
+    const raw =
+      body instanceof Uint8Array
+        ? body
+        : body === undefined
+          ? new Uint8Array()
+          : new Uint8Array(Buffer.from(JSON.stringify(body)));
+    const response = await sluice.router().handle({
+      method,
+      path: pathname!,
+      query: Object.fromEntries(new URLSearchParams(search)),
+      headers,
+      body: raw,
+    });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    return response as { status: number; headers?: Record<string, string>; body: any };
+  };
+  return { sluice, store, objects, clock, http };
+};
