@@ -19,14 +19,21 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['@aws-sdk/*', 'aws-lambda'], message: 'Only lib/adapters/aws may import the AWS SDK.' }] },
+        {
+          patterns: [
+            { group: ['@aws-sdk/*', 'aws-lambda'], message: 'Only lib/adapters/aws may import the AWS SDK.' },
+          ],
+        },
       ],
     },
   },
   {
     files: ['lib/core/**/*.ts'],
     rules: {
-      'no-restricted-globals': ['error', { name: 'process', message: 'lib/core reads no process state; pass configuration in.' }],
+      'no-restricted-globals': [
+        'error',
+        { name: 'process', message: 'lib/core reads no process state; pass configuration in.' },
+      ],
     },
   },
 );

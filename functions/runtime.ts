@@ -4,6 +4,7 @@
  * same handlers.
  */
 import { createAwsClients } from '../lib/adapters/aws/clients.js';
+import { parseFaultSpec, withFaults } from '../lib/adapters/fault/index.js';
 import { DynamoMetadataStore } from '../lib/adapters/aws/dynamodb-metadata-store.js';
 import { S3ObjectStore } from '../lib/adapters/aws/s3-object-store.js';
 import type { Sluice } from '../lib/app.js';
@@ -12,6 +13,8 @@ import type { ApiGatewayV2Event, ApiGatewayV2Result } from '../lib/http/apigw.js
 import { requestFromEvent, resultFromResponse } from '../lib/http/apigw.js';
 import type { Job } from '../lib/http/route-table.js';
 import { systemClock } from '../lib/ports/clock.js';
+import type { MetadataStore } from '../lib/ports/metadata-store.js';
+import type { ObjectStore } from '../lib/ports/object-store.js';
 import { StorageMeter } from '../lib/ports/meter.js';
 import { DEFAULT_MAX_REQUEST_BYTES, ENV, storeId } from '../infra/config.js';
 
@@ -34,12 +37,15 @@ export const invocations: Record<Job, number> = { admin: 0, produce: 0, fetch: 0
 export const sluiceFromEnv = (): Sluice => {
   if (instance) return instance;
   const clients = createAwsClients();
-  const buckets = required(ENV.buckets).split(',').map((b) => b.trim()).filter(Boolean);
+  const buckets = required(ENV.buckets)
+    .split(',')
+    .map((b) => b.trim())
+    .filter(Boolean);
   const maxRequestBytes = Number(process.env[ENV.maxRequestBytes] ?? DEFAULT_MAX_REQUEST_BYTES);
   if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes < 1) {
     throw new Error(`${ENV.maxRequestBytes} must be a positive integer`);
   }
-  instance = createSluice({
+  const storage: { store: MetadataStore; objectStores: readonly ObjectStore[] } = {
     store: new DynamoMetadataStore({
       client: clients.dynamodb,
       tableName: required(ENV.tableName),
@@ -48,6 +54,14 @@ export const sluiceFromEnv = (): Sluice => {
     objectStores: buckets.map(
       (bucket, i) => new S3ObjectStore({ client: clients.s3, bucket, id: storeId(i), meter: meters.objects }),
     ),
+  };
+  // Test-only knob for the soak test (test/harness/soak.ts): SLUICE_FAULTS, a JSON fault spec such as
+  // {"seed":1,"rate":0.05}, wraps the stores in seeded fault injectors. Never set it in a deployment.
+  const faults = process.env['SLUICE_FAULTS'];
+  if (faults) Object.assign(storage, withFaults(parseFaultSpec(faults), storage));
+  instance = createSluice({
+    store: storage.store,
+    objectStores: storage.objectStores,
     clock: systemClock,
     config: { clusterId: process.env[ENV.clusterId] ?? 'sluice', maxRequestBytes },
     log: (entry) => console.error(JSON.stringify(entry)),

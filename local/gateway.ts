@@ -23,7 +23,11 @@ export const createGateway = (handlers: Handlers, log: (line: string) => void = 
   createServer((req, res) => {
     serve(handlers, req, res).catch((error: unknown) => {
       log(`gateway error: ${error instanceof Error ? error.stack : String(error)}`);
-      if (!res.headersSent) send(res, resultFromResponse(errorEnvelope(new SluiceError('UNKNOWN_SERVER_ERROR', 'gateway error'))));
+      if (!res.headersSent)
+        send(
+          res,
+          resultFromResponse(errorEnvelope(new SluiceError('UNKNOWN_SERVER_ERROR', 'gateway error'))),
+        );
       else res.destroy();
     });
   });
@@ -33,7 +37,17 @@ const serve = async (handlers: Handlers, req: IncomingMessage, res: ServerRespon
   const method = (req.method ?? 'GET').toUpperCase();
   const body = await readBody(req);
   if (body === undefined) {
-    return send(res, resultFromResponse(errorEnvelope(new SluiceError('RECORD_LIST_TOO_LARGE', `request body is over API Gateway's ${MAX_PAYLOAD_BYTES} bytes`))));
+    return send(
+      res,
+      resultFromResponse(
+        errorEnvelope(
+          new SluiceError(
+            'RECORD_LIST_TOO_LARGE',
+            `request body is over API Gateway's ${MAX_PAYLOAD_BYTES} bytes`,
+          ),
+        ),
+      ),
+    );
   }
   const route = matchRoute(method, url.pathname);
   if (!route) {
@@ -46,13 +60,20 @@ const serve = async (handlers: Handlers, req: IncomingMessage, res: ServerRespon
   send(res, await handlers[route.job](event));
 };
 
-const toEvent = (req: IncomingMessage, method: string, url: URL, body: Buffer, routeKey: string): ApiGatewayV2Event => {
+const toEvent = (
+  req: IncomingMessage,
+  method: string,
+  url: URL,
+  body: Buffer,
+  routeKey: string,
+): ApiGatewayV2Event => {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
   }
   const query: Record<string, string> = {};
-  for (const [name, value] of url.searchParams) query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
+  for (const [name, value] of url.searchParams)
+    query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
   const text = TEXT_TYPES.test(headers['content-type'] ?? '');
   const now = Date.now();
   return {
@@ -63,7 +84,13 @@ const toEvent = (req: IncomingMessage, method: string, url: URL, body: Buffer, r
     headers,
     ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
     requestContext: {
-      http: { method, path: url.pathname, protocol: `HTTP/${req.httpVersion}`, sourceIp: req.socket.remoteAddress ?? '', userAgent: headers['user-agent'] ?? '' },
+      http: {
+        method,
+        path: url.pathname,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: req.socket.remoteAddress ?? '',
+        userAgent: headers['user-agent'] ?? '',
+      },
       requestId: randomUUID(),
       routeKey,
       stage: '$default',
@@ -87,7 +114,13 @@ const readBody = async (req: IncomingMessage): Promise<Buffer | undefined> => {
 };
 
 const send = (res: ServerResponse, result: ApiGatewayV2Result): void => {
-  const body = result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
-  res.writeHead(result.statusCode, { ...(result.headers ?? {}), ...(body ? { 'content-length': String(body.length) } : {}) });
+  const body =
+    result.body === undefined
+      ? undefined
+      : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
+  res.writeHead(result.statusCode, {
+    ...(result.headers ?? {}),
+    ...(body ? { 'content-length': String(body.length) } : {}),
+  });
   res.end(body);
 };

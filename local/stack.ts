@@ -53,7 +53,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
   try {
     const tableName = options.tableName ?? env[ENV.tableName] ?? 'sluice';
     const storeCount = options.storeCount ?? 1;
-    const buckets = env[ENV.buckets]?.split(',') ?? Array.from({ length: storeCount }, (_, i) => `sluice-store-${i}`);
+    const buckets =
+      env[ENV.buckets]?.split(',') ?? Array.from({ length: storeCount }, (_, i) => `sluice-store-${i}`);
     const clusterId = env[ENV.clusterId] ?? (await persistentClusterId(options.dataDir));
 
     const clients = createAwsClients({ endpoints });
@@ -95,7 +96,13 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       return running;
     };
     const interval = options.maintenanceIntervalMs ?? 10_000;
-    const timer = interval > 0 ? setInterval(() => void runMaintenance().catch((e: unknown) => log(`maintenance failed: ${String(e)}`)), interval) : undefined;
+    const timer =
+      interval > 0
+        ? setInterval(
+            () => void runMaintenance().catch((e: unknown) => log(`maintenance failed: ${String(e)}`)),
+            interval,
+          )
+        : undefined;
     timer?.unref();
 
     return {

@@ -14,7 +14,11 @@ const maintenanceIntervalMs = Number(env.SLUICE_MAINTENANCE_INTERVAL_MS ?? 10_00
 const storeCount = Number(env.SLUICE_STORE_COUNT ?? 1);
 const verbose = env.SLUICE_VERBOSE === '1';
 
-for (const [name, value] of [['PORT', port], ['SLUICE_MAINTENANCE_INTERVAL_MS', maintenanceIntervalMs], ['SLUICE_STORE_COUNT', storeCount]] as const) {
+for (const [name, value] of [
+  ['PORT', port],
+  ['SLUICE_MAINTENANCE_INTERVAL_MS', maintenanceIntervalMs],
+  ['SLUICE_STORE_COUNT', storeCount],
+] as const) {
   if (!Number.isInteger(value) || value < 0) {
     console.error(`sluice: ${name} must be a non-negative integer`);
     process.exit(2);
@@ -33,7 +37,9 @@ try {
       if (verbose || /error|failed/i.test(line)) console.error(`sluice: ${line}`);
     },
   });
-  console.log(`sluice: DynamoDB ${stack.endpoints.dynamodb}  S3 ${stack.endpoints.s3}  table ${stack.tableName}  buckets ${stack.buckets.join(', ')}`);
+  console.log(
+    `sluice: DynamoDB ${stack.endpoints.dynamodb}  S3 ${stack.endpoints.s3}  table ${stack.tableName}  buckets ${stack.buckets.join(', ')}`,
+  );
   console.log(`sluice: ready in ${((Date.now() - started) / 1000).toFixed(1)} s — listening on ${stack.url}`);
   console.log(`sluice: try  curl ${stack.url}/v1/health`);
   let stopping = false;
@@ -48,6 +54,7 @@ try {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 } catch (error) {
   console.error(`sluice: could not start: ${error instanceof Error ? error.message : String(error)}`);
-  if (error instanceof Error && error.message.includes('EADDRINUSE')) console.error(`sluice: port ${port} is taken; set PORT=…`);
+  if (error instanceof Error && error.message.includes('EADDRINUSE'))
+    console.error(`sluice: port ${port} is taken; set PORT=…`);
   process.exit(1);
 }

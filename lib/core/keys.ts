@@ -13,7 +13,10 @@ export const keys = {
   deletedTopicsPk: 'DELETED_TOPICS',
   partitionPk: (topicId: string, partition: number) => `P#${topicId}#${partition}`,
   /** Leader epoch, replicas, ISR, next offset, log start, the recent tail of commits, producer state. */
-  partitionState: (topicId: string, partition: number) => ({ pk: keys.partitionPk(topicId, partition), sk: 'STATE' }),
+  partitionState: (topicId: string, partition: number) => ({
+    pk: keys.partitionPk(topicId, partition),
+    sk: 'STATE',
+  }),
   /** Batch index entry by base offset. */
   batch: (topicId: string, partition: number, baseOffset: number) => ({
     pk: keys.partitionPk(topicId, partition),

@@ -43,7 +43,14 @@ export class Maintenance {
   }
 
   async run(): Promise<MaintenanceReport> {
-    const report: MaintenanceReport = { partitions: 0, entriesIndexed: 0, topicsPurged: 0, orphansDeleted: 0, sweeps: {}, errors: [] };
+    const report: MaintenanceReport = {
+      partitions: 0,
+      entriesIndexed: 0,
+      topicsPurged: 0,
+      orphansDeleted: 0,
+      sweeps: {},
+      errors: [],
+    };
     const attempt = async (what: string, work: () => Promise<void>) => {
       try {
         await work();
@@ -86,7 +93,10 @@ export class Maintenance {
     const { store, clock, producerExpirationMs } = this.options.log;
     let total = 0;
     for (let pass = 0; pass < 16; pass++) {
-      const moved = await materializeTail(store, topicId, partition, { now: clock.now(), producerExpirationMs });
+      const moved = await materializeTail(store, topicId, partition, {
+        now: clock.now(),
+        producerExpirationMs,
+      });
       total += moved;
       if (moved === 0) break;
     }
@@ -123,7 +133,8 @@ export class Maintenance {
       let cursor: string | undefined;
       do {
         const page = await objectStore.list(`d/${topicId}/`, cursor ? { cursor } : {});
-        for (const o of page.objects) if (o.lastModified < cutoff && !referenced.has(o.key)) orphans.push(o.key);
+        for (const o of page.objects)
+          if (o.lastModified < cutoff && !referenced.has(o.key)) orphans.push(o.key);
         cursor = page.cursor;
       } while (cursor);
       if (orphans.length > 0) await objectStore.delete(orphans);
@@ -140,8 +151,13 @@ export class Maintenance {
     for (let p = 0; p < partitions; p++) {
       let cursor: string | undefined;
       do {
-        const page = await store.query({ pk: keys.partitionPk(topicId, p), consistent: true, ...(cursor ? { cursor } : {}) });
-        if (page.items.length > 0) await store.batchWrite({ deletes: page.items.map(({ pk, sk }) => ({ pk, sk })) });
+        const page = await store.query({
+          pk: keys.partitionPk(topicId, p),
+          consistent: true,
+          ...(cursor ? { cursor } : {}),
+        });
+        if (page.items.length > 0)
+          await store.batchWrite({ deletes: page.items.map(({ pk, sk }) => ({ pk, sk })) });
         cursor = page.cursor;
       } while (cursor);
     }

@@ -32,14 +32,21 @@ export interface ApiGatewayV2Result {
 
 export const requestFromEvent = (event: ApiGatewayV2Event): Omit<HttpRequest, 'params'> => {
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(event.headers ?? {})) if (value !== undefined) headers[name.toLowerCase()] = value;
+  for (const [name, value] of Object.entries(event.headers ?? {}))
+    if (value !== undefined) headers[name.toLowerCase()] = value;
   const query: Record<string, string> = {};
   for (const [name, value] of new URLSearchParams(event.rawQueryString ?? '')) query[name] ??= value;
   const body =
     event.body === undefined || event.body === null
       ? new Uint8Array(0)
       : new Uint8Array(Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8'));
-  return { method: event.requestContext.http.method.toUpperCase(), path: event.rawPath, query, headers, body };
+  return {
+    method: event.requestContext.http.method.toUpperCase(),
+    path: event.rawPath,
+    query,
+    headers,
+    body,
+  };
 };
 
 export const resultFromResponse = (response: HttpResponse): ApiGatewayV2Result => {
@@ -49,7 +56,9 @@ export const resultFromResponse = (response: HttpResponse): ApiGatewayV2Result =
     return {
       statusCode: response.status,
       headers: { 'content-type': 'application/octet-stream', ...headers },
-      body: Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength).toString('base64'),
+      body: Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength).toString(
+        'base64',
+      ),
       isBase64Encoded: true,
     };
   }

@@ -21,7 +21,11 @@ export const readJsonObject = (request: HttpRequest): Record<string, unknown> =>
 };
 
 /** Rejects fields the endpoint does not know, so typos fail loudly instead of being ignored. */
-export const rejectUnknownFields = (body: Record<string, unknown>, allowed: readonly string[], where = 'request'): void => {
+export const rejectUnknownFields = (
+  body: Record<string, unknown>,
+  allowed: readonly string[],
+  where = 'request',
+): void => {
   const unknown = Object.keys(body).filter((k) => !allowed.includes(k));
   if (unknown.length > 0) throw invalidRequest(`${where} has unknown field(s): ${unknown.join(', ')}`);
 };

@@ -8,7 +8,10 @@ export const ENCODINGS: readonly Encoding[] = ['utf8', 'base64', 'json'];
 export const parseEncoding = (raw: unknown, where: string): Encoding => {
   if (raw === undefined) return 'utf8';
   if (typeof raw !== 'string' || !ENCODINGS.includes(raw as Encoding)) {
-    throw new SluiceError('INVALID_REQUEST', `${where} must be one of ${ENCODINGS.join(', ')}, got ${JSON.stringify(raw)}`);
+    throw new SluiceError(
+      'INVALID_REQUEST',
+      `${where} must be one of ${ENCODINGS.join(', ')}, got ${JSON.stringify(raw)}`,
+    );
   }
   return raw as Encoding;
 };
@@ -25,7 +28,8 @@ const utf8 = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'utf
 /** Bytes of a key or header value: a string (or null) in utf8/base64; keys and headers stay utf8 under json. */
 export const decodeBytes = (value: unknown, encoding: Encoding, where: string): Uint8Array | null => {
   if (value === null || value === undefined) return null;
-  if (typeof value !== 'string') throw new SluiceError('INVALID_REQUEST', `${where} must be a string or null`);
+  if (typeof value !== 'string')
+    throw new SluiceError('INVALID_REQUEST', `${where} must be a string or null`);
   return encoding === 'base64' ? fromBase64(value, where) : utf8(value);
 };
 

@@ -37,11 +37,15 @@ export class Router {
         const m = route.regex.exec(request.path);
         return m ? [{ route, m }] : [];
       });
-      if (matches.length === 0) throw new SluiceError('NOT_FOUND', `no route for ${request.method} ${request.path}`);
+      if (matches.length === 0)
+        throw new SluiceError('NOT_FOUND', `no route for ${request.method} ${request.path}`);
       const found = matches.find(({ route }) => route.method === request.method);
       if (!found) {
         const allowed = [...new Set(matches.map(({ route }) => route.method))].join(', ');
-        throw new SluiceError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${request.path}; use ${allowed}`);
+        throw new SluiceError(
+          'METHOD_NOT_ALLOWED',
+          `${request.method} is not allowed on ${request.path}; use ${allowed}`,
+        );
       }
       const params: Record<string, string> = {};
       for (const [i, name] of found.route.names.entries()) params[name] = decodeSegment(found.m[i + 1] ?? '');
@@ -57,7 +61,13 @@ export class Router {
       : new SluiceError('UNKNOWN_SERVER_ERROR', 'internal error; see the server log', { cause: error });
     const status = STATUS_BY_CODE[e.code];
     if (status >= 500) {
-      this.log({ level: 'error', method: request.method, path: request.path, code: e.code, error: describe(error) });
+      this.log({
+        level: 'error',
+        method: request.method,
+        path: request.path,
+        code: e.code,
+        error: describe(error),
+      });
     }
     return errorEnvelope(e, status);
   }
@@ -75,4 +85,6 @@ const decodeSegment = (segment: string): string => {
 };
 
 const describe = (error: unknown): string =>
-  error instanceof Error ? `${error.name}: ${error.message}${error.cause ? ` (cause: ${describe(error.cause)})` : ''}` : String(error);
+  error instanceof Error
+    ? `${error.name}: ${error.message}${error.cause ? ` (cause: ${describe(error.cause)})` : ''}`
+    : String(error);

@@ -6,13 +6,7 @@
 import { SluiceError } from '../errors.js';
 
 export type AttributeValue =
-  | string
-  | number
-  | boolean
-  | null
-  | Uint8Array
-  | AttributeValue[]
-  | { [name: string]: AttributeValue };
+  string | number | boolean | null | Uint8Array | AttributeValue[] | { [name: string]: AttributeValue };
 
 export interface ItemKey {
   pk: string;

@@ -57,7 +57,8 @@ export const itemSize = (item: { [name: string]: AttributeValue }): number =>
 const valueSize = (value: AttributeValue): number => {
   if (value === null || typeof value === 'boolean') return 1;
   if (typeof value === 'string') return Buffer.byteLength(value);
-  if (typeof value === 'number') return Math.ceil(String(Math.abs(value)).replace(/[.-]/g, '').length / 2) + 1;
+  if (typeof value === 'number')
+    return Math.ceil(String(Math.abs(value)).replace(/[.-]/g, '').length / 2) + 1;
   if (value instanceof Uint8Array) return value.length;
   if (Array.isArray(value)) return 3 + value.reduce<number>((s, v) => s + 1 + valueSize(v), 0);
   return 3 + Object.entries(value).reduce((s, [k, v]) => s + 1 + Buffer.byteLength(k) + valueSize(v), 0);

@@ -30,4 +30,3 @@ export interface ObjectStore {
   delete(keys: readonly string[]): Promise<void>;
   list(prefix: string, options?: { cursor?: string; limit?: number }): Promise<ObjectListPage>;
 }
-

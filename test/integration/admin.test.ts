@@ -11,7 +11,11 @@ afterAll(async () => {
   await t?.stack.stop();
 });
 
-const expectError = (reply: { status: number; json: { error: { code: string; message: string; retriable: boolean } } }, status: number, code: string) => {
+const expectError = (
+  reply: { status: number; json: { error: { code: string; message: string; retriable: boolean } } },
+  status: number,
+  code: string,
+) => {
   expect(reply.status).toBe(status);
   expect(reply.json.error.code).toBe(code);
   expect(typeof reply.json.error.message).toBe('string');
@@ -42,9 +46,20 @@ describe('health and cluster', () => {
 
 describe('topics', () => {
   it('creates a topic and describes it exactly', async () => {
-    const r = await t.call('POST', '/v1/topics', { name: 'orders', partitions: 3, replicationFactor: 1, configs: { 'retention.ms': '3600000' } });
+    const r = await t.call('POST', '/v1/topics', {
+      name: 'orders',
+      partitions: 3,
+      replicationFactor: 1,
+      configs: { 'retention.ms': '3600000' },
+    });
     expect(r.status).toBe(201);
-    expect(Object.keys(r.json).sort()).toEqual(['configs', 'name', 'partitions', 'replicationFactor', 'topicId']);
+    expect(Object.keys(r.json).sort()).toEqual([
+      'configs',
+      'name',
+      'partitions',
+      'replicationFactor',
+      'topicId',
+    ]);
     expect(r.json.name).toBe('orders');
     expect(r.json.replicationFactor).toBe(1);
     expect(r.json.configs['retention.ms']).toBe('3600000');
@@ -113,30 +128,51 @@ describe('topics', () => {
   });
 
   it('grows partitions and changes configs with PATCH, never shrinks', async () => {
-    const r = await t.call('PATCH', '/v1/topics/orders', { partitions: 5, configs: { 'cleanup.policy': 'compact' } });
+    const r = await t.call('PATCH', '/v1/topics/orders', {
+      partitions: 5,
+      configs: { 'cleanup.policy': 'compact' },
+    });
     expect(r.status).toBe(200);
     expect(r.json.partitions).toHaveLength(5);
     expect(r.json.partitions[4]).toMatchObject({ partition: 4, highWatermark: 0, logStartOffset: 0 });
     expect(r.json.configs['cleanup.policy']).toBe('compact');
     expect(r.json.configs['retention.ms']).toBe('3600000');
     expectError(await t.call('PATCH', '/v1/topics/orders', { partitions: 2 }), 400, 'INVALID_PARTITIONS');
-    expectError(await t.call('PATCH', '/v1/topics/orders', { configs: { nope: '1' } }), 400, 'INVALID_CONFIG');
-    expectError(await t.call('PATCH', '/v1/topics/orders', { partitions: 6, configs: { nope: '1' } }), 400, 'INVALID_CONFIG');
+    expectError(
+      await t.call('PATCH', '/v1/topics/orders', { configs: { nope: '1' } }),
+      400,
+      'INVALID_CONFIG',
+    );
+    expectError(
+      await t.call('PATCH', '/v1/topics/orders', { partitions: 6, configs: { nope: '1' } }),
+      400,
+      'INVALID_CONFIG',
+    );
     const after = await t.call('GET', '/v1/topics/orders');
     expect(after.json.partitions).toHaveLength(5);
-    expectError(await t.call('PATCH', '/v1/topics/missing', { partitions: 2 }), 404, 'UNKNOWN_TOPIC_OR_PARTITION');
+    expectError(
+      await t.call('PATCH', '/v1/topics/missing', { partitions: 2 }),
+      404,
+      'UNKNOWN_TOPIC_OR_PARTITION',
+    );
   });
 
   it('deletes a topic, its data, and lets the name be reused at once', async () => {
     const created = await t.call('POST', '/v1/topics', { name: 'ephemeral', partitions: 2 });
-    const produced = await t.call('POST', '/v1/topics/ephemeral/records', { records: [{ value: 'old', partition: 1 }] });
+    const produced = await t.call('POST', '/v1/topics/ephemeral/records', {
+      records: [{ value: 'old', partition: 1 }],
+    });
     expect(produced.status).toBe(200);
     const deleted = await t.call('DELETE', '/v1/topics/ephemeral');
     expect(deleted.status).toBe(204);
     expect(deleted.bytes.length).toBe(0);
     expectError(await t.call('GET', '/v1/topics/ephemeral'), 404, 'UNKNOWN_TOPIC_OR_PARTITION');
     expectError(await t.call('DELETE', '/v1/topics/ephemeral'), 404, 'UNKNOWN_TOPIC_OR_PARTITION');
-    expectError(await t.call('GET', '/v1/topics/ephemeral/partitions/1/records?offset=0'), 404, 'UNKNOWN_TOPIC_OR_PARTITION');
+    expectError(
+      await t.call('GET', '/v1/topics/ephemeral/partitions/1/records?offset=0'),
+      404,
+      'UNKNOWN_TOPIC_OR_PARTITION',
+    );
 
     const again = await t.call('POST', '/v1/topics', { name: 'ephemeral', partitions: 2 });
     expect(again.status).toBe(201);

@@ -31,7 +31,11 @@ const hw = async (topic: string, partition: number): Promise<number> =>
 
 describe('JSON produce and fetch', () => {
   it('places keyed records like the Java client and reads them back in order', async () => {
-    const records = Array.from({ length: 20 }, (_, i) => ({ key: `user-${i % 5}`, value: `v${i}`, headers: [{ key: 'n', value: String(i) }] }));
+    const records = Array.from({ length: 20 }, (_, i) => ({
+      key: `user-${i % 5}`,
+      value: `v${i}`,
+      headers: [{ key: 'n', value: String(i) }],
+    }));
     const r = await t.call('POST', '/v1/topics/events/records', { records });
     expect(r.status).toBe(200);
     expect(r.json.results).toHaveLength(20);
@@ -39,14 +43,22 @@ describe('JSON produce and fetch', () => {
       expect(res.partition).toBe(partitionForKey(bytes(`user-${i % 5}`), 4)),
     );
     for (let p = 0; p < 4; p++) {
-      const mine = r.json.results.map((x: { partition: number }, i: number) => ({ ...x, i })).filter((x: { partition: number }) => x.partition === p);
+      const mine = r.json.results
+        .map((x: { partition: number }, i: number) => ({ ...x, i }))
+        .filter((x: { partition: number }) => x.partition === p);
       const fetched = await t.call('GET', `/v1/topics/events/partitions/${p}/records?offset=0`);
       expect(fetched.status).toBe(200);
       expect(fetched.json.highWatermark).toBe(mine.length);
       expect(fetched.json.nextOffset).toBe(mine.length);
-      expect(fetched.json.records.map((x: { value: string }) => x.value)).toEqual(mine.map((x: { i: number }) => `v${x.i}`));
-      expect(fetched.json.records.map((x: { offset: number }) => x.offset)).toEqual(mine.map((_: unknown, k: number) => k));
-      expect(fetched.json.records[0]?.headers).toEqual(mine.length ? [{ key: 'n', value: String(mine[0].i) }] : undefined);
+      expect(fetched.json.records.map((x: { value: string }) => x.value)).toEqual(
+        mine.map((x: { i: number }) => `v${x.i}`),
+      );
+      expect(fetched.json.records.map((x: { offset: number }) => x.offset)).toEqual(
+        mine.map((_: unknown, k: number) => k),
+      );
+      expect(fetched.json.records[0]?.headers).toEqual(
+        mine.length ? [{ key: 'n', value: String(mine[0].i) }] : undefined,
+      );
     }
   });
 
@@ -55,14 +67,25 @@ describe('JSON produce and fetch', () => {
     const b64 = Buffer.from(raw).toString('base64');
     const a = await t.call('POST', '/v1/topics/events/records', {
       encoding: 'base64',
-      records: [{ key: b64, value: b64, partition: 0, headers: [{ key: 'h', value: b64 }] }, { key: null, value: null, partition: 0 }],
+      records: [
+        { key: b64, value: b64, partition: 0, headers: [{ key: 'h', value: b64 }] },
+        { key: null, value: null, partition: 0 },
+      ],
     });
     expect(a.status).toBe(200);
-    const j = await t.call('POST', '/v1/topics/events/records', { encoding: 'json', records: [{ key: 'k', value: { a: [1, 'x', null] }, partition: 0 }] });
+    const j = await t.call('POST', '/v1/topics/events/records', {
+      encoding: 'json',
+      records: [{ key: 'k', value: { a: [1, 'x', null] }, partition: 0 }],
+    });
     expect(j.status).toBe(200);
     const from = a.json.results[0].offset;
     const f = await t.call('GET', `/v1/topics/events/partitions/0/records?offset=${from}&encoding=base64`);
-    expect(f.json.records[0]).toMatchObject({ offset: from, key: b64, value: b64, headers: [{ key: 'h', value: b64 }] });
+    expect(f.json.records[0]).toMatchObject({
+      offset: from,
+      key: b64,
+      value: b64,
+      headers: [{ key: 'h', value: b64 }],
+    });
     expect(f.json.records[1]).toMatchObject({ key: null, value: null });
     const fj = await t.call('GET', `/v1/topics/events/partitions/0/records?offset=${from + 2}&encoding=json`);
     expect(fj.json.records[0].value).toEqual({ a: [1, 'x', null] });
@@ -115,9 +138,9 @@ describe('JSON produce and fetch', () => {
     const before = await Promise.all([0, 1, 2, 3].map((p) => hw('events', p)));
     const retry = await t.call('POST', '/v1/topics/events/records', body, { 'idempotency-key': 'order-77' });
     expect(retry.status).toBe(200);
-    expect(retry.json.results.map((x: { partition: number; offset: number }) => [x.partition, x.offset])).toEqual(
-      first.json.results.map((x: { partition: number; offset: number }) => [x.partition, x.offset]),
-    );
+    expect(
+      retry.json.results.map((x: { partition: number; offset: number }) => [x.partition, x.offset]),
+    ).toEqual(first.json.results.map((x: { partition: number; offset: number }) => [x.partition, x.offset]));
     expect(await Promise.all([0, 1, 2, 3].map((p) => hw('events', p)))).toEqual(before);
   });
 });
@@ -131,11 +154,23 @@ describe('bad input changes nothing', () => {
     ['acks 0', { acks: '0', records: [{ value: 'a' }] }, 400, 'INVALID_REQUEST'],
     ['unknown field', { records: [{ value: 'a', colour: 'red' }] }, 400, 'INVALID_REQUEST'],
     ['bad timestamp', { records: [{ value: 'a', timestamp: 'now' }] }, 400, 'INVALID_REQUEST'],
-    ['unknown partition', { records: [{ value: 'a' }, { value: 'b', partition: 9 }] }, 404, 'UNKNOWN_TOPIC_OR_PARTITION'],
-    ['oversized record', { records: [{ value: 'ok' }, { value: 'x'.repeat(400) }] }, 413, 'MESSAGE_TOO_LARGE'],
+    [
+      'unknown partition',
+      { records: [{ value: 'a' }, { value: 'b', partition: 9 }] },
+      404,
+      'UNKNOWN_TOPIC_OR_PARTITION',
+    ],
+    [
+      'oversized record',
+      { records: [{ value: 'ok' }, { value: 'x'.repeat(400) }] },
+      413,
+      'MESSAGE_TOO_LARGE',
+    ],
   ])('%s', async (_, body, status, code) => {
     const topic = code === 'MESSAGE_TOO_LARGE' ? 'small' : 'events';
-    const before = await Promise.all([0, 1, 2, 3].slice(0, topic === 'small' ? 1 : 4).map((p) => hw(topic, p)));
+    const before = await Promise.all(
+      [0, 1, 2, 3].slice(0, topic === 'small' ? 1 : 4).map((p) => hw(topic, p)),
+    );
     const r = await t.call('POST', `/v1/topics/${topic}/records`, body);
     expect(r.status).toBe(status);
     expect(r.json.error.code).toBe(code);
@@ -143,7 +178,9 @@ describe('bad input changes nothing', () => {
   });
 
   it('rejects a body over the deployment limit with 413 before any write', async () => {
-    const r = await t.call('POST', '/v1/topics/events/records', { records: [{ value: 'x'.repeat(4 * 1024 * 1024) }] });
+    const r = await t.call('POST', '/v1/topics/events/records', {
+      records: [{ value: 'x'.repeat(4 * 1024 * 1024) }],
+    });
     expect(r.status).toBe(413);
     expect(r.json.error.code).toBe('RECORD_LIST_TOO_LARGE');
   });
@@ -163,13 +200,20 @@ describe('binary RecordBatch produce and fetch', () => {
     );
 
   it('assigns offsets and returns true base offsets on a raw fetch', async () => {
-    const a = await t.call('POST', '/v1/topics/binary/partitions/0/batches', batch(['a0', 'a1', 'a2']), BATCH);
+    const a = await t.call(
+      'POST',
+      '/v1/topics/binary/partitions/0/batches',
+      batch(['a0', 'a1', 'a2']),
+      BATCH,
+    );
     expect(a.status).toBe(200);
     expect(a.json).toEqual({ baseOffset: 0, lastOffset: 2, logAppendTime: -1, logStartOffset: 0 });
     const two = Buffer.concat([batch(['b0']), batch(['c0', 'c1'])]);
     const b = await t.call('POST', '/v1/topics/binary/partitions/0/batches', new Uint8Array(two), BATCH);
     expect(b.json).toMatchObject({ baseOffset: 3, lastOffset: 5 });
-    const raw = await t.call('GET', '/v1/topics/binary/partitions/0/records?offset=4', undefined, { accept: 'application/vnd.kafka.record-batch' });
+    const raw = await t.call('GET', '/v1/topics/binary/partitions/0/records?offset=4', undefined, {
+      accept: 'application/vnd.kafka.record-batch',
+    });
     expect(raw.status).toBe(200);
     expect(raw.headers.get('sluice-high-watermark')).toBe('6');
     expect(raw.headers.get('sluice-next-offset')).toBe('6');
@@ -178,7 +222,10 @@ describe('binary RecordBatch produce and fetch', () => {
     // Batch granularity: the stored batch holding offset 3 ends before 4, so it is not sent.
     expect(parts.map((p) => p.header.baseOffset)).toEqual([4]);
     const decoded = parts.flatMap((p) => decodeRecordBatch(raw.bytes.subarray(p.start, p.end)).records);
-    expect(decoded.map((r) => [r.offset, Buffer.from(r.value!).toString()])).toEqual([[4, 'c0'], [5, 'c1']]);
+    expect(decoded.map((r) => [r.offset, Buffer.from(r.value!).toString()])).toEqual([
+      [4, 'c0'],
+      [5, 'c1'],
+    ]);
   });
 
   it('is idempotent with producer ids: duplicates return the original offsets, gaps and stale epochs are refused', async () => {
@@ -188,17 +235,37 @@ describe('binary RecordBatch produce and fetch', () => {
     expect(producerEpoch).toBe(0);
     const first = batch(['x0', 'x1'], { id: producerId, epoch: 0, seq: 0 });
     const r1 = await t.call('POST', '/v1/topics/binary/partitions/1/batches', first, BATCH);
-    const r2 = await t.call('POST', '/v1/topics/binary/partitions/1/batches', batch(['x2'], { id: producerId, epoch: 0, seq: 2 }), BATCH);
+    const r2 = await t.call(
+      'POST',
+      '/v1/topics/binary/partitions/1/batches',
+      batch(['x2'], { id: producerId, epoch: 0, seq: 2 }),
+      BATCH,
+    );
     const dup = await t.call('POST', '/v1/topics/binary/partitions/1/batches', first, BATCH);
     expect(dup.status).toBe(200);
     expect(dup.json.baseOffset).toBe(r1.json.baseOffset);
     expect(dup.json.lastOffset).toBe(r1.json.lastOffset);
-    const gap = await t.call('POST', '/v1/topics/binary/partitions/1/batches', batch(['x9'], { id: producerId, epoch: 0, seq: 9 }), BATCH);
+    const gap = await t.call(
+      'POST',
+      '/v1/topics/binary/partitions/1/batches',
+      batch(['x9'], { id: producerId, epoch: 0, seq: 9 }),
+      BATCH,
+    );
     expect(gap.status).toBe(409);
     expect(gap.json.error.code).toBe('OUT_OF_ORDER_SEQUENCE_NUMBER');
-    const bumped = await t.call('POST', '/v1/topics/binary/partitions/1/batches', batch(['y0'], { id: producerId, epoch: 1, seq: 0 }), BATCH);
+    const bumped = await t.call(
+      'POST',
+      '/v1/topics/binary/partitions/1/batches',
+      batch(['y0'], { id: producerId, epoch: 1, seq: 0 }),
+      BATCH,
+    );
     expect(bumped.status).toBe(200);
-    const stale = await t.call('POST', '/v1/topics/binary/partitions/1/batches', batch(['z'], { id: producerId, epoch: 0, seq: 3 }), BATCH);
+    const stale = await t.call(
+      'POST',
+      '/v1/topics/binary/partitions/1/batches',
+      batch(['z'], { id: producerId, epoch: 0, seq: 3 }),
+      BATCH,
+    );
     expect(stale.status).toBe(409);
     expect(stale.json.error.code).toBe('INVALID_PRODUCER_EPOCH');
     expect(await hw('binary', 1)).toBe(r2.json.lastOffset + 2);
@@ -212,9 +279,16 @@ describe('binary RecordBatch produce and fetch', () => {
     const r = await t.call('POST', '/v1/topics/binary/partitions/0/batches', corrupt, BATCH);
     expect(r.status).toBe(400);
     expect(r.json.error.code).toBe('CORRUPT_MESSAGE');
-    const truncated = await t.call('POST', '/v1/topics/binary/partitions/0/batches', good.subarray(0, 30), BATCH);
+    const truncated = await t.call(
+      'POST',
+      '/v1/topics/binary/partitions/0/batches',
+      good.subarray(0, 30),
+      BATCH,
+    );
     expect(truncated.json.error.code).toBe('CORRUPT_MESSAGE');
-    const wrongType = await t.call('POST', '/v1/topics/binary/partitions/0/batches', good, { 'content-type': 'application/octet-stream' });
+    const wrongType = await t.call('POST', '/v1/topics/binary/partitions/0/batches', good, {
+      'content-type': 'application/octet-stream',
+    });
     expect(wrongType.status).toBe(400);
     const noPartition = await t.call('POST', '/v1/topics/binary/partitions/7/batches', good, BATCH);
     expect(noPartition.status).toBe(404);
@@ -236,8 +310,14 @@ describe('ListOffsets', () => {
       records: [100, 200, 300].map((ts) => ({ value: `at-${ts}`, timestamp: 1_600_000_000_000 + ts })),
     });
     const high = await hw('timed', 0);
-    expect((await t.call('GET', '/v1/topics/timed/partitions/0/offsets?at=earliest')).json).toEqual({ offset: 0, timestamp: -1 });
-    expect((await t.call('GET', '/v1/topics/timed/partitions/0/offsets?at=latest')).json).toEqual({ offset: high, timestamp: -1 });
+    expect((await t.call('GET', '/v1/topics/timed/partitions/0/offsets?at=earliest')).json).toEqual({
+      offset: 0,
+      timestamp: -1,
+    });
+    expect((await t.call('GET', '/v1/topics/timed/partitions/0/offsets?at=latest')).json).toEqual({
+      offset: high,
+      timestamp: -1,
+    });
     const at = await t.call('GET', `/v1/topics/timed/partitions/0/offsets?at=${1_600_000_000_150}`);
     expect(at.json).toEqual({ offset: high - 2, timestamp: 1_600_000_000_200 });
     const future = await t.call('GET', `/v1/topics/timed/partitions/0/offsets?at=${Date.now() + 86_400_000}`);

@@ -35,7 +35,11 @@ export const startTestStack = async (): Promise<TestStack> => {
       SLUICE_BUCKETS: `it-${suffix}`,
     },
   });
-  return { stack, url: stack.url, call: (method, path, body, headers) => call(stack.url, method, path, body, headers) };
+  return {
+    stack,
+    url: stack.url,
+    call: (method, path, body, headers) => call(stack.url, method, path, body, headers),
+  };
 };
 
 export const call = async (
@@ -45,7 +49,14 @@ export const call = async (
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<Reply> => {
-  const raw = body instanceof Uint8Array ? body : typeof body === 'string' ? body : body === undefined ? undefined : JSON.stringify(body);
+  const raw =
+    body instanceof Uint8Array
+      ? body
+      : typeof body === 'string'
+        ? body
+        : body === undefined
+          ? undefined
+          : JSON.stringify(body);
   const response = await fetch(`${url}${path}`, {
     method,
     headers: { ...(typeof raw === 'string' ? { 'content-type': 'application/json' } : {}), ...headers },
@@ -53,6 +64,7 @@ export const call = async (
   });
   const bytes = new Uint8Array(await response.arrayBuffer());
   const type = response.headers.get('content-type') ?? '';
-  const json = type.includes('json') && bytes.length > 0 ? JSON.parse(Buffer.from(bytes).toString('utf8')) : undefined;
+  const json =
+    type.includes('json') && bytes.length > 0 ? JSON.parse(Buffer.from(bytes).toString('utf8')) : undefined;
   return { status: response.status, headers: response.headers, json, bytes };
 };

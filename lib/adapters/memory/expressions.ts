@@ -59,7 +59,11 @@ export const evaluate = (condition: Condition, item: Doc | undefined): boolean =
   const actual = readPath(item, condition.path);
   if ('contains' in condition) {
     if (Array.isArray(actual)) return actual.some((x) => deepEqual(x, condition.contains));
-    return typeof actual === 'string' && typeof condition.contains === 'string' && actual.includes(condition.contains);
+    return (
+      typeof actual === 'string' &&
+      typeof condition.contains === 'string' &&
+      actual.includes(condition.contains)
+    );
   }
   const other = 'otherPath' in condition ? readPath(item, condition.otherPath) : condition.value;
   return holds(condition.op, actual, other);
@@ -100,7 +104,11 @@ const writePath = (item: Doc, path: Path, value: AttributeValue | undefined): vo
 };
 
 /** Applies actions to a copy of `before` (which may be undefined: the update creates the item). */
-export const applyUpdate = (key: { pk: string; sk: string }, before: Item | undefined, actions: readonly UpdateAction[]): Item => {
+export const applyUpdate = (
+  key: { pk: string; sk: string },
+  before: Item | undefined,
+  actions: readonly UpdateAction[],
+): Item => {
   const after: Item = before ? clone(before) : { pk: key.pk, sk: key.sk };
   for (const action of actions) {
     if ('remove' in action) {
@@ -115,17 +123,21 @@ export const applyUpdate = (key: { pk: string; sk: string }, before: Item | unde
     const current = readPath(before, action.set);
     let value: AttributeValue;
     if ('value' in action) value = clone(action.value);
-    else if ('ifNotExists' in action) value = current === undefined ? clone(action.ifNotExists) : clone(current);
+    else if ('ifNotExists' in action)
+      value = current === undefined ? clone(action.ifNotExists) : clone(current);
     else if ('copyOf' in action) {
       const source = readPath(before, action.copyOf);
-      if (source === undefined) throw invalidRequest(`operand ${pathParts(action.copyOf).join('.')} does not exist`);
+      if (source === undefined)
+        throw invalidRequest(`operand ${pathParts(action.copyOf).join('.')} does not exist`);
       value = clone(source);
     } else if ('add' in action) {
       const base = readPath(before, action.from ?? action.set) ?? action.initial;
-      if (typeof base !== 'number') throw invalidRequest(`operand ${pathParts(action.from ?? action.set).join('.')} is not a number`);
+      if (typeof base !== 'number')
+        throw invalidRequest(`operand ${pathParts(action.from ?? action.set).join('.')} is not a number`);
       value = base + action.add;
     } else {
-      if (!Array.isArray(current)) throw invalidRequest(`list_append operand ${pathParts(action.set).join('.')} is not a list`);
+      if (!Array.isArray(current))
+        throw invalidRequest(`list_append operand ${pathParts(action.set).join('.')} is not a list`);
       value = [...clone(current), ...clone([...action.append])];
     }
     writePath(after, action.set, value);

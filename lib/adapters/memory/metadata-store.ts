@@ -29,7 +29,10 @@ export class MemoryMetadataStore implements MetadataStore {
 
   async get(key: ItemKey, options: { consistent?: boolean } = {}): Promise<Item | undefined> {
     const item = this.read(key);
-    this.meter.add({ metadataReads: 1, readUnits: readUnitsFor(item ? itemSize(item) : 1, options.consistent ?? false) });
+    this.meter.add({
+      metadataReads: 1,
+      readUnits: readUnitsFor(item ? itemSize(item) : 1, options.consistent ?? false),
+    });
     return clone(item);
   }
 
@@ -39,12 +42,17 @@ export class MemoryMetadataStore implements MetadataStore {
     this.write(clone(item), before);
   }
 
-  async update(key: ItemKey, actions: readonly UpdateAction[], options: UpdateOptions = {}): Promise<Item | undefined> {
+  async update(
+    key: ItemKey,
+    actions: readonly UpdateAction[],
+    options: UpdateOptions = {},
+  ): Promise<Item | undefined> {
     const before = this.read(key);
     this.check(options.condition, before);
     const after = applyUpdate(key, before, actions);
     this.write(after, before);
-    const returned = options.returnValues === 'allOld' ? before : options.returnValues === 'allNew' ? after : undefined;
+    const returned =
+      options.returnValues === 'allOld' ? before : options.returnValues === 'allNew' ? after : undefined;
     return clone(returned);
   }
 
@@ -61,7 +69,8 @@ export class MemoryMetadataStore implements MetadataStore {
       .sort((a, b) => (a.sk < b.sk ? -1 : a.sk > b.sk ? 1 : 0));
     if (input.reverse) rows.reverse();
     const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
-    const start = after === undefined ? rows : rows.filter((r) => (input.reverse ? r.sk < after : r.sk > after));
+    const start =
+      after === undefined ? rows : rows.filter((r) => (input.reverse ? r.sk < after : r.sk > after));
     const limit = input.limit ?? Number.POSITIVE_INFINITY;
     // DynamoDB also pages at 1 MB; mirror that so callers handle cursors either way.
     const page: Item[] = [];
@@ -81,12 +90,22 @@ export class MemoryMetadataStore implements MetadataStore {
     if (ops.length > 100) throw invalidRequest('a transaction holds at most 100 operations');
     const keys = new Set(ops.map((op) => keyString(opKey(op))));
     if (keys.size !== ops.length) throw invalidRequest('a transaction may touch each item only once');
-    const reasons = ops.map((op) => (op.condition && !evaluate(op.condition, this.read(opKey(op))) ? 'ConditionalCheckFailed' : 'None') as 'None' | 'ConditionalCheckFailed');
+    const reasons = ops.map(
+      (op) =>
+        (op.condition && !evaluate(op.condition, this.read(opKey(op)))
+          ? 'ConditionalCheckFailed'
+          : 'None') as 'None' | 'ConditionalCheckFailed',
+    );
     if (reasons.some((r) => r !== 'None')) throw new TransactionCanceledError(reasons);
     const results = ops.map((op) => {
       const before = this.read(opKey(op));
       if ('put' in op) return { key: opKey(op), before, after: clone(op.put) as Item | undefined };
-      if ('update' in op) return { key: opKey(op), before, after: applyUpdate(op.update, before, op.actions) as Item | undefined };
+      if ('update' in op)
+        return {
+          key: opKey(op),
+          before,
+          after: applyUpdate(op.update, before, op.actions) as Item | undefined,
+        };
       if ('delete' in op) return { key: opKey(op), before, after: undefined };
       return { key: opKey(op), before, after: before, checkOnly: true };
     });
@@ -95,7 +114,10 @@ export class MemoryMetadataStore implements MetadataStore {
       if (r.after) this.write(r.after, r.before, 2);
       else {
         this.partitions.get(r.key.pk)?.delete(r.key.sk);
-        this.meter.add({ metadataWrites: 1, writeUnits: 2 * writeUnitsFor(r.before ? itemSize(r.before) : 1) });
+        this.meter.add({
+          metadataWrites: 1,
+          writeUnits: 2 * writeUnitsFor(r.before ? itemSize(r.before) : 1),
+        });
       }
     }
   }
@@ -120,16 +142,26 @@ export class MemoryMetadataStore implements MetadataStore {
 
   private write(after: Item, before: Item | undefined, factor = 1): void {
     const size = itemSize(after);
-    if (size > MAX_ITEM_BYTES) throw invalidRequest(`item ${after.pk}/${after.sk} is ${size} bytes, over DynamoDB's 400 KB`);
+    if (size > MAX_ITEM_BYTES)
+      throw invalidRequest(`item ${after.pk}/${after.sk} is ${size} bytes, over DynamoDB's 400 KB`);
     let partition = this.partitions.get(after.pk);
     if (!partition) this.partitions.set(after.pk, (partition = new Map()));
     partition.set(after.sk, after);
-    this.meter.add({ metadataWrites: 1, writeUnits: factor * writeUnitsFor(Math.max(size, before ? itemSize(before) : 0)) });
+    this.meter.add({
+      metadataWrites: 1,
+      writeUnits: factor * writeUnitsFor(Math.max(size, before ? itemSize(before) : 0)),
+    });
   }
 }
 
 const opKey = (op: TransactOp): ItemKey =>
-  'put' in op ? { pk: op.put.pk, sk: op.put.sk } : 'update' in op ? op.update : 'delete' in op ? op.delete : op.check;
+  'put' in op
+    ? { pk: op.put.pk, sk: op.put.sk }
+    : 'update' in op
+      ? op.update
+      : 'delete' in op
+        ? op.delete
+        : op.check;
 
 const keyString = (key: ItemKey): string => `${key.pk}\u0000${key.sk}`;
 

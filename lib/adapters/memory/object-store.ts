@@ -27,7 +27,9 @@ export class MemoryObjectStore implements ObjectStore {
     const found = this.objects.get(key);
     this.meter.add({ objectGets: 1 });
     if (!found) throw new ObjectNotFoundError(key);
-    const bytes = range ? found.body.slice(range.start, Math.min(range.end, found.body.length)) : new Uint8Array(found.body);
+    const bytes = range
+      ? found.body.slice(range.start, Math.min(range.end, found.body.length))
+      : new Uint8Array(found.body);
     this.meter.add({ objectGetBytes: bytes.length });
     return bytes;
   }

@@ -194,24 +194,20 @@ export class GroupItems {
       memberOps.push({ delete: groupKeys.member(groupId, id), condition: versionIs(old.version) });
       ownership = true;
     }
-    const metaAfter = encodeMeta(
-      groupId,
-      { ...after.meta, version: before.meta.version },
-      after.members.size,
-    );
+    const encodeAfter = (version: number): Item => encodeMeta(groupId, { ...after.meta, version }, after.members.size);
     const metaChanged =
       !stored ||
       (after.meta !== before.meta &&
-        JSON.stringify(metaAfter) !== JSON.stringify(encodeMeta(groupId, before.meta, before.members.size)));
+        JSON.stringify(encodeAfter(before.meta.version)) !==
+          JSON.stringify(encodeMeta(groupId, before.meta, before.members.size)));
 
     if (!metaChanged && !ownership) {
-      for (const op of memberOps)
-        if ('put' in op) await this.store.put(op.put, op.condition ? { condition: op.condition } : {});
+      for (const op of memberOps) if ('put' in op) await this.store.put(op.put, op.condition ? { condition: op.condition } : {});
       return;
     }
     const ops: TransactOp[] = [
       {
-        put: { ...metaAfter, version: before.meta.version + 1 },
+        put: encodeAfter(before.meta.version + 1),
         condition: stored ? versionIs(before.meta.version) : absent,
       },
       ...(stored

@@ -48,7 +48,10 @@ export const commitBatch = async (store: MetadataStore, input: CommitInput): Pro
   if (producer) {
     const pid = String(producer.producerId);
     conditions.push(producerSequenceCondition(pid, producer));
-    actions.push({ set: ['pr', pid], value: { e: producer.producerEpoch, s: producer.lastSequence, t: input.now } });
+    actions.push({
+      set: ['pr', pid],
+      value: { e: producer.producerEpoch, s: producer.lastSequence, t: input.now },
+    });
   }
   if (idempotency) {
     conditions.push({ path: 'ikGen', op: '=', value: idempotency.generation });
@@ -61,7 +64,12 @@ export const commitBatch = async (store: MetadataStore, input: CommitInput): Pro
       returnValues: 'allOld',
     });
     const state = asPartitionState(old!);
-    return { kind: 'committed', baseOffset: state.nextOffset, logStartOffset: state.logStartOffset, tailLength: state.tail.length };
+    return {
+      kind: 'committed',
+      baseOffset: state.nextOffset,
+      logStartOffset: state.logStartOffset,
+      tailLength: state.tail.length,
+    };
   } catch (error) {
     if (!(error instanceof ConditionFailedError)) throw error;
     return explainFailure(input, error.current ? asPartitionState(error.current) : undefined);
@@ -117,13 +125,23 @@ const explainFailure = (input: CommitInput, state: PartitionState | undefined): 
     if (state.ik.includes(input.idempotency.hash)) {
       const offsets = tailOffsets(state);
       const i = state.tail.findIndex((e) => e.k === input.idempotency!.hash);
-      if (i >= 0) return { kind: 'duplicate', baseOffset: offsets[i]!, entry: state.tail[i], logStartOffset: state.logStartOffset };
+      if (i >= 0)
+        return {
+          kind: 'duplicate',
+          baseOffset: offsets[i]!,
+          entry: state.tail[i],
+          logStartOffset: state.logStartOffset,
+        };
     }
     if (state.ikGen !== input.idempotency.generation) return { kind: 'retry' };
   }
-  throw new SluiceError('UNKNOWN_SERVER_ERROR', `commit on ${where} failed a condition that should have held`, {
-    retriable: true,
-  });
+  throw new SluiceError(
+    'UNKNOWN_SERVER_ERROR',
+    `commit on ${where} failed a condition that should have held`,
+    {
+      retriable: true,
+    },
+  );
 };
 
 /** A retried batch of the producer's recent ones: in the tail, or in the history kept when it left. */
@@ -133,7 +151,8 @@ const findProducerBatch = (
 ): { baseOffset: number; entry: TailEntry | undefined } | undefined => {
   const offsets = tailOffsets(state);
   const i = state.tail.findIndex(
-    (e) => e.p === p.producerId && e.e === p.producerEpoch && e.q === p.firstSequence && e.z === p.lastSequence,
+    (e) =>
+      e.p === p.producerId && e.e === p.producerEpoch && e.q === p.firstSequence && e.z === p.lastSequence,
   );
   if (i >= 0) return { baseOffset: offsets[i]!, entry: state.tail[i] };
   const old = state.ph[String(p.producerId)]?.find(

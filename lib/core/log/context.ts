@@ -54,7 +54,8 @@ export const createLogContext = (options: LogOptions): LogContext => {
     newId: options.newId ?? (() => globalThis.crypto.randomUUID()),
     objectStore: (id) => {
       const store = byId.get(id);
-      if (!store) throw new SluiceError('NOT_LEADER_OR_FOLLOWER', `store ${id} is not configured in this deployment`);
+      if (!store)
+        throw new SluiceError('NOT_LEADER_OR_FOLLOWER', `store ${id} is not configured in this deployment`);
       return store;
     },
     leadership: new LeadershipCache(options.store),
@@ -87,10 +88,18 @@ export class LeadershipCache {
   }
 }
 
-export const readPartitionState = async (store: MetadataStore, topic: Topic, partition: number): Promise<PartitionState> => {
+export const readPartitionState = async (
+  store: MetadataStore,
+  topic: Topic,
+  partition: number,
+): Promise<PartitionState> => {
   checkPartition(topic, partition);
   const item = await store.get(keys.partitionState(topic.topicId, partition), { consistent: true });
-  if (!item) throw new SluiceError('UNKNOWN_TOPIC_OR_PARTITION', `partition ${topic.name}-${partition} does not exist`);
+  if (!item)
+    throw new SluiceError(
+      'UNKNOWN_TOPIC_OR_PARTITION',
+      `partition ${topic.name}-${partition} does not exist`,
+    );
   return asPartitionState(item);
 };
 
@@ -105,7 +114,10 @@ export const checkPartition = (topic: Topic, partition: number): void => {
 
 export const parsePartitionParam = (raw: string | undefined): number => {
   if (raw === undefined || !/^\d{1,9}$/.test(raw)) {
-    throw new SluiceError('UNKNOWN_TOPIC_OR_PARTITION', `partition ${JSON.stringify(raw)} is not a partition number`);
+    throw new SluiceError(
+      'UNKNOWN_TOPIC_OR_PARTITION',
+      `partition ${JSON.stringify(raw)} is not a partition number`,
+    );
   }
   return Number(raw);
 };

@@ -61,7 +61,10 @@ export class Fetcher {
         nextOffset = record.offset + 1;
       }
       // Offsets past the last record of a batch (compaction) are skipped, not refetched.
-      nextOffset = Math.max(nextOffset, Math.min(batch.baseOffset + batch.header.lastOffsetDelta + 1, state.nextOffset));
+      nextOffset = Math.max(
+        nextOffset,
+        Math.min(batch.baseOffset + batch.header.lastOffsetDelta + 1, state.nextOffset),
+      );
     }
     return { records, nextOffset, ...bounds };
   }
@@ -125,7 +128,9 @@ export class Fetcher {
     const indexed = hit.items[0];
     if (indexed) {
       const baseOffset = indexed['o'] as number;
-      const item = await this.ctx.store.get(keys.batch(topic.topicId, partition, baseOffset), { consistent: true });
+      const item = await this.ctx.store.get(keys.batch(topic.topicId, partition, baseOffset), {
+        consistent: true,
+      });
       if (item) return { baseOffset, entry: item as unknown as LocatedEntry['entry'] };
     }
     let base = state.tailBase;
@@ -158,8 +163,20 @@ export class Fetcher {
     }
   }
 
-  private async read(topic: Topic, partition: number, state: PartitionState, request: FetchRequest): Promise<StoredBatch[]> {
-    const entries = await locateEntries(this.ctx.store, topic.topicId, partition, state, request.offset, request.maxBytes);
+  private async read(
+    topic: Topic,
+    partition: number,
+    state: PartitionState,
+    request: FetchRequest,
+  ): Promise<StoredBatch[]> {
+    const entries = await locateEntries(
+      this.ctx.store,
+      topic.topicId,
+      partition,
+      state,
+      request.offset,
+      request.maxBytes,
+    );
     return readBatches(this.storeFor(state, request.replica), entries);
   }
 

@@ -35,7 +35,10 @@ export const materializeTail = async (
   const state = asPartitionState(item);
   const count = Math.min(state.tail.length, MAX_ENTRIES_PER_PASS);
   const expired = Object.entries(state.pr)
-    .filter(([pid, p]) => options.now - p.t > options.producerExpirationMs && !state.tail.some((e) => e.p === Number(pid)))
+    .filter(
+      ([pid, p]) =>
+        options.now - p.t > options.producerExpirationMs && !state.tail.some((e) => e.p === Number(pid)),
+    )
     .map(([pid]) => pid);
   if (count === 0 && expired.length === 0) return 0;
 
@@ -79,7 +82,8 @@ export const materializeTail = async (
     );
   }
   if (keyCount > 0) actions.push({ removeHead: 'ik', count: keyCount }, { set: 'ikGen', add: 1 });
-  for (const [pid, list] of history) if (!expired.includes(pid)) actions.push({ set: ['ph', pid], value: list as never });
+  for (const [pid, list] of history)
+    if (!expired.includes(pid)) actions.push({ set: ['ph', pid], value: list as never });
   for (const pid of expired) actions.push({ remove: ['pr', pid] }, { remove: ['ph', pid] });
   try {
     // An expired producer that wrote meanwhile keeps its state: the trim then fails and runs again later.

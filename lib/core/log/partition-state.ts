@@ -92,7 +92,10 @@ export const initialPartitionState = (
     ikGen: 0,
     tsMax: -1,
   };
-  return { ...keys.partitionState(topicId, partition), ...(state as unknown as Record<string, AttributeValue>) };
+  return {
+    ...keys.partitionState(topicId, partition),
+    ...(state as unknown as Record<string, AttributeValue>),
+  };
 };
 
 export const asPartitionState = (item: Item): PartitionState => item as unknown as PartitionState;

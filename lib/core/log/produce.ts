@@ -72,7 +72,10 @@ export class Producer {
     const topic = await ctx.catalog.get(topicName);
     const config = effectiveConfig(topic.configs);
     const now = ctx.clock.now();
-    const ikHash = request.idempotencyKey === undefined ? undefined : idempotencyHash(topic.topicId, request.idempotencyKey);
+    const ikHash =
+      request.idempotencyKey === undefined
+        ? undefined
+        : idempotencyHash(topic.topicId, request.idempotencyKey);
     const writes = this.assignPartitions(topic, request, ikHash);
     for (const write of writes.values()) this.buildBatches(write, request.records, config, now);
 
@@ -82,30 +85,42 @@ export class Producer {
     await this.writeObjects(topic, fresh, config, now, ikHash);
 
     const outcomes = await Promise.all(
-      fresh.map((w) => this.commit(topic, w, undefined, ikHash).then(
-        (outcome) => ({ w, outcome }),
-        (error: unknown) => ({ w, error: toSluiceError(error) }),
-      )),
+      fresh.map((w) =>
+        this.commit(topic, w, undefined, ikHash).then(
+          (outcome) => ({ w, outcome }),
+          (error: unknown) => ({ w, error: toSluiceError(error) }),
+        ),
+      ),
     );
     const failures = outcomes.filter((o) => 'error' in o);
-    if (failures.length === fresh.length && failures.length > 0 && fresh.length === writes.size) throw failures[0]!.error;
+    if (failures.length === fresh.length && failures.length > 0 && fresh.length === writes.size)
+      throw failures[0]!.error;
 
     const results: ProduceResult[] = new Array(request.records.length);
     for (const w of writes.values()) {
       const settled = outcomes.find((o) => o.w === w);
       if (settled && 'error' in settled) {
         const { code, message, retriable } = settled.error;
-        for (const i of w.indexes) results[i] = { partition: w.partition, error: { code, message, retriable } };
+        for (const i of w.indexes)
+          results[i] = { partition: w.partition, error: { code, message, retriable } };
         continue;
       }
-      const base = w.duplicate?.baseOffset ?? (settled as { outcome: { baseOffset: number } }).outcome.baseOffset;
-      w.indexes.forEach((i, k) => (results[i] = { partition: w.partition, offset: base + k, timestamp: w.timestamps[k]! }));
+      const base =
+        w.duplicate?.baseOffset ?? (settled as { outcome: { baseOffset: number } }).outcome.baseOffset;
+      w.indexes.forEach(
+        (i, k) => (results[i] = { partition: w.partition, offset: base + k, timestamp: w.timestamps[k]! }),
+      );
     }
     return results;
   }
 
   /** Binary produce: RecordBatch v2 bytes as an idempotent (or plain) Kafka producer sends them. */
-  async produceBatches(topicName: string, partition: number, body: Uint8Array, acks: Acks): Promise<BatchProduceResult> {
+  async produceBatches(
+    topicName: string,
+    partition: number,
+    body: Uint8Array,
+    acks: Acks,
+  ): Promise<BatchProduceResult> {
     const { ctx } = this;
     const topic = await ctx.catalog.get(topicName);
     checkPartition(topic, partition);
@@ -130,7 +145,10 @@ export class Producer {
         throw new SluiceError('INVALID_RECORD', 'transactional and control batches are not supported');
       }
       if (header.recordCount < 1 || header.lastOffsetDelta < header.recordCount - 1) {
-        throw new SluiceError('CORRUPT_MESSAGE', `batch ${i} has ${header.recordCount} records and lastOffsetDelta ${header.lastOffsetDelta}`);
+        throw new SluiceError(
+          'CORRUPT_MESSAGE',
+          `batch ${i} has ${header.recordCount} records and lastOffsetDelta ${header.lastOffsetDelta}`,
+        );
       }
       producer = chainProducer(producer, header, i);
       span += header.lastOffsetDelta + 1;
@@ -142,7 +160,12 @@ export class Producer {
     });
     const write: PartitionWrite = { partition, indexes: [], batches, timestamps: [] };
     await this.checkReplicas(topic, [write], config, acks);
-    await this.writeObjects(topic, [write], config, now, undefined, { n: span, c: records, t: maxTs, f: firstTs });
+    await this.writeObjects(topic, [write], config, now, undefined, {
+      n: span,
+      c: records,
+      t: maxTs,
+      f: firstTs,
+    });
     const outcome = await this.commit(topic, write, producer, undefined);
     const baseOffset = outcome.baseOffset;
     const entrySpan = outcome.kind === 'duplicate' && outcome.entry ? outcome.entry.n : span;
@@ -156,11 +179,17 @@ export class Producer {
 
   /** InitProducerId: a new producer id with epoch 0. */
   async initProducerId(): Promise<{ producerId: number; producerEpoch: number }> {
-    const item = await this.ctx.store.update(keys.producerIds, [{ set: 'next', add: 1, initial: 0 }], { returnValues: 'allNew' });
+    const item = await this.ctx.store.update(keys.producerIds, [{ set: 'next', add: 1, initial: 0 }], {
+      returnValues: 'allNew',
+    });
     return { producerId: (item!['next'] as number) - 1, producerEpoch: 0 };
   }
 
-  private assignPartitions(topic: Topic, request: ProduceRequest, ikHash: string | undefined): Map<number, PartitionWrite> {
+  private assignPartitions(
+    topic: Topic,
+    request: ProduceRequest,
+    ikHash: string | undefined,
+  ): Map<number, PartitionWrite> {
     // Keyless records of one request stick to one partition (Kafka's sticky partitioner); with an
     // Idempotency-Key the choice derives from the key so a retry lands where the original did.
     const sticky =
@@ -182,7 +211,12 @@ export class Producer {
     return writes;
   }
 
-  private buildBatches(write: PartitionWrite, records: readonly ProduceRecord[], config: TopicConfig, now: number): void {
+  private buildBatches(
+    write: PartitionWrite,
+    records: readonly ProduceRecord[],
+    config: TopicConfig,
+    now: number,
+  ): void {
     const logAppend = config['message.timestamp.type'] === 'LogAppendTime';
     const limit = config['max.message.bytes'];
     let chunk: RecordInput[] = [];
@@ -199,7 +233,10 @@ export class Producer {
       const r = records[i]!;
       const timestamp = logAppend ? now : (r.timestamp ?? now);
       write.timestamps.push(timestamp);
-      const size = RECORD_OVERHEAD + (r.key?.length ?? 0) + (r.value?.length ?? 0) +
+      const size =
+        RECORD_OVERHEAD +
+        (r.key?.length ?? 0) +
+        (r.value?.length ?? 0) +
         r.headers.reduce((s, h) => s + 10 + Buffer.byteLength(h.key) + (h.value?.length ?? 0), 0);
       if (BATCH_OVERHEAD + size > limit) {
         throw new SluiceError(
@@ -228,13 +265,20 @@ export class Producer {
           w.duplicate = { baseOffset: base };
           return;
         }
-        const old = await this.ctx.store.get(keys.idempotencyKey(topic.topicId, w.partition, ikHash), { consistent: true });
+        const old = await this.ctx.store.get(keys.idempotencyKey(topic.topicId, w.partition, ikHash), {
+          consistent: true,
+        });
         if (old) w.duplicate = { baseOffset: old['o'] as number };
       }),
     );
   }
 
-  private async checkReplicas(topic: Topic, writes: PartitionWrite[], config: TopicConfig, acks: Acks): Promise<void> {
+  private async checkReplicas(
+    topic: Topic,
+    writes: PartitionWrite[],
+    config: TopicConfig,
+    acks: Acks,
+  ): Promise<void> {
     for (const w of writes) {
       const { isr } = await this.ctx.leadership.get(topic, w.partition);
       if (acks === 'all' && isr.length < config['min.insync.replicas']) {
@@ -303,7 +347,17 @@ export class Producer {
     ikHash: string | undefined,
   ): Promise<CommitOutcome & { kind: 'committed' | 'duplicate' }> {
     const { ctx } = this;
-    const entry = { ...w.entry!, ...(producer ? { p: producer.producerId, e: producer.producerEpoch, q: producer.firstSequence, z: producer.lastSequence } : {}) };
+    const entry = {
+      ...w.entry!,
+      ...(producer
+        ? {
+            p: producer.producerId,
+            e: producer.producerEpoch,
+            q: producer.firstSequence,
+            z: producer.lastSequence,
+          }
+        : {}),
+    };
     for (let attempt = 1; ; attempt++) {
       const leadership = await ctx.leadership.get(topic, w.partition, { fresh: attempt > 1 });
       try {
@@ -324,12 +378,25 @@ export class Producer {
         if (outcome.kind === 'duplicate') return outcome;
         // The key list was trimmed since we looked: look again (the original may have moved to K#).
         await this.findDuplicates(topic, [w], ikHash!);
-        if (w.duplicate) return { kind: 'duplicate', baseOffset: w.duplicate.baseOffset, entry: undefined, logStartOffset: 0 };
+        if (w.duplicate)
+          return {
+            kind: 'duplicate',
+            baseOffset: w.duplicate.baseOffset,
+            entry: undefined,
+            logStartOffset: 0,
+          };
       } catch (error) {
-        if (!(error instanceof SluiceError && error.code === 'FENCED_LEADER_EPOCH') || attempt >= MAX_COMMIT_ATTEMPTS) throw error;
+        if (
+          !(error instanceof SluiceError && error.code === 'FENCED_LEADER_EPOCH') ||
+          attempt >= MAX_COMMIT_ATTEMPTS
+        )
+          throw error;
       }
       if (attempt >= MAX_COMMIT_ATTEMPTS) {
-        throw new SluiceError('REQUEST_TIMED_OUT', `commit on ${topic.name}-${w.partition} kept racing; retry`);
+        throw new SluiceError(
+          'REQUEST_TIMED_OUT',
+          `commit on ${topic.name}-${w.partition} kept racing; retry`,
+        );
       }
     }
   }
@@ -360,14 +427,25 @@ const chainProducer = (
   }
   if (!idempotent) return undefined;
   if (header.baseSequence < 0 || header.producerEpoch < 0) {
-    throw new SluiceError('INVALID_RECORD', `batch ${index} has producerId ${header.producerId} but no sequence or epoch`);
+    throw new SluiceError(
+      'INVALID_RECORD',
+      `batch ${index} has producerId ${header.producerId} but no sequence or epoch`,
+    );
   }
   const lastSequence = header.baseSequence + header.lastOffsetDelta;
   if (!previous) {
-    return { producerId: header.producerId, producerEpoch: header.producerEpoch, firstSequence: header.baseSequence, lastSequence };
+    return {
+      producerId: header.producerId,
+      producerEpoch: header.producerEpoch,
+      firstSequence: header.baseSequence,
+      lastSequence,
+    };
   }
   if (header.producerId !== previous.producerId || header.producerEpoch !== previous.producerEpoch) {
-    throw new SluiceError('INVALID_RECORD', 'batches of one request must come from one producer id and epoch');
+    throw new SluiceError(
+      'INVALID_RECORD',
+      'batches of one request must come from one producer id and epoch',
+    );
   }
   if (header.baseSequence !== previous.lastSequence + 1) {
     throw new SluiceError(
@@ -382,4 +460,6 @@ export const idempotencyHash = (topicId: string, key: string): string =>
   createHash('sha256').update(topicId).update('\u0000').update(key).digest('base64url').slice(0, 22);
 
 const toSluiceError = (error: unknown): SluiceError =>
-  error instanceof SluiceError ? error : new SluiceError('UNKNOWN_SERVER_ERROR', 'commit failed', { cause: error });
+  error instanceof SluiceError
+    ? error
+    : new SluiceError('UNKNOWN_SERVER_ERROR', 'commit failed', { cause: error });

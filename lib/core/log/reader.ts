@@ -82,7 +82,10 @@ export const locateEntries = async (
 };
 
 /** Reads and verifies the batches of the given entries, coalescing adjacent ranges of one object. */
-export const readBatches = async (objectStore: ObjectStore, entries: readonly LocatedEntry[]): Promise<StoredBatch[]> => {
+export const readBatches = async (
+  objectStore: ObjectStore,
+  entries: readonly LocatedEntry[],
+): Promise<StoredBatch[]> => {
   const runs: { key: string; start: number; end: number; entries: LocatedEntry[] }[] = [];
   for (const located of entries) {
     const last = runs.at(-1);
@@ -106,17 +109,26 @@ export const readBatches = async (objectStore: ObjectStore, entries: readonly Lo
       const from = located.entry.b - run.start;
       const bytes = body.subarray(from, from + located.entry.l);
       if (bytes.length !== located.entry.l) {
-        throw storedDataError(`object ${run.key} is shorter than its index entry at offset ${located.baseOffset}`);
+        throw storedDataError(
+          `object ${run.key} is shorter than its index entry at offset ${located.baseOffset}`,
+        );
       }
       let next = located.baseOffset;
       let parts;
       try {
         parts = splitBatches(bytes);
       } catch (error) {
-        throw storedDataError(`stored batch at offset ${located.baseOffset} in ${run.key} failed verification`, error);
+        throw storedDataError(
+          `stored batch at offset ${located.baseOffset} in ${run.key} failed verification`,
+          error,
+        );
       }
       for (const { start, end, header } of parts) {
-        out.push({ baseOffset: next, header: { ...header, baseOffset: next }, bytes: withBaseOffset(bytes.subarray(start, end), next) });
+        out.push({
+          baseOffset: next,
+          header: { ...header, baseOffset: next },
+          bytes: withBaseOffset(bytes.subarray(start, end), next),
+        });
         next += header.lastOffsetDelta + 1;
       }
     }

@@ -59,11 +59,23 @@ export class TopicCatalog {
     const name = validateTopicName(input.name);
     const partitions = positiveInt(input.partitions ?? 1, 'partitions', 'INVALID_PARTITIONS', MAX_PARTITIONS);
     const storeCount = this.options.stores.length;
-    const replicationFactor = positiveInt(input.replicationFactor ?? 1, 'replicationFactor', 'INVALID_REPLICATION_FACTOR', storeCount);
+    const replicationFactor = positiveInt(
+      input.replicationFactor ?? 1,
+      'replicationFactor',
+      'INVALID_REPLICATION_FACTOR',
+      storeCount,
+    );
     const configs = parseConfigOverrides(input.configs);
     checkMinIsr(configs, replicationFactor);
 
-    const topic: Topic = { name, topicId: this.newId(), partitions, replicationFactor, configs, createdAt: this.options.clock.now() };
+    const topic: Topic = {
+      name,
+      topicId: this.newId(),
+      partitions,
+      replicationFactor,
+      configs,
+      createdAt: this.options.clock.now(),
+    };
     // Partition items first, under a fresh id nobody else can see; the registry put makes them live.
     await this.writePartitions(topic, 0, partitions);
     try {
@@ -83,7 +95,11 @@ export class TopicCatalog {
     const topics: Topic[] = [];
     let cursor: string | undefined;
     do {
-      const page = await this.options.store.query({ pk: keys.topicsPk, consistent: true, ...(cursor ? { cursor } : {}) });
+      const page = await this.options.store.query({
+        pk: keys.topicsPk,
+        consistent: true,
+        ...(cursor ? { cursor } : {}),
+      });
       topics.push(...page.items.map(fromItem));
       cursor = page.cursor;
     } while (cursor);
@@ -111,10 +127,16 @@ export class TopicCatalog {
 
   async partitionInfo(topic: Topic): Promise<PartitionInfo[]> {
     const items = await Promise.all(
-      Array.from({ length: topic.partitions }, (_, p) => this.options.store.get(keys.partitionState(topic.topicId, p), { consistent: true })),
+      Array.from({ length: topic.partitions }, (_, p) =>
+        this.options.store.get(keys.partitionState(topic.topicId, p), { consistent: true }),
+      ),
     );
     return items.map((item, partition) => {
-      if (!item) throw new SluiceError('UNKNOWN_TOPIC_OR_PARTITION', `partition ${topic.name}-${partition} is missing`);
+      if (!item)
+        throw new SluiceError(
+          'UNKNOWN_TOPIC_OR_PARTITION',
+          `partition ${topic.name}-${partition} is missing`,
+        );
       const s = asPartitionState(item);
       return {
         partition,
@@ -136,20 +158,31 @@ export class TopicCatalog {
     if (input.partitions !== undefined) {
       partitions = positiveInt(input.partitions, 'partitions', 'INVALID_PARTITIONS', MAX_PARTITIONS);
       if (partitions < current.partitions) {
-        throw new SluiceError('INVALID_PARTITIONS', `topic ${name} has ${current.partitions} partitions; partitions can only grow`);
+        throw new SluiceError(
+          'INVALID_PARTITIONS',
+          `topic ${name} has ${current.partitions} partitions; partitions can only grow`,
+        );
       }
     }
-    const configs = configOverrides === undefined ? current.configs : { ...current.configs, ...configOverrides };
+    const configs =
+      configOverrides === undefined ? current.configs : { ...current.configs, ...configOverrides };
     checkMinIsr(configs, current.replicationFactor);
     const next: Topic = { ...current, partitions, configs };
     if (partitions > current.partitions) await this.writePartitions(next, current.partitions, partitions);
     try {
       await this.options.store.put(toItem(next), {
-        condition: { and: [{ path: 'topicId', op: '=', value: current.topicId }, { path: 'partitions', op: '=', value: current.partitions }] },
+        condition: {
+          and: [
+            { path: 'topicId', op: '=', value: current.topicId },
+            { path: 'partitions', op: '=', value: current.partitions },
+          ],
+        },
       });
     } catch (error) {
       if (error instanceof ConditionFailedError) {
-        throw new SluiceError('INVALID_REQUEST', `topic ${name} changed concurrently; retry`, { retriable: true });
+        throw new SluiceError('INVALID_REQUEST', `topic ${name} changed concurrently; retry`, {
+          retriable: true,
+        });
       }
       throw error;
     }
@@ -163,13 +196,22 @@ export class TopicCatalog {
    */
   async delete(name: string): Promise<Topic> {
     const current = await this.get(name, { fresh: true });
-    await this.options.store.transact([
-      { delete: keys.topic(name), condition: { path: 'topicId', op: '=', value: current.topicId } },
-      { put: { ...keys.deletedTopic(current.topicId), name, partitions: current.partitions, deletedAt: this.options.clock.now() } },
-    ]).catch((error: unknown) => {
-      if (error instanceof Error && error.name === 'TransactionCanceledError') throw unknownTopic(name);
-      throw error;
-    });
+    await this.options.store
+      .transact([
+        { delete: keys.topic(name), condition: { path: 'topicId', op: '=', value: current.topicId } },
+        {
+          put: {
+            ...keys.deletedTopic(current.topicId),
+            name,
+            partitions: current.partitions,
+            deletedAt: this.options.clock.now(),
+          },
+        },
+      ])
+      .catch((error: unknown) => {
+        if (error instanceof Error && error.name === 'TransactionCanceledError') throw unknownTopic(name);
+        throw error;
+      });
     this.cache.delete(name);
     return current;
   }
@@ -179,7 +221,10 @@ export class TopicCatalog {
     const items: Item[] = [];
     for (let p = from; p < to; p++) {
       // Spread leaders over stores the way Kafka spreads them over brokers.
-      const replicas = Array.from({ length: topic.replicationFactor }, (_, i) => storeIds[(p + i) % storeIds.length]!);
+      const replicas = Array.from(
+        { length: topic.replicationFactor },
+        (_, i) => storeIds[(p + i) % storeIds.length]!,
+      );
       items.push(initialPartitionState(topic.topicId, topic.name, p, replicas));
     }
     await this.options.store.batchWrite({ puts: items });
@@ -209,7 +254,8 @@ const positiveInt = (
     throw new SluiceError(code, `${field} must be a positive integer, got ${JSON.stringify(value)}`);
   }
   if (value > max) {
-    const why = code === 'INVALID_REPLICATION_FACTOR' ? `this deployment has ${max} store(s)` : `the limit is ${max}`;
+    const why =
+      code === 'INVALID_REPLICATION_FACTOR' ? `this deployment has ${max} store(s)` : `the limit is ${max}`;
     throw new SluiceError(code, `${field} ${value} is too large: ${why}`);
   }
   return value;
@@ -218,7 +264,10 @@ const positiveInt = (
 const checkMinIsr = (configs: Partial<TopicConfig>, replicationFactor: number): void => {
   const minIsr = configs['min.insync.replicas'];
   if (minIsr !== undefined && minIsr > replicationFactor) {
-    throw new SluiceError('INVALID_CONFIG', `min.insync.replicas=${minIsr} exceeds the replication factor ${replicationFactor}`);
+    throw new SluiceError(
+      'INVALID_CONFIG',
+      `min.insync.replicas=${minIsr} exceeds the replication factor ${replicationFactor}`,
+    );
   }
 };
 
@@ -233,7 +282,8 @@ const toItem = (topic: Topic): Item => ({
 });
 
 const fromItem = (item: Item): Topic => {
-  if (typeof item['topicId'] !== 'string') throw new SluiceError('UNKNOWN_SERVER_ERROR', `corrupt topic registry item ${item.sk}`);
+  if (typeof item['topicId'] !== 'string')
+    throw new SluiceError('UNKNOWN_SERVER_ERROR', `corrupt topic registry item ${item.sk}`);
   return {
     name: item['name'] as string,
     topicId: item['topicId'],

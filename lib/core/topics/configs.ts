@@ -48,14 +48,18 @@ const PARSERS: Record<keyof TopicConfig, { parse: Parser; expect: string }> = {
   'retention.ms': { parse: integer(-1), expect: 'an integer ≥ -1 (ms; -1 = forever)' },
   'retention.bytes': { parse: integer(-1), expect: 'an integer ≥ -1 (bytes; -1 = unlimited)' },
   'cleanup.policy': {
-    parse: (raw) => oneOf('delete', 'compact', 'compact,delete')(raw === 'delete,compact' ? 'compact,delete' : raw),
+    parse: (raw) =>
+      oneOf('delete', 'compact', 'compact,delete')(raw === 'delete,compact' ? 'compact,delete' : raw),
     expect: 'delete, compact or compact,delete',
   },
   'segment.bytes': { parse: integer(14), expect: 'an integer ≥ 14' },
   'segment.ms': { parse: integer(1), expect: 'an integer ≥ 1' },
   'min.insync.replicas': { parse: integer(1), expect: 'an integer ≥ 1' },
   'max.message.bytes': { parse: integer(0), expect: 'an integer ≥ 0' },
-  'message.timestamp.type': { parse: oneOf('CreateTime', 'LogAppendTime'), expect: 'CreateTime or LogAppendTime' },
+  'message.timestamp.type': {
+    parse: oneOf('CreateTime', 'LogAppendTime'),
+    expect: 'CreateTime or LogAppendTime',
+  },
   'delete.retention.ms': { parse: integer(0), expect: 'an integer ≥ 0' },
   'unclean.leader.election.enable': {
     parse: (raw) => (raw === 'true' ? true : raw === 'false' ? false : undefined),
@@ -69,26 +73,41 @@ export const isConfigName = (name: string): name is keyof TopicConfig => Object.
 export const parseConfigOverrides = (input: unknown): Partial<TopicConfig> => {
   if (input === undefined) return {};
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-    throw new SluiceError('INVALID_CONFIG', 'configs must be an object of Kafka config names to string values');
+    throw new SluiceError(
+      'INVALID_CONFIG',
+      'configs must be an object of Kafka config names to string values',
+    );
   }
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(input)) {
     if (!isConfigName(name)) {
-      throw new SluiceError('INVALID_CONFIG', `unknown topic config ${name}; supported: ${Object.keys(PARSERS).join(', ')}`);
+      throw new SluiceError(
+        'INVALID_CONFIG',
+        `unknown topic config ${name}; supported: ${Object.keys(PARSERS).join(', ')}`,
+      );
     }
     if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
-      throw new SluiceError('INVALID_CONFIG', `config ${name} must be a string, got ${value === null ? 'null' : typeof value}`);
+      throw new SluiceError(
+        'INVALID_CONFIG',
+        `config ${name} must be a string, got ${value === null ? 'null' : typeof value}`,
+      );
     }
     const parsed = PARSERS[name].parse(String(value));
     if (parsed === undefined) {
-      throw new SluiceError('INVALID_CONFIG', `config ${name}=${String(value)} is invalid; expected ${PARSERS[name].expect}`);
+      throw new SluiceError(
+        'INVALID_CONFIG',
+        `config ${name}=${String(value)} is invalid; expected ${PARSERS[name].expect}`,
+      );
     }
     out[name] = parsed;
   }
   return out as Partial<TopicConfig>;
 };
 
-export const effectiveConfig = (overrides: Partial<TopicConfig>): TopicConfig => ({ ...DEFAULT_TOPIC_CONFIG, ...overrides });
+export const effectiveConfig = (overrides: Partial<TopicConfig>): TopicConfig => ({
+  ...DEFAULT_TOPIC_CONFIG,
+  ...overrides,
+});
 
 /** Kafka's wire form: every value a string. */
 export const configStrings = (config: Partial<TopicConfig>): Record<string, string> =>

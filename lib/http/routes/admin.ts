@@ -28,7 +28,12 @@ export const adminRoutes = ({ catalog, clusterId, version, onTopicDeleted }: Adm
     {
       method: 'GET',
       pattern: '/v1/cluster',
-      handler: async () => json(200, { clusterId, version, stores: catalog.stores.map(({ id, location }) => ({ id, location })) }),
+      handler: async () =>
+        json(200, {
+          clusterId,
+          version,
+          stores: catalog.stores.map(({ id, location }) => ({ id, location })),
+        }),
     },
     {
       method: 'POST',
@@ -51,14 +56,19 @@ export const adminRoutes = ({ catalog, clusterId, version, onTopicDeleted }: Adm
       handler: async () => {
         const topics = await catalog.list();
         return json(200, {
-          topics: topics.map(({ name, partitions, replicationFactor }) => ({ name, partitions, replicationFactor })),
+          topics: topics.map(({ name, partitions, replicationFactor }) => ({
+            name,
+            partitions,
+            replicationFactor,
+          })),
         });
       },
     },
     {
       method: 'GET',
       pattern: '/v1/topics/{topic}',
-      handler: async ({ params }) => json(200, await describe(await catalog.get(params['topic']!, { fresh: true }))),
+      handler: async ({ params }) =>
+        json(200, await describe(await catalog.get(params['topic']!, { fresh: true }))),
     },
     {
       method: 'PATCH',
@@ -66,7 +76,10 @@ export const adminRoutes = ({ catalog, clusterId, version, onTopicDeleted }: Adm
       handler: async (request) => {
         const body = readJsonObject(request);
         rejectUnknownFields(body, ['partitions', 'configs']);
-        const topic = await catalog.update(request.params['topic']!, { partitions: body['partitions'], configs: body['configs'] });
+        const topic = await catalog.update(request.params['topic']!, {
+          partitions: body['partitions'],
+          configs: body['configs'],
+        });
         return json(200, await describe(topic));
       },
     },

@@ -64,7 +64,10 @@ export const produceRoutes = ({ producer, maxRequestBytes }: Omit<LogRoutesOptio
         }
         const partition = parsePartitionParam(request.params['partition']);
         const acks = parseAcks(request.query['acks']);
-        return json(200, await producer.produceBatches(request.params['topic']!, partition, request.body, acks));
+        return json(
+          200,
+          await producer.produceBatches(request.params['topic']!, partition, request.body, acks),
+        );
       },
     },
     {
@@ -128,25 +131,37 @@ export const fetchRoutes = ({ fetcher }: Pick<LogRoutesOptions, 'fetcher'>): Rou
 ];
 
 const renderRecord = (
-  r: { offset: number; timestamp: number; key: Uint8Array | null; value: Uint8Array | null; headers: { key: string; value: Uint8Array | null }[] },
+  r: {
+    offset: number;
+    timestamp: number;
+    key: Uint8Array | null;
+    value: Uint8Array | null;
+    headers: { key: string; value: Uint8Array | null }[];
+  },
   encoding: Encoding,
 ) => ({
   offset: r.offset,
   timestamp: r.timestamp,
   key: encodeBytes(r.key, encoding === 'base64' ? 'base64' : 'utf8'),
   value: encodeValue(r.value, encoding),
-  headers: r.headers.map((h) => ({ key: h.key, value: encodeBytes(h.value, encoding === 'base64' ? 'base64' : 'utf8') })),
+  headers: r.headers.map((h) => ({
+    key: h.key,
+    value: encodeBytes(h.value, encoding === 'base64' ? 'base64' : 'utf8'),
+  })),
 });
 
 const parseAcks = (raw: unknown): Acks => {
   if (raw === undefined || raw === 'all' || raw === '-1' || raw === -1) return 'all';
   if (raw === '1' || raw === 1) return '1';
-  throw invalidRequest(`acks must be "all" or "1" (acks=0 is not offered over HTTP), got ${JSON.stringify(raw)}`);
+  throw invalidRequest(
+    `acks must be "all" or "1" (acks=0 is not offered over HTTP), got ${JSON.stringify(raw)}`,
+  );
 };
 
 const parseRecord = (raw: unknown, i: number, encoding: Encoding): ProduceRecord => {
   const where = `records[${i}]`;
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw invalidRequest(`${where} must be an object`);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw invalidRequest(`${where} must be an object`);
   const r = raw as Record<string, unknown>;
   rejectUnknownFields(r, ['key', 'value', 'headers', 'partition', 'timestamp'], where);
   const keyEncoding = encoding === 'base64' ? 'base64' : 'utf8';
@@ -157,7 +172,8 @@ const parseRecord = (raw: unknown, i: number, encoding: Encoding): ProduceRecord
     value: decodeValue(r['value'], encoding, `${where}.value`),
     headers: headers.map((h: unknown, j: number) => {
       const hw = `${where}.headers[${j}]`;
-      if (h === null || typeof h !== 'object' || Array.isArray(h)) throw invalidRequest(`${hw} must be an object`);
+      if (h === null || typeof h !== 'object' || Array.isArray(h))
+        throw invalidRequest(`${hw} must be an object`);
       const header = h as Record<string, unknown>;
       rejectUnknownFields(header, ['key', 'value'], hw);
       if (typeof header['key'] !== 'string') throw invalidRequest(`${hw}.key must be a string`);
@@ -166,18 +182,26 @@ const parseRecord = (raw: unknown, i: number, encoding: Encoding): ProduceRecord
   };
   if (r['partition'] !== undefined && r['partition'] !== null) {
     const p = r['partition'];
-    if (typeof p !== 'number' || !Number.isInteger(p) || p < 0) throw invalidRequest(`${where}.partition must be an integer ≥ 0`);
+    if (typeof p !== 'number' || !Number.isInteger(p) || p < 0)
+      throw invalidRequest(`${where}.partition must be an integer ≥ 0`);
     record.partition = p;
   }
   if (r['timestamp'] !== undefined && r['timestamp'] !== null) {
     const t = r['timestamp'];
-    if (typeof t !== 'number' || !Number.isSafeInteger(t) || t < 0) throw invalidRequest(`${where}.timestamp must be ms since the epoch`);
+    if (typeof t !== 'number' || !Number.isSafeInteger(t) || t < 0)
+      throw invalidRequest(`${where}.timestamp must be ms since the epoch`);
     record.timestamp = t;
   }
   return record;
 };
 
-const intParam = (raw: string | undefined, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number => {
+const intParam = (
+  raw: string | undefined,
+  name: string,
+  fallback: number,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number => {
   if (raw === undefined || raw === '') return fallback;
   if (!/^-?\d+$/.test(raw) || Number(raw) < min || Number(raw) > max || !Number.isSafeInteger(Number(raw))) {
     throw invalidRequest(`${name} must be an integer in [${min}, ${max}], got ${raw}`);
