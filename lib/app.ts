@@ -17,6 +17,10 @@ import type { Job } from './http/route-table.js';
 import { ROUTE_TABLE } from './http/route-table.js';
 import type { Route } from './http/types.js';
 import { adminRoutes } from './http/routes/admin.js';
+import { groupRoutes } from './http/routes/groups.js';
+import { GroupCoordinator } from './core/groups/index.js';
+import type { GroupTopics, PartitionOffsets } from './core/groups/index.js';
+import { isSluiceError } from './errors.js';
 import { fetchRoutes, produceRoutes } from './http/routes/log.js';
 
 export const SLUICE_VERSION = '0.1.0';
@@ -28,6 +32,10 @@ export interface SluiceConfig {
   topicCacheTtlMs?: number;
   tailFlushEntries?: number;
   pollIntervalMs?: number;
+  /** Kafka's group.consumer.session.timeout.ms (default 45 s). */
+  sessionTimeoutMs?: number;
+  /** Kafka's group.consumer.heartbeat.interval.ms (default 5 s). */
+  heartbeatIntervalMs?: number;
 }
 
 export interface SluiceDeps {
@@ -44,6 +52,7 @@ export interface Sluice {
   log: LogContext;
   producer: Producer;
   fetcher: Fetcher;
+  groups: GroupCoordinator;
   maintenance: Maintenance;
   routes: Route[];
   /** The router of one function (API Gateway sends it only its routes), or of all of them. */
@@ -71,7 +80,19 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
   });
   const producer = new Producer(log);
   const fetcher = new Fetcher(log);
-  const maintenance = new Maintenance({ log, objectStores: deps.objectStores });
+  const groups = new GroupCoordinator({
+    store,
+    clock,
+    topics: groupTopics(catalog),
+    offsets: partitionOffsets(fetcher),
+    ...(config.sessionTimeoutMs !== undefined ? { sessionTimeoutMs: config.sessionTimeoutMs } : {}),
+    ...(config.heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs: config.heartbeatIntervalMs } : {}),
+  });
+  const maintenance = new Maintenance({
+    log,
+    objectStores: deps.objectStores,
+    sweeps: { groups: () => groups.expireMembers() },
+  });
   const routes: Route[] = [
     ...adminRoutes({
       catalog,
@@ -81,6 +102,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     }),
     ...produceRoutes({ producer, maxRequestBytes: log.maxRequestBytes }),
     ...fetchRoutes({ fetcher }),
+    ...groupRoutes(groups),
   ];
   const routers = new Map<string, Router>();
   return {
@@ -88,6 +110,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     log,
     producer,
     fetcher,
+    groups,
     maintenance,
     routes,
     router: (job) => {
@@ -104,3 +127,23 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
 
 const jobOf = (route: Route): Job | undefined =>
   ROUTE_TABLE.find((spec) => spec.method === route.method && spec.pattern === route.pattern)?.job;
+
+/** Consumer groups see topics through the registry (fresh reads: subscriptions must not lag). */
+const groupTopics = (catalog: TopicCatalog): GroupTopics => ({
+  describe: async (name) => {
+    try {
+      const topic = await catalog.get(name, { fresh: true });
+      return { topicId: topic.topicId, partitions: topic.partitions };
+    } catch (error) {
+      if (isSluiceError(error) && error.code === 'UNKNOWN_TOPIC_OR_PARTITION') return undefined;
+      throw error;
+    }
+  },
+});
+
+const partitionOffsets = (fetcher: Fetcher): PartitionOffsets => ({
+  earliest: async (topic, partition) => (await fetcher.listOffsets(topic, partition, 'earliest')).offset!,
+  latest: async (topic, partition) => (await fetcher.listOffsets(topic, partition, 'latest')).offset!,
+  forTimestamp: async (topic, partition, timestampMs) =>
+    (await fetcher.listOffsets(topic, partition, timestampMs)).offset,
+});

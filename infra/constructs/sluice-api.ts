@@ -7,8 +7,11 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 
+import type { Job } from '../../lib/http/route-table.js';
+import { ROUTE_TABLE } from '../../lib/http/route-table.js';
+
 /** The functions that serve HTTP routes (maintenance is scheduled, not routed). */
-export type ApiJob = 'admin' | 'produce' | 'fetch' | 'groups';
+export type ApiJob = Job;
 
 export interface SluiceRoute {
   readonly method: apigw.HttpMethod;
@@ -19,30 +22,16 @@ export interface SluiceRoute {
   readonly public?: boolean;
 }
 
-const { GET, POST, PATCH, DELETE } = apigw.HttpMethod;
-
-/** Every route of API.md, and which function serves it. */
-export const SLUICE_ROUTES: readonly SluiceRoute[] = [
-  { method: GET, path: '/v1/health', job: 'admin', public: true },
-  { method: GET, path: '/v1/cluster', job: 'admin' },
-  { method: POST, path: '/v1/topics', job: 'admin' },
-  { method: GET, path: '/v1/topics', job: 'admin' },
-  { method: GET, path: '/v1/topics/{topic}', job: 'admin' },
-  { method: PATCH, path: '/v1/topics/{topic}', job: 'admin' },
-  { method: DELETE, path: '/v1/topics/{topic}', job: 'admin' },
-  { method: POST, path: '/v1/topics/{topic}/records', job: 'produce' },
-  { method: POST, path: '/v1/topics/{topic}/partitions/{partition}/batches', job: 'produce' },
-  { method: POST, path: '/v1/producers', job: 'produce' },
-  { method: GET, path: '/v1/topics/{topic}/partitions/{partition}/records', job: 'fetch' },
-  { method: GET, path: '/v1/topics/{topic}/partitions/{partition}/offsets', job: 'fetch' },
-  { method: POST, path: '/v1/groups/{group}/heartbeat', job: 'groups' },
-  { method: POST, path: '/v1/groups/{group}/offsets', job: 'groups' },
-  { method: GET, path: '/v1/groups/{group}/offsets', job: 'groups' },
-  { method: POST, path: '/v1/groups/{group}/offsets/reset', job: 'groups' },
-  { method: GET, path: '/v1/groups', job: 'groups' },
-  { method: GET, path: '/v1/groups/{group}', job: 'groups' },
-  { method: DELETE, path: '/v1/groups/{group}', job: 'groups' },
-];
+/**
+ * Every route of API.md and the function serving it, from the one route table the local gateway
+ * also reads, so the deployed API and `npm start` cannot disagree.
+ */
+export const SLUICE_ROUTES: readonly SluiceRoute[] = ROUTE_TABLE.map((spec) => ({
+  method: apigw.HttpMethod[spec.method],
+  path: spec.pattern,
+  job: spec.job,
+  ...(spec.public ? { public: true } : {}),
+}));
 
 export interface SluiceApiProps {
   readonly handlers: Readonly<Record<ApiJob, lambda.IFunction>>;
