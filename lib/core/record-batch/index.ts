@@ -1,0 +1,20 @@
+/**
+ * Kafka RecordBatch v2 (magic 2): the byte format of every partition's log in Sluice, so that stored
+ * data is byte-compatible with Kafka's. Pure code: no I/O, no clocks.
+ */
+export type {
+  BatchHeader,
+  Compression,
+  DecodeOptions,
+  EncodeOptions,
+  Record,
+  RecordHeader,
+  RecordInput,
+  TimestampType,
+} from './types.js';
+export { MAX_DECOMPRESSED_BYTES } from './compression.js';
+export { crc32c } from './crc32c.js';
+export { decodeRecordBatch, splitBatches } from './decode.js';
+export { encodeRecordBatch, withBaseOffset, withLogAppendTime } from './encode.js';
+export { RECORD_BATCH_OVERHEAD, readBatchHeader } from './header.js';
+export { recordSize } from './record-size.js';

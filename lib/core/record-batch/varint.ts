@@ -1,0 +1,158 @@
+import { SluiceError } from '../../errors.js';
+
+/**
+ * Kafka's zigzag varints (int32) and varlongs (int64), as in Java's ByteUtils. Records use them for
+ * their length, deltas, key/value/header sizes and header count.
+ */
+
+const invalid = (message: string): SluiceError => new SluiceError('INVALID_RECORD', message);
+
+export function sizeOfVarint(value: number): number {
+  let v = ((value << 1) ^ (value >> 31)) >>> 0;
+  let bytes = 1;
+  while (v >= 0x80) {
+    v >>>= 7;
+    bytes++;
+  }
+  return bytes;
+}
+
+/** Writes `value` (an int32) at `pos`; returns the position after it. */
+export function writeVarint(buf: Uint8Array, pos: number, value: number): number {
+  let v = ((value << 1) ^ (value >> 31)) >>> 0;
+  while (v >= 0x80) {
+    buf[pos++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  buf[pos++] = v;
+  return pos;
+}
+
+// Callers keep |value| ≤ MAX_SAFE_INTEGER, so the zigzag form fits in a double except within a factor
+// of two of the limit; those rare values take the exact BigInt path.
+const zigzag64 = (value: number): number | bigint => {
+  const z = value >= 0 ? value * 2 : -value * 2 - 1;
+  if (Number.isSafeInteger(z)) return z;
+  const b = BigInt(value);
+  return BigInt.asUintN(64, (b << 1n) ^ (b >> 63n));
+};
+
+export function sizeOfVarlong(value: number): number {
+  let z = zigzag64(value);
+  let bytes = 1;
+  if (typeof z === 'bigint') {
+    while (z >= 0x80n) {
+      z >>= 7n;
+      bytes++;
+    }
+    return bytes;
+  }
+  while (z >= 0x80) {
+    z = Math.floor(z / 128);
+    bytes++;
+  }
+  return bytes;
+}
+
+/** Writes `value` (a safe integer, as an int64) at `pos`; returns the position after it. */
+export function writeVarlong(buf: Uint8Array, pos: number, value: number): number {
+  let z = zigzag64(value);
+  if (typeof z === 'bigint') {
+    while (z >= 0x80n) {
+      buf[pos++] = Number(z & 0x7fn) | 0x80;
+      z >>= 7n;
+    }
+    buf[pos++] = Number(z);
+    return pos;
+  }
+  while (z >= 0x80) {
+    buf[pos++] = (z % 128) | 0x80;
+    z = Math.floor(z / 128);
+  }
+  buf[pos++] = z;
+  return pos;
+}
+
+/**
+ * Reads a record's fields from `bytes[pos, end)`. Every read checks bounds and throws INVALID_RECORD,
+ * Kafka's error for a record whose structure does not parse (a bad batch frame is CORRUPT_MESSAGE).
+ */
+export class ByteReader {
+  pos: number;
+
+  constructor(
+    readonly bytes: Uint8Array,
+    pos: number,
+    readonly end: number,
+  ) {
+    this.pos = pos;
+  }
+
+  get remaining(): number {
+    return this.end - this.pos;
+  }
+
+  readInt8(): number {
+    if (this.pos >= this.end) throw invalid('record truncated');
+    return (this.bytes[this.pos++]! << 24) >> 24;
+  }
+
+  /** Java's ByteUtils.readVarint: at most 5 bytes; bits past 32 are dropped the same way Java drops them. */
+  readVarint(): number {
+    let value = 0;
+    let shift = 0;
+    for (;;) {
+      if (this.pos >= this.end) throw invalid('record truncated inside a varint');
+      const b = this.bytes[this.pos++]!;
+      if ((b & 0x80) === 0) {
+        value |= b << shift;
+        return (value >>> 1) ^ -(value & 1);
+      }
+      value |= (b & 0x7f) << shift;
+      shift += 7;
+      if (shift > 28) throw invalid('varint longer than 5 bytes');
+    }
+  }
+
+  /** Java's ByteUtils.readVarlong (at most 10 bytes), rejecting values JavaScript cannot hold exactly. */
+  readVarlong(): number {
+    const start = this.pos;
+    // Fast path: up to 7 bytes carry at most 49 bits, exact in a double.
+    let value = 0;
+    let scale = 1;
+    for (let i = 0; i < 7; i++) {
+      if (this.pos >= this.end) throw invalid('record truncated inside a varlong');
+      const b = this.bytes[this.pos++]!;
+      value += (b & 0x7f) * scale;
+      if ((b & 0x80) === 0) return value % 2 === 0 ? value / 2 : -(value + 1) / 2;
+      scale *= 128;
+    }
+    this.pos = start;
+    return this.readVarlongSlow();
+  }
+
+  private readVarlongSlow(): number {
+    let value = 0n;
+    let shift = 0n;
+    for (;;) {
+      if (this.pos >= this.end) throw invalid('record truncated inside a varlong');
+      const b = BigInt(this.bytes[this.pos++]!);
+      value = BigInt.asUintN(64, value | ((b & 0x7fn) << shift));
+      if ((b & 0x80n) === 0n) break;
+      shift += 7n;
+      if (shift > 63n) throw invalid('varlong longer than 10 bytes');
+    }
+    const signed = BigInt.asIntN(64, (value >> 1n) ^ -(value & 1n));
+    const n = Number(signed);
+    if (!Number.isSafeInteger(n)) throw invalid(`varlong ${signed} is beyond ±2^53`);
+    return n;
+  }
+
+  /** A view of the next `length` bytes. */
+  readBytes(length: number): Uint8Array {
+    if (length > this.end - this.pos) throw invalid(`record truncated: ${length} bytes declared`);
+    const view = this.bytes.subarray(this.pos, this.pos + length);
+    this.pos += length;
+    return view;
+  }
+}
