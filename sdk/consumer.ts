@@ -1,0 +1,394 @@
+/**
+ * The consumer: one long-polling fetch loop per owned partition, over binary fetch (whole stored
+ * RecordBatches, decoded here). Without a group it reads every partition of its topics; with one it
+ * owns what the group's server-side assignor hands it, commits positions under its member epoch, and
+ * releases revoked partitions only after their last delivery and commit.
+ */
+import { decodeRecordBatch, splitBatches } from '../lib/core/record-batch/index.js';
+import { SluiceError } from './errors.js';
+import { GroupMember } from './group-member.js';
+import { RECORD_BATCH_MEDIA_TYPE } from './producer.js';
+import type { Retrier } from './retry.js';
+import type { Transport } from './transport.js';
+import { path } from './transport.js';
+import type { ConsumedRecord, TopicDescription, TopicPartitions } from './types.js';
+
+export interface ConsumerOptions {
+  /** Join this consumer group; without it the consumer reads all partitions of its topics. */
+  groupId?: string;
+  /** Per-fetch byte budget (default 1 MiB). */
+  maxBytes?: number;
+  /** Long-poll wait of each fetch in ms (default 5000, at most 20000). */
+  maxWaitMs?: number;
+  /** Commit positions this often in a group (default 5000; 0 commits only on revoke and stop). */
+  autoCommitIntervalMs?: number;
+  instanceId?: string;
+  rebalanceTimeoutMs?: number;
+  serverAssignor?: 'uniform' | 'range';
+}
+
+export interface FetchedBatch {
+  topic: string;
+  partition: number;
+  /** Records at or after the requested offset, in offset order. */
+  records: ConsumedRecord[];
+  nextOffset: number;
+  highWatermark: number;
+  logStartOffset: number;
+}
+
+export interface RunHandlers {
+  eachBatch?: (payload: { batch: FetchedBatch }) => Promise<void>;
+  eachMessage?: (payload: { topic: string; partition: number; message: ConsumedRecord }) => Promise<void>;
+}
+
+interface OwnedPartition {
+  topic: string;
+  partition: number;
+  position: number | undefined;
+  committed: number | undefined;
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+const key = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+
+export class Consumer {
+  private readonly options: Required<
+    Pick<ConsumerOptions, 'maxBytes' | 'maxWaitMs' | 'autoCommitIntervalMs'>
+  > &
+    ConsumerOptions;
+  private topics: string[] = [];
+  private fromBeginning = false;
+  private readonly owned = new Map<string, OwnedPartition>();
+  private readonly seeks = new Map<string, number>();
+  private member: GroupMember | undefined;
+  private handlers: RunHandlers = {};
+  private stopping: AbortController | undefined;
+  private running: Promise<void> | undefined;
+  private failure: unknown;
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly retry: Retrier,
+    options: ConsumerOptions = {},
+  ) {
+    this.options = { maxBytes: 1024 * 1024, maxWaitMs: 5_000, autoCommitIntervalMs: 5_000, ...options };
+  }
+
+  /** Topics to read; `fromBeginning` decides where a partition without a committed offset starts. */
+  subscribe({ topics, fromBeginning = false }: { topics: string[]; fromBeginning?: boolean }): void {
+    if (this.running) throw new SluiceError('INVALID_REQUEST', 'subscribe before run', { retriable: false });
+    this.topics = [...new Set([...this.topics, ...topics])];
+    this.fromBeginning = fromBeginning;
+  }
+
+  /** Start a partition at this offset instead of its committed or reset position. */
+  seek({ topic, partition, offset }: { topic: string; partition: number; offset: number }): void {
+    const owned = this.owned.get(key(topic, partition));
+    if (owned) owned.position = offset;
+    else this.seeks.set(key(topic, partition), offset);
+  }
+
+  /** The partitions this consumer reads now. */
+  assignment(): TopicPartitions[] {
+    return groupByTopic([...this.owned.values()]);
+  }
+
+  /** Next offset to read per owned partition. */
+  positions(): { topic: string; partition: number; offset: number }[] {
+    return [...this.owned.values()].flatMap((p) =>
+      p.position === undefined ? [] : [{ topic: p.topic, partition: p.partition, offset: p.position }],
+    );
+  }
+
+  /**
+   * Consumes until `stop()` (resolves) or until a handler or a non-retriable error fails it (rejects
+   * with that error). A handler's failure is not committed past: the batch is read again by whoever
+   * owns the partition next.
+   */
+  run(handlers: RunHandlers): Promise<void> {
+    if (this.running)
+      return Promise.reject(
+        new SluiceError('INVALID_REQUEST', 'the consumer is already running', { retriable: false }),
+      );
+    if (this.topics.length === 0)
+      return Promise.reject(
+        new SluiceError('INVALID_REQUEST', 'subscribe to a topic first', { retriable: false }),
+      );
+    this.handlers = handlers;
+    this.failure = undefined;
+    const stopping = (this.stopping = new AbortController());
+    this.member = this.options.groupId
+      ? new GroupMember(this.transport, this.retry, {
+          groupId: this.options.groupId,
+          subscribedTopics: this.topics,
+          ...pick(this.options, ['instanceId', 'rebalanceTimeoutMs', 'serverAssignor']),
+        })
+      : undefined;
+    const running = this.loop(stopping.signal)
+      .catch((error: unknown) => this.fail(error))
+      .then(() => this.shutdown())
+      .finally(() => {
+        this.running = undefined;
+      })
+      .then(() => {
+        if (this.failure !== undefined) throw this.failure;
+      });
+    this.running = running;
+    return running;
+  }
+
+  /** Stops consuming: commits positions (in a group), leaves the group, and waits for the loops. */
+  async stop(): Promise<void> {
+    this.stopping?.abort();
+    await this.running?.catch(() => undefined);
+  }
+
+  /** One fetch of a partition from `offset` (a long poll when `maxWaitMs` > 0). */
+  async fetch(
+    topic: string,
+    partition: number,
+    offset: number,
+    {
+      maxBytes = this.options.maxBytes,
+      maxWaitMs = 0,
+      signal,
+    }: { maxBytes?: number; maxWaitMs?: number; signal?: AbortSignal } = {},
+  ): Promise<FetchedBatch> {
+    const answer = await this.retry(() =>
+      this.transport.send({
+        method: 'GET',
+        path: path`/v1/topics/${topic}/partitions/${partition}/records`,
+        query: { offset, maxBytes, maxWaitMs },
+        accept: RECORD_BATCH_MEDIA_TYPE,
+        extraTimeoutMs: maxWaitMs,
+        ...(signal ? { signal } : {}),
+      }),
+    );
+    const records: ConsumedRecord[] = [];
+    for (const { start, end } of splitBatches(answer.body)) {
+      // splitBatches verified every CRC already.
+      for (const r of decodeRecordBatch(answer.body.subarray(start, end), { verifyCrc: false }).records) {
+        if (r.offset >= offset) records.push({ topic, partition, ...r });
+      }
+    }
+    const header = (name: string): number => {
+      const value = answer.headers.get(name);
+      if (value === null || !/^\d+$/.test(value)) {
+        throw new SluiceError('UNKNOWN_SERVER_ERROR', `the fetch answer has no valid ${name} header`, {
+          retriable: false,
+        });
+      }
+      return Number(value);
+    };
+    return {
+      topic,
+      partition,
+      records,
+      nextOffset: header('sluice-next-offset'),
+      highWatermark: header('sluice-high-watermark'),
+      logStartOffset: header('sluice-log-start-offset'),
+    };
+  }
+
+  /** Commits the current positions (or the given offsets) for the group. */
+  async commitOffsets(offsets?: { topic: string; partition: number; offset: number }[]): Promise<void> {
+    if (!this.member)
+      throw new SluiceError('INVALID_REQUEST', 'only a consumer with a groupId commits offsets', {
+        retriable: false,
+      });
+    const chosen =
+      offsets ??
+      this.positions().filter((p) => this.owned.get(key(p.topic, p.partition))?.committed !== p.offset);
+    await this.member.commit(chosen);
+    for (const o of chosen) {
+      const owned = this.owned.get(key(o.topic, o.partition));
+      if (owned) owned.committed = o.offset;
+    }
+  }
+
+  private async loop(signal: AbortSignal): Promise<void> {
+    if (!this.member) {
+      const all = await Promise.all(this.topics.map((t) => this.describe(t)));
+      await this.add(
+        all.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition }))),
+      );
+      await new Promise<void>((resolve) =>
+        signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve()),
+      );
+      return;
+    }
+    const member = this.member;
+    let nextCommit = Date.now() + this.options.autoCommitIntervalMs;
+    while (!signal.aborted) {
+      const outcome = await member.heartbeat(this.assignment());
+      let released = false;
+      if (outcome.kind === 'fenced') {
+        // Fenced: our partitions may already be someone else's, so nothing is committed.
+        await this.remove([...this.owned.keys()], false);
+        continue;
+      }
+      if (outcome.kind === 'assignment') {
+        const target = new Set(
+          outcome.topicPartitions.flatMap((tp) => tp.partitions.map((p) => key(tp.topic, p))),
+        );
+        const revoked = [...this.owned.keys()].filter((k) => !target.has(k));
+        const added = outcome.topicPartitions.flatMap((tp) =>
+          tp.partitions
+            .filter((p) => !this.owned.has(key(tp.topic, p)))
+            .map((partition) => ({ topic: tp.topic, partition })),
+        );
+        if (revoked.length > 0) {
+          await this.remove(revoked, true);
+          released = true;
+        }
+        await this.add(added);
+      }
+      if (this.options.autoCommitIntervalMs > 0 && Date.now() >= nextCommit) {
+        await this.commitQuietly();
+        nextCommit = Date.now() + this.options.autoCommitIntervalMs;
+      }
+      // A release is reported at once so the partition's next owner need not wait a whole interval.
+      if (!released) await sleep(member.heartbeatIntervalMs, signal);
+    }
+  }
+
+  private async add(partitions: { topic: string; partition: number }[]): Promise<void> {
+    if (partitions.length === 0) return;
+    const committed = new Map<string, number>();
+    if (this.member) {
+      for (const topic of new Set(partitions.map((p) => p.topic))) {
+        for (const [partition, offset] of await this.member.committed(topic))
+          committed.set(key(topic, partition), offset);
+      }
+    }
+    for (const { topic, partition } of partitions) {
+      const k = key(topic, partition);
+      const start = this.seeks.get(k) ?? committed.get(k);
+      this.seeks.delete(k);
+      const owned: OwnedPartition = {
+        topic,
+        partition,
+        position: start,
+        committed: committed.get(k),
+        abort: new AbortController(),
+        done: Promise.resolve(),
+      };
+      this.owned.set(k, owned);
+      owned.done = this.consume(owned).catch((error: unknown) => this.fail(error));
+    }
+  }
+
+  /** Stops the loops of these partitions, waits for their deliveries, then commits their positions. */
+  private async remove(keys: string[], commit: boolean): Promise<void> {
+    const leaving = keys.flatMap((k) => this.owned.get(k) ?? []);
+    for (const p of leaving) p.abort.abort();
+    await Promise.all(leaving.map((p) => p.done));
+    if (commit && this.member && this.failure === undefined) {
+      const offsets = leaving.flatMap((p) =>
+        p.position === undefined || p.position === p.committed
+          ? []
+          : [{ topic: p.topic, partition: p.partition, offset: p.position }],
+      );
+      await this.member.commit(offsets).catch(ignoreFencing);
+    }
+    for (const k of keys) this.owned.delete(k);
+  }
+
+  private async consume(p: OwnedPartition): Promise<void> {
+    const signal = p.abort.signal;
+    p.position ??= await this.resetOffset(p.topic, p.partition);
+    while (!signal.aborted) {
+      let batch: FetchedBatch;
+      try {
+        batch = await this.fetch(p.topic, p.partition, p.position, {
+          maxWaitMs: this.options.maxWaitMs,
+          signal,
+        });
+      } catch (error) {
+        if (signal.aborted) return;
+        if (error instanceof SluiceError && error.code === 'OFFSET_OUT_OF_RANGE') {
+          // Kafka's auto.offset.reset: earliest with fromBeginning, else latest.
+          const bound = error.details[this.fromBeginning ? 'logStartOffset' : 'highWatermark'];
+          p.position = typeof bound === 'number' ? bound : await this.resetOffset(p.topic, p.partition);
+          continue;
+        }
+        throw error;
+      }
+      // Revoked during the poll: leave these records to the next owner.
+      if (signal.aborted) return;
+      if (batch.records.length > 0) await this.deliver(batch);
+      p.position = batch.nextOffset;
+    }
+  }
+
+  private async deliver(batch: FetchedBatch): Promise<void> {
+    const { eachBatch, eachMessage } = this.handlers;
+    if (eachBatch) await eachBatch({ batch });
+    if (eachMessage) {
+      for (const message of batch.records)
+        await eachMessage({ topic: batch.topic, partition: batch.partition, message });
+    }
+  }
+
+  private async resetOffset(topic: string, partition: number): Promise<number> {
+    const { offset } = await this.retry(() =>
+      this.transport.json<{ offset: number }>({
+        method: 'GET',
+        path: path`/v1/topics/${topic}/partitions/${partition}/offsets`,
+        query: { at: this.fromBeginning ? 'earliest' : 'latest' },
+      }),
+    );
+    return offset;
+  }
+
+  private describe(topic: string): Promise<TopicDescription> {
+    return this.retry(() =>
+      this.transport.json<TopicDescription>({ method: 'GET', path: path`/v1/topics/${topic}` }),
+    );
+  }
+
+  private async commitQuietly(): Promise<void> {
+    await this.commitOffsets().catch(ignoreFencing);
+  }
+
+  private fail(error: unknown): void {
+    this.failure ??= error;
+    this.stopping?.abort();
+  }
+
+  private async shutdown(): Promise<void> {
+    const commit = this.failure === undefined;
+    await this.remove([...this.owned.keys()], commit).catch((error: unknown) => this.fail(error));
+    await this.member?.leave().catch(() => undefined);
+  }
+}
+
+/** A moved-on member epoch loses the commit, not the consumer: the next heartbeat sorts it out. */
+const ignoreFencing = (error: unknown): void => {
+  const fenced = ['STALE_MEMBER_EPOCH', 'FENCED_MEMBER_EPOCH', 'UNKNOWN_MEMBER_ID'];
+  if (!(error instanceof SluiceError && fenced.includes(error.code))) throw error;
+};
+
+const groupByTopic = (partitions: { topic: string; partition: number }[]): TopicPartitions[] => {
+  const byTopic = new Map<string, number[]>();
+  for (const { topic, partition } of partitions)
+    byTopic.set(topic, [...(byTopic.get(topic) ?? []), partition]);
+  return [...byTopic].map(([topic, list]) => ({ topic, partitions: list.sort((a, b) => a - b) }));
+};
+
+const pick = <T extends object, K extends keyof T>(o: T, names: K[]): Partial<Pick<T, K>> =>
+  Object.fromEntries(names.filter((n) => o[n] !== undefined).map((n) => [n, o[n]])) as Partial<Pick<T, K>>;
+
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done);
+  });

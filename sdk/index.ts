@@ -1,0 +1,14 @@
+/** Sluice's TypeScript client: `new SluiceClient({ url })`, then `.admin()`, `.producer()`, `.consumer()`. */
+export { SluiceClient } from './client.js';
+export type { SluiceClientOptions } from './client.js';
+export { Admin } from './admin.js';
+export type { CreateTopicOptions, PartitionOffsets } from './admin.js';
+export { Producer, RECORD_BATCH_MEDIA_TYPE } from './producer.js';
+export type { ProducerOptions } from './producer.js';
+export { Consumer } from './consumer.js';
+export type { ConsumerOptions, FetchedBatch, RunHandlers } from './consumer.js';
+export { SluiceError, isSluiceError } from './errors.js';
+export { createRetrier, isRetriable } from './retry.js';
+export type { Bail, Retrier, RetryDeps, RetryOptions } from './retry.js';
+export type { FetchLike } from './transport.js';
+export type * from './types.js';

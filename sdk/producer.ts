@@ -1,0 +1,269 @@
+/**
+ * The producer. `send` posts JSON records (the server partitions them); when idempotent, each send
+ * carries one Idempotency-Key for all its retries, so a retry after a lost answer writes nothing twice.
+ * `sendBatch` posts binary RecordBatches to one partition with Kafka's idempotent-producer fields:
+ * producer id and epoch from InitProducerId, and a per-partition sequence that a retry repeats.
+ */
+import type { Compression, RecordInput } from '../lib/core/record-batch/index.js';
+import { encodeRecordBatch } from '../lib/core/record-batch/index.js';
+import { SluiceError } from './errors.js';
+import type { Retrier } from './retry.js';
+import type { Transport } from './transport.js';
+import { path } from './transport.js';
+import type { Acks, BatchResult, Bytes, Message, RecordResult } from './types.js';
+
+export const RECORD_BATCH_MEDIA_TYPE = 'application/vnd.kafka.record-batch';
+
+export interface ProducerOptions {
+  /** Exactly-once delivery of retried sends (default true). Without it a retry may write twice. */
+  idempotent?: boolean;
+  /** Default `all`: acknowledged once every in-sync store holds the data. */
+  acks?: Acks;
+  /** Codec of binary batches (default none). */
+  compression?: Compression;
+  /** Largest RecordBatch `sendBatch` builds before starting another in the same request (default 1 MiB). */
+  maxBatchBytes?: number;
+}
+
+interface Sequence {
+  producerId: number;
+  producerEpoch: number;
+  next: number;
+}
+
+/** Per-record overhead of a RecordBatch v2 record beyond its key, value and headers (upper bound). */
+const RECORD_OVERHEAD = 21;
+const BATCH_OVERHEAD = 61;
+const UTF8 = new TextEncoder();
+
+export class Producer {
+  private readonly idempotent: boolean;
+  private readonly acks: Acks;
+  private readonly compression: Compression;
+  private readonly maxBatchBytes: number;
+  private producerId: Promise<{ producerId: number; producerEpoch: number }> | undefined;
+  private readonly sequences = new Map<string, Sequence>();
+  /** Sends of one partition go out one at a time, in call order, so sequences arrive in order. */
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly retry: Retrier,
+    {
+      idempotent = true,
+      acks = 'all',
+      compression = 'none',
+      maxBatchBytes = 1024 * 1024,
+    }: ProducerOptions = {},
+  ) {
+    this.idempotent = idempotent;
+    this.acks = acks;
+    this.compression = compression;
+    this.maxBatchBytes = maxBatchBytes;
+  }
+
+  /**
+   * JSON produce: one result per message, in order. Throws if any message could not be written
+   * (the error's `details.results` holds every result).
+   */
+  async send({
+    topic,
+    messages,
+    acks = this.acks,
+  }: {
+    topic: string;
+    messages: Message[];
+    acks?: Acks;
+  }): Promise<RecordResult[]> {
+    const binary = messages.some(hasBinary);
+    const encode = (b: Bytes | null | undefined): string | null =>
+      b === null || b === undefined
+        ? null
+        : typeof b === 'string'
+          ? binary
+            ? base64(UTF8.encode(b))
+            : b
+          : base64(b);
+    const records = messages.map((m) => ({
+      key: encode(m.key),
+      value: encode(m.value),
+      headers: headerList(m.headers).map((h) => ({ key: h.key, value: encode(h.value) })),
+      ...(m.partition === undefined ? {} : { partition: m.partition }),
+      ...(m.timestamp === undefined ? {} : { timestamp: m.timestamp }),
+    }));
+    const body = { records, encoding: binary ? 'base64' : 'utf8', acks };
+    const headers: Record<string, string> = this.idempotent
+      ? { 'idempotency-key': globalThis.crypto.randomUUID() }
+      : {};
+    return this.retry(async (bail) => {
+      const { results } = await this.transport.json<{ results: RecordResult[] }>({
+        method: 'POST',
+        path: path`/v1/topics/${topic}/records`,
+        json: body,
+        headers,
+      });
+      const failed = results.find((r): r is Extract<RecordResult, { error: unknown }> => 'error' in r);
+      if (!failed) return results;
+      const error = new SluiceError(
+        failed.error.code,
+        `partition ${failed.partition}: ${failed.error.message}`,
+        {
+          retriable: failed.error.retriable,
+          status: 200,
+          details: { results },
+        },
+      );
+      // With an Idempotency-Key the whole request can be retried: partitions already written answer
+      // with their original offsets. Without one, a retry would write those partitions again.
+      if (!this.idempotent) bail(error);
+      throw error;
+    });
+  }
+
+  /**
+   * Binary produce of `messages` to one partition as RecordBatch v2 (split at maxBatchBytes), in one
+   * request. Calls for the same partition are sent in call order, one at a time.
+   */
+  sendBatch(
+    topic: string,
+    partition: number,
+    messages: Message[],
+    options: { acks?: Acks } = {},
+  ): Promise<BatchResult> {
+    if (messages.length === 0)
+      return Promise.reject(
+        new SluiceError('INVALID_REQUEST', 'sendBatch needs at least one message', { retriable: false }),
+      );
+    const id = `${topic}\u0000${partition}`;
+    const previous = this.queues.get(id) ?? Promise.resolve();
+    const next = previous
+      .catch(() => undefined)
+      .then(() => this.sendBatchNow(topic, partition, messages, options.acks ?? this.acks));
+    this.queues.set(id, next);
+    void next
+      .finally(() => {
+        if (this.queues.get(id) === next) this.queues.delete(id);
+      })
+      .catch(() => undefined);
+    return next;
+  }
+
+  private async sendBatchNow(
+    topic: string,
+    partition: number,
+    messages: Message[],
+    acks: Acks,
+  ): Promise<BatchResult> {
+    const id = `${topic}\u0000${partition}`;
+    const now = Date.now();
+    const records: RecordInput[] = messages.map((m) => ({
+      key: toBytes(m.key),
+      value: toBytes(m.value),
+      headers: headerList(m.headers).map((h) => ({ key: h.key, value: toBytes(h.value) })),
+      timestamp: m.timestamp ?? now,
+    }));
+    const sequence = this.idempotent ? await this.sequenceFor(id) : undefined;
+    const body = this.encode(records, sequence);
+    try {
+      const result = await this.retry(() =>
+        this.transport.json<BatchResult>({
+          method: 'POST',
+          path: path`/v1/topics/${topic}/partitions/${partition}/batches`,
+          query: { acks: acks === 'all' ? undefined : acks },
+          body,
+          contentType: RECORD_BATCH_MEDIA_TYPE,
+        }),
+      );
+      if (sequence) sequence.next += records.length;
+      return result;
+    } catch (error) {
+      // An outcome we cannot know (or a sequence the server rejects) leaves this producer id's
+      // sequence uncertain; a fresh producer id starts clean instead of guessing (Kafka bumps the epoch).
+      if (sequence && (!(error instanceof SluiceError) || error.ambiguous || isSequenceError(error)))
+        this.resetProducerId();
+      throw error;
+    }
+  }
+
+  private encode(records: RecordInput[], sequence: Sequence | undefined): Uint8Array {
+    const chunks: RecordInput[][] = [];
+    let chunk: RecordInput[] = [];
+    let size = BATCH_OVERHEAD;
+    for (const r of records) {
+      const bytes =
+        RECORD_OVERHEAD +
+        (r.key?.length ?? 0) +
+        (r.value?.length ?? 0) +
+        (r.headers ?? []).reduce((s, h) => s + 10 + UTF8.encode(h.key).length + (h.value?.length ?? 0), 0);
+      if (chunk.length > 0 && size + bytes > this.maxBatchBytes) {
+        chunks.push(chunk);
+        chunk = [];
+        size = BATCH_OVERHEAD;
+      }
+      chunk.push(r);
+      size += bytes;
+    }
+    chunks.push(chunk);
+    let baseSequence = sequence?.next ?? -1;
+    const batches = chunks.map((c) => {
+      const batch = encodeRecordBatch(c, {
+        compression: this.compression,
+        ...(sequence
+          ? { producerId: sequence.producerId, producerEpoch: sequence.producerEpoch, baseSequence }
+          : {}),
+      });
+      if (sequence) baseSequence += c.length;
+      return batch;
+    });
+    return batches.length === 1 ? batches[0]! : new Uint8Array(Buffer.concat(batches));
+  }
+
+  private async sequenceFor(id: string): Promise<Sequence> {
+    const { producerId, producerEpoch } = await (this.producerId ??= this.initProducerId());
+    let sequence = this.sequences.get(id);
+    if (!sequence || sequence.producerId !== producerId) {
+      sequence = { producerId, producerEpoch, next: 0 };
+      this.sequences.set(id, sequence);
+    }
+    return sequence;
+  }
+
+  private initProducerId(): Promise<{ producerId: number; producerEpoch: number }> {
+    const init = this.retry(() =>
+      this.transport.json<{ producerId: number; producerEpoch: number }>({
+        method: 'POST',
+        path: '/v1/producers',
+      }),
+    );
+    init.catch(() => {
+      if (this.producerId === init) this.producerId = undefined;
+    });
+    return init;
+  }
+
+  private resetProducerId(): void {
+    this.producerId = undefined;
+    this.sequences.clear();
+  }
+}
+
+const isSequenceError = (e: SluiceError): boolean =>
+  e.code === 'OUT_OF_ORDER_SEQUENCE_NUMBER' || e.code === 'INVALID_PRODUCER_EPOCH';
+
+const hasBinary = (m: Message): boolean =>
+  m.key instanceof Uint8Array ||
+  m.value instanceof Uint8Array ||
+  headerList(m.headers).some((h) => h.value instanceof Uint8Array);
+
+const headerList = (headers: Message['headers']): { key: string; value: Bytes | null }[] =>
+  headers === undefined
+    ? []
+    : Array.isArray(headers)
+      ? headers
+      : Object.entries(headers).map(([key, value]) => ({ key, value }));
+
+const toBytes = (b: Bytes | null | undefined): Uint8Array | null =>
+  b === null || b === undefined ? null : typeof b === 'string' ? UTF8.encode(b) : b;
+
+const base64 = (b: Uint8Array): string =>
+  Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64');
