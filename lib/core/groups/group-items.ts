@@ -194,7 +194,8 @@ export class GroupItems {
       memberOps.push({ delete: groupKeys.member(groupId, id), condition: versionIs(old.version) });
       ownership = true;
     }
-    const encodeAfter = (version: number): Item => encodeMeta(groupId, { ...after.meta, version }, after.members.size);
+    const encodeAfter = (version: number): Item =>
+      encodeMeta(groupId, { ...after.meta, version }, after.members.size);
     const metaChanged =
       !stored ||
       (after.meta !== before.meta &&
@@ -202,7 +203,8 @@ export class GroupItems {
           JSON.stringify(encodeMeta(groupId, before.meta, before.members.size)));
 
     if (!metaChanged && !ownership) {
-      for (const op of memberOps) if ('put' in op) await this.store.put(op.put, op.condition ? { condition: op.condition } : {});
+      for (const op of memberOps)
+        if ('put' in op) await this.store.put(op.put, op.condition ? { condition: op.condition } : {});
       return;
     }
     const ops: TransactOp[] = [

@@ -48,6 +48,10 @@ export class InMemoryTopics implements GroupTopics, PartitionOffsets {
     this.topics.delete(name);
   }
 
+  partitionCount(name: string): number | undefined {
+    return this.topics.get(name)?.logs.length;
+  }
+
   names(): string[] {
     return [...this.topics.keys()].sort();
   }
