@@ -102,8 +102,7 @@ export const updateExpression = (
         const base =
           action.initial === undefined ? operand : `if_not_exists(${operand}, ${x.value(action.initial)})`;
         sets.push(`${target} = ${base} + ${x.value(action.add)}`);
-      }
-      else sets.push(`${target} = list_append(${target}, ${x.value([...action.append])})`);
+      } else sets.push(`${target} = list_append(${target}, ${x.value([...action.append])})`);
     }
   }
   const clauses = [
