@@ -8,6 +8,8 @@ import { keys } from './keys.js';
 import type { LogContext } from './log/context.js';
 import { materializeTail } from './log/materialize.js';
 import { asPartitionState } from './log/partition-state.js';
+import { applyRetention } from './log/retention.js';
+import { effectiveConfig } from './topics/configs.js';
 
 export interface MaintenanceOptions {
   log: LogContext;
@@ -23,6 +25,7 @@ export interface MaintenanceOptions {
 export interface MaintenanceReport {
   partitions: number;
   entriesIndexed: number;
+  batchesExpired: number;
   topicsPurged: number;
   orphansDeleted: number;
   sweeps: Record<string, unknown>;
@@ -46,6 +49,7 @@ export class Maintenance {
     const report: MaintenanceReport = {
       partitions: 0,
       entriesIndexed: 0,
+      batchesExpired: 0,
       topicsPurged: 0,
       orphansDeleted: 0,
       sweeps: {},
@@ -64,6 +68,12 @@ export class Maintenance {
         report.partitions++;
         await attempt(`index ${topic.name}-${p}`, async () => {
           report.entriesIndexed += await this.indexTail(topic.topicId, p);
+        });
+        await attempt(`retention ${topic.name}-${p}`, async () => {
+          const config = effectiveConfig(topic.configs);
+          report.batchesExpired += (
+            await applyRetention(store, topic.topicId, p, config, clock.now())
+          ).batchesDeleted;
         });
       }
       await attempt(`orphans of ${topic.name}`, async () => {

@@ -200,3 +200,70 @@ describe('commits', () => {
     expect(s.store.dump().filter((i) => i.pk.startsWith(`P#${s.topic.topicId}`))).toEqual([]);
   });
 });
+
+describe('retention', () => {
+  it('drops batches past retention.ms from the start, advances logStartOffset and keeps ListOffsets exact', async () => {
+    const s = await setup();
+    await s.http('PATCH', '/v1/topics/t', { configs: { 'retention.ms': '60000' } });
+    const now = s.clock.time;
+    // Old records with out-of-order timestamps, then recent ones.
+    const stamps = [now - 300_000, now - 100_000, now - 200_000, now - 90_000, now - 10, now - 5, now];
+    for (const [i, ts] of stamps.entries()) {
+      await s.http('POST', '/v1/topics/t/records', {
+        records: [{ value: `r${i}`, partition: 0, timestamp: ts }],
+      });
+    }
+    const report = await s.sluice.maintenance.run();
+    expect(report.errors).toEqual([]);
+    expect(report.batchesExpired).toBe(4);
+    const state = await s.state();
+    expect(state.logStartOffset).toBe(4);
+    const gone = await s.http('GET', '/v1/topics/t/partitions/0/records?offset=0');
+    expect(gone.status).toBe(416);
+    expect(gone.body.logStartOffset).toBe(4);
+    const kept = await s.http('GET', '/v1/topics/t/partitions/0/records?offset=4');
+    expect(kept.body.records.map((r: { value: string }) => r.value)).toEqual(['r4', 'r5', 'r6']);
+    expect((await s.http('GET', '/v1/topics/t/partitions/0/offsets?at=earliest')).body.offset).toBe(4);
+    expect((await s.http('GET', `/v1/topics/t/partitions/0/offsets?at=${now - 400_000}`)).body.offset).toBe(
+      4,
+    );
+    expect((await s.http('GET', `/v1/topics/t/partitions/0/offsets?at=${now - 6}`)).body.offset).toBe(5);
+    // Newer batches keep the time index right after the reset.
+    await s.http('POST', '/v1/topics/t/records', {
+      records: [{ value: 'r7', partition: 0, timestamp: now - 7 }],
+    });
+    await s.sluice.maintenance.run();
+    expect((await s.http('GET', `/v1/topics/t/partitions/0/offsets?at=${now - 8}`)).body.offset).toBe(5);
+    await s.http('POST', '/v1/topics/t/records', {
+      records: [{ value: 'r8', partition: 0, timestamp: now + 50 }],
+    });
+    await s.sluice.maintenance.run();
+    expect((await s.http('GET', `/v1/topics/t/partitions/0/offsets?at=${now + 1}`)).body.offset).toBe(8);
+    // Objects of expired batches go once the grace period is over.
+    s.clock.time += 16 * 60_000;
+    const before = s.objects.keys().length;
+    await s.sluice.maintenance.collectOrphans(s.topic.topicId, 2);
+    expect(s.objects.keys().length).toBe(before - 4);
+  });
+
+  it('keeps the log under retention.bytes, never removing the newest batches', async () => {
+    const s = await setup();
+    await s.http('PATCH', '/v1/topics/t', { configs: { 'retention.bytes': '500' } });
+    for (let i = 0; i < 12; i++)
+      await s.http('POST', '/v1/topics/t/records', { records: [{ value: 'x'.repeat(100), partition: 0 }] });
+    await s.sluice.maintenance.run();
+    const state = await s.state();
+    expect(state.logStartOffset).toBeGreaterThan(6);
+    expect(state.nextOffset).toBe(12);
+    const page = await s.http('GET', `/v1/topics/t/partitions/0/records?offset=${state.logStartOffset}`);
+    expect(page.body.records.length).toBe(12 - state.logStartOffset);
+  });
+
+  it('leaves compacted-only topics alone', async () => {
+    const s = await setup();
+    await s.http('PATCH', '/v1/topics/t', { configs: { 'cleanup.policy': 'compact', 'retention.ms': '1' } });
+    await s.http('POST', '/v1/topics/t/records', { records: [{ value: 'a', partition: 0, timestamp: 1 }] });
+    await s.sluice.maintenance.run();
+    expect((await s.state()).logStartOffset).toBe(0);
+  });
+});
