@@ -34,6 +34,8 @@ import { sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong } from './varint
 const INT32_MAX = 0x7fffffff;
 const INT32_MIN = -0x80000000;
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+/** Kafka's RecordBatch.NO_TIMESTAMP: the timestamps of a batch without records. */
+const NO_TIMESTAMP = -1;
 const UTF8 = new TextEncoder();
 
 const invalid = (message: string): SluiceError => new SluiceError('INVALID_RECORD', message);
@@ -65,6 +67,7 @@ interface Prepared {
   key: Uint8Array | null;
   value: Uint8Array | null;
   timestampDelta: number;
+  offsetDelta: number;
   headers: { key: Uint8Array; value: Uint8Array | null }[];
   bodySize: number;
 }
@@ -72,6 +75,7 @@ interface Prepared {
 /**
  * Encodes records as one RecordBatch v2, as Kafka's Java producer would: offset deltas 0…n-1,
  * baseTimestamp = the first record's timestamp, maxTimestamp = the largest (or `logAppendTime`).
+ * Explicit `offsetDelta`s and `lastOffsetDelta` re-encode a compacted batch with its offsets kept.
  */
 export function encodeRecordBatch(records: readonly RecordInput[], options: EncodeOptions = {}): Uint8Array {
   const {
@@ -91,16 +95,28 @@ export function encodeRecordBatch(records: readonly RecordInput[], options: Enco
   checkInteger('producerEpoch', producerEpoch, -0x8000, 0x7fff);
   checkInteger('baseSequence', baseSequence, INT32_MIN, INT32_MAX);
   assertCanCompress(compression);
-  const codec = COMPRESSIONS.indexOf(compression);
-  if (records.length === 0) throw invalid('a record batch needs at least one record');
-  if (records.length > INT32_MAX || records.length - 1 > MAX_SAFE - baseOffset) {
-    throw invalid('too many records for one batch');
+  const empty = records.length === 0;
+  if (empty && options.lastOffsetDelta === undefined) {
+    throw invalid('a record batch needs at least one record');
   }
+  if (records.length > INT32_MAX) throw invalid('too many records for one batch');
+  const codec = COMPRESSIONS.indexOf(empty ? 'none' : compression);
 
-  const baseTimestamp = checkInteger('timestamp', records[0]!.timestamp, -MAX_SAFE, MAX_SAFE);
+  const first = records[0];
+  const baseTimestamp =
+    first === undefined ? NO_TIMESTAMP : checkInteger('timestamp', first.timestamp, -MAX_SAFE, MAX_SAFE);
   let maxTimestamp = baseTimestamp;
   let recordsSize = 0;
+  let previousDelta = -1;
   const prepared: Prepared[] = records.map((record, i) => {
+    const offsetDelta =
+      record.offsetDelta === undefined
+        ? previousDelta + 1
+        : checkInteger('offsetDelta', record.offsetDelta, 0, INT32_MAX);
+    if (offsetDelta <= previousDelta) {
+      throw invalid(`offset deltas must increase: record ${i} has ${offsetDelta} after ${previousDelta}`);
+    }
+    previousDelta = offsetDelta;
     const timestamp = checkInteger('timestamp', record.timestamp, -MAX_SAFE, MAX_SAFE);
     if (timestamp > maxTimestamp) maxTimestamp = timestamp;
     const timestampDelta = timestamp - baseTimestamp;
@@ -117,21 +133,26 @@ export function encodeRecordBatch(records: readonly RecordInput[], options: Enco
     let bodySize =
       1 + // attributes, unused by Kafka
       sizeOfVarlong(timestampDelta) +
-      sizeOfVarint(i) +
+      sizeOfVarint(offsetDelta) +
       sizeOfField(key) +
       sizeOfField(value) +
       sizeOfVarint(headers.length);
     for (const h of headers) bodySize += sizeOfField(h.key) + sizeOfField(h.value);
     if (bodySize > INT32_MAX) throw invalid('record larger than 2 GiB');
     recordsSize += sizeOfVarint(bodySize) + bodySize;
-    return { key, value, timestampDelta, headers, bodySize };
+    return { key, value, timestampDelta, offsetDelta, headers, bodySize };
   });
+  const lastOffsetDelta =
+    options.lastOffsetDelta === undefined
+      ? previousDelta
+      : checkInteger('lastOffsetDelta', options.lastOffsetDelta, Math.max(0, previousDelta), INT32_MAX);
+  if (lastOffsetDelta > MAX_SAFE - baseOffset) throw invalid('too many records for one batch');
   if (timestampType === 'LogAppendTime') {
     maxTimestamp = checkInteger('logAppendTime', options.logAppendTime, -MAX_SAFE, MAX_SAFE);
   }
 
   let batch: Uint8Array;
-  if (compression === 'none') {
+  if (compression === 'none' || empty) {
     batch = new Uint8Array(RECORD_BATCH_OVERHEAD + recordsSize);
     writeRecords(batch, RECORD_BATCH_OVERHEAD, prepared);
   } else {
@@ -155,7 +176,7 @@ export function encodeRecordBatch(records: readonly RecordInput[], options: Enco
       (isTransactional ? TRANSACTIONAL_BIT : 0) |
       (isControl ? CONTROL_BIT : 0),
   );
-  view.setInt32(LAST_OFFSET_DELTA, records.length - 1);
+  view.setInt32(LAST_OFFSET_DELTA, lastOffsetDelta);
   view.setBigInt64(BASE_TIMESTAMP, BigInt(baseTimestamp));
   view.setBigInt64(MAX_TIMESTAMP, BigInt(maxTimestamp));
   view.setBigInt64(PRODUCER_ID, BigInt(producerId));
@@ -167,11 +188,11 @@ export function encodeRecordBatch(records: readonly RecordInput[], options: Enco
 }
 
 function writeRecords(buf: Uint8Array, pos: number, records: readonly Prepared[]): void {
-  records.forEach((r, i) => {
+  for (const r of records) {
     pos = writeVarint(buf, pos, r.bodySize);
     buf[pos++] = 0;
     pos = writeVarlong(buf, pos, r.timestampDelta);
-    pos = writeVarint(buf, pos, i);
+    pos = writeVarint(buf, pos, r.offsetDelta);
     pos = writeField(buf, pos, r.key);
     pos = writeField(buf, pos, r.value);
     pos = writeVarint(buf, pos, r.headers.length);
@@ -179,7 +200,7 @@ function writeRecords(buf: Uint8Array, pos: number, records: readonly Prepared[]
       pos = writeField(buf, pos, h.key);
       pos = writeField(buf, pos, h.value);
     }
-  });
+  }
 }
 
 /** Reads the header of a buffer that must hold exactly one batch. */

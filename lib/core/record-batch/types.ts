@@ -24,6 +24,11 @@ export interface RecordInput {
   value: Uint8Array | null;
   headers?: RecordHeader[];
   timestamp: number;
+  /**
+   * Offset relative to the batch's base offset. Default: one past the previous record's (0 for the
+   * first). Given explicitly by the log cleaner, which keeps each surviving record at its offset.
+   */
+  offsetDelta?: number;
 }
 
 /** The 61-byte RecordBatch v2 header, field for field (`crc` unsigned, `batchLength` excludes the first 12 bytes). */
@@ -67,6 +72,12 @@ export interface EncodeOptions {
   isTransactional?: boolean;
   /** Default false. */
   isControl?: boolean;
+  /**
+   * Default: the last record's offset delta. A compacted batch keeps its original span, so this may
+   * exceed it; with it, `records` may even be empty (the header-only batch Kafka's cleaner keeps,
+   * uncompressed, with NO_TIMESTAMP or the `logAppendTime` as its timestamps).
+   */
+  lastOffsetDelta?: number;
 }
 
 export interface DecodeOptions {
