@@ -1,8 +1,8 @@
 /**
  * The one compare-and-set retry loop of the group coordinator: an attempt reads, decides and writes
  * conditionally; when a concurrent writer got there first the whole attempt starts over after an
- * exponential backoff with full jitter. Bounded: past the last attempt the caller gets a retriable
- * COORDINATOR_NOT_AVAILABLE instead of an unbounded wait.
+ * exponential backoff with full jitter. Bounded: past the last attempt (about 20 s of waiting at most,
+ * under API Gateway's 29 s) the caller gets a retriable COORDINATOR_NOT_AVAILABLE.
  */
 import { SluiceError } from '../../errors.js';
 import type { Clock } from '../../ports/clock.js';
@@ -29,13 +29,19 @@ export const isConflict = (e: unknown): boolean =>
   e instanceof StaleRead ||
   (e instanceof TransactionCanceledError && (e.conditionFailed || e.reasons.includes('TransactionConflict')));
 
+/**
+ * The backoff window starts at the larger of baseDelayMs and the duration of the attempt that lost:
+ * contenders then spread over at least as many attempt-lengths as there are rounds, whether the
+ * store answers in 5 ms or in 200 ms.
+ */
 export const retryOnConflict = async <T>(
   what: string,
   options: CasRetryOptions,
   attempt: () => Promise<T>,
 ): Promise<T> => {
-  const { clock, random, attempts = 8, baseDelayMs = 20, maxDelayMs = 2_000 } = options;
+  const { clock, random, attempts = 8, baseDelayMs = 20, maxDelayMs = 5_000 } = options;
   for (let n = 1; ; n++) {
+    const started = clock.now();
     try {
       return await attempt();
     } catch (error) {
@@ -49,7 +55,8 @@ export const retryOnConflict = async <T>(
           },
         );
       }
-      await clock.sleep(random() * Math.min(maxDelayMs, baseDelayMs * 2 ** (n - 1)));
+      const base = Math.max(baseDelayMs, clock.now() - started);
+      await clock.sleep(random() * Math.min(maxDelayMs, base * 2 ** (n - 1)));
     }
   }
 };

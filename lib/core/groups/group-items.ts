@@ -9,12 +9,16 @@
  *   G#{groupId} / O#{topic}#{partition}   a committed offset and its metadata
  *   GROUPS      / {groupId}               registry for listing; written at creation and deletion only
  *
- * Every change to META (membership, epochs, target) and every change that gives a member a partition it
- * did not hold writes META conditioned on its version, in one transaction with the member items it
- * touches (each conditioned on its own version). META is read before the member items, so whoever hands
- * out a partition either saw every other holder or fails its META condition: that is what keeps a
- * partition from having two owners. Everything else (a heartbeat's lastSeen, a member releasing
- * partitions or moving to a new epoch) writes only that member's item, conditioned on its version.
+ * Why no partition ever has two owners: a partition is handed out only by a transaction that touches
+ * META, and META is always read before the member items.
+ * - A change to META itself (membership, group epoch, target, subscribed topics) puts META
+ *   conditioned on its version, with the member items it touches (each conditioned on its own version).
+ * - A member taking partitions of the current target (nothing else changing) only increments META's
+ *   version, conditioned on the target epoch it decided under. Takers under the same target epoch never
+ *   want the same partition, so they do not conflict with each other; a taker under an older target
+ *   fails its condition; and any META writer that read members before the take fails on the version.
+ * - Everything else (lastSeen, releasing partitions, moving to a new member epoch) writes only that
+ *   member's item, conditioned on its version: giving partitions up cannot create a second owner.
  */
 import type { Item, ItemKey, MetadataStore, TransactOp } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
@@ -142,6 +146,7 @@ const acquires = (before: Member, after: Member): boolean =>
 
 const versionIs = (version: number) => ({ path: 'version', op: '=' as const, value: version });
 const absent = { notExists: 'pk' } as const;
+const notDead = { path: 'dead', op: '=' as const, value: false };
 
 export interface LoadedGroup {
   view: GroupView;
@@ -181,43 +186,57 @@ export class GroupItems {
     const { view: before, stored } = loaded;
     const { groupId } = before;
     const memberOps: TransactOp[] = [];
-    let ownership = false;
+    let membership = false;
+    let taking = false;
     for (const [id, m] of after.members) {
       const old = before.members.get(id);
       if (old === m) continue;
       const item = encodeMember(groupId, { ...m, version: (old?.version ?? 0) + 1 });
       memberOps.push({ put: item, condition: old ? versionIs(old.version) : absent });
-      ownership ||= !old || acquires(old, m);
+      membership ||= !old;
+      taking ||= old !== undefined && acquires(old, m);
     }
     for (const [id, old] of before.members) {
       if (after.members.has(id)) continue;
       memberOps.push({ delete: groupKeys.member(groupId, id), condition: versionIs(old.version) });
-      ownership = true;
+      membership = true;
     }
     const encodeAfter = (version: number): Item =>
       encodeMeta(groupId, { ...after.meta, version }, after.members.size);
     const metaChanged =
       !stored ||
+      membership ||
       (after.meta !== before.meta &&
         JSON.stringify(encodeAfter(before.meta.version)) !==
           JSON.stringify(encodeMeta(groupId, before.meta, before.members.size)));
 
-    if (!metaChanged && !ownership) {
-      for (const op of memberOps)
+    if (metaChanged) {
+      await this.store.transact([
+        {
+          put: encodeAfter(before.meta.version + 1),
+          condition: stored ? versionIs(before.meta.version) : absent,
+        },
+        ...(stored
+          ? []
+          : [{ put: { ...groupKeys.registry(groupId), groupId, createdAt: after.meta.createdAt } }]),
+        ...memberOps,
+      ]);
+    } else if (taking) {
+      await this.store.transact([
+        {
+          update: groupKeys.meta(groupId),
+          actions: [{ set: 'version', add: 1 }],
+          condition: {
+            and: [{ path: 'assignmentEpoch', op: '=', value: before.meta.assignmentEpoch }, notDead],
+          },
+        },
+        ...memberOps,
+      ]);
+    } else {
+      for (const op of memberOps) {
         if ('put' in op) await this.store.put(op.put, op.condition ? { condition: op.condition } : {});
-      return;
+      }
     }
-    const ops: TransactOp[] = [
-      {
-        put: encodeAfter(before.meta.version + 1),
-        condition: stored ? versionIs(before.meta.version) : absent,
-      },
-      ...(stored
-        ? []
-        : [{ put: { ...groupKeys.registry(groupId), groupId, createdAt: after.meta.createdAt } }]),
-      ...memberOps,
-    ];
-    await this.store.transact(ops);
   }
 
   /** Creates an empty group (META and registry) unless it exists; for commits outside the protocol. */
