@@ -38,4 +38,12 @@ export const keys = {
   producerIds: { pk: 'PRODUCER_IDS', sk: 'COUNTER' },
 } as const;
 
+/**
+ * Object keys of a topic's data: under one prefix per topic (purge and orphan collection list it),
+ * fanned out by the id's first characters so no single folder grows without bound.
+ */
+export const dataObjectKey = (topicId: string, id: string): string =>
+  `${dataObjectPrefix(topicId)}${id.slice(0, 2)}/${id}`;
+export const dataObjectPrefix = (topicId: string): string => `d/${topicId}/`;
+
 export const offsetFromBatchSk = (sk: string): number => Number(sk.slice(2));

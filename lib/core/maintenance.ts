@@ -1,11 +1,12 @@
 /**
  * The scheduled maintenance run (no process holds state between runs): moves partition tails into the
- * batch index, purges deleted topics, collects orphan objects left by produces that failed before
+ * batch index, applies retention and compaction, purges deleted topics, collects orphan objects left by produces that failed before
  * their commit, and lets other services (consumer groups) sweep expired state.
  */
 import type { ObjectStore } from '../ports/object-store.js';
-import { keys } from './keys.js';
+import { dataObjectPrefix, keys } from './keys.js';
 import type { LogContext } from './log/context.js';
+import { compactPartition } from './log/compaction.js';
 import { materializeTail } from './log/materialize.js';
 import { asPartitionState } from './log/partition-state.js';
 import { applyRetention } from './log/retention.js';
@@ -26,6 +27,8 @@ export interface MaintenanceReport {
   partitions: number;
   entriesIndexed: number;
   batchesExpired: number;
+  /** Records the log cleaner removed (superseded, keyless, or expired tombstones). */
+  recordsCompacted: number;
   topicsPurged: number;
   orphansDeleted: number;
   sweeps: Record<string, unknown>;
@@ -50,6 +53,7 @@ export class Maintenance {
       partitions: 0,
       entriesIndexed: 0,
       batchesExpired: 0,
+      recordsCompacted: 0,
       topicsPurged: 0,
       orphansDeleted: 0,
       sweeps: {},
@@ -74,6 +78,12 @@ export class Maintenance {
           report.batchesExpired += (
             await applyRetention(store, topic.topicId, p, config, clock.now())
           ).batchesDeleted;
+        });
+        await attempt(`compaction ${topic.name}-${p}`, async () => {
+          const config = effectiveConfig(topic.configs);
+          if (!config['cleanup.policy'].includes('compact')) return;
+          const result = await compactPartition(this.options.log, topic.topicId, p, config, clock.now());
+          report.recordsCompacted += result.recordsRemoved;
         });
       }
       await attempt(`orphans of ${topic.name}`, async () => {
@@ -142,7 +152,7 @@ export class Maintenance {
       const orphans: string[] = [];
       let cursor: string | undefined;
       do {
-        const page = await objectStore.list(`d/${topicId}/`, cursor ? { cursor } : {});
+        const page = await objectStore.list(dataObjectPrefix(topicId), cursor ? { cursor } : {});
         for (const o of page.objects)
           if (o.lastModified < cutoff && !referenced.has(o.key)) orphans.push(o.key);
         cursor = page.cursor;
@@ -174,7 +184,7 @@ export class Maintenance {
     for (const objectStore of this.options.objectStores) {
       let cursor: string | undefined;
       do {
-        const page = await objectStore.list(`d/${topicId}/`, cursor ? { cursor } : {});
+        const page = await objectStore.list(dataObjectPrefix(topicId), cursor ? { cursor } : {});
         if (page.objects.length > 0) await objectStore.delete(page.objects.map((o) => o.key));
         cursor = page.cursor;
       } while (cursor);
