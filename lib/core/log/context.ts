@@ -25,6 +25,12 @@ export interface LogOptions {
   /** Long-poll re-check interval. */
   pollIntervalMs?: number;
   producerExpirationMs?: number;
+  /**
+   * A produce commits only if its data object was written less than this long ago; it must stay well
+   * below maintenance's orphan grace period, or a stalled produce could commit an object the collector
+   * has just deleted (default 5 minutes, against a 15-minute grace).
+   */
+  commitDeadlineMs?: number;
   newId?: () => string;
 }
 
@@ -36,6 +42,7 @@ export interface LogContext {
   tailFlushEntries: number;
   pollIntervalMs: number;
   producerExpirationMs: number;
+  commitDeadlineMs: number;
   newId: () => string;
   objectStore(id: string): ObjectStore;
   leadership: LeadershipCache;
@@ -51,6 +58,7 @@ export const createLogContext = (options: LogOptions): LogContext => {
     tailFlushEntries: options.tailFlushEntries ?? 16,
     pollIntervalMs: options.pollIntervalMs ?? 100,
     producerExpirationMs: options.producerExpirationMs ?? 86_400_000,
+    commitDeadlineMs: options.commitDeadlineMs ?? 5 * 60_000,
     newId: options.newId ?? (() => globalThis.crypto.randomUUID()),
     objectStore: (id) => {
       const store = byId.get(id);
