@@ -1,13 +1,15 @@
 /**
  * Seeded simulation of a consumer group: members join, leave, crash, run slow, come back as zombies,
  * change subscriptions and commit offsets while topics grow, all against the coordinator over the
- * in-memory store with interleaved concurrent requests. After every step it checks invariant 5
+ * in-memory store with interleaved concurrent requests and injected storage faults (failures before
+ * the write, after it, and dropped responses), which clients answer by retrying like the SDK does. After every step it checks invariant 5
  * (no partition with two owners, stale commits change nothing, committed offsets read back), and after
  * a quiet period that every subscribed partition is owned exactly once.
  *
  * A failure names its seed; replay it alone with SLUICE_SEED=<seed> (SLUICE_SIM_RUNS=<n> runs more seeds).
  */
 import { describe, expect, it } from 'vitest';
+import { FaultInjector, FaultyMetadataStore } from '../../lib/adapters/fault/index.js';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { isSluiceError } from '../../lib/errors.js';
 import { GroupCoordinator } from '../../lib/core/groups/coordinator.js';
@@ -36,6 +38,14 @@ const SESSION_MS = 45_000;
 const INTERVAL_MS = 5_000;
 const REBALANCE_MS = 20_000;
 const STEPS = 50;
+/** Share of store writes that fail (before the write, after it, or with the response lost). */
+const FAULT_RATE = 0.06;
+const RETRIABLE = new Set([
+  'KAFKA_STORAGE_ERROR',
+  'THROTTLING_QUOTA_EXCEEDED',
+  'REQUEST_TIMED_OUT',
+  'COORDINATOR_NOT_AVAILABLE',
+]);
 
 interface Client {
   name: string;
@@ -60,12 +70,18 @@ class Simulation {
   readonly memory = new MemoryMetadataStore();
   readonly clock = new ManualClock();
   readonly topics: InMemoryTopics;
+  /** What clients talk to: the store under it interleaves and fails. */
   readonly coordinator: GroupCoordinator;
+  /** For the checks: the same table without faults. */
+  readonly observer: GroupCoordinator;
+  readonly injector: FaultInjector;
   readonly clients: Client[] = [];
   /** Clients removed from the group that may still act on their old identity. */
   readonly ghosts: { memberId: string; epoch: number }[] = [];
   /** Invariant 5: the last accepted commit per partition. */
   readonly committed = new Map<string, CommittedOffset>();
+  /** Commits that failed ambiguously (they may have been written) since the last check. */
+  readonly maybeCommitted = new Map<string, CommittedOffset[]>();
   readonly log: string[] = [];
   private counter = 0;
   /** Set by every commit attempt, so the read-back check runs when offsets may have changed. */
@@ -74,15 +90,26 @@ class Simulation {
   constructor(readonly seed: number) {
     this.rng = seededRandom(seed);
     this.topics = new InMemoryTopics({ orders: 2 + this.int(8), payments: 1 + this.int(4) });
-    this.coordinator = new GroupCoordinator({
-      store: new InterleavingStore(this.memory, seededRandom(seed * 7919 + 1), 1 + (seed % 3)),
+    this.injector = new FaultInjector({
+      seed,
+      rate: FAULT_RATE,
+      ops: ['put', 'update', 'delete', 'transact', 'batchWrite'],
+      kinds: { failBefore: 1, failAfter: 2, dropResponse: 1 },
+    });
+    const options = {
       clock: this.clock,
       topics: this.topics,
       offsets: this.topics,
       sessionTimeoutMs: SESSION_MS,
       heartbeatIntervalMs: INTERVAL_MS,
+    };
+    const interleaving = new InterleavingStore(this.memory, seededRandom(seed * 7919 + 1), 1 + (seed % 3));
+    this.coordinator = new GroupCoordinator({
+      ...options,
+      store: new FaultyMetadataStore(interleaving, this.injector),
       random: seededRandom(seed * 31 + 7),
     });
+    this.observer = new GroupCoordinator({ ...options, store: this.memory });
   }
 
   int(n: number): number {
@@ -108,9 +135,11 @@ class Simulation {
     const subscriptions = names.filter(() => this.rng() < 0.6);
     if (subscriptions.length === 0) subscriptions.push(this.pick(names) ?? 'orders');
     if (this.rng() < 0.15) subscriptions.push('audit');
+    const name = `c${this.counter++}`;
     const client: Client = {
-      name: `c${this.counter++}`,
-      memberId: null,
+      name,
+      // Half the clients choose their member id (KIP-1082), so a retried join lands on the same member.
+      memberId: this.rng() < 0.5 ? `${name}-${this.seed}` : null,
       epoch: 0,
       instanceId: this.rng() < 0.3 ? `host-${this.int(3)}` : null,
       subscriptions: [...new Set(subscriptions)].sort(),
@@ -139,13 +168,15 @@ class Simulation {
     };
     c.nextBeat = this.clock.now() + INTERVAL_MS + (c.slowness > 0 && this.rng() < 0.2 ? this.int(50_000) : 0);
     try {
-      const res = await this.coordinator.heartbeat(GROUP, request);
+      // Like the SDK: a retriable failure is retried with the same request; its answer may have been lost.
+      const res = await this.retrying(() => this.coordinator.heartbeat(GROUP, request));
       c.memberId = res.memberId;
       c.epoch = res.memberEpoch;
       c.subscriptionChanged = false;
       if (res.assignment) {
-        c.assigned = fromTopicPartitions(res.assignment.topicPartitions);
-        c.revokeWait = c.slowness;
+        const assigned = fromTopicPartitions(res.assignment.topicPartitions);
+        if (!samePartitions(assigned, c.assigned)) c.revokeWait = c.slowness;
+        c.assigned = assigned;
       }
       // New partitions are consumed at once; revoked ones only after the client finished with them.
       c.owned = union(c.owned, minus(c.assigned, c.owned));
@@ -153,7 +184,7 @@ class Simulation {
       else c.owned = intersect(c.owned, c.assigned);
     } catch (error) {
       if (!isSluiceError(error)) throw error;
-      if (error.code === 'COORDINATOR_NOT_AVAILABLE') return;
+      if (RETRIABLE.has(error.code)) return;
       if (error.code === 'UNRELEASED_INSTANCE_ID' && joining) {
         c.status = 'gone';
         return;
@@ -161,10 +192,21 @@ class Simulation {
       if (error.code !== 'UNKNOWN_MEMBER_ID' && error.code !== 'FENCED_MEMBER_EPOCH') throw error;
       if (c.memberId !== null) this.ghosts.push({ memberId: c.memberId, epoch: c.epoch });
       // Fenced or forgotten: drop everything and rejoin (same id after fencing, a new one otherwise).
-      if (error.code === 'UNKNOWN_MEMBER_ID') c.memberId = null;
+      if (error.code === 'UNKNOWN_MEMBER_ID' && !c.memberId?.startsWith(`${c.name}-`)) c.memberId = null;
       c.epoch = 0;
       c.owned = EMPTY_PARTITIONS;
       c.assigned = EMPTY_PARTITIONS;
+    }
+  }
+
+  /** Up to three tries on retriable errors, as the SDK's retrier does. */
+  async retrying<T>(call: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await call();
+      } catch (error) {
+        if (attempt >= 3 || !isSluiceError(error) || !RETRIABLE.has(error.code)) throw error;
+      }
     }
   }
 
@@ -180,12 +222,21 @@ class Simulation {
     try {
       const res = await this.coordinator.commitOffsets(GROUP, { memberId, memberEpoch: epoch, offsets });
       for (const [i, entry] of offsets.entries()) {
-        if (!('error' in (res.results[i] ?? {})))
-          this.committed.set(`${entry.topic}/${entry.partition}`, entry);
+        if ('error' in (res.results[i] ?? {})) continue;
+        const key = `${entry.topic}/${entry.partition}`;
+        this.committed.set(key, entry);
+        this.maybeCommitted.delete(key);
       }
       return 'ok';
     } catch (error) {
       if (!isSluiceError(error)) throw error;
+      if (RETRIABLE.has(error.code)) {
+        // It may or may not have been written; the next check settles which.
+        for (const entry of offsets) {
+          const key = `${entry.topic}/${entry.partition}`;
+          this.maybeCommitted.set(key, [...(this.maybeCommitted.get(key) ?? []), entry]);
+        }
+      }
       return error.code;
     }
   }
@@ -226,11 +277,22 @@ class Simulation {
     }
     if (!this.offsetsTouched) return;
     this.offsetsTouched = false;
-    const stored = (await this.coordinator.fetchOffsets(GROUP)).offsets;
-    const expected = [...this.committed.values()].sort((a, b) =>
-      a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1,
+    const stored = new Map(
+      (await this.observer.fetchOffsets(GROUP)).offsets.map((o) => [`${o.topic}/${o.partition}`, o]),
     );
-    expect(stored).toEqual(expected);
+    const same = (a: CommittedOffset | undefined, b: CommittedOffset | undefined): boolean =>
+      a?.offset === b?.offset && a?.metadata === b?.metadata;
+    for (const key of new Set([...stored.keys(), ...this.committed.keys()])) {
+      const found = stored.get(key);
+      const accepted = this.committed.get(key);
+      const maybe = this.maybeCommitted.get(key) ?? [];
+      check(
+        same(found, accepted) || maybe.some((m) => same(found, m)),
+        `${key} reads ${found?.offset} but the last accepted commit was ${accepted?.offset}`,
+      );
+      if (found) this.committed.set(key, found);
+    }
+    this.maybeCommitted.clear();
   }
 
   /** No joins, crashes or slowness: everyone heartbeats until the group is stable; then full coverage. */
@@ -240,11 +302,13 @@ class Simulation {
       this.clock.advance(INTERVAL_MS);
       await Promise.all(this.active().map((c) => this.heartbeat(c)));
       // The maintenance function's sweep removes crashed members even when nobody heartbeats.
-      await this.coordinator.sweep();
+      await this.coordinator.sweep().catch((e: unknown) => {
+        if (!isSluiceError(e) || !RETRIABLE.has(e.code)) throw e;
+      });
       await this.checkInvariants();
       const members = await this.serverMembers();
       const activeIds = new Set(this.active().map((c) => c.memberId));
-      const state = (await this.coordinator.describeGroup(GROUP).catch(() => undefined))?.state;
+      const state = (await this.observer.describeGroup(GROUP).catch(() => undefined))?.state;
       const converged =
         members.every((m) => activeIds.has(m.memberId)) &&
         this.active().every(
@@ -264,7 +328,7 @@ class Simulation {
       expect(owned.sort(), 'every subscribed partition owned exactly once').toEqual(expected.sort());
       return;
     }
-    throw new Error(`group did not settle: ${JSON.stringify(await this.coordinator.describeGroup(GROUP))}`);
+    throw new Error(`group did not settle: ${JSON.stringify(await this.observer.describeGroup(GROUP))}`);
   }
 
   async step(): Promise<void> {
@@ -291,8 +355,8 @@ class Simulation {
       const res = await this.coordinator
         .heartbeat(GROUP, { ...leaveRequest(c), memberEpoch: temporary ? -2 : -1 })
         .catch((e: unknown) => e);
-      if (!isSluiceError(res))
-        expect(res).toMatchObject({ memberEpoch: temporary ? -2 : -1, assignment: null });
+      if (isSluiceError(res)) expect(['UNKNOWN_MEMBER_ID', ...RETRIABLE]).toContain(res.code);
+      else expect(res).toMatchObject({ memberEpoch: temporary ? -2 : -1, assignment: null });
       c.status = 'gone';
       c.owned = EMPTY_PARTITIONS;
     } else if (roll < 0.56) {
@@ -306,7 +370,7 @@ class Simulation {
       if (!c) return;
       const outcome = await this.commit(c.memberId, c.epoch, c.owned);
       this.log.push(`${c.name} commits at epoch ${c.epoch}: ${outcome}`);
-      expect(['ok', 'UNKNOWN_MEMBER_ID']).toContain(outcome);
+      expect(['ok', 'UNKNOWN_MEMBER_ID', ...RETRIABLE]).toContain(outcome);
     } else if (roll < 0.78) {
       // A stale epoch or a zombie: rejected, and nothing changes.
       const c = this.pick(this.active().filter((x) => x.memberId !== null && x.epoch > 1));
@@ -322,7 +386,7 @@ class Simulation {
       );
       const outcome = await this.commit(target.memberId, target.epoch, everything);
       this.log.push(`stale commit ${target.memberId.slice(0, 8)}@${target.epoch}: ${outcome}`);
-      expect(['STALE_MEMBER_EPOCH', 'UNKNOWN_MEMBER_ID']).toContain(outcome);
+      expect(['STALE_MEMBER_EPOCH', 'UNKNOWN_MEMBER_ID', ...RETRIABLE]).toContain(outcome);
       const hb = await this.coordinator
         .heartbeat(GROUP, {
           ...leaveRequest({ memberId: target.memberId, instanceId: null }),
@@ -330,8 +394,8 @@ class Simulation {
         })
         .catch((e: unknown) => e);
       if (target.epoch > 0) {
-        expect(isSluiceError(hb) ? hb.code : 'accepted', 'zombie heartbeat').toMatch(
-          /UNKNOWN_MEMBER_ID|FENCED_MEMBER_EPOCH/,
+        expect(['UNKNOWN_MEMBER_ID', 'FENCED_MEMBER_EPOCH', ...RETRIABLE], 'zombie heartbeat').toContain(
+          isSluiceError(hb) ? hb.code : 'accepted',
         );
       }
     } else if (roll < 0.82) {
@@ -352,16 +416,20 @@ class Simulation {
       this.log.push(`${c.name} subscribes to ${next.join(',')}`);
       await this.heartbeat(c);
     } else if (roll < 0.93) {
-      const result = await this.coordinator.sweep();
-      this.log.push(`sweep: ${result.membersExpired} expired`);
+      const result = await this.coordinator.sweep().then(
+        (r) => `${r.membersExpired} expired`,
+        (e: unknown) => (isSluiceError(e) && RETRIABLE.has(e.code) ? e.code : Promise.reject(e)),
+      );
+      this.log.push(`sweep: ${result}`);
     } else if (roll < 0.96) {
-      const state = (await this.coordinator.describeGroup(GROUP).catch(() => undefined))?.state;
+      const state = (await this.observer.describeGroup(GROUP).catch(() => undefined))?.state;
       const outcome = await this.commit(
         null,
         null,
         fromTopicPartitions([{ topic: 'orders', partitions: [0] }]),
       );
       this.log.push(`simple commit (${state}): ${outcome}`);
+      if (RETRIABLE.has(outcome)) return;
       if (state === 'EMPTY' || state === undefined) expect(outcome).toBe('ok');
       else if ((await this.serverMembers()).some((m) => now < m.lastSeen + SESSION_MS))
         expect(outcome).toBe('UNKNOWN_MEMBER_ID');
@@ -409,6 +477,8 @@ const run = async (seed: number): Promise<void> => {
       `groups simulation failed for seed ${seed} (replay: SLUICE_SEED=${seed} npx vitest run --project sim test/sim/groups-sim.test.ts)\n  last steps:\n  ${history}\n${(error as Error).message}`,
       { cause: error },
     );
+  } finally {
+    sim.injector.dispose();
   }
 };
 

@@ -118,6 +118,19 @@ describe('joining and converging', () => {
     expect((await describeGroup()).state).toBe('STABLE');
   });
 
+  it('repeats an unchanged assignment only to a member whose report shows it missed it', async () => {
+    const { join, heartbeat } = setup();
+    const a = (await join()).body;
+    const all = [tp('orders', [0, 1, 2, 3, 4, 5])];
+    // The join's answer was lost: the member says it owns nothing, so it is told again.
+    const again = await heartbeat({ memberId: a.memberId, memberEpoch: 1, ownedPartitions: [] });
+    expect(again.body).toMatchObject({ memberEpoch: 1, assignment: { topicPartitions: all } });
+    const inStep = await heartbeat({ memberId: a.memberId, memberEpoch: 1, ownedPartitions: all });
+    expect(inStep.body.assignment).toBeNull();
+    const silent = await heartbeat({ memberId: a.memberId, memberEpoch: 1 });
+    expect(silent.body.assignment).toBeNull();
+  });
+
   it('does not write the group item for a heartbeat that changes nothing', async () => {
     const { join, heartbeat, meta, clock } = setup();
     const a = (await join()).body;

@@ -65,11 +65,16 @@ export const applyHeartbeat = (
     heldByOther: draft.heldByOther(updated.memberId),
     now: ctx.now,
   });
-  // The previous epoch is only accepted when the answer that moved the member on was lost: repeat it.
+  // Null means "unchanged since your last answer". A member that evidently missed that answer gets it
+  // again: one back on its previous epoch (accepted only when the answer moving it on was lost), or one
+  // whose report of what it owns differs from what it was given (e.g. a lost revocation).
   const lostAnswer = !joining && request.memberEpoch < before.memberEpoch;
+  const outOfStep =
+    request.ownedPartitions !== null && !samePartitions(request.ownedPartitions, reconciled.assigned);
   const answer =
     joining ||
     lostAnswer ||
+    outOfStep ||
     reconciled.answered === null ||
     !samePartitions(reconciled.answered, reconciled.assigned);
   const member: Member = answer ? { ...reconciled, answered: reconciled.assigned } : reconciled;
