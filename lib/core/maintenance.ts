@@ -1,7 +1,7 @@
 /**
  * The scheduled maintenance run (no process holds state between runs): moves partition tails into the
- * batch index, applies retention and compaction, purges deleted topics, collects orphan objects left by produces that failed before
- * their commit, and lets other services (consumer groups) sweep expired state.
+ * batch index, applies retention and compaction, purges deleted topics, collects orphan objects left by
+ * produces that failed before their commit, and lets other services (consumer groups) sweep expired state.
  */
 import type { ObjectStore } from '../ports/object-store.js';
 import { dataObjectPrefix, keys } from './keys.js';

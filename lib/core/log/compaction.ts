@@ -1,0 +1,461 @@
+/**
+ * The log cleaner for `cleanup.policy=compact` (and `compact,delete`), with Kafka's semantics over the
+ * batch index. The partition item's tail is the active segment and is never cleaned; the index below
+ * `tailBase` splits into a clean head [logStartOffset, cleanedThrough), where every key appears at
+ * most once, and a dirty rest. A pass runs when the dirty share of the bytes reaches Kafka's
+ * `min.cleanable.dirty.ratio` (or a kept tombstone has expired): it maps each key of the dirty part
+ * to its latest offset, then rewrites every index entry from the log start that holds a record with
+ * a later duplicate, a keyless record or a tombstone older than `delete.retention.ms`.
+ *
+ * Offsets never move. A rewritten batch keeps its base offset, `lastOffsetDelta`, producer fields and
+ * each survivor's offset and timestamp, so every entry keeps its span `n` and readers still step from
+ * batch to batch. A batch that loses every record stays as a 61-byte header-only batch (Kafka's cleaner
+ * keeps such batches for producer state; here they also keep the index dense, so a fetch in an emptied
+ * range advances `nextOffset` instead of finding nothing below the high watermark).
+ *
+ * Data is immutable: rewritten batches go into new objects on every in-sync store, then each group of
+ * index items is swapped in one transaction, every item conditioned on still pointing at the object
+ * range that was read. A concurrent cleaner, a retention run or anything else that changed an item
+ * cancels the swap, and the pass stops there (groups are swapped in offset order, so a tombstone is
+ * never dropped before the older records of its key are gone). The old objects are left to the orphan
+ * collector.
+ */
+import type { Clock } from '../../ports/clock.js';
+import type { Item, MetadataStore, TransactOp } from '../../ports/metadata-store.js';
+import { ConditionFailedError, TransactionCanceledError } from '../../ports/metadata-store.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import { dataObjectKey, keys, offsetFromBatchSk, pad } from '../keys.js';
+import type { Record as KafkaRecord } from '../record-batch/index.js';
+import { decodeRecordBatch, encodeRecordBatch } from '../record-batch/index.js';
+import type { TopicConfig } from '../topics/configs.js';
+import type { PartitionState } from './partition-state.js';
+import { asPartitionState } from './partition-state.js';
+import type { LocatedEntry, StoredBatch } from './reader.js';
+import { readBatches } from './reader.js';
+
+/** Kafka's `min.cleanable.dirty.ratio` default; Sluice has no such topic config yet. */
+export const MIN_CLEANABLE_DIRTY_RATIO = 0.5;
+/** Records mapped per pass (Kafka bounds its offset map by `log.cleaner.dedupe.buffer.size` the same way). */
+const MAX_MAPPED_RECORDS = 500_000;
+/** Entries read concurrently, and entries (and bytes) per new object and per swap transaction. */
+const READ_CHUNK = 32;
+const GROUP_ENTRIES = 50;
+const GROUP_BYTES = 16 * 1024 * 1024;
+
+/** What a cleaner keeps on the partition item, beside the commit path's state. */
+interface CleanerState {
+  /** Offset below which every key appears at most once (the first dirty offset). */
+  cleanedThrough?: number;
+  /** Stored bytes of [logStartOffset, cleanedThrough) after the last pass. */
+  cleanBytes?: number;
+  /** Max timestamp of the oldest batch holding a tombstone the last pass kept. */
+  oldestTombstone?: number;
+}
+
+type IndexEntry = LocatedEntry['entry'];
+
+export interface CompactionDeps {
+  store: MetadataStore;
+  clock: Clock;
+  newId: () => string;
+  objectStore(id: string): ObjectStore;
+}
+
+export interface CompactionOptions {
+  /**
+   * A new object whose write took longer than this is not swapped in (the pass stops): the orphan
+   * collector (15 minutes grace) must never delete an object the index is about to refer to.
+   */
+  swapDeadlineMs?: number;
+}
+
+export interface CompactionResult {
+  /** Why no pass ran or why it stopped early; absent when it ran to the end. */
+  skipped?: 'not-compacted' | 'below-dirty-ratio' | 'raced' | 'deadline';
+  dirtyRatio: number;
+  /** The first dirty offset after the pass. */
+  cleanedThrough: number;
+  entriesRewritten: number;
+  recordsRemoved: number;
+  tombstonesDropped: number;
+}
+
+/** One cleaning pass over a partition's batch index (see the file comment). */
+export const compactPartition = async (
+  deps: CompactionDeps,
+  topicId: string,
+  partition: number,
+  config: Pick<TopicConfig, 'cleanup.policy' | 'delete.retention.ms'>,
+  now: number,
+  options: CompactionOptions = {},
+): Promise<CompactionResult> => {
+  const { store } = deps;
+  const item = await store.get(keys.partitionState(topicId, partition), { consistent: true });
+  const state = item && (asPartitionState(item) as PartitionState & CleanerState);
+  const result: CompactionResult = {
+    dirtyRatio: 0,
+    cleanedThrough: state?.cleanedThrough ?? 0,
+    entriesRewritten: 0,
+    recordsRemoved: 0,
+    tombstonesDropped: 0,
+  };
+  if (!state || !config['cleanup.policy'].includes('compact')) return { ...result, skipped: 'not-compacted' };
+
+  const start = state.logStartOffset;
+  const cleanedThrough = Math.min(Math.max(state.cleanedThrough ?? 0, start), state.tailBase);
+  const cleanBytes = (state.cleanedThrough ?? 0) > start ? (state.cleanBytes ?? 0) : 0;
+  const dirty = await indexEntries(store, topicId, partition, cleanedThrough, state.tailBase);
+  const dirtyBytes = dirty.reduce((sum, d) => sum + d.entry.l, 0);
+  result.dirtyRatio = dirtyBytes === 0 ? 0 : dirtyBytes / (cleanBytes + dirtyBytes);
+  const deleteHorizon = now - config['delete.retention.ms'];
+  const tombstonesDue = state.oldestTombstone !== undefined && state.oldestTombstone < deleteHorizon;
+  if (result.dirtyRatio < MIN_CLEANABLE_DIRTY_RATIO && !tombstonesDue) {
+    return { ...result, skipped: 'below-dirty-ratio' };
+  }
+
+  const leader = deps.objectStore(state.leader);
+  const mapped: LocatedEntry[] = [];
+  let mappedRecords = 0;
+  for (const d of dirty) {
+    if (mapped.length > 0 && mappedRecords + d.entry.c > MAX_MAPPED_RECORDS) break;
+    mapped.push(d);
+    mappedRecords += d.entry.c;
+  }
+  const last = mapped.at(-1);
+  const end = last ? last.baseOffset + last.entry.n : cleanedThrough;
+  const latest = new Map<string, number>();
+  for (let i = 0; i < mapped.length; i += READ_CHUNK) {
+    for (const batch of await readBatches(leader, mapped.slice(i, i + READ_CHUNK))) {
+      for (const record of recordsOf(batch)) {
+        if (record.key !== null) latest.set(keyString(record.key), record.offset);
+      }
+    }
+  }
+
+  const cleaner = new Rewriter(deps, topicId, state, options.swapDeadlineMs ?? 5 * 60_000);
+  let stopped: CompactionResult['skipped'];
+  try {
+    stopped = await cleanRange(cleaner, leader, await indexEntries(store, topicId, partition, start, end), {
+      latest,
+      deleteHorizon,
+    });
+  } finally {
+    // Swapped entries have new max timestamps, also when the pass stopped half-way.
+    if (cleaner.entriesRewritten > 0) await rebuildTimeIndex(store, topicId, partition);
+  }
+  if (stopped) return { ...result, ...cleaner.counts(), skipped: stopped };
+
+  const oldestTombstone = cleaner.oldestTombstone;
+  try {
+    await store.update(
+      keys.partitionState(topicId, partition),
+      [
+        { set: 'cleanedThrough', value: end },
+        { set: 'cleanBytes', value: cleaner.bytes },
+        oldestTombstone === undefined
+          ? { remove: 'oldestTombstone' }
+          : { set: 'oldestTombstone', value: oldestTombstone },
+      ],
+      {
+        condition: {
+          or: [{ notExists: 'cleanedThrough' }, { path: 'cleanedThrough', op: '<=', value: end }],
+        },
+      },
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionFailedError)) throw error;
+  }
+  return { ...result, ...cleaner.counts(), cleanedThrough: end };
+};
+
+/** Cleans the entries in order; returns why it stopped early, if it did. */
+const cleanRange = async (
+  cleaner: Rewriter,
+  leader: ObjectStore,
+  entries: readonly LocatedEntry[],
+  rule: { latest: ReadonlyMap<string, number>; deleteHorizon: number },
+): Promise<CompactionResult['skipped']> => {
+  for (let i = 0; i < entries.length; i += READ_CHUNK) {
+    const chunk = entries.slice(i, i + READ_CHUNK);
+    const batches = await readBatches(leader, chunk);
+    for (const located of chunk) {
+      const own = batches.filter(
+        (b) => b.baseOffset >= located.baseOffset && b.baseOffset < located.baseOffset + located.entry.n,
+      );
+      const stopped = await cleaner.add(located, cleanBatches(own, rule.latest, rule.deleteHorizon));
+      if (stopped) return stopped;
+    }
+  }
+  return cleaner.flush();
+};
+
+interface CleanedEntry {
+  /** The entry's batches after cleaning; undefined when nothing changed. */
+  batches: Uint8Array[] | undefined;
+  records: number;
+  removed: number;
+  tombstonesDropped: number;
+  maxTimestamp: number;
+  minTimestamp: number;
+  /** Max timestamp of the oldest batch in which a tombstone was kept. */
+  oldestTombstone: number | undefined;
+}
+
+/**
+ * Kafka's retention rule for one record: it needs a key, no later record of its key may exist in the
+ * mapped range, and a tombstone goes once its batch is older than the delete horizon.
+ */
+const cleanBatches = (
+  batches: readonly StoredBatch[],
+  latest: ReadonlyMap<string, number>,
+  deleteHorizon: number,
+): CleanedEntry => {
+  const out: CleanedEntry = {
+    batches: undefined,
+    records: 0,
+    removed: 0,
+    tombstonesDropped: 0,
+    maxTimestamp: -1,
+    minTimestamp: -1,
+    oldestTombstone: undefined,
+  };
+  const rewritten = batches.map((batch) => {
+    const { header } = batch;
+    if (header.isControl || header.isTransactional) return batch.bytes;
+    const records = recordsOf(batch);
+    const kept = records.filter((r) => {
+      if (r.key === null) return false;
+      const newest = latest.get(keyString(r.key));
+      if (newest !== undefined && newest > r.offset) return false;
+      if (r.value === null && header.maxTimestamp < deleteHorizon) {
+        out.tombstonesDropped++;
+        return false;
+      }
+      return true;
+    });
+    out.records += kept.length;
+    out.removed += records.length - kept.length;
+    for (const r of kept) {
+      out.maxTimestamp = Math.max(out.maxTimestamp, r.timestamp);
+      out.minTimestamp = out.minTimestamp < 0 ? r.timestamp : Math.min(out.minTimestamp, r.timestamp);
+    }
+    if (kept.some((r) => r.value === null)) {
+      out.oldestTombstone = Math.min(out.oldestTombstone ?? header.maxTimestamp, header.maxTimestamp);
+    }
+    if (kept.length === records.length) return batch.bytes;
+    return encodeRecordBatch(
+      kept.map((r) => ({
+        key: r.key,
+        value: r.value,
+        headers: r.headers,
+        timestamp: r.timestamp,
+        offsetDelta: r.offset - batch.baseOffset,
+      })),
+      {
+        baseOffset: batch.baseOffset,
+        lastOffsetDelta: header.lastOffsetDelta,
+        partitionLeaderEpoch: header.partitionLeaderEpoch,
+        producerId: header.producerId,
+        producerEpoch: header.producerEpoch,
+        baseSequence: header.baseSequence,
+        // Sluice reads zstd but cannot write it: such a batch is rewritten uncompressed.
+        compression: header.compression === 'zstd' ? 'none' : header.compression,
+        timestampType: header.timestampType,
+        ...(header.timestampType === 'LogAppendTime' ? { logAppendTime: header.maxTimestamp } : {}),
+      },
+    );
+  });
+  if (out.removed > 0) out.batches = rewritten;
+  return out;
+};
+
+interface Pending {
+  located: LocatedEntry;
+  cleaned: CleanedEntry;
+  bytes: Uint8Array;
+}
+
+/** Collects rewritten entries into new objects and swaps their index items, group by group in offset order. */
+class Rewriter {
+  entriesRewritten = 0;
+  recordsRemoved = 0;
+  tombstonesDropped = 0;
+  /** Stored bytes of the cleaned range after the swaps. */
+  bytes = 0;
+  oldestTombstone: number | undefined;
+  private group: Pending[] = [];
+  private groupBytes = 0;
+
+  constructor(
+    private readonly deps: CompactionDeps,
+    private readonly topicId: string,
+    private readonly state: PartitionState,
+    private readonly swapDeadlineMs: number,
+  ) {}
+
+  counts() {
+    const { entriesRewritten, recordsRemoved, tombstonesDropped } = this;
+    return { entriesRewritten, recordsRemoved, tombstonesDropped };
+  }
+
+  async add(located: LocatedEntry, cleaned: CleanedEntry): Promise<CompactionResult['skipped']> {
+    if (cleaned.oldestTombstone !== undefined) {
+      this.oldestTombstone = Math.min(
+        this.oldestTombstone ?? cleaned.oldestTombstone,
+        cleaned.oldestTombstone,
+      );
+    }
+    if (!cleaned.batches) {
+      this.bytes += located.entry.l;
+      return undefined;
+    }
+    const bytes = Buffer.concat(cleaned.batches);
+    this.group.push({ located, cleaned, bytes });
+    this.groupBytes += bytes.length;
+    if (this.group.length >= GROUP_ENTRIES || this.groupBytes >= GROUP_BYTES) return this.flush();
+    return undefined;
+  }
+
+  /** Writes the group's object to every in-sync store, then swaps its index items in one transaction. */
+  async flush(): Promise<CompactionResult['skipped']> {
+    const group = this.group;
+    if (group.length === 0) return undefined;
+    this.group = [];
+    this.groupBytes = 0;
+    const { deps, state } = this;
+    const key = dataObjectKey(this.topicId, deps.newId());
+    const body = Buffer.concat(group.map((p) => p.bytes));
+    const writtenAt = deps.clock.now();
+    await Promise.all(state.isr.map((id) => deps.objectStore(id).put(key, body)));
+    if (deps.clock.now() - writtenAt > this.swapDeadlineMs) return 'deadline';
+
+    let at = 0;
+    const ops: TransactOp[] = group.map(({ located, cleaned, bytes }) => {
+      const { baseOffset, entry } = located;
+      const b = at;
+      at += bytes.length;
+      return {
+        update: keys.batch(this.topicId, state.partition, baseOffset),
+        actions: [
+          { set: 'o', value: key },
+          { set: 'b', value: b },
+          { set: 'l', value: bytes.length },
+          { set: 'c', value: cleaned.records },
+          // A header-only entry has no timestamp: the time index and retention then pass over it.
+          { set: 't', value: cleaned.maxTimestamp },
+          { set: 'f', value: cleaned.minTimestamp },
+        ],
+        condition: {
+          and: [
+            { path: 'o', op: '=', value: entry.o },
+            { path: 'b', op: '=', value: entry.b },
+            { path: 'l', op: '=', value: entry.l },
+          ],
+        },
+      };
+    });
+    try {
+      await deps.store.transact(ops);
+    } catch (error) {
+      if (error instanceof TransactionCanceledError) return 'raced';
+      throw error;
+    }
+    for (const { cleaned, bytes } of group) {
+      this.entriesRewritten++;
+      this.recordsRemoved += cleaned.removed;
+      this.tombstonesDropped += cleaned.tombstonesDropped;
+      this.bytes += bytes.length;
+    }
+    return undefined;
+  }
+}
+
+const recordsOf = (batch: StoredBatch): KafkaRecord[] =>
+  // readBatches verified every CRC already.
+  decodeRecordBatch(batch.bytes, { verifyCrc: false }).records;
+
+/** Keys compare byte for byte: latin1 maps each byte to one UTF-16 unit. */
+const keyString = (key: Uint8Array): string =>
+  Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
+
+/** Batch index entries with base offsets in [from, to). */
+const indexEntries = async (
+  store: MetadataStore,
+  topicId: string,
+  partition: number,
+  from: number,
+  to: number,
+): Promise<LocatedEntry[]> => {
+  const out: LocatedEntry[] = [];
+  if (to <= from) return out;
+  let cursor: string | undefined;
+  do {
+    const page = await store.query({
+      pk: keys.partitionPk(topicId, partition),
+      sk: { between: [keys.batch(topicId, partition, from).sk, `${keys.batchPrefix}${pad(to - 1)}`] },
+      consistent: true,
+      ...(cursor ? { cursor } : {}),
+    });
+    for (const item of page.items) {
+      out.push({ baseOffset: offsetFromBatchSk(item.sk), entry: item as unknown as IndexEntry });
+    }
+    cursor = page.cursor;
+  } while (cursor);
+  return out;
+};
+
+/**
+ * Rewritten entries have new max timestamps (none when emptied), so the sparse time index, which marks
+ * where the running max timestamp rises, is recomputed from the log start; the partition's running max
+ * (which the materializer continues from) is set with it, conditioned on the tail not having moved.
+ */
+const rebuildTimeIndex = async (store: MetadataStore, topicId: string, partition: number): Promise<void> => {
+  const key = keys.partitionState(topicId, partition);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const item = await store.get(key, { consistent: true });
+    if (!item) return;
+    const { logStartOffset, tailBase } = asPartitionState(item);
+    const entries = await indexEntries(store, topicId, partition, logStartOffset, tailBase);
+    const wanted: Item[] = [];
+    let runningMax = -1;
+    for (const { baseOffset, entry } of entries) {
+      if (entry.t > runningMax) {
+        runningMax = entry.t;
+        wanted.push({ ...keys.timeIndex(topicId, partition, entry.t, baseOffset), o: baseOffset });
+      }
+    }
+    const marks = await timeMarks(store, topicId, partition);
+    const have = new Set(marks.map((m) => m.sk));
+    const keep = new Set(wanted.map((m) => m.sk));
+    // Marks at or past tailBase belong to a materializer still at work: not ours to judge.
+    const stale = marks.filter((m) => (m['o'] as number) < tailBase && !keep.has(m.sk));
+    await store.batchWrite({
+      puts: wanted.filter((m) => !have.has(m.sk)),
+      deletes: stale.map(({ pk, sk }) => ({ pk, sk })),
+    });
+    try {
+      await store.update(key, [{ set: 'tsMax', value: runningMax }], {
+        condition: { path: 'tailBase', op: '=', value: tailBase },
+      });
+      return;
+    } catch (error) {
+      if (!(error instanceof ConditionFailedError)) throw error;
+    }
+  }
+};
+
+const timeMarks = async (store: MetadataStore, topicId: string, partition: number): Promise<Item[]> => {
+  const items: Item[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.query({
+      pk: keys.partitionPk(topicId, partition),
+      sk: { beginsWith: keys.timePrefix },
+      consistent: true,
+      ...(cursor ? { cursor } : {}),
+    });
+    items.push(...page.items);
+    cursor = page.cursor;
+  } while (cursor);
+  return items;
+};
