@@ -86,6 +86,9 @@ export class GroupCoordinator {
     validateGroupId(groupId);
     validateHeartbeat(request);
     const lookup = new TopicLookup(this.topics);
+    // Looked up before the group is read, so the catalog's latency is not inside the window in which a
+    // concurrent change makes this attempt's write fail.
+    await lookup.describeAll(request.subscribedTopics ?? []);
     return this.retry('heartbeat', async () => {
       const loaded = await this.loadLive(groupId);
       const names = [...loaded.view.members.values()].flatMap((m) => m.subscribedTopics);
