@@ -70,7 +70,17 @@ export const materializeTail = async (
       history.set(pid, list.slice(-PRODUCER_HISTORY));
     }
   });
-  if (puts.length > 0) await store.batchWrite({ puts });
+  // Only-if-absent: a materializer that stalled after reading the tail must not put back an index item
+  // that compaction or retention has since rewritten or removed (another materializer wrote it first).
+  await Promise.all(
+    puts.map((item) =>
+      item.sk.startsWith('K#')
+        ? store.put(item)
+        : store.put(item, { condition: { notExists: 'pk' } }).catch((error: unknown) => {
+            if (!(error instanceof ConditionFailedError)) throw error;
+          }),
+    ),
+  );
 
   const keyCount = moved.filter((e) => e.k !== undefined).length;
   const actions: UpdateAction[] = [];
