@@ -15,7 +15,13 @@ import { GroupItems } from './group-items.js';
 import { applyHeartbeat } from './heartbeat.js';
 import { OffsetWriter } from './offset-writer.js';
 import { toTopicPartitions } from './partition-map.js';
-import { validateGroupId, validateHeartbeat, validateTopicName } from './requests.js';
+import {
+  validateCommit,
+  validateGroupId,
+  validateHeartbeat,
+  validateReset,
+  validateTopicName,
+} from './requests.js';
 import { TopicLookup } from './topic-lookup.js';
 import type {
   CommitRequest,
@@ -108,6 +114,7 @@ export class GroupCoordinator {
   /** OffsetCommit, fenced by member epoch; per-partition results in request order. */
   async commitOffsets(groupId: string, request: CommitRequest): Promise<{ results: CommitResult[] }> {
     validateGroupId(groupId);
+    validateCommit(request);
     const lookup = new TopicLookup(this.topics);
     const results: CommitResult[] = [];
     const accepted: CommittedOffset[] = [];
@@ -131,7 +138,7 @@ export class GroupCoordinator {
       const guard =
         request.memberId === null
           ? await this.writer.emptyGroupGuard(groupId, now, 'commit')
-          : await this.writer.memberGuard(groupId, request.memberId, request.memberEpoch ?? 0, now);
+          : await this.writer.memberGuard(groupId, request.memberId, request.memberEpoch as number, now);
       await this.writer.write(groupId, guard, accepted, now);
     });
     return { results };
@@ -146,6 +153,7 @@ export class GroupCoordinator {
   /** kafka-consumer-groups --reset-offsets for every partition of a topic; only while the group is empty. */
   async resetOffsets(groupId: string, request: ResetRequest): Promise<{ offsets: CommittedOffset[] }> {
     validateGroupId(groupId);
+    validateReset(request);
     const info = await this.topics.describe(request.topic);
     if (!info) throw new SluiceError('UNKNOWN_TOPIC_OR_PARTITION', `topic ${request.topic} does not exist`);
     const offsets = await Promise.all(

@@ -115,9 +115,9 @@ export class GroupDraft {
   }
 
   /** Removes members whose session or rebalance timeout ran out; returns their ids. */
-  expire(now: number, sessionTimeoutMs: number, keep?: string): string[] {
+  expire(now: number, sessionTimeoutMs: number): string[] {
     const expired = [...this.members.values()]
-      .filter((m) => m.memberId !== keep && isExpired(m, now, sessionTimeoutMs))
+      .filter((m) => isExpired(m, now, sessionTimeoutMs))
       .slice(0, MAX_EXPIRED_PER_WRITE)
       .map((m) => m.memberId);
     for (const id of expired) this.removeMember(id);

@@ -130,6 +130,8 @@ export const parseHeartbeatRequest = (body: Body): HeartbeatRequest => {
 
 /** The rules that tie fields together; also applied to requests that do not come through HTTP. */
 export const validateHeartbeat = (request: HeartbeatRequest): void => {
+  integer(request.memberEpoch, 'memberEpoch', STATIC_LEAVE_EPOCH);
+  request.subscribedTopics?.forEach((t, i) => validateTopicName(t, `subscribedTopics[${i}]`));
   if (request.memberEpoch === JOIN_EPOCH && request.subscribedTopics === null) {
     throw invalidRequest('subscribedTopics is required when joining (memberEpoch 0)');
   }
@@ -172,6 +174,35 @@ export const parseCommitRequest = (body: Body): CommitRequest => {
     return { topic, partition, offset, metadata };
   });
   return { memberId, memberEpoch, offsets };
+};
+
+/** The commit rules, for requests that do not come through HTTP (parseCommitRequest applies them too). */
+export const validateCommit = (request: CommitRequest): void => {
+  if ((request.memberId === null) !== (request.memberEpoch === null)) {
+    throw invalidRequest(
+      'memberId and memberEpoch go together (omit both to commit outside the group protocol)',
+    );
+  }
+  const seen = new Set<string>();
+  for (const [i, { topic, partition, offset, metadata }] of request.offsets.entries()) {
+    validateTopicName(topic, `offsets[${i}].topic`);
+    integer(partition, `offsets[${i}].partition`, 0);
+    integer(offset, `offsets[${i}].offset`, 0);
+    if (metadata.length > MAX_OFFSET_METADATA_CHARS) {
+      throw invalidRequest(`offsets[${i}].metadata is longer than ${MAX_OFFSET_METADATA_CHARS} characters`);
+    }
+    if (seen.has(`${topic}#${partition}`))
+      throw invalidRequest(`offsets[${i}]: ${topic}/${partition} is listed twice`);
+    seen.add(`${topic}#${partition}`);
+  }
+};
+
+export const validateReset = ({ topic, to }: ResetRequest): void => {
+  validateTopicName(topic, 'topic');
+  if (typeof to === 'object' && 'offset' in to) integer(to.offset, 'to.offset', 0);
+  else if (typeof to === 'object') integer(to.timestamp, 'to (a timestamp in ms)', 0);
+  else if (to !== 'earliest' && to !== 'latest')
+    throw invalidRequest('to must be earliest, latest, a timestamp or an offset');
 };
 
 export const parseResetRequest = (body: Body): ResetRequest => {
