@@ -230,7 +230,7 @@ const main = async (): Promise<void> => {
       `${r2(cost.steady.readUnits)} RCU, ${r2(cost.steady.writeUnits)} WCU`,
     ],
     [
-      '(c) heartbeat while rebalancing',
+      '(c) heartbeat, 3 rounds after a join',
       `${r2(cost.rebalance.reads)} reads, ${r2(cost.rebalance.writes)} writes`,
       `${r2(cost.rebalance.readUnits)} RCU, ${r2(cost.rebalance.writeUnits)} WCU`,
     ],
