@@ -1,0 +1,445 @@
+/**
+ * `npm run bench -- --duration S`: a harness after the OpenMessaging Benchmark. For each workload
+ * (bench/workloads/*.json, OMB's fields) it creates the topics, starts one consumer group per
+ * subscription, produces at the workload's rate for the duration, and writes OMB's result document to
+ * bench/results/. Against the in-process local stack (default; `--url` targets any Sluice) it then
+ *   - measures the local limit: Sluice produce-only at the workload's concurrency and batch size,
+ *     alternating with the same S3 PUTs and DynamoDB UpdateItems sent straight to the emulators;
+ *   - measures what a batch costs at 64 KiB … 4 MiB and prices it (bench/cost.ts);
+ *   - draws the plots (SVG).
+ * The last stdout line is one JSON object with the headline figures.
+ *
+ * Flags: --duration S (default: the workload's testDurationMinutes), --warmup S (5),
+ * --workload file[,file] (default: the 2k-rate latency and the max-rate workloads), --limit-seconds S (20),
+ * --cost-requests N (16),
+ * --skip-limit, --skip-cost, --plots DIR (bench/results), --url URL.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
+import { basename, join } from 'node:path';
+import { SluiceClient } from '../sdk/client.js';
+import type { PerBatchCounts } from './cost.js';
+import {
+  FUNCTION_MEMORY_MB,
+  PRICES,
+  apiGatewayUnits,
+  confluentBasic,
+  kinesisOnDemand,
+  mskServerless,
+  sluiceCost,
+  sluicePerGiB,
+} from './cost.js';
+import { measureBatchCost } from './cost-run.js';
+import { flags, numberFlag } from './flags.js';
+import { BenchConsumers, newConsumerRecorder } from './omb-consumer.js';
+import { BenchProducer, newProducerRecorder } from './omb-producer.js';
+import type { OmbResult } from './omb-report.js';
+import { buildResult } from './omb-report.js';
+import type { MeteredCall } from './metered-fetch.js';
+import { meteredFetch } from './metered-fetch.js';
+import { measureRawLimit } from './raw-limit.js';
+import { round } from './stats.js';
+import { lineChart } from './svg.js';
+import type { BenchTarget, Readings } from './target.js';
+import { startTarget } from './target.js';
+import type { Workload } from './workload.js';
+import { readWorkload, withDefaults } from './workload.js';
+
+const MIB = 2 ** 20;
+/** A fixed-rate run for latency, then a max-rate run for throughput. */
+const DEFAULT_WORKLOADS = [
+  'bench/workloads/1-topic-1-partition-1kb-2k-rate.json',
+  'bench/workloads/1-topic-4-partitions-1kb-max-rate.json',
+];
+const BATCH_SIZES = [64 * 1024, 256 * 1024, MIB, 4 * MIB];
+
+interface WorkloadRun {
+  file: string;
+  workload: Workload;
+  result: OmbResult;
+  storage: Readings;
+  /** Every HTTP call the producers and consumers made, from the moment both were ready. */
+  calls: MeteredCall[];
+  publishedBytes: number;
+  measuredSeconds: number;
+}
+
+const runWorkload = async (
+  target: BenchTarget,
+  file: string,
+  workload: Workload,
+  { seconds, warmupSeconds }: { seconds: number; warmupSeconds: number },
+): Promise<WorkloadRun> => {
+  const w = withDefaults(workload);
+  const metered = meteredFetch();
+  const client = new SluiceClient({ url: target.url, fetch: metered.fetch });
+  const runId = `omb-${basename(file, '.json').slice(0, 40)}-${Date.now().toString(36)}`;
+  const topics = Array.from({ length: w.topics }, (_, i) => `${runId}-t${i}`);
+  for (const name of topics) await client.admin().createTopic({ name, partitions: w.partitionsPerTopic });
+  const producerRecorder = newProducerRecorder();
+  const consumerRecorder = newConsumerRecorder();
+  const consumers = new BenchConsumers(client, consumerRecorder);
+  console.error(`[${runId}] starting ${w.subscriptionsPerTopic * w.consumerPerSubscription} consumer(s)…`);
+  await consumers.start({
+    runId,
+    topics,
+    partitionsPerTopic: w.partitionsPerTopic,
+    subscriptions: w.subscriptionsPerTopic,
+    consumersPerSubscription: w.consumerPerSubscription,
+    maxWaitMs: w.maxWaitMs,
+  });
+  target.meterDelta();
+  metered.calls.length = 0;
+  const perProducerRate = w.producerRate / (w.topics * w.producersPerTopic);
+  const startMs = Date.now() + warmupSeconds * 1000;
+  const endMs = startMs + seconds * 1000;
+  console.error(`[${runId}] producing for ${warmupSeconds} s warm-up + ${seconds} s…`);
+  await Promise.all(
+    topics.flatMap((topic) =>
+      Array.from({ length: w.producersPerTopic }, () =>
+        new BenchProducer(
+          client.producer(),
+          {
+            topic,
+            partitions: w.partitionsPerTopic,
+            messageSize: w.messageSize,
+            rate: perProducerRate,
+            batchBytes: w.batchBytes,
+            lingerMs: w.lingerMs,
+          },
+          producerRecorder,
+        ).run(endMs),
+      ),
+    ),
+  );
+  // Let the consumers catch up (bounded), so consume rates and end-to-end latency cover every message.
+  const total = (s: { values: number[] }) => s.values.reduce((a, b) => a + b, 0);
+  const published = total(producerRecorder.published);
+  const drainUntil = Date.now() + 60_000;
+  while (total(consumerRecorder.consumed) < published * w.subscriptionsPerTopic && Date.now() < drainUntil) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await consumers.stop();
+  const storage = target.meterDelta();
+  const result = buildResult({
+    workload: w.name,
+    driver: 'sluice (SDK, binary RecordBatch v2, idempotent, acks=all)',
+    messageSize: w.messageSize,
+    topics: w.topics,
+    partitions: w.partitionsPerTopic,
+    producersPerTopic: w.producersPerTopic,
+    consumersPerTopic: w.subscriptionsPerTopic * w.consumerPerSubscription,
+    startMs,
+    endMs,
+    producers: producerRecorder,
+    consumers: consumerRecorder,
+  });
+  return {
+    file,
+    workload,
+    result,
+    storage,
+    calls: metered.calls,
+    publishedBytes: published * w.messageSize,
+    measuredSeconds: seconds,
+  };
+};
+
+/** Sluice produce-only at the workload's concurrency, alternating with the raw emulator limit. */
+const measureLimit = async (target: BenchTarget, workload: Workload, seconds: number) => {
+  const w = withDefaults(workload);
+  const stack = target.stack!;
+  const client = new SluiceClient({ url: target.url });
+  const concurrency = w.producersPerTopic * w.partitionsPerTopic;
+  const rounds = 2;
+  const sluice = { bytes: 0, seconds: 0, puts: 0, putBytes: 0 };
+  const raw = { bytes: 0, seconds: 0 };
+  const rawRuns = [];
+  for (let round_ = 0; round_ < rounds; round_++) {
+    const topic = `limit-${Date.now().toString(36)}`;
+    await client.admin().createTopic({ name: topic, partitions: w.partitionsPerTopic });
+    const recorder = newProducerRecorder();
+    target.meterDelta();
+    const started = performance.now();
+    const until = Date.now() + (seconds / rounds) * 1000;
+    await Promise.all(
+      Array.from({ length: w.producersPerTopic }, () =>
+        new BenchProducer(
+          client.producer(),
+          {
+            topic,
+            partitions: w.partitionsPerTopic,
+            messageSize: w.messageSize,
+            rate: 0,
+            batchBytes: w.batchBytes,
+            lingerMs: w.lingerMs,
+          },
+          recorder,
+        ).run(until),
+      ),
+    );
+    sluice.seconds += (performance.now() - started) / 1000;
+    sluice.bytes += recorder.published.values.reduce((a, b) => a + b, 0) * w.messageSize;
+    const storage = target.meterDelta();
+    sluice.puts += storage.objects.objectPuts;
+    sluice.putBytes += storage.objects.objectPutBytes;
+    const r = await measureRawLimit({
+      endpoints: stack.endpoints,
+      tableName: stack.tableName,
+      bucket: stack.buckets[0]!,
+      concurrency,
+      partitions: w.partitionsPerTopic,
+      objectBytes: Math.round(sluice.putBytes / Math.max(1, sluice.puts)),
+      seconds: seconds / rounds,
+    });
+    rawRuns.push(r);
+    raw.seconds += r.seconds;
+    raw.bytes += r.requests * r.objectBytes;
+  }
+  const sluiceMiBps = sluice.bytes / MIB / sluice.seconds;
+  const rawMiBps = raw.bytes / MIB / raw.seconds;
+  return {
+    concurrency,
+    objectBytes: Math.round(sluice.putBytes / Math.max(1, sluice.puts)),
+    sluiceMiBPerSec: round(sluiceMiBps),
+    rawMiBPerSec: round(rawMiBps),
+    limitRatio: round(sluiceMiBps / rawMiBps, 3),
+    raw: rawRuns,
+  };
+};
+
+const perMiB = (run: WorkloadRun) => {
+  const mib = run.publishedBytes / MIB;
+  const { objects, metadata, invocations } = run.storage;
+  return {
+    s3PutsPerMiB: round(objects.objectPuts / mib, 3),
+    s3GetsPerMiB: round(objects.objectGets / mib, 3),
+    dynamodbWriteUnitsPerMiB: round(metadata.writeUnits / mib, 2),
+    dynamodbReadUnitsPerMiB: round(metadata.readUnits / mib, 2),
+    invocationsPerMiB: Object.fromEntries(
+      Object.entries(invocations).map(([k, v]) => [k, round(v / mib, 2)]),
+    ),
+  };
+};
+
+/**
+ * Dollars per GiB produced for the workload as it ran: every storage request the meters counted, every
+ * Lambda invocation with the latency the client saw (an upper bound: local emulators on a shared
+ * machine; long polls bill their wait), API Gateway units from the body sizes.
+ */
+const asRunCost = (run: WorkloadRun) => {
+  const gib = run.publishedBytes / 2 ** 30;
+  const byJob = new Map<string, { invocations: number; ms: number }>();
+  for (const c of run.calls) {
+    const j = byJob.get(c.job) ?? { invocations: 0, ms: 0 };
+    j.invocations += 1;
+    j.ms += c.ms;
+    byJob.set(c.job, j);
+  }
+  const cost = sluiceCost({
+    s3Puts: run.storage.objects.objectPuts,
+    s3Gets: run.storage.objects.objectGets,
+    s3Lists: run.storage.objects.objectLists,
+    dynamodbWriteUnits: run.storage.metadata.writeUnits,
+    dynamodbReadUnits: run.storage.metadata.readUnits,
+    lambda: [...byJob].map(([job, j]) => ({
+      invocations: j.invocations,
+      memoryMb: FUNCTION_MEMORY_MB[job as keyof typeof FUNCTION_MEMORY_MB] ?? 1024,
+      totalDurationMs: j.ms,
+    })),
+    apiGatewayRequests: run.calls.reduce((s, c) => s + apiGatewayUnits(c.requestBytes, c.responseBytes), 0),
+  });
+  return Object.fromEntries(Object.entries(cost).map(([k, v]) => [k, round(v / gib, 5)]));
+};
+
+const kib = (bytes: number) => (bytes >= MIB ? `${bytes / MIB} MiB` : `${bytes / 1024} KiB`);
+
+const main = async () => {
+  const f = flags();
+  const files = f.get('workload')?.split(',') ?? DEFAULT_WORKLOADS;
+  const warmupSeconds = numberFlag(f, 'warmup', 5);
+  const limitSeconds = numberFlag(f, 'limit-seconds', 20);
+  const costRequests = numberFlag(f, 'cost-requests', 16);
+  const plots = f.get('plots') ?? 'bench/results';
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const machine = {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model,
+    loadavgAtStart: loadavg().map((l) => round(l, 2)),
+  };
+  const target = await startTarget(f.get('url') ? { url: f.get('url')! } : {});
+  const runs: WorkloadRun[] = [];
+  let limit: Awaited<ReturnType<typeof measureLimit>> | undefined;
+  const costs: { batchBytes: number; measured: PerBatchCounts; modelled: PerBatchCounts }[] = [];
+  try {
+    for (const file of files) {
+      const workload = await readWorkload(file);
+      const seconds = f.has('duration') ? numberFlag(f, 'duration', 60) : workload.testDurationMinutes * 60;
+      const run = await runWorkload(target, file, workload, { seconds, warmupSeconds });
+      runs.push(run);
+      const r = run.result;
+      console.log(
+        `${workload.name}: publish ${r.publishRate.join(', ')} msg/s per 10 s; consume ${r.consumeRate.join(', ')}; ` +
+          `publish p50/p99/p99.9/max ${r['aggregatedPublishLatency50pct']}/${r.aggregatedPublishLatency99pct}/${r['aggregatedPublishLatency999pct']}/${r['aggregatedPublishLatencyMax']} ms; ` +
+          `end-to-end p50/p99/p99.9/max ${r['aggregatedEndToEndLatency50pct']}/${r.aggregatedEndToEndLatency99pct}/${r['aggregatedEndToEndLatency999pct']}/${r['aggregatedEndToEndLatencyMax']} ms`,
+      );
+      if (run.storage.metered)
+        console.log(`  storage per MiB produced (and consumed): ${JSON.stringify(perMiB(run))}`);
+    }
+    if (target.stack && !f.has('skip-limit')) {
+      const maxRate = runs.find((r) => r.workload.producerRate === 0) ?? runs[0]!;
+      limit = await measureLimit(target, maxRate.workload, limitSeconds);
+      console.log(
+        `local limit at ${limit.concurrency} concurrent writers, ${kib(limit.objectBytes)} objects: Sluice ${limit.sluiceMiBPerSec} MiB/s, ` +
+          `raw S3 PUT + DynamoDB UpdateItem ${limit.rawMiBPerSec} MiB/s → limitRatio ${limit.limitRatio} (target ≥ 0.7)`,
+      );
+    }
+    if (target.stack && !f.has('skip-cost')) {
+      for (const batchBytes of BATCH_SIZES) {
+        const c = await measureBatchCost(target, { batchBytes, requests: costRequests });
+        costs.push({ batchBytes, measured: c.measured, modelled: c.modelled });
+        const m = sluicePerGiB(c.modelled);
+        console.log(
+          `batch ${kib(batchBytes)}: per batch ${JSON.stringify({ produce: c.modelled.produce, fetch: c.modelled.fetch })} → $${m.total.toFixed(5)}/GiB written and read once`,
+        );
+      }
+    }
+  } finally {
+    await target.stop();
+  }
+
+  await mkdir('bench/results', { recursive: true });
+  await mkdir(plots, { recursive: true });
+  const latencyRun = runs.find((r) => r.workload.producerRate > 0) ?? runs[0]!;
+  const throughputRun = runs.find((r) => r.workload.producerRate === 0) ?? runs[runs.length - 1]!;
+  const meanRate = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  const trafficOf = (run: WorkloadRun) => ({
+    ingressMiBPerSec: (meanRate(run.result.publishRate) * run.workload.messageSize) / MIB,
+    readFanout: run.workload.subscriptionsPerTopic,
+    partitions: run.workload.topics * run.workload.partitionsPerTopic,
+    recordBytes: run.workload.messageSize,
+    topics: run.workload.topics,
+  });
+  const curve = costs.map((c) => ({
+    batchBytes: c.batchBytes,
+    modelled: sluicePerGiB(c.modelled),
+    measuredDurations: sluicePerGiB(c.measured),
+  }));
+  const atMiB = curve.find((c) => c.batchBytes === MIB);
+  const comparisons = runs.map((run) => {
+    const traffic = trafficOf(run);
+    return {
+      workload: run.workload.name,
+      traffic,
+      sluiceAt1MiB: atMiB?.modelled.total,
+      sluiceAsRun: run.storage.metered ? asRunCost(run) : undefined,
+      kinesisOnDemand: kinesisOnDemand(traffic),
+      mskServerless: mskServerless(traffic),
+      confluentBasic: confluentBasic(traffic),
+    };
+  });
+
+  for (const run of runs) {
+    const name = `${stamp}-${basename(run.file, '.json')}.json`;
+    const doc = {
+      ...run.result,
+      sluice: {
+        storagePerMiB: run.storage.metered ? perMiB(run) : undefined,
+        machine,
+        durationSeconds: run.measuredSeconds,
+      },
+    };
+    await writeFile(join('bench/results', name), `${JSON.stringify(doc, null, 2)}\n`);
+    const r = run.result;
+    const windows = r.publishRate.map((_, i) => (i + 1) * 10);
+    const seriesOf = (field: string) =>
+      (r[field] as number[]).map((v, i): [number, number] => [windows[i]!, v]);
+    const slug = basename(run.file, '.json');
+    await writeFile(
+      join(plots, `omb-${slug}-rates.svg`),
+      lineChart({
+        title: `Publish and consume rate per 10 s window: ${slug}`,
+        xLabel: 'seconds into the test (end of window)',
+        yLabel: 'messages / s',
+        series: [
+          { name: 'publishRate', points: seriesOf('publishRate') },
+          { name: 'consumeRate', points: seriesOf('consumeRate') },
+        ],
+        xTicks: windows,
+      }),
+    );
+    await writeFile(
+      join(plots, `omb-${slug}-latency.svg`),
+      lineChart({
+        title: `Publish and end-to-end latency per 10 s window: ${slug}`,
+        xLabel: 'seconds into the test (end of window)',
+        yLabel: 'ms',
+        series: [
+          { name: 'publish p50', points: seriesOf('publishLatency50pct') },
+          { name: 'publish p99', points: seriesOf('publishLatency99pct') },
+          { name: 'end-to-end p50', points: seriesOf('endToEndLatency50pct') },
+          { name: 'end-to-end p99', points: seriesOf('endToEndLatency99pct') },
+        ],
+        xTicks: windows,
+      }),
+    );
+  }
+  const summaryDoc = {
+    machine: { ...machine, loadavgAtEnd: loadavg().map((l) => round(l, 2)) },
+    prices: PRICES,
+    limit,
+    costs,
+    curve,
+    comparisons,
+  };
+  await writeFile(join('bench/results', `${stamp}-summary.json`), `${JSON.stringify(summaryDoc, null, 2)}\n`);
+  const compared = comparisons.find((c) => c.workload === throughputRun.workload.name) ?? comparisons[0]!;
+  if (curve.length > 0) {
+    const flat = (v: number): [number, number][] => curve.map((c) => [c.batchBytes, v]);
+    await writeFile(
+      join(plots, 'cost-per-gib.svg'),
+      lineChart({
+        title: `USD per GiB written and read once (us-east-1, prices of ${PRICES.readOn}; services at ${round(compared.traffic.ingressMiBPerSec, 2)} MiB/s)`,
+        xLabel: 'produce batch size (bytes per request)',
+        yLabel: 'USD per GiB',
+        logX: true,
+        xTick: kib,
+        xTicks: curve.map((c) => c.batchBytes),
+        series: [
+          {
+            name: 'Sluice (measured requests, modelled Lambda time)',
+            points: curve.map((c) => [c.batchBytes, c.modelled.total]),
+          },
+          { name: 'Kinesis on-demand', points: flat(compared.kinesisOnDemand.usdPerGiB) },
+          { name: 'MSK Serverless', points: flat(compared.mskServerless.usdPerGiB) },
+          { name: 'Confluent Basic', points: flat(compared.confluentBasic.usdPerGiB) },
+        ],
+      }),
+    );
+  }
+
+  const t = throughputRun.result;
+  const l = latencyRun.result;
+  console.log(
+    JSON.stringify({
+      bench: 'omb',
+      throughputWorkload: throughputRun.workload.name,
+      latencyWorkload: latencyRun.workload.name,
+      durationSeconds: throughputRun.measuredSeconds,
+      produceRecordsPerSec: round(meanRate(t.publishRate), 1),
+      consumeRecordsPerSec: round(meanRate(t.consumeRate), 1),
+      p50PublishMs: l['aggregatedPublishLatency50pct'],
+      p99PublishMs: l.aggregatedPublishLatency99pct,
+      p50EndToEndMs: l['aggregatedEndToEndLatency50pct'],
+      p99EndToEndMs: l.aggregatedEndToEndLatency99pct,
+      usdPerGiB: atMiB ? round(atMiB.modelled.total, 5) : null,
+      usdPerGiBWithLocalLambdaTimes: atMiB ? round(atMiB.measuredDurations.total, 5) : null,
+      limitRatio: limit?.limitRatio ?? null,
+      sluiceMiBPerSecAtLimit: limit?.sluiceMiBPerSec ?? null,
+      rawMiBPerSecAtLimit: limit?.rawMiBPerSec ?? null,
+      results: `bench/results/${stamp}-*.json`,
+    }),
+  );
+};
+
+await main();
