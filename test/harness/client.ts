@@ -128,8 +128,18 @@ export class SluiceClient {
     return response;
   }
 
-  async createTopic(name: string, partitions: number, configs: Record<string, string> = {}): Promise<void> {
-    await this.call({ method: 'POST', path: '/v1/topics', body: { name, partitions, configs } });
+  async createTopic(
+    name: string,
+    partitions: number,
+    options: { configs?: Record<string, string>; replicationFactor?: number } = {},
+  ): Promise<void> {
+    const body = {
+      name,
+      partitions,
+      configs: options.configs ?? {},
+      replicationFactor: options.replicationFactor ?? 1,
+    };
+    await this.call({ method: 'POST', path: '/v1/topics', body });
   }
 
   async initProducerId(): Promise<{ producerId: number; producerEpoch: number }> {

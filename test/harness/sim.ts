@@ -7,6 +7,10 @@
 import type { Sluice } from '../../lib/app.js';
 import { createSluice } from '../../lib/app.js';
 import { Maintenance } from '../../lib/core/maintenance.js';
+import { GroupCoordinator } from '../../lib/core/groups/index.js';
+import { isSluiceError } from '../../lib/errors.js';
+import { Router } from '../../lib/http/router.js';
+import { groupRoutes } from '../../lib/http/routes/groups.js';
 import type { FaultCounts, FaultInjector, FaultSpec } from '../../lib/adapters/fault/index.js';
 import { ManualClock, drive, seededRandom, withFaults, zeroCounts } from '../../lib/adapters/fault/index.js';
 import type { Random } from '../../lib/adapters/fault/random.js';
@@ -23,6 +27,7 @@ import type { StorageReport } from './storage.js';
 import { checkStorage, storageViolations } from './storage.js';
 import type { ProducerKind, WorkloadContext } from './workload.js';
 import { finalRead, runConsumer, runProducer } from './workload.js';
+import { runGroup } from './group-workload.js';
 
 /**
  * The simulation's orphan grace period. Short, so that collection races produces within a run of a few
@@ -40,6 +45,8 @@ export interface SimWorldOptions {
   wrapStore?: (store: MetadataStore) => MetadataStore;
   wrapObjectStore?: (store: ObjectStore) => ObjectStore;
   orphanGraceMs?: number;
+  /** Consumer-group session timeout (default 3 s of virtual time). */
+  sessionTimeoutMs?: number;
 }
 
 export interface SimWorld {
@@ -51,6 +58,9 @@ export interface SimWorld {
   sluice: Sluice;
   /** Maintenance over the same stores with the simulation's grace period. */
   maintenance: Maintenance;
+  /** The group coordinator the world's router serves (seeded, unlike the app's default). */
+  groups: GroupCoordinator;
+  sessionTimeoutMs: number;
   client: SluiceClient;
   recorder: HistoryRecorder;
   setFaults(on: boolean): void;
@@ -93,7 +103,40 @@ export const createSimWorld = (options: SimWorldOptions): SimWorld => {
   // Commits must come well within the grace period (see LogOptions.commitDeadlineMs).
   const orphanGraceMs = options.orphanGraceMs ?? SIM_ORPHAN_GRACE_MS;
   sluice.log.commitDeadlineMs = Math.floor(orphanGraceMs / 3);
-  const maintenance = new Maintenance({ log: sluice.log, objectStores, orphanGraceMs });
+  const sessionTimeoutMs = options.sessionTimeoutMs ?? 3_000;
+  const groups = new GroupCoordinator({
+    store,
+    clock,
+    topics: {
+      describe: async (name) => {
+        try {
+          const topic = await sluice.catalog.get(name, { fresh: true });
+          return { topicId: topic.topicId, partitions: topic.partitions };
+        } catch (error) {
+          if (isSluiceError(error) && error.code === 'UNKNOWN_TOPIC_OR_PARTITION') return undefined;
+          throw error;
+        }
+      },
+    },
+    offsets: {
+      earliest: async (topic, p) => (await sluice.fetcher.listOffsets(topic, p, 'earliest')).offset!,
+      latest: async (topic, p) => (await sluice.fetcher.listOffsets(topic, p, 'latest')).offset!,
+      forTimestamp: async (topic, p, ts) => (await sluice.fetcher.listOffsets(topic, p, ts)).offset,
+    },
+    sessionTimeoutMs,
+    heartbeatIntervalMs: Math.floor(sessionTimeoutMs / 6),
+    random: seededRandom(seed * 31 + 7),
+  });
+  const maintenance = new Maintenance({
+    log: sluice.log,
+    objectStores,
+    orphanGraceMs,
+    sweeps: { groups: () => groups.expireMembers() },
+  });
+  const routes = [
+    ...sluice.routes.filter((r) => !r.pattern.startsWith('/v1/groups')),
+    ...groupRoutes(groups),
+  ];
   const setFaults = (on: boolean) =>
     faulty.injectors.forEach((i) => (i.enabled = on && options.faults !== false));
   return {
@@ -104,7 +147,9 @@ export const createSimWorld = (options: SimWorldOptions): SimWorld => {
     injectors: faulty.injectors,
     sluice,
     maintenance,
-    client: new SluiceClient(routerTransport(sluice.router())),
+    groups,
+    sessionTimeoutMs,
+    client: new SluiceClient(routerTransport(new Router(routes))),
     recorder: new HistoryRecorder(() => clock.now()),
     setFaults,
     faultCounts: () => {
@@ -133,6 +178,8 @@ export interface LogSimulationOptions {
   onePartition?: boolean;
   tailFlushEntries?: number;
   world?: Omit<SimWorldOptions, 'seed' | 'faults' | 'tailFlushEntries'>;
+  /** A consumer group following the topic while it is written. */
+  group?: { members: number; heartbeatMs?: number; crashChance?: number };
   /** Called with the running world once the topic exists (mutation tests start their sabotage here). */
   during?: (world: SimWorld, ctx: WorkloadContext) => Promise<void>;
 }
@@ -218,6 +265,18 @@ export const runLogSimulation = async (options: LogSimulationOptions): Promise<L
       ...producers,
       ...consumers,
       ...(options.maintenance === false ? [] : [maintenance()]),
+      ...(options.group
+        ? [
+            runGroup(ctx, {
+              group: 'g',
+              members: options.group.members,
+              heartbeatMs: options.group.heartbeatMs ?? Math.floor(world.sessionTimeoutMs / 6),
+              until: () => producing === 0,
+              random,
+              ...(options.group.crashChance !== undefined ? { crashChance: options.group.crashChance } : {}),
+            }),
+          ]
+        : []),
       ...(options.during ? [options.during(world, ctx)] : []),
     ]),
   );
@@ -234,7 +293,7 @@ export const runLogSimulation = async (options: LogSimulationOptions): Promise<L
       await finalRead(ctx);
     })(),
   );
-  const report = check(world.recorder.history());
+  const report = check(world.recorder.history(), { sessionTimeoutMs: world.sessionTimeoutMs });
   const storage = await checkStorage(world.memory.store, world.memory.objectStores, topicId, partitions);
   world.dispose();
   return {

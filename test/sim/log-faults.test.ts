@@ -17,7 +17,7 @@ const expectClean = (r: LogSimulationResult) => {
 };
 
 describe('the log under seeded faults', () => {
-  const seeds = seedsFor(1, 120);
+  const seeds = seedsFor(1, 150);
   const totals = {
     runs: 0,
     acked: 0,

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { failureMessage, runLogSimulation, seedsFor } from '../harness/sim.js';
 
 describe('one hot partition under seeded faults', () => {
-  it.each(seedsFor(5000, 60))('seed %i', async (seed) => {
+  it.each(seedsFor(5000, 80))('seed %i', async (seed) => {
     const r = await runLogSimulation({
       seed,
       onePartition: true,
