@@ -1,0 +1,286 @@
+/**
+ * `npm run sluice -- <command>`: finds the command, parses its options, runs it, and turns what went
+ * wrong into a message, a hint and an exit code (0 ok, 1 API error, 2 usage error). `run` takes its
+ * streams, environment and fetch as arguments, so tests drive it in-process.
+ */
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { SluiceApi } from './api.js';
+import type { CommandSpec, Context } from './command.js';
+import { UsageError, commandName } from './command.js';
+import { cluster, health } from './commands/cluster.js';
+import { consume } from './commands/consume.js';
+import { groupCommands } from './commands/groups.js';
+import { offsets } from './commands/offsets.js';
+import { produce } from './commands/produce.js';
+import { topicCommands } from './commands/topics.js';
+import { DEFAULT_URL, GLOBAL_OPTIONS, PROGRAM, commandHelp, overviewHelp, usageLine } from './help.js';
+import { hintFor } from './hints.js';
+import { ApiError, HttpClient } from './http.js';
+import type { Io, Output } from './io.js';
+
+export const EXIT_OK = 0;
+export const EXIT_API_ERROR = 1;
+export const EXIT_USAGE = 2;
+
+export const COMMANDS: readonly CommandSpec[] = [
+  ...topicCommands,
+  produce,
+  consume,
+  ...groupCommands,
+  offsets,
+  cluster,
+  health,
+];
+
+/** Global options that take a value, so the command words can be found before the command is known. */
+const VALUE_OPTIONS = new Set(['--url']);
+const FLAG_OPTIONS = new Set(['--json', '--quiet', '-q', '--help', '-h']);
+
+/** The words before the first command option: `topics create` in `--url U topics create t --partitions 3`. */
+export const commandWords = (argv: readonly string[]): string[] => {
+  const words: string[] = [];
+  for (let i = 0; i < argv.length && words.length < 2; i++) {
+    const arg = argv[i]!;
+    if (VALUE_OPTIONS.has(arg)) i++;
+    else if (FLAG_OPTIONS.has(arg) || [...VALUE_OPTIONS].some((o) => arg.startsWith(`${o}=`))) continue;
+    else if (arg.startsWith('-')) break;
+    else words.push(arg);
+  }
+  return words;
+};
+
+const isGroup = (word: string | undefined): boolean =>
+  word !== undefined && COMMANDS.some((c) => c.words.length > 1 && c.words[0] === word);
+
+/** The command the words name, if any. */
+export const findCommand = (words: readonly string[]): CommandSpec | undefined =>
+  COMMANDS.find((c) => c.words.every((w, i) => words[i] === w));
+
+export async function run(argv: readonly string[], io: Io): Promise<number> {
+  const wantsJson = argv.includes('--json');
+  const wantsHelp = argv.includes('--help') || argv.includes('-h');
+  const words = commandWords(argv);
+  let spec: CommandSpec | undefined;
+  let url = DEFAULT_URL;
+  try {
+    if (words[0] === 'help') return await printHelp(io.stdout, argv.slice(argv.indexOf('help') + 1));
+    spec = findCommand(words);
+    if (!spec) {
+      if (wantsHelp && (words.length === 0 || (isGroup(words[0]) && words.length === 1))) {
+        await io.stdout.write(`${overviewHelp(COMMANDS, words[0])}\n`);
+        return EXIT_OK;
+      }
+      throw unknownCommand(words);
+    }
+    const options = { ...GLOBAL_OPTIONS, ...spec.options };
+    const parsed = parseOptions(argv, options, spec);
+    if (parsed.values['help'] === true) {
+      await io.stdout.write(`${commandHelp(spec)}\n`);
+      return EXIT_OK;
+    }
+    const args = parsed.positionals.slice(spec.words.length);
+    checkArguments(spec, args);
+    url = stringValue(parsed.values['url']) ?? io.env?.['SLUICE_URL'] ?? DEFAULT_URL;
+    checkUrl(url, spec);
+    const ctx = createContext(io, url, parsed.values['json'] === true, parsed.values['quiet'] === true);
+    return (await spec.run(ctx, { args, values: parsed.values })) ?? EXIT_OK;
+  } catch (error) {
+    return report(error, io.stderr, { json: wantsJson, url, spec, words });
+  }
+}
+
+const createContext = (io: Io, url: string, json: boolean, quiet: boolean): Context => ({
+  api: new SluiceApi(
+    new HttpClient({
+      url,
+      ...(io.fetch ? { fetch: io.fetch } : {}),
+      ...(io.sleep ? { sleep: io.sleep } : {}),
+    }),
+  ),
+  json,
+  quiet,
+  stdout: io.stdout,
+  stderr: io.stderr,
+  ...(io.stdin ? { stdin: io.stdin } : {}),
+  stdinIsTTY: io.stdinIsTTY === true,
+  signal: io.signal ?? new AbortController().signal,
+  now: io.now ?? (() => performance.now()),
+  print: (text) => io.stdout.write(`${text}\n`),
+  note: (text) => {
+    if (!quiet) void io.stderr.write(`${text}\n`);
+  },
+});
+
+const parseOptions = (
+  argv: readonly string[],
+  options: CommandSpec['options'],
+  spec: CommandSpec,
+): ReturnType<typeof parseArgs> => {
+  try {
+    return parseArgs({
+      args: [...argv],
+      // parseArgs only needs type, short and multiple; descriptions stay in the specs.
+      options: Object.fromEntries(
+        Object.entries(options).map(([name, o]) => [
+          name,
+          { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) },
+        ]),
+      ),
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    // Node's messages end with advice about `--` that does not apply here; the first sentence says it.
+    const message =
+      error instanceof Error ? (error.message.split(/(?<=\.) /)[0] ?? error.message) : String(error);
+    throw new UsageError(message, spec);
+  }
+};
+
+const checkArguments = (spec: CommandSpec, args: readonly string[]): void => {
+  const missing = spec.args.filter((a, i) => a.required && args[i] === undefined);
+  if (missing.length > 0) {
+    throw new UsageError(`missing ${missing.map((a) => `<${a.name}>`).join(' ')}`, spec);
+  }
+  if (args.length > spec.args.length) {
+    throw new UsageError(`unexpected argument ${JSON.stringify(args[spec.args.length])}`, spec);
+  }
+};
+
+const checkUrl = (url: string, spec: CommandSpec): void => {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+    throw new UsageError(`--url must be an http(s) URL, got ${JSON.stringify(url)}`, spec);
+  }
+};
+
+const stringValue = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+const unknownCommand = (words: readonly string[]): UsageError => {
+  if (words.length === 0) return new UsageError('no command given');
+  if (isGroup(words[0])) {
+    const subcommands = COMMANDS.filter((c) => c.words[0] === words[0]).map((c) => c.words[1]);
+    return new UsageError(
+      words[1] === undefined
+        ? `${words[0]} needs a command: ${subcommands.join(', ')}`
+        : `unknown command "${words[0]} ${words[1]}"; ${words[0]} has ${subcommands.join(', ')}`,
+    );
+  }
+  return new UsageError(`unknown command "${words[0]}"`);
+};
+
+const printHelp = async (out: Output, rest: readonly string[]): Promise<number> => {
+  const spec = findCommand(rest);
+  const text = spec ? commandHelp(spec) : overviewHelp(COMMANDS, isGroup(rest[0]) ? rest[0] : undefined);
+  await out.write(`${text}\n`);
+  return EXIT_OK;
+};
+
+/** Prints the error (JSON under --json) with a hint, and returns the exit code. */
+const report = async (
+  error: unknown,
+  stderr: Output,
+  {
+    json,
+    url,
+    spec,
+    words,
+  }: { json: boolean; url: string; spec: CommandSpec | undefined; words: readonly string[] },
+): Promise<number> => {
+  if (error instanceof UsageError) {
+    const command = error.command ?? spec;
+    if (!command && !json && words.length === 0) {
+      await stderr.write(`${overviewHelp(COMMANDS)}\n`);
+      return EXIT_USAGE;
+    }
+    const prefix = !command && isGroup(words[0]) ? `${words[0]} ` : '';
+    const usage = command
+      ? `usage: ${usageLine(command)}`
+      : `usage: ${PROGRAM} ${prefix}<command> [arguments] [options]`;
+    const more = command ? `${PROGRAM} ${commandName(command)} --help` : `${PROGRAM} ${prefix}--help`;
+    await stderr.write(
+      json
+        ? `${JSON.stringify({ error: { code: 'USAGE', message: error.message, usage } })}\n`
+        : `error: ${error.message}\n${usage}\nrun \`${more}\` for more.\n`,
+    );
+    return EXIT_USAGE;
+  }
+  if (error instanceof ApiError) {
+    const hint = hintFor(error, url);
+    const { code, message, retriable, status } = error;
+    if (json) {
+      await stderr.write(
+        `${JSON.stringify({ error: { code, message, retriable, status, ...(hint ? { hint } : {}) } })}\n`,
+      );
+    } else {
+      const where = status > 0 ? ` (HTTP ${status})` : '';
+      await stderr.write(`error: ${code}${where}: ${message}\n${hint ? `hint: ${hint}\n` : ''}`);
+    }
+    return EXIT_API_ERROR;
+  }
+  // A bug in the command line itself: show everything there is.
+  const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  await stderr.write(`error: ${detail}\n`);
+  return EXIT_API_ERROR;
+};
+
+/** An Output over a Node stream that waits when the stream is full and ignores a closed pipe (`| head`). */
+const streamOutput = (stream: NodeJS.WriteStream, onClosed: () => void): Output => {
+  let closed = false;
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    closed = true;
+    onClosed();
+  });
+  return {
+    isTTY: stream.isTTY === true,
+    write(text) {
+      if (closed || stream.write(text)) return;
+      return new Promise<void>((resolve) => {
+        const done = (): void => {
+          stream.off('drain', done).off('close', done).off('error', done);
+          resolve();
+        };
+        stream.on('drain', done).on('close', done).on('error', done);
+      });
+    },
+  };
+};
+
+const isMain = (): boolean => {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(script)).href;
+  } catch {
+    return false;
+  }
+};
+
+if (isMain()) {
+  const interrupt = new AbortController();
+  let interrupts = 0;
+  process.on('SIGINT', () => {
+    // The first Ctrl-C stops cleanly (commit, leave the group); a second one does not wait.
+    if (++interrupts > 1) process.exit(130);
+    interrupt.abort();
+  });
+  const code = await run(process.argv.slice(2), {
+    stdout: streamOutput(process.stdout, () => interrupt.abort()),
+    stderr: streamOutput(process.stderr, () => {}),
+    stdin: process.stdin,
+    stdinIsTTY: process.stdin.isTTY === true,
+    env: process.env,
+    signal: interrupt.signal,
+  });
+  process.exitCode = code;
+  // An unread or interactive stdin would keep the process alive.
+  process.stdin.destroy();
+}

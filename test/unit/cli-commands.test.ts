@@ -1,0 +1,785 @@
+import { describe, expect, it } from 'vitest';
+import type { HeartbeatResponse, TopicDescription } from '../../cli/api.js';
+import { SluiceApi } from '../../cli/api.js';
+import type { Reconciler } from '../../cli/group-membership.js';
+import { GroupMembership } from '../../cli/group-membership.js';
+import type { FetchLike } from '../../cli/http.js';
+import { HttpClient, errorFromAnswer } from '../../cli/http.js';
+import { EXIT_API_ERROR, EXIT_OK, EXIT_USAGE, run } from '../../cli/main.js';
+
+interface Request {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  headers: Record<string, string>;
+  // Request bodies of many shapes; the assertions check them.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+}
+
+type Answer = [status: number, body?: unknown];
+
+/** A fake Sluice API: a function from request to [status, body], recording every request. */
+const fakeApi = (answer: (request: Request) => Answer | Promise<Answer>) => {
+  const requests: Request[] = [];
+  const fetch: FetchLike = async (input, init) => {
+    const url = new URL(input);
+    const request: Request = {
+      method: init.method ?? 'GET',
+      path: decodeURIComponent(url.pathname),
+      query: Object.fromEntries(url.searchParams),
+      headers: Object.fromEntries(Object.entries((init.headers ?? {}) as Record<string, string>)),
+      body: typeof init.body === 'string' ? JSON.parse(init.body) : undefined,
+    };
+    requests.push(request);
+    const [status, body] = await answer(request);
+    return new Response(body === undefined ? null : JSON.stringify(body), {
+      status,
+      headers: { 'content-type': 'application/json' },
+    });
+  };
+  return { fetch, requests };
+};
+
+const envelope = (code: string, message: string, retriable = false, extra: Record<string, unknown> = {}) => ({
+  error: { code, message, retriable },
+  ...extra,
+});
+
+/** Runs the CLI against a fake fetch with captured output. */
+const cli = async (
+  argv: string[],
+  fetch: FetchLike,
+  { stdin, signal }: { stdin?: string[]; signal?: AbortSignal } = {},
+) => {
+  let stdout = '';
+  let stderr = '';
+  const sleeps: number[] = [];
+  let clock = 0;
+  const code = await run(argv, {
+    stdout: { write: (t) => void (stdout += t) },
+    stderr: { write: (t) => void (stderr += t) },
+    env: { SLUICE_URL: 'http://sluice.test' },
+    fetch,
+    ...(stdin
+      ? {
+          stdin: (async function* () {
+            yield* stdin;
+          })(),
+        }
+      : {}),
+    ...(signal ? { signal } : {}),
+    now: () => (clock += 100),
+    sleep: async (ms) => void sleeps.push(ms),
+  });
+  return { code, stdout, stderr, sleeps };
+};
+
+const partition = (p: number, logStartOffset: number, highWatermark: number) => ({
+  partition: p,
+  leader: 's0',
+  leaderEpoch: 2,
+  replicas: ['s0', 's1'],
+  isr: ['s0', 's1'],
+  logStartOffset,
+  highWatermark,
+});
+
+const orders: TopicDescription = {
+  name: 'orders',
+  topicId: 'id-1',
+  replicationFactor: 2,
+  configs: { 'retention.ms': '604800000', 'cleanup.policy': 'delete' },
+  partitions: [partition(0, 0, 3), partition(1, 5, 7)],
+};
+
+describe('topics', () => {
+  it('lists topics sorted in a table, or as JSON', async () => {
+    const api = fakeApi(() => [
+      200,
+      {
+        topics: [
+          { name: 'payments', partitions: 12, replicationFactor: 2 },
+          { name: 'audit', partitions: 1, replicationFactor: 1 },
+        ],
+      },
+    ]);
+    const table = await cli(['topics', 'list'], api.fetch);
+    expect(table.code).toBe(EXIT_OK);
+    expect(table.stdout).toBe(
+      [
+        'TOPIC     PARTITIONS  REPLICATION FACTOR',
+        'audit              1                   1',
+        'payments          12                   2',
+        '',
+      ].join('\n'),
+    );
+    const json = await cli(['topics', 'list', '--json'], api.fetch);
+    expect(JSON.parse(json.stdout).topics.map((t: { name: string }) => t.name)).toEqual([
+      'audit',
+      'payments',
+    ]);
+    expect(api.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v1/topics', 'GET /v1/topics']);
+  });
+
+  it('describes a topic: header, partitions table, configs', async () => {
+    const api = fakeApi(() => [200, orders]);
+    const result = await cli(['topics', 'describe', 'orders'], api.fetch);
+    expect(result.stdout).toBe(
+      [
+        'Topic: orders  TopicId: id-1  PartitionCount: 2  ReplicationFactor: 2',
+        '',
+        'PARTITION  LEADER  EPOCH  REPLICAS  ISR    LOG START  HIGH WATERMARK',
+        '        0  s0          2  s0,s1     s0,s1          0               3',
+        '        1  s0          2  s0,s1     s0,s1          5               7',
+        '',
+        'CONFIG          VALUE',
+        'cleanup.policy  delete',
+        'retention.ms    604800000',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('creates a topic with the options as the API body', async () => {
+    const api = fakeApi(() => [201, { ...orders, partitions: [partition(0, 0, 0), partition(1, 0, 0)] }]);
+    const result = await cli(
+      [
+        'topics',
+        'create',
+        'orders',
+        '--partitions',
+        '2',
+        '--replication-factor',
+        '2',
+        '--config',
+        'retention.ms=1000',
+      ],
+      api.fetch,
+    );
+    expect(result.code).toBe(EXIT_OK);
+    expect(result.stdout).toBe('Created topic orders with 2 partitions, replication factor 2.\n');
+    expect(api.requests[0]).toMatchObject({
+      method: 'POST',
+      path: '/v1/topics',
+      body: { name: 'orders', partitions: 2, replicationFactor: 2, configs: { 'retention.ms': '1000' } },
+    });
+  });
+
+  it('succeeds on an existing topic only with --if-not-exists', async () => {
+    const api = fakeApi(() => [409, envelope('TOPIC_ALREADY_EXISTS', 'topic orders already exists')]);
+    const plain = await cli(['topics', 'create', 'orders'], api.fetch);
+    expect(plain.code).toBe(EXIT_API_ERROR);
+    expect(plain.stderr).toBe(
+      'error: TOPIC_ALREADY_EXISTS (HTTP 409): topic orders already exists\n' +
+        'hint: choose another name, or pass --if-not-exists\n',
+    );
+    const tolerant = await cli(['topics', 'create', 'orders', '--if-not-exists'], api.fetch);
+    expect(tolerant.code).toBe(EXIT_OK);
+    expect(tolerant.stderr).toBe('Topic orders already exists.\n');
+  });
+
+  it('alters partitions and configs, showing what changed', async () => {
+    const api = fakeApi((r) =>
+      r.method === 'GET'
+        ? [200, orders]
+        : [
+            200,
+            {
+              ...orders,
+              partitions: [...orders.partitions, partition(2, 0, 0)],
+              configs: { 'retention.ms': '1' },
+            },
+          ],
+    );
+    const result = await cli(
+      ['topics', 'alter', 'orders', '--partitions', '3', '--config', 'retention.ms=1'],
+      api.fetch,
+    );
+    expect(result.stdout).toBe('Altered topic orders: partitions 2 → 3, retention.ms=1.\n');
+    expect(api.requests[1]).toMatchObject({
+      method: 'PATCH',
+      path: '/v1/topics/orders',
+      body: { partitions: 3, configs: { 'retention.ms': '1' } },
+    });
+    const nothing = await cli(['topics', 'alter', 'orders'], api.fetch);
+    expect(nothing.code).toBe(EXIT_USAGE);
+  });
+
+  it('deletes, percent-encoding the name as one path segment', async () => {
+    const api = fakeApi(() => [204]);
+    const result = await cli(['topics', 'delete', 'a.b_c-d'], api.fetch);
+    expect(result.stdout).toBe('Deleted topic a.b_c-d.\n');
+    expect(api.requests[0]).toMatchObject({ method: 'DELETE', path: '/v1/topics/a.b_c-d' });
+  });
+});
+
+describe('errors', () => {
+  it('prints code, status, message and a hint, exit 1; as JSON on stderr under --json', async () => {
+    const api = fakeApi(() => [404, envelope('UNKNOWN_TOPIC_OR_PARTITION', 'topic nope does not exist')]);
+    const text = await cli(['topics', 'describe', 'nope'], api.fetch);
+    expect(text.code).toBe(EXIT_API_ERROR);
+    expect(text.stdout).toBe('');
+    expect(text.stderr).toBe(
+      'error: UNKNOWN_TOPIC_OR_PARTITION (HTTP 404): topic nope does not exist\n' +
+        'hint: list the topics with `sluice topics list`; create one with `sluice topics create <topic>`\n',
+    );
+    const json = await cli(['topics', 'describe', 'nope', '--json'], api.fetch);
+    expect(JSON.parse(json.stderr)).toEqual({
+      error: {
+        code: 'UNKNOWN_TOPIC_OR_PARTITION',
+        message: 'topic nope does not exist',
+        retriable: false,
+        status: 404,
+        hint: expect.stringContaining('sluice topics list'),
+      },
+    });
+  });
+
+  it('asks whether the server runs when the connection is refused, without retrying', async () => {
+    let calls = 0;
+    const refused: FetchLike = async () => {
+      calls += 1;
+      throw new TypeError('fetch failed', {
+        cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+      });
+    };
+    const result = await cli(['topics', 'list'], refused);
+    expect(result.code).toBe(EXIT_API_ERROR);
+    expect(calls).toBe(1);
+    expect(result.stderr).toBe(
+      'error: NETWORK_EXCEPTION: cannot reach http://sluice.test: ECONNREFUSED\n' +
+        'hint: nothing answers at http://sluice.test: is `npm start` running? (or point --url / SLUICE_URL at the API)\n',
+    );
+  });
+
+  it('retries a retriable read with growing backoff, then says it is retriable', async () => {
+    let calls = 0;
+    const api = fakeApi(() => {
+      calls += 1;
+      return calls < 3
+        ? [503, envelope('NOT_ENOUGH_REPLICAS', 'a store is down', true)]
+        : [200, { status: 'ok' }];
+    });
+    const recovered = await cli(['health'], api.fetch);
+    expect(recovered.code).toBe(EXIT_OK);
+    expect(recovered.stdout).toMatch(/^ok \(http:\/\/sluice\.test, \d+ ms\)\n$/);
+    expect(recovered.sleeps).toHaveLength(2);
+    expect(recovered.sleeps[1]!).toBeGreaterThan(recovered.sleeps[0]!);
+
+    const down = fakeApi(() => [503, envelope('NOT_ENOUGH_REPLICAS', 'a store is down', true)]);
+    const failed = await cli(['health'], down.fetch);
+    expect(failed.code).toBe(EXIT_API_ERROR);
+    expect(down.requests).toHaveLength(4);
+    expect(failed.stderr).toContain('hint: retriable — try again (this command already tried 4 times)');
+  });
+
+  it('does not retry a write that is not idempotent', async () => {
+    const api = fakeApi(() => [503, envelope('NOT_ENOUGH_REPLICAS', 'a store is down', true)]);
+    const result = await cli(['topics', 'create', 'orders'], api.fetch);
+    expect(result.code).toBe(EXIT_API_ERROR);
+    expect(api.requests).toHaveLength(1);
+    expect(result.stderr).toContain('hint: retriable — try again\n');
+  });
+
+  it('maps answers without the envelope by status', () => {
+    const gateway = errorFromAnswer(502, '<html>Bad Gateway</html>');
+    expect([gateway.code, gateway.retriable, gateway.status]).toEqual(['UNKNOWN_SERVER_ERROR', true, 502]);
+    const forbidden = errorFromAnswer(403, '{"message":"Forbidden"}');
+    expect([forbidden.code, forbidden.retriable]).toEqual(['SASL_AUTHENTICATION_FAILED', false]);
+    const envelope416 = errorFromAnswer(
+      416,
+      JSON.stringify(envelope('OFFSET_OUT_OF_RANGE', 'x', false, { highWatermark: 9 })),
+    );
+    expect(envelope416.details).toEqual({ highWatermark: 9 });
+  });
+});
+
+describe('produce', () => {
+  /** Answers each produce request with consecutive offsets on partition (record index % 2). */
+  const producing = () => {
+    const next = [0, 0];
+    return fakeApi((r) => [
+      200,
+      {
+        results: r.body.records.map((_: unknown, i: number) => {
+          const p = r.body.records[i].partition ?? i % 2;
+          return { partition: p, offset: next[p]!++, timestamp: 1 };
+        }),
+      },
+    ]);
+  };
+
+  it('batches stdin lines into requests with one idempotency key each, and sums up per partition', async () => {
+    const api = producing();
+    const lines = Array.from({ length: 1203 }, (_, i) => `k${i}:v${i}\n`);
+    const result = await cli(
+      [
+        'produce',
+        'orders',
+        '--separator',
+        ':',
+        '--batch-records',
+        '500',
+        '--idempotency-key',
+        'load-1',
+        '-q',
+      ],
+      api.fetch,
+      { stdin: lines },
+    );
+    expect(result.code).toBe(EXIT_OK);
+    expect(api.requests.map((r) => r.body.records.length)).toEqual([500, 500, 203]);
+    expect(api.requests.map((r) => r.headers['idempotency-key'])).toEqual(['load-1', 'load-1-1', 'load-1-2']);
+    expect(api.requests[0]!.body.records[0]).toEqual({ key: 'k0', value: 'v0' });
+    expect(api.requests[2]!.body.records[202]).toEqual({ key: 'k1202', value: 'v1202' });
+    expect(api.requests[0]!.body.encoding).toBe('utf8');
+    expect(result.stdout).toMatch(/^Produced 1,203 records to orders in 3 requests \(.+\)\.\n/);
+    expect(result.stdout.split('\n').slice(1)).toEqual([
+      'PARTITION  RECORDS  FIRST OFFSET  LAST OFFSET',
+      '        0      602             0          601',
+      '        1      601             0          600',
+      '',
+    ]);
+    expect(result.stderr).toBe('');
+  });
+
+  it('cuts batches by size as well as by count', async () => {
+    const api = producing();
+    const big = 'x'.repeat(400);
+    await cli(['produce', 'orders', '--batch-bytes', '1000', '-q'], api.fetch, {
+      stdin: [`${big}\n${big}\n${big}\n`],
+    });
+    expect(api.requests.map((r) => r.body.records.length)).toEqual([2, 1]);
+  });
+
+  it('sends --value arguments with key, partition, headers and JSON values', async () => {
+    const api = producing();
+    const result = await cli(
+      [
+        'produce',
+        'orders',
+        '--encoding',
+        'json',
+        '--key',
+        'u1',
+        '--partition',
+        '1',
+        '--header',
+        'trace=abc',
+        '--value',
+        '{"n":1}',
+        '--value',
+        'null',
+        '--json',
+      ],
+      api.fetch,
+    );
+    expect(api.requests[0]!.body).toEqual({
+      records: [
+        { key: 'u1', value: { n: 1 }, headers: [{ key: 'trace', value: 'abc' }], partition: 1 },
+        { key: 'u1', value: null, headers: [{ key: 'trace', value: 'abc' }], partition: 1 },
+      ],
+      encoding: 'json',
+    });
+    expect(api.requests[0]!.headers['idempotency-key']).toMatch(/^sluice-cli-[0-9a-f-]{36}$/);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      topic: 'orders',
+      records: 2,
+      failed: 0,
+      requests: 1,
+      partitions: [{ partition: 1, records: 2, firstOffset: 0, lastOffset: 1 }],
+    });
+  });
+
+  it('reports records the server did not write and exits 1 after the summary', async () => {
+    const api = fakeApi((r) => [
+      200,
+      {
+        results: r.body.records.map((_: unknown, i: number) =>
+          i === 0
+            ? { partition: 0, offset: 7, timestamp: 1 }
+            : {
+                partition: 1,
+                error: { code: 'MESSAGE_TOO_LARGE', message: 'record is 2000000 bytes', retriable: false },
+              },
+        ),
+      },
+    ]);
+    const result = await cli(['produce', 'orders', '-q'], api.fetch, { stdin: ['a\nb\nc\n'] });
+    expect(result.code).toBe(EXIT_API_ERROR);
+    expect(result.stdout).toContain('Produced 1 record to orders in 1 request');
+    expect(result.stdout).toContain('; 2 records failed.');
+    expect(result.stderr).toContain(
+      'error: MESSAGE_TOO_LARGE: 2 records not written: record is 2000000 bytes',
+    );
+    expect(result.stderr).toContain('hint: send smaller records');
+  });
+
+  it('rejects a malformed line as a usage error, after what was already sent', async () => {
+    const api = producing();
+    const result = await cli(
+      ['produce', 'orders', '--encoding', 'json', '--batch-records', '1', '-q'],
+      api.fetch,
+      {
+        stdin: ['{"a":1}\n', '\n', '{oops\n'],
+      },
+    );
+    expect(result.code).toBe(EXIT_USAGE);
+    expect(api.requests).toHaveLength(1);
+    expect(result.stdout).toContain('Produced 1 record');
+    expect(result.stderr).toContain('error: line 3 is not valid JSON');
+  });
+
+  it('needs records', async () => {
+    const api = producing();
+    const result = await cli(['produce', 'orders'], api.fetch, { stdin: [] });
+    expect(result.code).toBe(EXIT_USAGE);
+    expect(result.stderr).toContain('no records');
+    expect(api.requests).toHaveLength(0);
+  });
+});
+
+/** A two-partition log: partition 0 holds offsets 0-2, partition 1 offsets 5-6, two records per fetch. */
+const logAnswer = (r: Request): Answer => {
+  if (r.path === '/v1/topics/orders') return [200, orders];
+  const m = /^\/v1\/topics\/orders\/partitions\/(\d+)\/records$/.exec(r.path);
+  if (!m) return [404, envelope('NOT_FOUND', r.path)];
+  const p = Number(m[1]);
+  const { logStartOffset, highWatermark } = orders.partitions[p]!;
+  const offset = Number(r.query['offset']);
+  if (offset < logStartOffset || offset > highWatermark) {
+    return [
+      416,
+      envelope('OFFSET_OUT_OF_RANGE', `offset ${offset} is outside`, false, {
+        logStartOffset,
+        highWatermark,
+      }),
+    ];
+  }
+  const end = Math.min(offset + 2, highWatermark);
+  const records = [];
+  for (let o = offset; o < end; o++) {
+    records.push({
+      offset: o,
+      timestamp: 1000 + o,
+      key: o % 2 ? null : `k${o}`,
+      value: `v${p}.${o}`,
+      headers: [],
+    });
+  }
+  return [200, { records, nextOffset: end, highWatermark, logStartOffset }];
+};
+const logApi = () => fakeApi(logAnswer);
+
+describe('consume', () => {
+  it('prints every partition from earliest to the end, partition by partition', async () => {
+    const api = logApi();
+    const result = await cli(['consume', 'orders', '--from', 'earliest'], api.fetch);
+    expect(result.code).toBe(EXIT_OK);
+    expect(result.stdout.split('\n')).toEqual([
+      'Partition:0\tOffset:0\tk0\tv0.0',
+      'Partition:0\tOffset:1\tnull\tv0.1',
+      'Partition:0\tOffset:2\tk2\tv0.2',
+      'Partition:1\tOffset:5\tnull\tv1.5',
+      'Partition:1\tOffset:6\tk6\tv1.6',
+      '',
+    ]);
+    expect(result.stderr).toMatch(/^Consumed 5 records in .+\.\n$/);
+    expect(api.requests.filter((r) => r.path.endsWith('/records')).map((r) => r.query['offset'])).toEqual([
+      '0',
+      '2',
+      '5',
+    ]);
+  });
+
+  it('stops at --max and prints JSON lines under --json', async () => {
+    const api = logApi();
+    const result = await cli(['consume', 'orders', '--max', '2', '--json', '--partition', '1'], api.fetch);
+    expect(
+      result.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toEqual([
+      { topic: 'orders', partition: 1, offset: 5, timestamp: 1005, key: null, value: 'v1.5', headers: [] },
+      { topic: 'orders', partition: 1, offset: 6, timestamp: 1006, key: 'k6', value: 'v1.6', headers: [] },
+    ]);
+    const values = await cli(['consume', 'orders', '--max', '1', '--value-only', '--from', '2'], api.fetch);
+    expect(values.stdout).toBe('v0.2\n');
+  });
+
+  it('starts at a timestamp through ListOffsets', async () => {
+    const api = fakeApi((r) => {
+      if (r.path === '/v1/topics/orders') return [200, orders];
+      if (r.path.endsWith('/offsets')) return [200, { offset: 6, timestamp: 1006 }];
+      return [200, { records: [], nextOffset: 6, highWatermark: 7, logStartOffset: 5 }];
+    });
+    await cli(['consume', 'orders', '--partition', '1', '--from', '@1006'], api.fetch);
+    expect(api.requests.find((r) => r.path.endsWith('/offsets'))?.query).toEqual({ at: '1006' });
+    expect(api.requests.find((r) => r.path.endsWith('/records'))?.query['offset']).toBe('6');
+  });
+
+  it('explains an offset outside the log', async () => {
+    const result = await cli(['consume', 'orders', '--partition', '0', '--from', '9'], logApi().fetch);
+    expect(result.code).toBe(EXIT_API_ERROR);
+    expect(result.stderr).toContain('error: OFFSET_OUT_OF_RANGE (HTTP 416)');
+    expect(result.stderr).toContain('hint: the log holds offsets 0 to 3; try --from earliest or latest');
+  });
+
+  it('rejects a partition the topic does not have', async () => {
+    const result = await cli(['consume', 'orders', '--partition', '7'], logApi().fetch);
+    expect(result.code).toBe(EXIT_USAGE);
+    expect(result.stderr).toContain('orders has 2 partitions; there is no partition 7');
+  });
+
+  it('escapes control characters so a record stays on one line', async () => {
+    const api = fakeApi((r) =>
+      r.path === '/v1/topics/orders'
+        ? [200, { ...orders, partitions: [partition(0, 0, 1)] }]
+        : [
+            200,
+            {
+              records: [{ offset: 0, timestamp: 1, key: 'k', value: 'a\nb\tc', headers: [] }],
+              nextOffset: 1,
+              highWatermark: 1,
+              logStartOffset: 0,
+            },
+          ],
+    );
+    const result = await cli(['consume', 'orders'], api.fetch);
+    expect(result.stdout).toBe('Partition:0\tOffset:0\tk\ta\\nb\tc\n');
+  });
+});
+
+describe('consume --group', () => {
+  it('joins, reads assigned partitions from committed offsets, commits under its epoch and leaves', async () => {
+    const api = fakeApi((r) => {
+      if (r.path === '/v1/groups/billing/heartbeat') {
+        if (r.body.memberEpoch === -1)
+          return [
+            200,
+            { memberId: r.body.memberId, memberEpoch: -1, heartbeatIntervalMs: 5000, assignment: null },
+          ];
+        return [
+          200,
+          {
+            memberId: r.body.memberId,
+            memberEpoch: 4,
+            heartbeatIntervalMs: 5000,
+            assignment: { topicPartitions: [{ topic: 'orders', partitions: [0, 1] }] },
+          },
+        ];
+      }
+      if (r.path === '/v1/groups/billing/offsets' && r.method === 'GET') {
+        return [200, { offsets: [{ topic: 'orders', partition: 0, offset: 1, metadata: '' }] }];
+      }
+      if (r.path === '/v1/groups/billing/offsets') {
+        return [
+          200,
+          {
+            results: r.body.offsets.map((o: { partition: number }) => ({
+              topic: 'orders',
+              partition: o.partition,
+            })),
+          },
+        ];
+      }
+      if (r.path.endsWith('/offsets')) return [200, { offset: 5, timestamp: -1 }];
+      return logAnswer(r);
+    });
+    const result = await cli(['consume', 'orders', '--group', 'billing'], api.fetch);
+    expect(result.code).toBe(EXIT_OK);
+    // The two partitions are read side by side: each in order, interleaved in any way.
+    expect(result.stdout.trim().split('\n').sort()).toEqual([
+      'Partition:0\tOffset:1\tnull\tv0.1',
+      'Partition:0\tOffset:2\tk2\tv0.2',
+      'Partition:1\tOffset:5\tnull\tv1.5',
+      'Partition:1\tOffset:6\tk6\tv1.6',
+    ]);
+
+    const beats = api.requests.filter((r) => r.path.endsWith('/heartbeat')).map((r) => r.body);
+    expect(beats[0]).toEqual({
+      memberId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      memberEpoch: 0,
+      ownedPartitions: [],
+      subscribedTopics: ['orders'],
+      rebalanceTimeoutMs: 60000,
+    });
+    // Reconciled at once: the next heartbeat reports what it now owns, under the new epoch.
+    expect(beats[1]).toEqual({
+      memberId: beats[0].memberId,
+      memberEpoch: 4,
+      ownedPartitions: [{ topic: 'orders', partitions: [0, 1] }],
+    });
+    expect(beats.at(-1)).toEqual({ memberId: beats[0].memberId, memberEpoch: -1 });
+
+    // Partition 1 had no committed offset: it started from --from's default, earliest.
+    expect(api.requests.find((r) => r.path === '/v1/topics/orders/partitions/1/offsets')?.query).toEqual({
+      at: 'earliest',
+    });
+    const commits = api.requests.filter(
+      (r) => r.method === 'POST' && r.path === '/v1/groups/billing/offsets',
+    );
+    expect(commits.map((c) => c.body)).toEqual([
+      {
+        memberId: beats[0].memberId,
+        memberEpoch: 4,
+        offsets: [
+          { topic: 'orders', partition: 0, offset: 3 },
+          { topic: 'orders', partition: 1, offset: 7 },
+        ],
+      },
+    ]);
+    const leave = api.requests.findIndex((r) => r.body?.memberEpoch === -1);
+    expect(leave).toBeGreaterThan(api.requests.indexOf(commits[0]!));
+    expect(result.stderr).toContain('owns partitions 0-1 of orders');
+    expect(result.stderr).toContain('Committed offsets of orders partitions 0-1.');
+    expect(result.stderr).toContain('left group billing.');
+  });
+});
+
+describe('GroupMembership', () => {
+  const membership = (answers: (body: Record<string, unknown>) => Answer) => {
+    const api = fakeApi((r) => answers(r.body));
+    const events: string[] = [];
+    const reconciler: Reconciler = {
+      assign: async (p) => void events.push(`assign ${p.join(',')}`),
+      revoke: async (p) => void events.push(`revoke ${p.join(',')}`),
+      lose: async (p, code) => void events.push(`lose ${p.join(',')} ${code}`),
+    };
+    const member = new GroupMembership({
+      api: new SluiceApi(new HttpClient({ url: 'http://sluice.test', fetch: api.fetch })),
+      groupId: 'g',
+      topic: 't',
+      reconciler,
+      note: () => {},
+      memberId: 'm-1',
+    });
+    return { member, events, requests: api.requests };
+  };
+  const answer = (epoch: number, partitions: number[] | null): Answer => [
+    200,
+    {
+      memberId: 'm-1',
+      memberEpoch: epoch,
+      heartbeatIntervalMs: 3000,
+      assignment: partitions === null ? null : { topicPartitions: [{ topic: 't', partitions }] },
+    } satisfies HeartbeatResponse,
+  ];
+
+  it('revokes before it assigns, and reports ownership after reconciling', async () => {
+    const script = [answer(1, [0, 1, 2]), answer(2, [2, 3]), answer(2, null)];
+    const { member, events, requests } = membership(() => script.shift()!);
+    expect(await member.heartbeat()).toBe(true);
+    expect(await member.heartbeat()).toBe(true);
+    expect(await member.heartbeat()).toBe(false);
+    expect(events).toEqual(['assign 0,1,2', 'revoke 0,1', 'assign 3']);
+    expect(requests.map((r) => r.body.ownedPartitions)).toEqual([
+      [],
+      [{ topic: 't', partitions: [0, 1, 2] }],
+      [{ topic: 't', partitions: [2, 3] }],
+    ]);
+    expect(member.heartbeatIntervalMs).toBe(3000);
+  });
+
+  it('drops its partitions and rejoins with epoch 0 under the same id when fenced', async () => {
+    const script: Answer[] = [
+      answer(1, [0]),
+      [409, envelope('FENCED_MEMBER_EPOCH', 'stale epoch 1')],
+      answer(3, [0]),
+    ];
+    const { member, events, requests } = membership(() => script.shift()!);
+    await member.heartbeat();
+    expect(await member.heartbeat()).toBe(true);
+    expect(member.owned.size).toBe(0);
+    await member.heartbeat();
+    expect(events).toEqual(['assign 0', 'lose 0 FENCED_MEMBER_EPOCH', 'assign 0']);
+    expect(requests.map((r) => [r.body.memberId, r.body.memberEpoch, r.body.subscribedTopics])).toEqual([
+      ['m-1', 0, ['t']],
+      ['m-1', 1, undefined],
+      ['m-1', 0, ['t']],
+    ]);
+  });
+
+  it('leaves with epoch -1 and tolerates already being gone', async () => {
+    const script: Answer[] = [answer(1, [0]), [404, envelope('UNKNOWN_MEMBER_ID', 'gone')]];
+    const { member, requests } = membership(() => script.shift()!);
+    await member.heartbeat();
+    await member.leave();
+    expect(requests.at(-1)?.body).toEqual({ memberId: 'm-1', memberEpoch: -1 });
+    expect(member.owned.size).toBe(0);
+  });
+});
+
+describe('groups', () => {
+  it('describes members and lag, naming the member that owns each partition', async () => {
+    const api = fakeApi(() => [
+      200,
+      {
+        groupId: 'billing',
+        state: 'STABLE',
+        groupEpoch: 7,
+        assignor: 'uniform',
+        members: [
+          {
+            memberId: 'm-1',
+            instanceId: null,
+            memberEpoch: 7,
+            subscribedTopics: ['orders'],
+            assignment: { topicPartitions: [{ topic: 'orders', partitions: [0, 1, 2] }] },
+          },
+        ],
+        offsets: [
+          { topic: 'orders', partition: 1, committedOffset: 10, highWatermark: 250, lag: 240 },
+          { topic: 'orders', partition: 0, committedOffset: 100, highWatermark: 100, lag: 0 },
+          { topic: 'old', partition: 0, committedOffset: 5, highWatermark: null, lag: null },
+        ],
+      },
+    ]);
+    const result = await cli(['groups', 'describe', 'billing'], api.fetch);
+    expect(result.stdout).toBe(
+      [
+        'Group: billing  State: STABLE  GroupEpoch: 7  Assignor: uniform',
+        '',
+        'MEMBER ID  INSTANCE ID  EPOCH  TOPICS  ASSIGNMENT',
+        'm-1        -                7  orders  orders:0-2',
+        '',
+        'TOPIC   PARTITION  COMMITTED  HIGH WATERMARK  LAG  MEMBER',
+        'old             0          5               -    -  -',
+        'orders          0        100             100    0  m-1',
+        'orders          1         10             250  240  m-1',
+        'Total lag: 240',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('resets offsets with the target API.md names', async () => {
+    const api = fakeApi((r) => [
+      200,
+      { offsets: [{ topic: 'orders', partition: 0, offset: r.body.to.offset ?? 0, metadata: '' }] },
+    ]);
+    const result = await cli(
+      ['groups', 'reset-offsets', 'billing', '--topic', 'orders', '--to', 'offset:42'],
+      api.fetch,
+    );
+    expect(api.requests[0]).toMatchObject({
+      method: 'POST',
+      path: '/v1/groups/billing/offsets/reset',
+      body: { topic: 'orders', to: { offset: 42 } },
+    });
+    expect(result.stdout).toBe(
+      'Reset 1 partition of orders for group billing:\nTOPIC   PARTITION  NEW OFFSET\norders          0          42\n',
+    );
+    const missing = await cli(['groups', 'reset-offsets', 'billing', '--to', 'earliest'], api.fetch);
+    expect(missing.code).toBe(EXIT_USAGE);
+  });
+
+  it('explains why a group with members cannot be deleted', async () => {
+    const api = fakeApi(() => [409, envelope('NON_EMPTY_GROUP', 'group billing still has members')]);
+    const result = await cli(['groups', 'delete', 'billing'], api.fetch);
+    expect(result.code).toBe(EXIT_API_ERROR);
+    expect(result.stderr).toContain('hint: the group still has members: stop its consumers');
+  });
+});
