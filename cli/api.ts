@@ -5,35 +5,14 @@ import { path } from './http.js';
 export type Encoding = 'utf8' | 'base64' | 'json';
 export const ENCODINGS: readonly Encoding[] = ['utf8', 'base64', 'json'];
 
-export interface ClusterDescription {
-  clusterId: string;
-  version: string;
-  stores: { id: string; location: string }[];
-}
-
-export interface TopicSummary {
-  name: string;
-  partitions: number;
-  replicationFactor: number;
-}
-
-export interface PartitionDescription {
-  partition: number;
-  leader: string;
-  leaderEpoch: number;
-  replicas: string[];
-  isr: string[];
-  logStartOffset: number;
-  highWatermark: number;
-}
-
-export interface TopicDescription {
-  name: string;
-  topicId: string;
-  replicationFactor: number;
-  configs: Record<string, string>;
-  partitions: PartitionDescription[];
-}
+// Shapes the SDK already declares for API.md's bodies.
+import type { ClusterDescription, TopicDescription, TopicSummary } from '../sdk/types.js';
+export type {
+  ClusterDescription,
+  PartitionDescription,
+  TopicDescription,
+  TopicSummary,
+} from '../sdk/types.js';
 
 export interface Header {
   key: string;
