@@ -199,9 +199,11 @@ const checkLog = (
       const why =
         offset >= final.read.highWatermark
           ? `offset is at or past the final high watermark ${final.read.highWatermark}`
-          : found === undefined
-            ? (final.read.error ?? 'offset missing from the final read')
-            : 'a different record is at that offset';
+          : offset < final.read.logStartOffset
+            ? `offset is below the final logStartOffset ${final.read.logStartOffset} (removed by retention?)`
+            : found === undefined
+              ? (final.read.error ?? 'offset missing from the final read')
+              : 'a different record is at that offset';
       flag('lost', { partition: s.partition, offset, value, found: found ?? null, why, send: s.id });
     });
   }

@@ -229,6 +229,7 @@ export const runLogSimulation = async (options: LogSimulationOptions): Promise<L
     topic: TOPIC,
     partitions,
     stopped: () => false,
+    now: () => clock.now(),
     unexpected: [],
   };
   const kinds = options.producers ?? { idempotent: 2, keyed: 2, plain: 1 };

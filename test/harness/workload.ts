@@ -27,6 +27,8 @@ export interface WorkloadContext {
   partitions: number;
   /** True once the workload should wind down (checked between writes). */
   stopped: () => boolean;
+  /** The clock the records' timestamps come from (retention goes by them). */
+  now: () => number;
   /** Errors that should never happen (e.g. OUT_OF_ORDER_SEQUENCE_NUMBER from a sequential producer). */
   unexpected: string[];
 }
@@ -102,7 +104,7 @@ export const runProducer = async (ctx: WorkloadContext, options: ProducerOptions
       if (!producer) continue;
       const sequence = producer.sequence.get(partition) ?? 0;
       const bytes = encodeRecordBatch(
-        records.map((r) => ({ ...r, timestamp: 1_700_000_000_000 + n })),
+        records.map((r) => ({ ...r, timestamp: ctx.now() })),
         { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence: sequence },
       );
       let done = false;

@@ -187,6 +187,7 @@ describe('many concurrent producers on one partition', () => {
         topic: TOPIC,
         partitions: 1,
         stopped: () => false,
+        now: () => world.clock.now(),
         unexpected: [],
       };
       world.setFaults(false);
