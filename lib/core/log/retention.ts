@@ -32,7 +32,13 @@ export const applyRetention = async (
   const retentionBytes = config['retention.bytes'];
   if (!config['cleanup.policy'].includes('delete') || (retentionMs < 0 && retentionBytes < 0)) return none;
 
-  const batches = await indexItems(store, topicId, partition, keys.batchPrefix);
+  // Index items below the log start are leftovers of a run whose deletes failed after it moved the
+  // start: finish them now (else their objects are never collected), and do not count their bytes.
+  const below = (b: Item) => offsetFromBatchSk(b.sk) + (b['n'] as number) <= state.logStartOffset;
+  const indexed = await indexItems(store, topicId, partition, keys.batchPrefix);
+  const leftovers = indexed.filter(below);
+  if (leftovers.length > 0) await store.batchWrite({ deletes: leftovers.map(({ pk, sk }) => ({ pk, sk })) });
+  const batches = indexed.filter((b) => !below(b));
   const tailBytes = state.tail.reduce((sum, e) => sum + e.l, 0);
   let remaining = batches.reduce((sum, b) => sum + (b['l'] as number), 0) + tailBytes;
   const doomed: Item[] = [];
