@@ -34,6 +34,8 @@ export const VIOLATIONS = [
   'beyondHighWatermark',
   /** A read reported a lower high watermark than one that completed before it started. */
   'highWatermarkBackwards',
+  /** A read reported a lower log start offset than one that completed before it started. */
+  'logStartBackwards',
   /** A read started after a send was acknowledged at offset o, yet reported a high watermark ≤ o. */
   'staleReads',
   /** A producer's successive acknowledged writes to a partition got decreasing offsets. */
@@ -54,6 +56,11 @@ export interface CheckOptions {
   sessionTimeoutMs?: number;
   /** Examples kept per violation kind. Default 5. */
   examples?: number;
+  /**
+   * Retention may remove the oldest records: an acknowledged record below the final read's
+   * logStartOffset is expired, not lost. Default false (any missing record is lost).
+   */
+  allowRetention?: boolean;
 }
 
 export interface CheckReport {
@@ -69,6 +76,8 @@ export interface CheckReport {
     allowedDuplicates: number;
     /** Records in the final read. */
     finalRecords: number;
+    /** Acknowledged records below the final log start (only with allowRetention). */
+    expired: number;
     heartbeats: number;
     commits: number;
   };
@@ -196,6 +205,10 @@ const checkLog = (
       if (!final) return;
       const found = final.byOffset.get(offset);
       if (found === value) return;
+      if (options.allowRetention && offset < final.read.logStartOffset) {
+        report.counts.expired++;
+        return;
+      }
       const why =
         offset >= final.read.highWatermark
           ? `offset is at or past the final high watermark ${final.read.highWatermark}`
@@ -208,7 +221,6 @@ const checkLog = (
     });
   }
   report.counts.acked = acked.size;
-  void options;
 };
 
 const splitKey = (kv: string): [number, string] => {
@@ -284,15 +296,26 @@ const checkHighWatermarks = (sends: SendOp[], polls: PollOp[], finals: FinalRead
     let i = 0;
     let j = 0;
     let maxSeen: { hw: number; id: number } | undefined;
+    let maxStart: { logStartOffset: number; id: number } | undefined;
     let maxAcked: { offset: number; id: number } | undefined;
     for (const r of mine) {
       while (i < byComplete.length && byComplete[i]!.complete < r.invoke) {
         const c = byComplete[i++]!;
         if (!maxSeen || c.highWatermark! > maxSeen.hw) maxSeen = { hw: c.highWatermark!, id: c.id };
+        const start = c.logStartOffset ?? 0;
+        if (!maxStart || start > maxStart.logStartOffset) maxStart = { logStartOffset: start, id: c.id };
       }
       while (j < acks.length && acks[j]!.complete < r.invoke) {
         const a = acks[j++]!;
         if (!maxAcked || a.offset > maxAcked.offset) maxAcked = { offset: a.offset, id: a.id };
+      }
+      if (maxStart && (r.logStartOffset ?? 0) < maxStart.logStartOffset) {
+        flag('logStartBackwards', {
+          partition,
+          poll: r.id,
+          logStartOffset: r.logStartOffset,
+          earlier: maxStart,
+        });
       }
       if (maxSeen && r.highWatermark! < maxSeen.hw) {
         flag('highWatermarkBackwards', {
@@ -312,6 +335,10 @@ const checkHighWatermarks = (sends: SendOp[], polls: PollOp[], finals: FinalRead
       const top = mine.reduce((m, r) => Math.max(m, r.highWatermark!), -1);
       if (final.highWatermark < top)
         flag('highWatermarkBackwards', { partition, final: final.highWatermark, earlier: top });
+      const topStart = mine.reduce((m, r) => Math.max(m, r.logStartOffset ?? 0), 0);
+      if (final.logStartOffset < topStart) {
+        flag('logStartBackwards', { partition, final: final.logStartOffset, earlier: topStart });
+      }
     }
   }
 };
@@ -490,6 +517,7 @@ const emptyReport = (): CheckReport => ({
     ambiguous: 0,
     allowedDuplicates: 0,
     finalRecords: 0,
+    expired: 0,
     heartbeats: 0,
     commits: 0,
   },

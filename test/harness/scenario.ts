@@ -4,6 +4,7 @@
  * the grace period, read everything, check the history and the stores.
  */
 import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import type { CheckOptions } from './checker.js';
 import { check } from './checker.js';
 import type { WireRecord } from './client.js';
 import { ApiError, renderRecord } from './client.js';
@@ -75,14 +76,14 @@ export const sender = (world: SimWorld, kind: Kind, name: string) => {
 };
 
 /** Faults off, index everything, age objects past the grace period, collect, read all, check. */
-export const finish = async (world: SimWorld, partitions = 1) => {
+export const finish = async (world: SimWorld, partitions = 1, checkOptions: CheckOptions = {}) => {
   world.setFaults(false);
   const topicId = await world.topicId(TOPIC);
   for (let p = 0; p < partitions; p++) await world.maintenance.indexTail(topicId, p);
   await world.clock.advance(SIM_ORPHAN_GRACE_MS + 1);
   const orphansDeleted = await world.maintenance.collectOrphans(topicId, partitions);
   await finalRead({ client: world.client, recorder: world.recorder, topic: TOPIC, partitions });
-  const report = check(world.recorder.history());
+  const report = check(world.recorder.history(), checkOptions);
   const storage = await checkStorage(world.memory.store, world.memory.objectStores, topicId, partitions);
   return { report, storage, orphansDeleted, finals: world.recorder.finals };
 };

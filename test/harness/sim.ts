@@ -174,6 +174,8 @@ export interface LogSimulationOptions {
   faults?: Omit<FaultSpec, 'seed'> | false;
   /** Run maintenance (index, orphans) concurrently with the workload. Default true. */
   maintenance?: boolean;
+  /** Topic configs, e.g. a short `retention.ms` (then the checker allows records below the log start to go). */
+  topicConfigs?: Record<string, string>;
   /** All producers write to partition 0 (the hot-partition case). */
   onePartition?: boolean;
   tailFlushEntries?: number;
@@ -216,7 +218,7 @@ export const runLogSimulation = async (options: LogSimulationOptions): Promise<L
   const partitions = options.onePartition ? 1 : (options.partitions ?? 3);
   const startedAt = clock.now();
   world.setFaults(false);
-  await world.run(world.client.createTopic(TOPIC, partitions));
+  await world.run(world.client.createTopic(TOPIC, partitions, { configs: options.topicConfigs ?? {} }));
   const topicId = await world.topicId(TOPIC);
   world.setFaults(true);
 
@@ -289,12 +291,19 @@ export const runLogSimulation = async (options: LogSimulationOptions): Promise<L
   await world.run(
     (async () => {
       for (let p = 0; p < partitions; p++) await world.maintenance.indexTail(topicId, p);
+      // One whole run with faults off finishes what failed runs left (retention deletes, expiry).
+      await world.maintenance.run();
       await clock.advance(SIM_ORPHAN_GRACE_MS + 1);
       orphansDeleted = await world.maintenance.collectOrphans(topicId, partitions);
       await finalRead(ctx);
     })(),
   );
-  const report = check(world.recorder.history(), { sessionTimeoutMs: world.sessionTimeoutMs });
+  const report = check(world.recorder.history(), {
+    sessionTimeoutMs: world.sessionTimeoutMs,
+    allowRetention:
+      options.topicConfigs?.['retention.ms'] !== undefined ||
+      options.topicConfigs?.['retention.bytes'] !== undefined,
+  });
   const storage = await checkStorage(world.memory.store, world.memory.objectStores, topicId, partitions);
   world.dispose();
   return {

@@ -217,7 +217,7 @@ export const runConsumer = async (ctx: WorkloadContext, options: ConsumerOptions
     const binary = random() < 0.3;
     const maxBytes = random() < 0.5 ? randomInt(random, 1, 200) : 1_048_576;
     const maxWaitMs = random() < 0.3 ? randomInt(random, 0, options.maxWaitMs ?? 500) : 0;
-    const { value } = await ctx.recorder.run<PollOp, Awaited<ReturnType<SluiceClient['fetch']>>>(
+    const { value, error } = await ctx.recorder.run<PollOp, Awaited<ReturnType<SluiceClient['fetch']>>>(
       'poll',
       options.name,
       { partition, offset, records: [] },
@@ -230,6 +230,10 @@ export const runConsumer = async (ctx: WorkloadContext, options: ConsumerOptions
       }),
     );
     if (value) position.set(partition, value.nextOffset);
+    else if (error !== undefined && errorName(error) === 'OFFSET_OUT_OF_RANGE') {
+      // Retention moved the log start past us: carry on from the earliest offset, as auto.offset.reset does.
+      position.set(partition, await ctx.client.offsets(ctx.topic, partition, 'earliest').catch(() => offset));
+    }
     // Caught up (or failed): wait a while; behind: poll again soon.
     const caughtUp = !value || value.nextOffset >= value.highWatermark;
     await ctx.sleep(

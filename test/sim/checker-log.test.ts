@@ -365,3 +365,31 @@ describe('producer order', () => {
     expectOnly(rec, { phantoms: 3 });
   });
 });
+
+describe('retention', () => {
+  it('counts acknowledged records below the final log start as expired only when retention is allowed', () => {
+    const rec = recorder();
+    send(rec, { write: 'w', values: ['a', 'b', 'c'], outcome: 'ok', offsets: [0, 1, 2] });
+    rec.final({ partition: 0, highWatermark: 3, logStartOffset: 2, records: [{ offset: 2, value: 'c' }] });
+    expect(check(rec.history()).counts.lost).toBe(2);
+    const report = check(rec.history(), { allowRetention: true });
+    expect(report.valid).toBe(true);
+    expect(report.counts.expired).toBe(2);
+  });
+
+  it('finds a log start that went backwards', () => {
+    const rec = recorder();
+    send(rec, { write: 'w', values: ['a', 'b'], outcome: 'ok', offsets: [0, 1] });
+    const at = (logStartOffset: number) =>
+      rec.invoke<PollOp>('poll', 'c', { partition: 0, offset: 1, records: [] })('ok', {
+        records: [{ offset: 1, value: 'b' }],
+        highWatermark: 2,
+        nextOffset: 2,
+        logStartOffset,
+      });
+    at(1);
+    at(0);
+    rec.final({ partition: 0, highWatermark: 2, logStartOffset: 1, records: [{ offset: 1, value: 'b' }] });
+    expect(check(rec.history(), { allowRetention: true }).counts.logStartBackwards).toBe(1);
+  });
+});
