@@ -61,6 +61,11 @@ export interface CheckOptions {
    * logStartOffset is expired, not lost. Default false (any missing record is lost).
    */
   allowRetention?: boolean;
+  /**
+   * The topic is compacted: a record may give way to a later record of its key, and offsets may have
+   * gaps. `keyOf` reads the key out of a rendered record.
+   */
+  compaction?: { keyOf: (value: string) => string | null };
 }
 
 export interface CheckReport {
@@ -78,6 +83,8 @@ export interface CheckReport {
     finalRecords: number;
     /** Acknowledged records below the final log start (only with allowRetention). */
     expired: number;
+    /** Acknowledged records gone because a later record of their key is in the final read (compaction). */
+    compacted: number;
     heartbeats: number;
     commits: number;
   };
@@ -209,6 +216,14 @@ const checkLog = (
         report.counts.expired++;
         return;
       }
+      if (
+        found === undefined &&
+        options.compaction &&
+        laterOfKey(final.read, options.compaction.keyOf, value, offset)
+      ) {
+        report.counts.compacted++;
+        return;
+      }
       const why =
         offset >= final.read.highWatermark
           ? `offset is at or past the final high watermark ${final.read.highWatermark}`
@@ -223,13 +238,24 @@ const checkLog = (
   report.counts.acked = acked.size;
 };
 
+/** Whether the final read holds a record of the same key at a higher offset (compaction may drop the older). */
+const laterOfKey = (
+  read: FinalRead,
+  keyOf: (value: string) => string | null,
+  value: string,
+  offset: number,
+): boolean => {
+  const key = keyOf(value);
+  return key !== null && read.records.some((r) => r.offset > offset && keyOf(r.value) === key);
+};
+
 const splitKey = (kv: string): [number, string] => {
   const i = kv.indexOf('\u0000');
   return [Number(kv.slice(0, i)), kv.slice(i + 1)];
 };
 
 const checkPolls = (polls: PollOp[], options: CheckOptions, flag: Flag): void => {
-  const dense = options.denseOffsets ?? true;
+  const dense = options.denseOffsets ?? options.compaction === undefined;
   const last = new Map<string, PollOp>();
   for (const p of polls) {
     if (p.outcome !== 'ok') continue;
@@ -518,6 +544,7 @@ const emptyReport = (): CheckReport => ({
     allowedDuplicates: 0,
     finalRecords: 0,
     expired: 0,
+    compacted: 0,
     heartbeats: 0,
     commits: 0,
   },

@@ -176,6 +176,8 @@ export interface LogSimulationOptions {
   maintenance?: boolean;
   /** Topic configs, e.g. a short `retention.ms` (then the checker allows records below the log start to go). */
   topicConfigs?: Record<string, string>;
+  /** Keys drawn from this many distinct keys (compacted topics). */
+  keySpace?: number;
   /** All producers write to partition 0 (the hot-partition case). */
   onePartition?: boolean;
   tailFlushEntries?: number;
@@ -245,6 +247,7 @@ export const runLogSimulation = async (options: LogSimulationOptions): Promise<L
           name: `${kind}-${i}`,
           writes: options.writesPerProducer ?? 8,
           maxRecordsPerWrite: options.maxRecordsPerWrite ?? 4,
+          ...(options.keySpace !== undefined ? { keySpace: options.keySpace } : {}),
           longPause: { chance: 0.1, ms: randomInt(random, 1, 3) * SIM_ORPHAN_GRACE_MS },
           ...(options.onePartition ? { partition: 0 } : {}),
         }).finally(() => producing--),
@@ -300,6 +303,9 @@ export const runLogSimulation = async (options: LogSimulationOptions): Promise<L
   );
   const report = check(world.recorder.history(), {
     sessionTimeoutMs: world.sessionTimeoutMs,
+    ...(options.topicConfigs?.['cleanup.policy']?.includes('compact')
+      ? { compaction: { keyOf: keyOfRendered } }
+      : {}),
     allowRetention:
       options.topicConfigs?.['retention.ms'] !== undefined ||
       options.topicConfigs?.['retention.bytes'] !== undefined,
@@ -322,6 +328,9 @@ export const runLogSimulation = async (options: LogSimulationOptions): Promise<L
     world,
   };
 };
+
+/** The key of a record rendered by `renderRecord` (base64, or null). */
+export const keyOfRendered = (value: string): string | null => (JSON.parse(value) as [string | null])[0];
 
 /** A readable failure message that names the seed and how to replay it. */
 export const failureMessage = (result: LogSimulationResult, test: string): string =>

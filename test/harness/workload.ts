@@ -47,6 +47,8 @@ export interface ProducerOptions {
   maxAttempts?: number;
   /** Only write to this partition (default: any). */
   partition?: number;
+  /** Draw keys from this many distinct keys (for compacted topics); default unique or null keys. */
+  keySpace?: number;
 }
 
 /** Codes a well-behaved sequential client should never see. */
@@ -73,13 +75,19 @@ const retriableCode = (code: string): boolean =>
 const codeOf = (error: unknown): string => errorName(error);
 
 /** Records with unique, partly binary content: key, value and a header all derive from the tag. */
-export const makeRecords = (random: Random, tag: string, count: number): WireRecord[] =>
+export const makeRecords = (random: Random, tag: string, count: number, keySpace?: number): WireRecord[] =>
   Array.from({ length: count }, (_, i) => {
     const id = `${tag}.${i}`;
     const noise = Uint8Array.from({ length: randomInt(random, 0, 24) }, () => randomInt(random, 0, 255));
     const value = new Uint8Array([...new TextEncoder().encode(id), 0, ...noise]);
     return {
-      key: random() < 0.2 ? null : new TextEncoder().encode(`k-${id}`),
+      // With a key space (compacted topics), keys repeat and are never null.
+      key:
+        keySpace !== undefined
+          ? new TextEncoder().encode(`key-${randomInt(random, 0, keySpace - 1)}`)
+          : random() < 0.2
+            ? null
+            : new TextEncoder().encode(`k-${id}`),
       value,
       headers:
         random() < 0.5
@@ -95,7 +103,7 @@ export const runProducer = async (ctx: WorkloadContext, options: ProducerOptions
     const partition = options.partition ?? randomInt(random, 0, ctx.partitions - 1);
     const count = randomInt(random, 1, options.maxRecordsPerWrite ?? 4);
     const tag = `${options.name}.w${n}`;
-    const records = makeRecords(random, tag, count);
+    const records = makeRecords(random, tag, count, options.keySpace);
     const values = records.map(renderRecord);
     const write = `${tag}@${partition}`;
     const maxAttempts = options.maxAttempts ?? 40;
