@@ -30,6 +30,7 @@ import {
   sluicePerGiB,
 } from './cost.js';
 import { measureBatchCost } from './cost-run.js';
+import { cpuMsPer, cpuSeconds } from './cpu.js';
 import { flags, numberFlag } from './flags.js';
 import { BenchConsumers, newConsumerRecorder } from './omb-consumer.js';
 import { BenchProducer, newProducerRecorder } from './omb-producer.js';
@@ -152,14 +153,19 @@ const measureLimit = async (target: BenchTarget, workload: Workload, seconds: nu
   const client = new SluiceClient({ url: target.url });
   const concurrency = w.producersPerTopic * w.partitionsPerTopic;
   const rounds = 2;
-  const sluice = { bytes: 0, seconds: 0, puts: 0, putBytes: 0 };
-  const raw = { bytes: 0, seconds: 0 };
+  const sluice = { bytes: 0, seconds: 0, puts: 0, putBytes: 0, requests: 0 };
+  const raw = { bytes: 0, seconds: 0, requests: 0 };
+  const cpu = { sluice: new Map<string, number>(), raw: new Map<string, number>() };
+  const addCpu = (into: Map<string, number>, before: Map<string, number>) => {
+    for (const [k, v] of cpuSeconds()) into.set(k, (into.get(k) ?? 0) + v - (before.get(k) ?? 0));
+  };
   const rawRuns = [];
   for (let round_ = 0; round_ < rounds; round_++) {
     const topic = `limit-${Date.now().toString(36)}`;
     await client.admin().createTopic({ name: topic, partitions: w.partitionsPerTopic });
     const recorder = newProducerRecorder();
     target.meterDelta();
+    const sluiceCpu = cpuSeconds();
     const started = performance.now();
     const until = Date.now() + (seconds / rounds) * 1000;
     await Promise.all(
@@ -179,10 +185,13 @@ const measureLimit = async (target: BenchTarget, workload: Workload, seconds: nu
       ),
     );
     sluice.seconds += (performance.now() - started) / 1000;
+    addCpu(cpu.sluice, sluiceCpu);
+    sluice.requests += recorder.published.values.length;
     sluice.bytes += recorder.published.values.reduce((a, b) => a + b, 0) * w.messageSize;
     const storage = target.meterDelta();
     sluice.puts += storage.objects.objectPuts;
     sluice.putBytes += storage.objects.objectPutBytes;
+    const rawCpu = cpuSeconds();
     const r = await measureRawLimit({
       endpoints: stack.endpoints,
       tableName: stack.tableName,
@@ -192,7 +201,9 @@ const measureLimit = async (target: BenchTarget, workload: Workload, seconds: nu
       objectBytes: Math.round(sluice.putBytes / Math.max(1, sluice.puts)),
       seconds: seconds / rounds,
     });
+    addCpu(cpu.raw, rawCpu);
     rawRuns.push(r);
+    raw.requests += r.requests;
     raw.seconds += r.seconds;
     raw.bytes += r.requests * r.objectBytes;
   }
@@ -204,6 +215,8 @@ const measureLimit = async (target: BenchTarget, workload: Workload, seconds: nu
     sluiceMiBPerSec: round(sluiceMiBps),
     rawMiBPerSec: round(rawMiBps),
     limitRatio: round(sluiceMiBps / rawMiBps, 3),
+    sluiceCpuMsPerRequest: cpuMsPer(new Map(), cpu.sluice, sluice.requests),
+    rawCpuMsPerRequest: cpuMsPer(new Map(), cpu.raw, raw.requests),
     raw: rawRuns,
   };
 };
@@ -283,15 +296,18 @@ const main = async () => {
           `publish p50/p99/p99.9/max ${r['aggregatedPublishLatency50pct']}/${r.aggregatedPublishLatency99pct}/${r['aggregatedPublishLatency999pct']}/${r['aggregatedPublishLatencyMax']} ms; ` +
           `end-to-end p50/p99/p99.9/max ${r['aggregatedEndToEndLatency50pct']}/${r.aggregatedEndToEndLatency99pct}/${r['aggregatedEndToEndLatency999pct']}/${r['aggregatedEndToEndLatencyMax']} ms`,
       );
-      if (run.storage.metered)
+      if (run.storage.metered) {
         console.log(`  storage per MiB produced (and consumed): ${JSON.stringify(perMiB(run))}`);
+        console.log(`  USD per GiB produced, as run (local Lambda times): ${JSON.stringify(asRunCost(run))}`);
+      }
     }
     if (target.stack && !f.has('skip-limit')) {
       const maxRate = runs.find((r) => r.workload.producerRate === 0) ?? runs[0]!;
       limit = await measureLimit(target, maxRate.workload, limitSeconds);
       console.log(
         `local limit at ${limit.concurrency} concurrent writers, ${kib(limit.objectBytes)} objects: Sluice ${limit.sluiceMiBPerSec} MiB/s, ` +
-          `raw S3 PUT + DynamoDB UpdateItem ${limit.rawMiBPerSec} MiB/s → limitRatio ${limit.limitRatio} (target ≥ 0.7)`,
+          `raw S3 PUT + DynamoDB UpdateItem ${limit.rawMiBPerSec} MiB/s → limitRatio ${limit.limitRatio} (target ≥ 0.7); ` +
+          `CPU ms per request: Sluice ${JSON.stringify(limit.sluiceCpuMsPerRequest)}, raw ${JSON.stringify(limit.rawCpuMsPerRequest)}`,
       );
     }
     if (target.stack && !f.has('skip-cost')) {
@@ -345,6 +361,7 @@ const main = async () => {
       ...run.result,
       sluice: {
         storagePerMiB: run.storage.metered ? perMiB(run) : undefined,
+        usdPerGiBAsRun: run.storage.metered ? asRunCost(run) : undefined,
         machine,
         durationSeconds: run.measuredSeconds,
       },
@@ -396,10 +413,11 @@ const main = async () => {
   const compared = comparisons.find((c) => c.workload === throughputRun.workload.name) ?? comparisons[0]!;
   if (curve.length > 0) {
     const flat = (v: number): [number, number][] => curve.map((c) => [c.batchBytes, v]);
+    const rate = round(compared.traffic.ingressMiBPerSec, 1);
     await writeFile(
       join(plots, 'cost-per-gib.svg'),
       lineChart({
-        title: `USD per GiB written and read once (us-east-1, prices of ${PRICES.readOn}; services at ${round(compared.traffic.ingressMiBPerSec, 2)} MiB/s)`,
+        title: `USD per GiB written and read once (us-east-1 list prices, ${PRICES.readOn})`,
         xLabel: 'produce batch size (bytes per request)',
         yLabel: 'USD per GiB',
         logX: true,
@@ -410,9 +428,9 @@ const main = async () => {
             name: 'Sluice (measured requests, modelled Lambda time)',
             points: curve.map((c) => [c.batchBytes, c.modelled.total]),
           },
-          { name: 'Kinesis on-demand', points: flat(compared.kinesisOnDemand.usdPerGiB) },
-          { name: 'MSK Serverless', points: flat(compared.mskServerless.usdPerGiB) },
-          { name: 'Confluent Basic', points: flat(compared.confluentBasic.usdPerGiB) },
+          { name: `Kinesis on-demand at ${rate} MiB/s`, points: flat(compared.kinesisOnDemand.usdPerGiB) },
+          { name: `MSK Serverless at ${rate} MiB/s`, points: flat(compared.mskServerless.usdPerGiB) },
+          { name: `Confluent Basic at ${rate} MiB/s`, points: flat(compared.confluentBasic.usdPerGiB) },
         ],
       }),
     );

@@ -8,16 +8,22 @@
  * one DynamoDB UpdateItem per request, bench/raw-limit.ts).
  *
  * Flags: --seconds 20, --warmup 3, --records 100, --record-bytes 1024, --concurrency 1,32, --skip-raw,
+ * --plots DIR (where produce-scaling.svg goes; default bench/results),
  * --url (a running Sluice instead of the in-process stack; then storage counts are unavailable).
  * The last stdout line is one JSON object with every figure.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
 import { SluiceClient } from '../sdk/client.js';
 import type { Message } from '../sdk/types.js';
+import { cpuMsPer, cpuSeconds } from './cpu.js';
 import { flags, numberFlag } from './flags.js';
 import type { RawLimitResult } from './raw-limit.js';
 import { measureRawLimit } from './raw-limit.js';
 import { round, summarize } from './stats.js';
+import { lineChart } from './svg.js';
 import type { BenchTarget, Readings } from './target.js';
 import { startTarget } from './target.js';
 
@@ -37,6 +43,9 @@ export interface PhaseResult {
   maxMs: number;
   errors: number;
   storage: Readings;
+  /** CPU ms per request by process (Linux only), and cores kept busy on average. */
+  cpuMsPerRequest: Record<string, number>;
+  cpuCoresBusy: number;
 }
 
 /** `producers` idempotent producers sending to partition 0 of `topic` back to back for `seconds`. */
@@ -58,8 +67,10 @@ export const producePhase = async (
   let errors = 0;
   let measuring = false;
   let stopAt = Date.now() + warmupSeconds * 1000;
-  const worker = async () => {
-    const producer = client.producer({ acks: 'all' });
+  // One producer (one producer id) per worker for warm-up and measurement alike, as a long-lived
+  // client would be: each idempotent producer adds its sequence state to the partition item.
+  const sdkProducers = Array.from({ length: producers }, () => client.producer({ acks: 'all' }));
+  const worker = async (producer: (typeof sdkProducers)[number]) => {
     while (Date.now() < stopAt) {
       const started = performance.now();
       try {
@@ -72,14 +83,16 @@ export const producePhase = async (
     }
   };
   // Warm-up (JIT, sockets, producer ids) is neither timed nor metered.
-  await Promise.all(Array.from({ length: producers }, worker));
+  await Promise.all(sdkProducers.map(worker));
   target.meterDelta();
   measuring = true;
+  const cpuBefore = cpuSeconds();
   const started = performance.now();
   stopAt = Date.now() + seconds * 1000;
-  await Promise.all(Array.from({ length: producers }, worker));
+  await Promise.all(sdkProducers.map(worker));
   const elapsed = (performance.now() - started) / 1000;
   const storage = target.meterDelta();
+  const cpuMsPerRequest = cpuMsPer(cpuBefore, cpuSeconds(), latencies.length);
   const summary = summarize(latencies);
   const bytes = latencies.length * records * recordBytes;
   return {
@@ -96,6 +109,8 @@ export const producePhase = async (
     maxMs: round(summary.max, 2),
     errors,
     storage,
+    cpuMsPerRequest,
+    cpuCoresBusy: round(((cpuMsPerRequest['total'] ?? 0) * latencies.length) / 1000 / elapsed, 2),
   };
 };
 
@@ -119,10 +134,11 @@ const main = async () => {
   const records = numberFlag(f, 'records', 100);
   const recordBytes = numberFlag(f, 'record-bytes', 1024);
   const concurrency_ = (f.get('concurrency') ?? '1,32').split(',').map(Number);
+  const loadavgAtStart = loadavg().map((l) => round(l, 2));
   const target = await startTarget(f.get('url') ? { url: f.get('url')! } : {});
   const admin = new SluiceClient({ url: target.url }).admin();
   const phases: PhaseResult[] = [];
-  const raw: RawLimitResult[] = [];
+  const raw: (RawLimitResult & { cpuMsPerRequest: Record<string, number>; cpuCoresBusy: number })[] = [];
   try {
     for (const producers of concurrency_) {
       const topic = `bench-produce-${producers}-${Date.now()}`;
@@ -137,7 +153,8 @@ const main = async () => {
       phases.push(phase);
       console.log(
         `${String(producers).padStart(3)} producer(s), 1 partition: ${phase.recordsPerSec} records/s, ${phase.requestsPerSec} requests/s, ` +
-          `${phase.mibPerSec} MiB/s, p50 ${phase.p50Ms} ms, p99 ${phase.p99Ms} ms, errors ${phase.errors}` +
+          `${phase.mibPerSec} MiB/s, p50 ${phase.p50Ms} ms, p99 ${phase.p99Ms} ms, errors ${phase.errors}; ` +
+          `CPU ms/request ${JSON.stringify(phase.cpuMsPerRequest)} (${phase.cpuCoresBusy} cores busy)` +
           (phase.storage.metered ? `; per MiB: ${JSON.stringify(perMiB(phase))}` : ''),
       );
     }
@@ -148,7 +165,8 @@ const main = async () => {
         phases[0]!.storage.objects.objectPutBytes / Math.max(1, phases[0]!.storage.objects.objectPuts),
       );
       for (const concurrency of concurrency_) {
-        const r = await measureRawLimit({
+        const cpuBefore = cpuSeconds();
+        const measured = await measureRawLimit({
           endpoints: stack.endpoints,
           tableName: stack.tableName,
           bucket: stack.buckets[0]!,
@@ -157,9 +175,19 @@ const main = async () => {
           objectBytes,
           seconds,
         });
+        const cpuMsPerRequest = cpuMsPer(cpuBefore, cpuSeconds(), measured.requests);
+        const r = {
+          ...measured,
+          cpuMsPerRequest,
+          cpuCoresBusy: round(
+            ((cpuMsPerRequest['total'] ?? 0) * measured.requests) / 1000 / measured.seconds,
+            2,
+          ),
+        };
         raw.push(r);
         console.log(
-          `raw floor, ${String(concurrency).padStart(3)} writer(s), ${objectBytes} B objects: ${r.requestsPerSec} requests/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms`,
+          `raw floor, ${String(concurrency).padStart(3)} writer(s), ${objectBytes} B objects: ${r.requestsPerSec} requests/s, ` +
+            `p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms; CPU ms/request ${JSON.stringify(cpuMsPerRequest)} (${r.cpuCoresBusy} cores busy)`,
         );
       }
     }
@@ -175,18 +203,43 @@ const main = async () => {
     `scaling ${first.producers} → ${last.producers} producers on one partition: ${ratio}x (target ≥ 4x)`,
   );
   if (rawRatio !== undefined) console.log(`the emulators alone scale ${rawRatio}x over the same concurrency`);
-  console.log(
-    JSON.stringify({
-      bench: 'produce',
-      format: 'binary RecordBatch v2, idempotent, acks=all, no compression',
-      recordsPerRequest: records,
-      recordBytes,
-      phases: phases.map((p) => ({ ...p, storage: undefined, ...(p.storage.metered ? perMiB(p) : {}) })),
-      scaling: ratio,
-      rawFloor: raw,
-      rawScaling: rawRatio ?? null,
+  const summary = {
+    bench: 'produce',
+    format: 'binary RecordBatch v2, idempotent, acks=all, no compression',
+    recordsPerRequest: records,
+    recordBytes,
+    phases: phases.map((p) => ({ ...p, storage: undefined, ...(p.storage.metered ? perMiB(p) : {}) })),
+    scaling: ratio,
+    rawFloor: raw,
+    rawScaling: rawRatio ?? null,
+    machine: { cpus: cpus().length, loadavgAtStart, loadavgAtEnd: loadavg().map((l) => round(l, 2)) },
+  };
+  await mkdir('bench/results', { recursive: true });
+  const plots = f.get('plots') ?? 'bench/results';
+  await mkdir(plots, { recursive: true });
+  await writeFile(
+    join(plots, 'produce-scaling.svg'),
+    lineChart({
+      title: `Produce requests/s on one partition (${records} × ${recordBytes} B records per request)`,
+      xLabel: 'concurrent producers (writers)',
+      yLabel: 'requests / s',
+      xTicks: phases.map((p) => p.producers),
+      series: [
+        { name: 'Sluice (idempotent, acks=all)', points: phases.map((p) => [p.producers, p.requestsPerSec]) },
+        ...(raw.length > 0
+          ? [
+              {
+                name: 'emulators alone (PUT + UpdateItem)',
+                points: raw.map((r): [number, number] => [r.concurrency, r.requestsPerSec]),
+              },
+            ]
+          : []),
+      ],
     }),
   );
+  const file = `bench/results/${new Date().toISOString().replace(/[:.]/g, '-')}-produce.json`;
+  await writeFile(file, `${JSON.stringify(summary, null, 2)}\n`);
+  console.log(JSON.stringify({ ...summary, results: file }));
 };
 
 if (process.argv[1]?.endsWith('produce.ts')) await main();

@@ -21,7 +21,8 @@ export interface ChartOptions {
 }
 
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2'];
-const MARGIN = { left: 72, right: 20, top: 36, bottom: 52 };
+const MARGIN = { left: 72, right: 40, top: 36, bottom: 52 };
+const LEGEND_ROW = 18;
 
 const escape = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
@@ -45,9 +46,11 @@ const format = (v: number): string => {
 
 export const lineChart = (o: ChartOptions): string => {
   const width = o.width ?? 720;
-  const height = o.height ?? 360;
+  const plotHeight = o.height ?? 360;
+  const height = plotHeight + 8 + o.series.length * LEGEND_ROW;
   const plotW = width - MARGIN.left - MARGIN.right;
-  const plotH = height - MARGIN.top - MARGIN.bottom;
+  const plotH = plotHeight - MARGIN.top - MARGIN.bottom;
+  const plotBottom = MARGIN.top + plotH;
   const all = o.series.flatMap((s) => s.points).filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y));
   const tx = (x: number) => (o.logX ? Math.log2(x) : x);
   const xs = all.map(([x]) => tx(x));
@@ -85,7 +88,7 @@ export const lineChart = (o: ChartOptions): string => {
   parts.push(
     `<line x1="${MARGIN.left}" x2="${MARGIN.left}" y1="${MARGIN.top}" y2="${MARGIN.top + plotH}" stroke="#333"/>`,
     `<line x1="${MARGIN.left}" x2="${MARGIN.left + plotW}" y1="${MARGIN.top + plotH}" y2="${MARGIN.top + plotH}" stroke="#333"/>`,
-    `<text x="${MARGIN.left + plotW / 2}" y="${height - 10}" text-anchor="middle">${escape(o.xLabel)}</text>`,
+    `<text x="${MARGIN.left + plotW / 2}" y="${plotHeight - 10}" text-anchor="middle">${escape(o.xLabel)}</text>`,
     `<text transform="translate(16 ${MARGIN.top + plotH / 2}) rotate(-90)" text-anchor="middle">${escape(o.yLabel)}</text>`,
   );
   o.series.forEach((s, i) => {
@@ -96,8 +99,15 @@ export const lineChart = (o: ChartOptions): string => {
       ...pts.map(
         ([x, y]) => `<circle cx="${px(x).toFixed(1)}" cy="${py(y).toFixed(1)}" r="3" fill="${color}"/>`,
       ),
-      `<rect x="${MARGIN.left + 10}" y="${MARGIN.top + 6 + i * 18}" width="12" height="3" fill="${color}"/>`,
-      `<text x="${MARGIN.left + 28}" y="${MARGIN.top + 11 + i * 18}">${escape(s.name)}</text>`,
+    );
+  });
+  // The legend goes under the chart, one series per row, so it never hides a line.
+  o.series.forEach((s, i) => {
+    const color = COLORS[i % COLORS.length]!;
+    const y = plotBottom + MARGIN.bottom + 4 + i * LEGEND_ROW;
+    parts.push(
+      `<rect x="${MARGIN.left}" y="${y - 5}" width="14" height="3" fill="${color}"/>`,
+      `<text x="${MARGIN.left + 20}" y="${y}">${escape(s.name)}</text>`,
     );
   });
   parts.push('</svg>');

@@ -16,7 +16,10 @@ import type { ConsumedRecord, TopicDescription, TopicPartitions } from './types.
 export interface ConsumerOptions {
   /** Join this consumer group; without it the consumer reads all partitions of its topics. */
   groupId?: string;
-  /** Per-fetch byte budget (default 1 MiB). */
+  /**
+   * Per-fetch byte budget (default 4 MiB, the API's cap). The server reads whole stored batches and
+   * one past the budget, so a budget near the producers' batch size reads up to twice what it returns.
+   */
   maxBytes?: number;
   /** Long-poll wait of each fetch in ms (default 5000, at most 20000). */
   maxWaitMs?: number;
@@ -73,7 +76,7 @@ export class Consumer {
     private readonly retry: Retrier,
     options: ConsumerOptions = {},
   ) {
-    this.options = { maxBytes: 1024 * 1024, maxWaitMs: 5_000, autoCommitIntervalMs: 5_000, ...options };
+    this.options = { maxBytes: 4 * 1024 * 1024, maxWaitMs: 5_000, autoCommitIntervalMs: 5_000, ...options };
   }
 
   /** Topics to read; `fromBeginning` decides where a partition without a committed offset starts. */
