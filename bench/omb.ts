@@ -40,7 +40,7 @@ import type { MeteredCall } from './metered-fetch.js';
 import { meteredFetch } from './metered-fetch.js';
 import { measureRawLimit } from './raw-limit.js';
 import { round } from './stats.js';
-import { lineChart } from './svg.js';
+import { costPlot, ombPlots } from './plots.js';
 import type { BenchTarget, Readings } from './target.js';
 import { startTarget } from './target.js';
 import type { Workload } from './workload.js';
@@ -367,39 +367,8 @@ const main = async () => {
       },
     };
     await writeFile(join('bench/results', name), `${JSON.stringify(doc, null, 2)}\n`);
-    const r = run.result;
-    const windows = r.publishRate.map((_, i) => (i + 1) * 10);
-    const seriesOf = (field: string) =>
-      (r[field] as number[]).map((v, i): [number, number] => [windows[i]!, v]);
-    const slug = basename(run.file, '.json');
-    await writeFile(
-      join(plots, `omb-${slug}-rates.svg`),
-      lineChart({
-        title: `Publish and consume rate per 10 s window: ${slug}`,
-        xLabel: 'seconds into the test (end of window)',
-        yLabel: 'messages / s',
-        series: [
-          { name: 'publishRate', points: seriesOf('publishRate') },
-          { name: 'consumeRate', points: seriesOf('consumeRate') },
-        ],
-        xTicks: windows,
-      }),
-    );
-    await writeFile(
-      join(plots, `omb-${slug}-latency.svg`),
-      lineChart({
-        title: `Publish and end-to-end latency per 10 s window: ${slug}`,
-        xLabel: 'seconds into the test (end of window)',
-        yLabel: 'ms',
-        series: [
-          { name: 'publish p50', points: seriesOf('publishLatency50pct') },
-          { name: 'publish p99', points: seriesOf('publishLatency99pct') },
-          { name: 'end-to-end p50', points: seriesOf('endToEndLatency50pct') },
-          { name: 'end-to-end p99', points: seriesOf('endToEndLatency99pct') },
-        ],
-        xTicks: windows,
-      }),
-    );
+    for (const { file, svg } of ombPlots(run.result, basename(run.file, '.json')))
+      await writeFile(join(plots, file), svg);
   }
   const summaryDoc = {
     machine: { ...machine, loadavgAtEnd: loadavg().map((l) => round(l, 2)) },
@@ -411,30 +380,8 @@ const main = async () => {
   };
   await writeFile(join('bench/results', `${stamp}-summary.json`), `${JSON.stringify(summaryDoc, null, 2)}\n`);
   const compared = comparisons.find((c) => c.workload === throughputRun.workload.name) ?? comparisons[0]!;
-  if (curve.length > 0) {
-    const flat = (v: number): [number, number][] => curve.map((c) => [c.batchBytes, v]);
-    const rate = round(compared.traffic.ingressMiBPerSec, 1);
-    await writeFile(
-      join(plots, 'cost-per-gib.svg'),
-      lineChart({
-        title: `USD per GiB written and read once (us-east-1 list prices, ${PRICES.readOn})`,
-        xLabel: 'produce batch size (bytes per request)',
-        yLabel: 'USD per GiB',
-        logX: true,
-        xTick: kib,
-        xTicks: curve.map((c) => c.batchBytes),
-        series: [
-          {
-            name: 'Sluice (measured requests, modelled Lambda time)',
-            points: curve.map((c) => [c.batchBytes, c.modelled.total]),
-          },
-          { name: `Kinesis on-demand at ${rate} MiB/s`, points: flat(compared.kinesisOnDemand.usdPerGiB) },
-          { name: `MSK Serverless at ${rate} MiB/s`, points: flat(compared.mskServerless.usdPerGiB) },
-          { name: `Confluent Basic at ${rate} MiB/s`, points: flat(compared.confluentBasic.usdPerGiB) },
-        ],
-      }),
-    );
-  }
+  if (curve.length > 0)
+    await writeFile(join(plots, 'cost-per-gib.svg'), costPlot({ readOn: PRICES.readOn, curve, compared }));
 
   const t = throughputRun.result;
   const l = latencyRun.result;

@@ -23,7 +23,7 @@ import { flags, numberFlag } from './flags.js';
 import type { RawLimitResult } from './raw-limit.js';
 import { measureRawLimit } from './raw-limit.js';
 import { round, summarize } from './stats.js';
-import { lineChart } from './svg.js';
+import { producePlot } from './plots.js';
 import type { BenchTarget, Readings } from './target.js';
 import { startTarget } from './target.js';
 
@@ -217,26 +217,7 @@ const main = async () => {
   await mkdir('bench/results', { recursive: true });
   const plots = f.get('plots') ?? 'bench/results';
   await mkdir(plots, { recursive: true });
-  await writeFile(
-    join(plots, 'produce-scaling.svg'),
-    lineChart({
-      title: `Produce requests/s on one partition (${records} × ${recordBytes} B records per request)`,
-      xLabel: 'concurrent producers (writers)',
-      yLabel: 'requests / s',
-      xTicks: phases.map((p) => p.producers),
-      series: [
-        { name: 'Sluice (idempotent, acks=all)', points: phases.map((p) => [p.producers, p.requestsPerSec]) },
-        ...(raw.length > 0
-          ? [
-              {
-                name: 'emulators alone (PUT + UpdateItem)',
-                points: raw.map((r): [number, number] => [r.concurrency, r.requestsPerSec]),
-              },
-            ]
-          : []),
-      ],
-    }),
-  );
+  await writeFile(join(plots, 'produce-scaling.svg'), producePlot(summary));
   const file = `bench/results/${new Date().toISOString().replace(/[:.]/g, '-')}-produce.json`;
   await writeFile(file, `${JSON.stringify(summary, null, 2)}\n`);
   console.log(JSON.stringify({ ...summary, results: file }));
