@@ -34,6 +34,20 @@ export const keys = {
     pk: keys.partitionPk(topicId, partition),
     sk: `K#${hash}`,
   }),
+  /**
+   * An idempotent producer's batch once it has left the tail, so a retried duplicate finds its offset
+   * without the hot partition item carrying every producer's history (expires with the producer).
+   */
+  producerBatch: (
+    topicId: string,
+    partition: number,
+    producerId: number,
+    epoch: number,
+    firstSequence: number,
+  ) => ({
+    pk: keys.partitionPk(topicId, partition),
+    sk: `S#${producerId}#${epoch}#${firstSequence}`,
+  }),
   /** Producer id allocation (InitProducerId). */
   producerIds: { pk: 'PRODUCER_IDS', sk: 'COUNTER' },
 } as const;

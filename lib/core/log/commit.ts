@@ -72,7 +72,7 @@ export const commitBatch = async (store: MetadataStore, input: CommitInput): Pro
     };
   } catch (error) {
     if (!(error instanceof ConditionFailedError)) throw error;
-    return explainFailure(input, error.current ? asPartitionState(error.current) : undefined);
+    return explainFailure(store, input, error.current ? asPartitionState(error.current) : undefined);
   }
 };
 
@@ -93,7 +93,11 @@ const producerSequenceCondition = (pid: string, p: ProducerBatchInfo): Condition
   };
 };
 
-const explainFailure = (input: CommitInput, state: PartitionState | undefined): CommitOutcome => {
+const explainFailure = async (
+  store: MetadataStore,
+  input: CommitInput,
+  state: PartitionState | undefined,
+): Promise<CommitOutcome> => {
   const where = `${input.topic}-${input.partition}`;
   if (!state) throw new SluiceError('UNKNOWN_TOPIC_OR_PARTITION', `partition ${where} does not exist`);
   if (state.leaderEpoch !== input.leaderEpoch) {
@@ -112,7 +116,7 @@ const explainFailure = (input: CommitInput, state: PartitionState | undefined): 
       );
     }
     if (current && current.e === p.producerEpoch && p.firstSequence <= current.s) {
-      const found = findProducerBatch(state, p);
+      const found = await findProducerBatch(store, input, state, p);
       if (found) return { kind: 'duplicate', ...found, logStartOffset: state.logStartOffset };
     }
     const expected = current && current.e === p.producerEpoch ? current.s + 1 : 0;
@@ -144,19 +148,25 @@ const explainFailure = (input: CommitInput, state: PartitionState | undefined): 
   );
 };
 
-/** A retried batch of the producer's recent ones: in the tail, or in the history kept when it left. */
-const findProducerBatch = (
+/** A retried batch of the producer: in the tail, or in its batch item once it left the tail. */
+const findProducerBatch = async (
+  store: MetadataStore,
+  input: CommitInput,
   state: PartitionState,
   p: ProducerBatchInfo,
-): { baseOffset: number; entry: TailEntry | undefined } | undefined => {
+): Promise<{ baseOffset: number; entry: TailEntry | undefined } | undefined> => {
   const offsets = tailOffsets(state);
   const i = state.tail.findIndex(
     (e) =>
       e.p === p.producerId && e.e === p.producerEpoch && e.q === p.firstSequence && e.z === p.lastSequence,
   );
   if (i >= 0) return { baseOffset: offsets[i]!, entry: state.tail[i] };
-  const old = state.ph[String(p.producerId)]?.find(
-    (b) => b.e === p.producerEpoch && b.q === p.firstSequence && b.z === p.lastSequence,
+  // Not in the tail of the image we hold, so it left before that image: its item is already written.
+  const old = await store.get(
+    keys.producerBatch(input.topicId, input.partition, p.producerId, p.producerEpoch, p.firstSequence),
+    { consistent: true },
   );
-  return old ? { baseOffset: old.o, entry: undefined } : undefined;
+  return old && old['z'] === p.lastSequence
+    ? { baseOffset: old['o'] as number, entry: undefined }
+    : undefined;
 };

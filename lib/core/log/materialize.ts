@@ -7,11 +7,9 @@
 import type { Condition, Item, MetadataStore, UpdateAction } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { keys } from '../keys.js';
-import type { PartitionState, ProducerBatch } from './partition-state.js';
+import type { PartitionState } from './partition-state.js';
 import { asPartitionState, tailOffsets } from './partition-state.js';
 
-/** Recent batches kept per producer once they leave the tail (Kafka keeps 5). */
-export const PRODUCER_HISTORY = 5;
 /** How long an Idempotency-Key keeps answering with the original offsets (API.md: at least 10 minutes). */
 export const IDEMPOTENCY_WINDOW_MS = 15 * 60_000;
 const MAX_ENTRIES_PER_PASS = 64;
@@ -46,7 +44,6 @@ export const materializeTail = async (
   const offsets = tailOffsets(state);
   const puts: Item[] = [];
   let tsMax = state.tsMax;
-  const history = new Map<string, ProducerBatch[]>();
   moved.forEach((entry, i) => {
     const baseOffset = offsets[i]!;
     puts.push({ ...keys.batch(topicId, partition, baseOffset), ...entry });
@@ -64,17 +61,19 @@ export const materializeTail = async (
       });
     }
     if (entry.p !== undefined) {
-      const pid = String(entry.p);
-      const list = history.get(pid) ?? [...(state.ph[pid] ?? [])].filter((b) => b.e === entry.e);
-      list.push({ e: entry.e!, q: entry.q!, z: entry.z!, o: baseOffset });
-      history.set(pid, list.slice(-PRODUCER_HISTORY));
+      puts.push({
+        ...keys.producerBatch(topicId, partition, entry.p, entry.e!, entry.q!),
+        o: baseOffset,
+        z: entry.z!,
+        expiresAt: Math.ceil((options.now + options.producerExpirationMs) / 1000),
+      });
     }
   });
   // Only-if-absent: a materializer that stalled after reading the tail must not put back an index item
   // that compaction or retention has since rewritten or removed (another materializer wrote it first).
   await Promise.all(
     puts.map((item) =>
-      item.sk.startsWith('K#')
+      item.sk.startsWith('K#') || item.sk.startsWith('S#')
         ? store.put(item)
         : store.put(item, { condition: { notExists: 'pk' } }).catch((error: unknown) => {
             if (!(error instanceof ConditionFailedError)) throw error;
@@ -92,9 +91,7 @@ export const materializeTail = async (
     );
   }
   if (keyCount > 0) actions.push({ removeHead: 'ik', count: keyCount }, { set: 'ikGen', add: 1 });
-  for (const [pid, list] of history)
-    if (!expired.includes(pid)) actions.push({ set: ['ph', pid], value: list as never });
-  for (const pid of expired) actions.push({ remove: ['pr', pid] }, { remove: ['ph', pid] });
+  for (const pid of expired) actions.push({ remove: ['pr', pid] });
   try {
     // An expired producer that wrote meanwhile keeps its state: the trim then fails and runs again later.
     const unchanged: Condition[] = [

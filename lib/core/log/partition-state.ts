@@ -37,14 +37,6 @@ export interface ProducerState {
   t: number;
 }
 
-/** Batches of a producer that have left the tail, kept so retried duplicates find their offsets. */
-export interface ProducerBatch {
-  e: number;
-  q: number;
-  z: number;
-  o: number;
-}
-
 export interface PartitionState {
   topic: string;
   partition: number;
@@ -59,8 +51,6 @@ export interface PartitionState {
   tail: TailEntry[];
   /** Producer id → state. */
   pr: Record<string, ProducerState>;
-  /** Producer id → its last batches that left the tail. */
-  ph: Record<string, ProducerBatch[]>;
   /** Idempotency-Key hashes of tail entries, for the commit condition. */
   ik: string[];
   /** Bumped whenever `ik` is trimmed: committers with a key condition on it. */
@@ -87,7 +77,6 @@ export const initialPartitionState = (
     tailBase: 0,
     tail: [],
     pr: {},
-    ph: {},
     ik: [],
     ikGen: 0,
     tsMax: -1,
