@@ -25,6 +25,7 @@ import type { Item, MetadataStore, TransactOp } from '../../ports/metadata-store
 import { ConditionFailedError, TransactionCanceledError } from '../../ports/metadata-store.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { dataObjectKey, keys, offsetFromBatchSk, pad } from '../keys.js';
+import { queryAll } from '../query-all.js';
 import type { Record as KafkaRecord } from '../record-batch/index.js';
 import { decodeRecordBatch, encodeRecordBatch } from '../record-batch/index.js';
 import type { TopicConfig } from '../topics/configs.js';
@@ -444,18 +445,9 @@ const rebuildTimeIndex = async (store: MetadataStore, topicId: string, partition
   }
 };
 
-const timeMarks = async (store: MetadataStore, topicId: string, partition: number): Promise<Item[]> => {
-  const items: Item[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await store.query({
-      pk: keys.partitionPk(topicId, partition),
-      sk: { beginsWith: keys.timePrefix },
-      consistent: true,
-      ...(cursor ? { cursor } : {}),
-    });
-    items.push(...page.items);
-    cursor = page.cursor;
-  } while (cursor);
-  return items;
-};
+const timeMarks = (store: MetadataStore, topicId: string, partition: number): Promise<Item[]> =>
+  queryAll(store, {
+    pk: keys.partitionPk(topicId, partition),
+    sk: { beginsWith: keys.timePrefix },
+    consistent: true,
+  });

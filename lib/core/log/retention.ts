@@ -8,6 +8,7 @@
 import type { Item, MetadataStore } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { keys, offsetFromBatchSk } from '../keys.js';
+import { queryAll } from '../query-all.js';
 import type { TopicConfig } from '../topics/configs.js';
 import { asPartitionState } from './partition-state.js';
 
@@ -117,23 +118,10 @@ const repairTimeIndex = async (
   }
 };
 
-const indexItems = async (
+const indexItems = (
   store: MetadataStore,
   topicId: string,
   partition: number,
   prefix: string,
-): Promise<Item[]> => {
-  const items: Item[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await store.query({
-      pk: keys.partitionPk(topicId, partition),
-      sk: { beginsWith: prefix },
-      consistent: true,
-      ...(cursor ? { cursor } : {}),
-    });
-    items.push(...page.items);
-    cursor = page.cursor;
-  } while (cursor);
-  return items;
-};
+): Promise<Item[]> =>
+  queryAll(store, { pk: keys.partitionPk(topicId, partition), sk: { beginsWith: prefix }, consistent: true });

@@ -1,0 +1,13 @@
+import type { Item, MetadataStore, QueryInput } from '../ports/metadata-store.js';
+
+/** Every item a query matches, following the store's pages (for maintenance, never the hot path). */
+export const queryAll = async (store: MetadataStore, input: Omit<QueryInput, 'cursor'>): Promise<Item[]> => {
+  const items: Item[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.query({ ...input, ...(cursor ? { cursor } : {}) });
+    items.push(...page.items);
+    cursor = page.cursor;
+  } while (cursor);
+  return items;
+};
