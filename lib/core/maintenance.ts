@@ -5,6 +5,7 @@
  */
 import type { ObjectStore } from '../ports/object-store.js';
 import { dataObjectPrefix, keys } from './keys.js';
+import { queryAll } from './query-all.js';
 import type { LogContext } from './log/context.js';
 import { compactPartition } from './log/compaction.js';
 import { materializeTail } from './log/materialize.js';
@@ -134,17 +135,12 @@ export class Maintenance {
       // State first: anything that leaves the tail afterwards is already in the index.
       const state = await store.get(keys.partitionState(topicId, p), { consistent: true });
       if (state) for (const entry of asPartitionState(state).tail) referenced.add(entry.o);
-      let cursor: string | undefined;
-      do {
-        const page = await store.query({
-          pk: keys.partitionPk(topicId, p),
-          sk: { beginsWith: keys.batchPrefix },
-          consistent: true,
-          ...(cursor ? { cursor } : {}),
-        });
-        for (const item of page.items) referenced.add(item['o'] as string);
-        cursor = page.cursor;
-      } while (cursor);
+      const indexed = await queryAll(store, {
+        pk: keys.partitionPk(topicId, p),
+        sk: { beginsWith: keys.batchPrefix },
+        consistent: true,
+      });
+      for (const item of indexed) referenced.add(item['o'] as string);
     }
     const cutoff = clock.now() - this.orphanGraceMs;
     let deleted = 0;
