@@ -6,11 +6,21 @@ export type Encoding = 'utf8' | 'base64' | 'json';
 export const ENCODINGS: readonly Encoding[] = ['utf8', 'base64', 'json'];
 
 // Shapes the SDK already declares for API.md's bodies.
-import type { ClusterDescription, TopicDescription, TopicSummary } from '../sdk/types.js';
+import type {
+  ClusterDescription,
+  CommittedOffset,
+  HeartbeatResponse,
+  TopicDescription,
+  TopicPartitions,
+  TopicSummary,
+} from '../sdk/types.js';
 export type {
   ClusterDescription,
+  CommittedOffset,
+  HeartbeatResponse,
   PartitionDescription,
   TopicDescription,
+  TopicPartitions,
   TopicSummary,
 } from '../sdk/types.js';
 
@@ -51,28 +61,12 @@ export interface FetchResult {
   logStartOffset: number;
 }
 
-export type TopicPartitions = { topic: string; partitions: number[] };
-
 export interface HeartbeatRequest {
   memberId: string | null;
   memberEpoch: number;
   subscribedTopics?: string[];
   ownedPartitions?: TopicPartitions[];
   rebalanceTimeoutMs?: number;
-}
-
-export interface HeartbeatResponse {
-  memberId: string;
-  memberEpoch: number;
-  heartbeatIntervalMs: number;
-  assignment: { topicPartitions: TopicPartitions[] } | null;
-}
-
-export interface CommittedOffset {
-  topic: string;
-  partition: number;
-  offset: number;
-  metadata: string;
 }
 
 export interface OffsetCommitResult {
