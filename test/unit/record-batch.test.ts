@@ -70,6 +70,13 @@ describe('crc32c', () => {
         expect(crc32c(data, start, end)).toBe(reference(data.subarray(start, end)));
       }
     }
+    // Views whose buffer offset is not word-aligned (the word loop must align itself first).
+    const big = Uint8Array.from({ length: 1000 }, (_, i) => (i * 31 + 7) & 0xff);
+    for (let shift = 0; shift < 8; shift++) {
+      const view = big.subarray(shift, 1000 - shift);
+      expect(crc32c(view)).toBe(reference(view));
+      expect(crc32c(view, 5, 517)).toBe(reference(view.subarray(5, 517)));
+    }
   });
 
   it('rejects a range outside the buffer', () => {

@@ -11,7 +11,7 @@ import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { SluiceError } from '../../errors.js';
 import { keys } from '../keys.js';
 import type { PartitionState, TailEntry } from './partition-state.js';
-import { asPartitionState, tailOffsets } from './partition-state.js';
+import { asPartitionState, encodeTailEntry, tailOffsets } from './partition-state.js';
 
 export interface ProducerBatchInfo {
   producerId: number;
@@ -43,7 +43,7 @@ export const commitBatch = async (store: MetadataStore, input: CommitInput): Pro
   const conditions: Condition[] = [{ path: 'leaderEpoch', op: '=', value: input.leaderEpoch }];
   const actions: UpdateAction[] = [
     { set: 'nextOffset', add: entry.n },
-    { set: 'tail', append: [entry as unknown as Record<string, number | string>] },
+    { set: 'tail', append: [encodeTailEntry(entry)] },
   ];
   if (producer) {
     const pid = String(producer.producerId);
