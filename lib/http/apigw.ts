@@ -39,7 +39,8 @@ export const requestFromEvent = (event: ApiGatewayV2Event): Omit<HttpRequest, 'p
   const body =
     event.body === undefined || event.body === null
       ? new Uint8Array(0)
-      : new Uint8Array(Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8'));
+      : // A Buffer is a Uint8Array: no second copy of a body that may be megabytes.
+        Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
   return {
     method: event.requestContext.http.method.toUpperCase(),
     path: event.rawPath,

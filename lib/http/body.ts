@@ -6,7 +6,9 @@ export const readJson = (request: HttpRequest): unknown => {
   if (request.body.length === 0) throw invalidRequest('request body is empty; expected a JSON object');
   // The content type is not checked: curl -d sends form-urlencoded, and the body decides anyway.
   try {
-    return JSON.parse(Buffer.from(request.body).toString('utf8'));
+    return JSON.parse(
+      Buffer.from(request.body.buffer, request.body.byteOffset, request.body.length).toString('utf8'),
+    );
   } catch (cause) {
     throw new SluiceError('INVALID_REQUEST', `malformed JSON body: ${(cause as Error).message}`, { cause });
   }

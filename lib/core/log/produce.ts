@@ -349,7 +349,8 @@ export class Producer {
             ...(ikHash === undefined ? {} : { k: ikHash }),
           };
         }
-        const body = Buffer.concat(chunks);
+        // One batch (a binary produce's usual body) is stored as is, without a copy.
+        const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
         const writtenAt = this.ctx.clock.now();
         for (const w of group.writes) Object.assign(w, { stores: group.stores, writtenAt });
         await Promise.all(group.stores.map((id) => this.ctx.objectStore(id).put(key, body)));

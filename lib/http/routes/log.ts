@@ -105,7 +105,7 @@ export const fetchRoutes = ({ fetcher }: Pick<LogRoutesOptions, 'fetcher'>): Rou
             'sluice-log-start-offset': String(result.logStartOffset),
             'sluice-next-offset': String(result.nextOffset),
           },
-          body: new Uint8Array(Buffer.concat(result.batches)),
+          body: Buffer.concat(result.batches),
         };
       }
       const encoding = parseEncoding(query['encoding'], 'encoding');
