@@ -3,6 +3,7 @@
  * latency, so a benchmark can count API Gateway billing units and Lambda time as the client saw them.
  */
 import { matchRoute } from '../lib/http/route-table.js';
+import { nodeHttpFetch } from '../sdk/node-http.js';
 import type { FetchLike } from '../sdk/transport.js';
 
 export interface MeteredCall {
@@ -13,11 +14,13 @@ export interface MeteredCall {
   ms: number;
 }
 
-export const meteredFetch = (): { fetch: FetchLike; calls: MeteredCall[] } => {
+export const meteredFetch = (
+  inner: FetchLike = nodeHttpFetch(),
+): { fetch: FetchLike; calls: MeteredCall[] } => {
   const calls: MeteredCall[] = [];
   const fetch: FetchLike = async (url, init) => {
     const started = performance.now();
-    const response = await globalThis.fetch(url, init);
+    const response = await inner(url, init);
     const body = new Uint8Array(await response.arrayBuffer());
     const path = new URL(url).pathname;
     const requestBytes =

@@ -18,6 +18,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { basename, join } from 'node:path';
 import { SluiceClient } from '../sdk/client.js';
+import { nodeHttpFetch } from '../sdk/node-http.js';
 import type { PerBatchCounts } from './cost.js';
 import {
   FUNCTION_MEMORY_MB,
@@ -124,7 +125,7 @@ const runWorkload = async (
   const storage = target.meterDelta();
   const result = buildResult({
     workload: w.name,
-    driver: 'sluice (SDK, binary RecordBatch v2, idempotent, acks=all)',
+    driver: 'sluice (SDK over node:http, binary RecordBatch v2, idempotent, acks=all)',
     messageSize: w.messageSize,
     topics: w.topics,
     partitions: w.partitionsPerTopic,
@@ -150,7 +151,7 @@ const runWorkload = async (
 const measureLimit = async (target: BenchTarget, workload: Workload, seconds: number) => {
   const w = withDefaults(workload);
   const stack = target.stack!;
-  const client = new SluiceClient({ url: target.url });
+  const client = new SluiceClient({ url: target.url, fetch: nodeHttpFetch() });
   const concurrency = w.producersPerTopic * w.partitionsPerTopic;
   const rounds = 2;
   const sluice = { bytes: 0, seconds: 0, puts: 0, putBytes: 0, requests: 0 };

@@ -17,6 +17,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { SluiceClient } from '../sdk/client.js';
+import { nodeHttpFetch } from '../sdk/node-http.js';
 import type { Message } from '../sdk/types.js';
 import { cpuMsPer, cpuSeconds } from './cpu.js';
 import { flags, numberFlag } from './flags.js';
@@ -60,7 +61,7 @@ export const producePhase = async (
     recordBytes,
   }: { producers: number; seconds: number; warmupSeconds: number; records: number; recordBytes: number },
 ): Promise<PhaseResult> => {
-  const client = new SluiceClient({ url: target.url });
+  const client = new SluiceClient({ url: target.url, fetch: nodeHttpFetch() });
   const value = randomBytes(recordBytes);
   const messages: Message[] = Array.from({ length: records }, () => ({ value }));
   const latencies: number[] = [];
@@ -136,7 +137,7 @@ const main = async () => {
   const concurrency_ = (f.get('concurrency') ?? '1,32').split(',').map(Number);
   const loadavgAtStart = loadavg().map((l) => round(l, 2));
   const target = await startTarget(f.get('url') ? { url: f.get('url')! } : {});
-  const admin = new SluiceClient({ url: target.url }).admin();
+  const admin = new SluiceClient({ url: target.url, fetch: nodeHttpFetch() }).admin();
   const phases: PhaseResult[] = [];
   const raw: (RawLimitResult & { cpuMsPerRequest: Record<string, number>; cpuCoresBusy: number })[] = [];
   try {

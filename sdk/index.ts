@@ -11,4 +11,6 @@ export { SluiceError, isSluiceError } from './errors.js';
 export { createRetrier, isRetriable } from './retry.js';
 export type { Bail, Retrier, RetryDeps, RetryOptions } from './retry.js';
 export type { FetchLike } from './transport.js';
+export { nodeHttpFetch } from './node-http.js';
+export type { NodeHttpFetchOptions } from './node-http.js';
 export type * from './types.js';

@@ -2,8 +2,11 @@
  * The SDK against the local stack over real HTTP: admin, JSON and binary produce with answers lost on
  * the way back (the retry must not duplicate), and consumers reading everything exactly once in order.
  */
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SluiceClient } from '../../sdk/client.js';
+import { nodeHttpFetch } from '../../sdk/node-http.js';
 import type { FetchLike } from '../../sdk/transport.js';
 import type { ConsumedRecord } from '../../sdk/types.js';
 import type { TestStack } from './stack.js';
@@ -170,5 +173,69 @@ describe('SDK producer and consumer', () => {
       [0, 3],
       [1, 3],
     ]);
+  });
+});
+
+describe('nodeHttpFetch (the SDK on node:http)', () => {
+  const nodeClient = (options: { requestTimeoutMs?: number; url?: string } = {}) =>
+    new SluiceClient({
+      url: options.url ?? t.url,
+      fetch: nodeHttpFetch({ maxSockets: 4 }),
+      retry: { retries: 0 },
+      ...(options.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+    });
+
+  it('produces binary batches and reads them back like the default fetch', async () => {
+    const c = nodeClient();
+    await c.admin().createTopic({ name: 'sdk-node-http', partitions: 1 });
+    const value = new Uint8Array(300_000).map((_, i) => i & 0xff);
+    const sent = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        c.producer().sendBatch('sdk-node-http', 0, [{ key: `k${i}`, value }]),
+      ),
+    );
+    expect(sent.map((r) => r.baseOffset).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5]);
+    const read = await client().consumer().fetch('sdk-node-http', 0, 0);
+    expect(read.records).toHaveLength(6);
+    expect(Buffer.from(read.records[3]!.value!).equals(Buffer.from(value))).toBe(true);
+    const again = await c.consumer().fetch('sdk-node-http', 0, 4);
+    expect(again.records.map((r) => r.offset)).toEqual([4, 5]);
+  });
+
+  it('turns error answers into the same SluiceErrors', async () => {
+    await expect(nodeClient().admin().describeTopic('sdk-node-http-missing')).rejects.toMatchObject({
+      code: 'UNKNOWN_TOPIC_OR_PARTITION',
+      status: 404,
+      retriable: false,
+    });
+  });
+
+  it('cancels on abort, times out a silent server and fails fast on a closed port', async () => {
+    const c = nodeClient();
+    await c.admin().createTopic({ name: 'sdk-node-http-wait', partitions: 1 });
+    // A long poll on an empty partition holds the request open until it is cancelled.
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 100);
+    await expect(
+      c.consumer().fetch('sdk-node-http-wait', 0, 0, { maxWaitMs: 5_000, signal: abort.signal }),
+    ).rejects.toMatchObject({ code: 'ABORTED', retriable: false });
+
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      await expect(
+        nodeClient({ url: `http://127.0.0.1:${port}`, requestTimeoutMs: 200 })
+          .admin()
+          .listTopics(),
+      ).rejects.toMatchObject({ code: 'REQUEST_TIMED_OUT', retriable: true });
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
+    await expect(nodeClient({ url: 'http://127.0.0.1:9' }).admin().listTopics()).rejects.toMatchObject({
+      code: 'NETWORK_EXCEPTION',
+      retriable: true,
+    });
   });
 });
