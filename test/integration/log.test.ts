@@ -185,6 +185,17 @@ describe('bad input changes nothing', () => {
     expect(r.json.error.code).toBe('RECORD_LIST_TOO_LARGE');
   });
 
+  it("refuses a body over API Gateway's 10 MiB payload limit at the gateway", async () => {
+    const before = await hw('events', 0);
+    const r = await t.call('POST', '/v1/topics/events/records', {
+      records: [{ value: 'x'.repeat(11 * 1024 * 1024), partition: 0 }],
+    });
+    expect(r.status).toBe(413);
+    expect(r.json.error.code).toBe('RECORD_LIST_TOO_LARGE');
+    expect(r.json.error.message).toMatch(/API Gateway/);
+    expect(await hw('events', 0)).toBe(before);
+  });
+
   it('rejects an unknown topic with 404', async () => {
     const r = await t.call('POST', '/v1/topics/nope/records', { records: [{ value: 'a' }] });
     expect(r.status).toBe(404);
