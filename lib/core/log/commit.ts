@@ -43,7 +43,7 @@ export const commitBatch = async (store: MetadataStore, input: CommitInput): Pro
   const conditions: Condition[] = [{ path: 'leaderEpoch', op: '=', value: input.leaderEpoch }];
   const actions: UpdateAction[] = [
     { set: 'nextOffset', add: entry.n },
-    { set: 'tail', append: [encodeTailEntry(entry)] },
+    { set: 'tail', append: [encodeTailEntry(entry, input.topicId)] },
   ];
   if (producer) {
     const pid = String(producer.producerId);
