@@ -1,6 +1,6 @@
 /**
- * Moves committed tail entries out of the partition item into the batch index (one item per batch),
- * so the hot item stays small. Index items are written first and are idempotent; the trim is one
+ * Moves committed tail entries out of the partition item into the batch index (one item per batch) and
+ * the idempotent producers' history (one item per producer epoch per pass), so the hot item stays small. Index items are written first and are idempotent; the trim is one
  * update conditioned on `tailBase`, so concurrent materializers cannot trim twice and commits that
  * append meanwhile are untouched (they only ever add to the end of the list).
  */
@@ -9,6 +9,7 @@ import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { keys } from '../keys.js';
 import type { PartitionState } from './partition-state.js';
 import { asPartitionState, tailOffsets } from './partition-state.js';
+import { producerHistoryItems } from './producer-history.js';
 
 /** How long an Idempotency-Key keeps answering with the original offsets (API.md: at least 10 minutes). */
 export const IDEMPOTENCY_WINDOW_MS = 15 * 60_000;
@@ -42,6 +43,7 @@ export const materializeTail = async (
 
   const moved = state.tail.slice(0, count);
   const offsets = tailOffsets(state);
+  const passEnd = state.tailBase + moved.reduce((sum, e) => sum + e.n, 0);
   const puts: Item[] = [];
   let tsMax = state.tsMax;
   moved.forEach((entry, i) => {
@@ -60,15 +62,16 @@ export const materializeTail = async (
         expiresAt: Math.ceil((options.now + IDEMPOTENCY_WINDOW_MS) / 1000),
       });
     }
-    if (entry.p !== undefined) {
-      puts.push({
-        ...keys.producerBatch(topicId, partition, entry.p, entry.e!, entry.q!),
-        o: baseOffset,
-        z: entry.z!,
-        expiresAt: Math.ceil((options.now + options.producerExpirationMs) / 1000),
-      });
-    }
   });
+  puts.push(
+    ...producerHistoryItems(
+      topicId,
+      partition,
+      moved.map((entry, i) => ({ baseOffset: offsets[i]!, entry })),
+      passEnd,
+      Math.ceil((options.now + options.producerExpirationMs) / 1000),
+    ),
+  );
   // Only-if-absent: a materializer that stalled after reading the tail must not put back an index item
   // that compaction or retention has since rewritten or removed (another materializer wrote it first).
   await Promise.all(
@@ -86,7 +89,7 @@ export const materializeTail = async (
   if (count > 0) {
     actions.push(
       { removeHead: 'tail', count },
-      { set: 'tailBase', value: state.tailBase + moved.reduce((sum, e) => sum + e.n, 0) },
+      { set: 'tailBase', value: passEnd },
       { set: 'tsMax', value: tsMax },
     );
   }
