@@ -44,17 +44,18 @@ export const materializeTail = async (
   const moved = state.tail.slice(0, count);
   const offsets = tailOffsets(state);
   const passEnd = state.tailBase + moved.reduce((sum, e) => sum + e.n, 0);
-  const puts: Item[] = [];
+  const indexed: Item[] = [];
+  const remembered: Item[] = [];
   let tsMax = state.tsMax;
   moved.forEach((entry, i) => {
     const baseOffset = offsets[i]!;
-    puts.push({ ...keys.batch(topicId, partition, baseOffset), ...entry });
+    indexed.push({ ...keys.batch(topicId, partition, baseOffset), ...entry });
     if (entry.t > tsMax) {
       tsMax = entry.t;
-      puts.push({ ...keys.timeIndex(topicId, partition, entry.t, baseOffset), o: baseOffset });
+      indexed.push({ ...keys.timeIndex(topicId, partition, entry.t, baseOffset), o: baseOffset });
     }
     if (entry.k !== undefined) {
-      puts.push({
+      remembered.push({
         ...keys.idempotencyKey(topicId, partition, entry.k),
         o: baseOffset,
         n: entry.n,
@@ -63,7 +64,7 @@ export const materializeTail = async (
       });
     }
   });
-  puts.push(
+  remembered.push(
     ...producerHistoryItems(
       topicId,
       partition,
@@ -72,17 +73,18 @@ export const materializeTail = async (
       Math.ceil((options.now + options.producerExpirationMs) / 1000),
     ),
   );
-  // Only-if-absent: a materializer that stalled after reading the tail must not put back an index item
-  // that compaction or retention has since rewritten or removed (another materializer wrote it first).
-  await Promise.all(
-    puts.map((item) =>
-      item.sk.startsWith('K#') || item.sk.startsWith('S#')
-        ? store.put(item)
-        : store.put(item, { condition: { notExists: 'pk' } }).catch((error: unknown) => {
-            if (!(error instanceof ConditionFailedError)) throw error;
-          }),
+  await Promise.all([
+    // Only-if-absent: a materializer that stalled after reading the tail must not put back an index item
+    // that compaction or retention has since rewritten or removed (another materializer wrote it first).
+    ...indexed.map((item) =>
+      store.put(item, { condition: { notExists: 'pk' } }).catch((error: unknown) => {
+        if (!(error instanceof ConditionFailedError)) throw error;
+      }),
     ),
-  );
+    // Idempotency-Keys and producer history hold only facts about committed batches, so rewriting them
+    // is harmless: unconditional, they go in as few requests as the store allows.
+    remembered.length > 0 ? store.batchWrite({ puts: remembered }) : undefined,
+  ]);
 
   const keyCount = moved.filter((e) => e.k !== undefined).length;
   const actions: UpdateAction[] = [];
