@@ -23,7 +23,10 @@ export const keys = {
     sk: `B#${pad(baseOffset)}`,
   }),
   batchPrefix: 'B#',
-  /** Sparse time index: the first batch at which the partition's running max timestamp reached `ts`. */
+  /**
+   * Sparse time index: a run of batches in which the partition's running max timestamp rose to `ts`,
+   * first rising at `baseOffset` (see log/time-index.ts).
+   */
   timeIndex: (topicId: string, partition: number, ts: number, baseOffset: number) => ({
     pk: keys.partitionPk(topicId, partition),
     sk: `T#${pad(ts, 15)}#${pad(baseOffset)}`,

@@ -59,14 +59,17 @@ describe('a materialization pass', () => {
 
     expect(moved).toBe(16);
     expect(asPartitionState((await s.store.get(stateKey))!).tail).toEqual([]);
-    // One read of the partition item; 16 batch items and 16 time-index marks (the running max rises
-    // with every entry), each only-if-absent; the 4 keys and 2 producers' history in one batch write;
-    // one trim.
-    expect(requests).toEqual({ get: 1, put: 32, batchWrite: 1, update: 1 });
-    expect(after.metadataWrites - before.metadataWrites).toBe(32 + 4 + 2 + 1);
+    // One read of the partition item; 16 batch items and one time-index mark for the pass (though the
+    // running max rises with every entry), each only-if-absent; the 4 keys and 2 producers' history in
+    // one batch write; one trim.
+    expect(requests).toEqual({ get: 1, put: 17, batchWrite: 1, update: 1 });
+    expect(after.metadataWrites - before.metadataWrites).toBe(17 + 4 + 2 + 1);
     const items = s.store.dump().filter((i) => i.pk === keys.partitionPk(topic.topicId, 0));
     expect(items.filter((i) => i.sk.startsWith('S#'))).toHaveLength(2);
     expect(items.filter((i) => i.sk.startsWith('K#'))).toHaveLength(4);
+    expect(items.filter((i) => i.sk.startsWith('T#'))).toEqual([
+      { ...keys.timeIndex(topic.topicId, 0, 1_015, 0), o: 0 },
+    ]);
   });
 });
 

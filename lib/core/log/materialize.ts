@@ -1,6 +1,7 @@
 /**
- * Moves committed tail entries out of the partition item into the batch index (one item per batch) and
- * the idempotent producers' history (one item per producer epoch per pass), so the hot item stays small. Index items are written first and are idempotent; the trim is one
+ * Moves committed tail entries out of the partition item into the batch index (one item per batch), the
+ * time index (one mark per pass) and the idempotent producers' history (one item per producer epoch per
+ * pass), so the hot item stays small. Index items are written first and are idempotent; the trim is one
  * update conditioned on `tailBase`, so concurrent materializers cannot trim twice and commits that
  * append meanwhile are untouched (they only ever add to the end of the list).
  */
@@ -10,6 +11,7 @@ import { keys } from '../keys.js';
 import type { PartitionState } from './partition-state.js';
 import { asPartitionState, tailOffsets } from './partition-state.js';
 import { producerHistoryItems } from './producer-history.js';
+import { timeMarkItem, timeMarks } from './time-index.js';
 
 /** How long an Idempotency-Key keeps answering with the original offsets (API.md: at least 10 minutes). */
 export const IDEMPOTENCY_WINDOW_MS = 15 * 60_000;
@@ -46,14 +48,9 @@ export const materializeTail = async (
   const passEnd = state.tailBase + moved.reduce((sum, e) => sum + e.n, 0);
   const indexed: Item[] = [];
   const remembered: Item[] = [];
-  let tsMax = state.tsMax;
   moved.forEach((entry, i) => {
     const baseOffset = offsets[i]!;
     indexed.push({ ...keys.batch(topicId, partition, baseOffset), ...entry });
-    if (entry.t > tsMax) {
-      tsMax = entry.t;
-      indexed.push({ ...keys.timeIndex(topicId, partition, entry.t, baseOffset), o: baseOffset });
-    }
     if (entry.k !== undefined) {
       remembered.push({
         ...keys.idempotencyKey(topicId, partition, entry.k),
@@ -64,6 +61,11 @@ export const materializeTail = async (
       });
     }
   });
+  const time = timeMarks(
+    moved.map((entry, i) => ({ baseOffset: offsets[i]!, t: entry.t })),
+    state.tsMax,
+  );
+  indexed.push(...time.marks.map((mark) => timeMarkItem(topicId, partition, mark)));
   remembered.push(
     ...producerHistoryItems(
       topicId,
@@ -92,7 +94,7 @@ export const materializeTail = async (
     actions.push(
       { removeHead: 'tail', count },
       { set: 'tailBase', value: passEnd },
-      { set: 'tsMax', value: tsMax },
+      { set: 'tsMax', value: time.runningMax },
     );
   }
   if (keyCount > 0) actions.push({ removeHead: 'ik', count: keyCount }, { set: 'ikGen', add: 1 });
