@@ -23,7 +23,10 @@ export const keys = {
     sk: `B#${pad(baseOffset)}`,
   }),
   batchPrefix: 'B#',
-  /** Sparse time index: the first batch at which the partition's running max timestamp reached `ts`. */
+  /**
+   * Sparse time index: a run of batches in which the partition's running max timestamp rose to `ts`,
+   * first rising at `baseOffset` (see log/time-index.ts).
+   */
   timeIndex: (topicId: string, partition: number, ts: number, baseOffset: number) => ({
     pk: keys.partitionPk(topicId, partition),
     sk: `T#${pad(ts, 15)}#${pad(baseOffset)}`,
@@ -35,19 +38,21 @@ export const keys = {
     sk: `K#${hash}`,
   }),
   /**
-   * An idempotent producer's batch once it has left the tail, so a retried duplicate finds its offset
-   * without the hot partition item carrying every producer's history (expires with the producer).
+   * An idempotent producer epoch's batches in one materialization pass, keyed by the offset where the
+   * pass ends (see log/producer-history.ts), so a retried duplicate finds its offset without the hot
+   * partition item carrying every producer's history (expires with the producer).
    */
-  producerBatch: (
+  producerBatches: (
     topicId: string,
     partition: number,
     producerId: number,
     epoch: number,
-    firstSequence: number,
+    passEnd: number,
   ) => ({
     pk: keys.partitionPk(topicId, partition),
-    sk: `S#${producerId}#${epoch}#${firstSequence}`,
+    sk: `${keys.producerBatchesPrefix(producerId, epoch)}${pad(passEnd)}`,
   }),
+  producerBatchesPrefix: (producerId: number, epoch: number) => `S#${producerId}#${epoch}#`,
   /** Producer id allocation (InitProducerId). */
   producerIds: { pk: 'PRODUCER_IDS', sk: 'COUNTER' },
 } as const;

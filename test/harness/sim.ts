@@ -24,6 +24,7 @@ import { check, describeReport } from './checker.js';
 import { SluiceClient, routerTransport } from './client.js';
 import { HistoryRecorder } from './history.js';
 import type { StorageReport } from './storage.js';
+import { listOffsetsViolations } from './list-offsets.js';
 import { checkStorage, storageViolations } from './storage.js';
 import type { ProducerKind, WorkloadContext } from './workload.js';
 import { finalRead, runConsumer, runProducer } from './workload.js';
@@ -192,7 +193,7 @@ export interface LogSimulationResult {
   seed: number;
   report: CheckReport;
   storage: StorageReport;
-  /** Storage invariant violations (dangling, corrupt, holes, overlaps). */
+  /** Storage invariant violations (dangling, corrupt, holes, overlaps) and ListOffsets answers the log contradicts. */
   storageViolations: string[];
   unexpected: string[];
   faults: FaultCounts;
@@ -291,6 +292,7 @@ export const runLogSimulation = async (options: LogSimulationOptions): Promise<L
   world.setFaults(false);
   const faults = world.faultCounts();
   let orphansDeleted = 0;
+  let listOffsets: string[] = [];
   await world.run(
     (async () => {
       for (let p = 0; p < partitions; p++) await world.maintenance.indexTail(topicId, p);
@@ -299,6 +301,7 @@ export const runLogSimulation = async (options: LogSimulationOptions): Promise<L
       await clock.advance(SIM_ORPHAN_GRACE_MS + 1);
       orphansDeleted = await world.maintenance.collectOrphans(topicId, partitions);
       await finalRead(ctx);
+      listOffsets = await listOffsetsViolations(world.sluice.fetcher, TOPIC, partitions);
     })(),
   );
   const report = check(world.recorder.history(), {
@@ -318,6 +321,7 @@ export const runLogSimulation = async (options: LogSimulationOptions): Promise<L
     storage,
     storageViolations: [
       ...storageViolations(storage),
+      ...listOffsets,
       ...storage.unreferenced.map((o) => `unreferenced object left after the grace period: ${o}`),
     ],
     unexpected: ctx.unexpected,

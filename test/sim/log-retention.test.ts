@@ -46,7 +46,7 @@ describe('a retention run whose index deletes fail after it moved the log start'
         await world.maintenance.indexTail(topicId, 0);
         await world.clock.advance(2_000);
         await (await p.prepare(makeRecords(world.random, 'new', 1))).attempt();
-        world.injectors[0]!.failNext({ ops: ['batchWrite'] }, 'failBefore');
+        world.injectors[0]!.failNext({ ops: ['batchWrite'], sk: keys.batchPrefix }, 'failBefore');
         await world.maintenance.run();
         const state = await world.memory.store.get(keys.partitionState(topicId, 0));
         expect(state?.['logStartOffset']).toBe(6);

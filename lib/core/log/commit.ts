@@ -12,6 +12,7 @@ import { SluiceError } from '../../errors.js';
 import { keys } from '../keys.js';
 import type { PartitionState, TailEntry } from './partition-state.js';
 import { asPartitionState, encodeTailEntry, tailOffsets } from './partition-state.js';
+import { findMaterializedBatch } from './producer-history.js';
 
 export interface ProducerBatchInfo {
   producerId: number;
@@ -148,7 +149,7 @@ const explainFailure = async (
   );
 };
 
-/** A retried batch of the producer: in the tail, or in its batch item once it left the tail. */
+/** A retried batch of the producer: in the tail, or in the producer's history once it left the tail. */
 const findProducerBatch = async (
   store: MetadataStore,
   input: CommitInput,
@@ -161,12 +162,7 @@ const findProducerBatch = async (
       e.p === p.producerId && e.e === p.producerEpoch && e.q === p.firstSequence && e.z === p.lastSequence,
   );
   if (i >= 0) return { baseOffset: offsets[i]!, entry: state.tail[i] };
-  // Not in the tail of the image we hold, so it left before that image: its item is already written.
-  const old = await store.get(
-    keys.producerBatch(input.topicId, input.partition, p.producerId, p.producerEpoch, p.firstSequence),
-    { consistent: true },
-  );
-  return old && old['z'] === p.lastSequence
-    ? { baseOffset: old['o'] as number, entry: undefined }
-    : undefined;
+  // Not in the tail of the image we hold, so it left before that image: its pass's item is written.
+  const old = await findMaterializedBatch(store, input.topicId, input.partition, p);
+  return old && { baseOffset: old.baseOffset, entry: undefined };
 };

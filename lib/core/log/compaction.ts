@@ -33,6 +33,7 @@ import type { PartitionState } from './partition-state.js';
 import { asPartitionState } from './partition-state.js';
 import type { LocatedEntry, StoredBatch } from './reader.js';
 import { readBatches } from './reader.js';
+import { timeMarkItem, timeMarks } from './time-index.js';
 
 /** Kafka's `min.cleanable.dirty.ratio` default; Sluice has no such topic config yet. */
 export const MIN_CLEANABLE_DIRTY_RATIO = 0.5;
@@ -407,8 +408,9 @@ const indexEntries = async (
 
 /**
  * Rewritten entries have new max timestamps (none when emptied), so the sparse time index, which marks
- * where the running max timestamp rises, is recomputed from the log start; the partition's running max
- * (which the materializer continues from) is set with it, conditioned on the tail not having moved.
+ * where the running max timestamp rises (see time-index.ts), is recomputed from the log start; the
+ * partition's running max (which the materializer continues from) is set with it, conditioned on the
+ * tail not having moved.
  */
 const rebuildTimeIndex = async (store: MetadataStore, topicId: string, partition: number): Promise<void> => {
   const key = keys.partitionState(topicId, partition);
@@ -417,15 +419,12 @@ const rebuildTimeIndex = async (store: MetadataStore, topicId: string, partition
     if (!item) return;
     const { logStartOffset, tailBase } = asPartitionState(item);
     const entries = await indexEntries(store, topicId, partition, logStartOffset, tailBase);
-    const wanted: Item[] = [];
-    let runningMax = -1;
-    for (const { baseOffset, entry } of entries) {
-      if (entry.t > runningMax) {
-        runningMax = entry.t;
-        wanted.push({ ...keys.timeIndex(topicId, partition, entry.t, baseOffset), o: baseOffset });
-      }
-    }
-    const marks = await timeMarks(store, topicId, partition);
+    const { marks: rebuilt, runningMax } = timeMarks(
+      entries.map(({ baseOffset, entry }) => ({ baseOffset, t: entry.t })),
+      -1,
+    );
+    const wanted = rebuilt.map((mark) => timeMarkItem(topicId, partition, mark));
+    const marks = await storedTimeMarks(store, topicId, partition);
     const have = new Set(marks.map((m) => m.sk));
     const keep = new Set(wanted.map((m) => m.sk));
     // Marks at or past tailBase belong to a materializer still at work: not ours to judge.
@@ -445,7 +444,7 @@ const rebuildTimeIndex = async (store: MetadataStore, topicId: string, partition
   }
 };
 
-const timeMarks = (store: MetadataStore, topicId: string, partition: number): Promise<Item[]> =>
+const storedTimeMarks = (store: MetadataStore, topicId: string, partition: number): Promise<Item[]> =>
   queryAll(store, {
     pk: keys.partitionPk(topicId, partition),
     sk: { beginsWith: keys.timePrefix },

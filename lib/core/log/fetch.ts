@@ -3,15 +3,15 @@
  * tail), never returns anything at or above the high watermark, and long-polls by re-reading it.
  */
 import { SluiceError } from '../../errors.js';
-import { keys, pad } from '../keys.js';
 import type { Record as KafkaRecord } from '../record-batch/index.js';
 import { decodeRecordBatch, recordSize } from '../record-batch/index.js';
 import type { Topic } from '../topics/model.js';
 import type { LogContext } from './context.js';
 import { readPartitionState } from './context.js';
 import type { PartitionState } from './partition-state.js';
-import type { LocatedEntry, StoredBatch } from './reader.js';
+import type { StoredBatch } from './reader.js';
 import { locateEntries, readBatches } from './reader.js';
+import { firstEntryReaching } from './time-index.js';
 
 export const MAX_WAIT_MS = 20_000;
 export const MAX_FETCH_BYTES = 4 * 1024 * 1024;
@@ -98,7 +98,7 @@ export class Fetcher {
     const state = await readPartitionState(this.ctx.store, topic, partition);
     if (at === 'earliest') return { offset: state.logStartOffset, timestamp: -1 };
     if (at === 'latest') return { offset: state.nextOffset, timestamp: -1 };
-    const entry = await this.firstEntryReaching(topic, partition, state, at);
+    const entry = await firstEntryReaching(this.ctx.store, topic.topicId, partition, state, at);
     if (!entry) return { offset: null, timestamp: null };
     const batches = await readBatches(this.leaderStore(state), [entry]);
     for (const batch of batches) {
@@ -109,36 +109,6 @@ export class Fetcher {
       }
     }
     return { offset: null, timestamp: null };
-  }
-
-  /** The sparse time index holds each batch at which the running max timestamp rose; then the tail. */
-  private async firstEntryReaching(
-    topic: Topic,
-    partition: number,
-    state: PartitionState,
-    timestamp: number,
-  ): Promise<LocatedEntry | undefined> {
-    const pk = keys.partitionPk(topic.topicId, partition);
-    const hit = await this.ctx.store.query({
-      pk,
-      sk: { between: [`${keys.timePrefix}${pad(Math.max(0, timestamp), 15)}`, `${keys.timePrefix}~`] },
-      limit: 1,
-      consistent: true,
-    });
-    const indexed = hit.items[0];
-    if (indexed) {
-      const baseOffset = indexed['o'] as number;
-      const item = await this.ctx.store.get(keys.batch(topic.topicId, partition, baseOffset), {
-        consistent: true,
-      });
-      if (item) return { baseOffset, entry: item as unknown as LocatedEntry['entry'] };
-    }
-    let base = state.tailBase;
-    for (const entry of state.tail) {
-      if (entry.t >= timestamp) return { baseOffset: base, entry };
-      base += entry.n;
-    }
-    return undefined;
   }
 
   private async waitForData(

@@ -1,6 +1,7 @@
 /**
- * Moves committed tail entries out of the partition item into the batch index (one item per batch),
- * so the hot item stays small. Index items are written first and are idempotent; the trim is one
+ * Moves committed tail entries out of the partition item into the batch index (one item per batch), the
+ * time index (one mark per pass) and the idempotent producers' history (one item per producer epoch per
+ * pass), so the hot item stays small. Index items are written first and are idempotent; the trim is one
  * update conditioned on `tailBase`, so concurrent materializers cannot trim twice and commits that
  * append meanwhile are untouched (they only ever add to the end of the list).
  */
@@ -9,6 +10,8 @@ import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { keys } from '../keys.js';
 import type { PartitionState } from './partition-state.js';
 import { asPartitionState, tailOffsets } from './partition-state.js';
+import { producerHistoryItems } from './producer-history.js';
+import { timeMarkItem, timeMarks } from './time-index.js';
 
 /** How long an Idempotency-Key keeps answering with the original offsets (API.md: at least 10 minutes). */
 export const IDEMPOTENCY_WINDOW_MS = 15 * 60_000;
@@ -42,17 +45,14 @@ export const materializeTail = async (
 
   const moved = state.tail.slice(0, count);
   const offsets = tailOffsets(state);
-  const puts: Item[] = [];
-  let tsMax = state.tsMax;
+  const passEnd = state.tailBase + moved.reduce((sum, e) => sum + e.n, 0);
+  const indexed: Item[] = [];
+  const remembered: Item[] = [];
   moved.forEach((entry, i) => {
     const baseOffset = offsets[i]!;
-    puts.push({ ...keys.batch(topicId, partition, baseOffset), ...entry });
-    if (entry.t > tsMax) {
-      tsMax = entry.t;
-      puts.push({ ...keys.timeIndex(topicId, partition, entry.t, baseOffset), o: baseOffset });
-    }
+    indexed.push({ ...keys.batch(topicId, partition, baseOffset), ...entry });
     if (entry.k !== undefined) {
-      puts.push({
+      remembered.push({
         ...keys.idempotencyKey(topicId, partition, entry.k),
         o: baseOffset,
         n: entry.n,
@@ -60,34 +60,41 @@ export const materializeTail = async (
         expiresAt: Math.ceil((options.now + IDEMPOTENCY_WINDOW_MS) / 1000),
       });
     }
-    if (entry.p !== undefined) {
-      puts.push({
-        ...keys.producerBatch(topicId, partition, entry.p, entry.e!, entry.q!),
-        o: baseOffset,
-        z: entry.z!,
-        expiresAt: Math.ceil((options.now + options.producerExpirationMs) / 1000),
-      });
-    }
   });
-  // Only-if-absent: a materializer that stalled after reading the tail must not put back an index item
-  // that compaction or retention has since rewritten or removed (another materializer wrote it first).
-  await Promise.all(
-    puts.map((item) =>
-      item.sk.startsWith('K#') || item.sk.startsWith('S#')
-        ? store.put(item)
-        : store.put(item, { condition: { notExists: 'pk' } }).catch((error: unknown) => {
-            if (!(error instanceof ConditionFailedError)) throw error;
-          }),
+  const time = timeMarks(
+    moved.map((entry, i) => ({ baseOffset: offsets[i]!, t: entry.t })),
+    state.tsMax,
+  );
+  indexed.push(...time.marks.map((mark) => timeMarkItem(topicId, partition, mark)));
+  remembered.push(
+    ...producerHistoryItems(
+      topicId,
+      partition,
+      moved.map((entry, i) => ({ baseOffset: offsets[i]!, entry })),
+      passEnd,
+      Math.ceil((options.now + options.producerExpirationMs) / 1000),
     ),
   );
+  await Promise.all([
+    // Only-if-absent: a materializer that stalled after reading the tail must not put back an index item
+    // that compaction or retention has since rewritten or removed (another materializer wrote it first).
+    ...indexed.map((item) =>
+      store.put(item, { condition: { notExists: 'pk' } }).catch((error: unknown) => {
+        if (!(error instanceof ConditionFailedError)) throw error;
+      }),
+    ),
+    // Idempotency-Keys and producer history hold only facts about committed batches, so rewriting them
+    // is harmless: unconditional, they go in as few requests as the store allows.
+    remembered.length > 0 ? store.batchWrite({ puts: remembered }) : undefined,
+  ]);
 
   const keyCount = moved.filter((e) => e.k !== undefined).length;
   const actions: UpdateAction[] = [];
   if (count > 0) {
     actions.push(
       { removeHead: 'tail', count },
-      { set: 'tailBase', value: state.tailBase + moved.reduce((sum, e) => sum + e.n, 0) },
-      { set: 'tsMax', value: tsMax },
+      { set: 'tailBase', value: passEnd },
+      { set: 'tsMax', value: time.runningMax },
     );
   }
   if (keyCount > 0) actions.push({ removeHead: 'ik', count: keyCount }, { set: 'ikGen', add: 1 });

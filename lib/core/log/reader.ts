@@ -17,6 +17,9 @@ export interface LocatedEntry {
   entry: Pick<TailEntry, 'o' | 'b' | 'l' | 'n' | 'c' | 't' | 'f'>;
 }
 
+/** Index items per query page when reading on from an offset (a materialization pass's worth). */
+const INDEX_PAGE = 64;
+
 export interface StoredBatch {
   baseOffset: number;
   header: BatchHeader;
@@ -80,6 +83,31 @@ export const locateEntries = async (
   });
   return out;
 };
+
+/** Batch index entries with base offsets in [from, to), in offset order, read a page at a time as the caller goes. */
+export async function* indexEntries(
+  store: MetadataStore,
+  topicId: string,
+  partition: number,
+  from: number,
+  to: number,
+): AsyncGenerator<LocatedEntry> {
+  if (to <= from) return;
+  let cursor: string | undefined;
+  do {
+    const page = await store.query({
+      pk: keys.partitionPk(topicId, partition),
+      sk: { between: [keys.batch(topicId, partition, from).sk, keys.batch(topicId, partition, to - 1).sk] },
+      limit: INDEX_PAGE,
+      consistent: true,
+      ...(cursor ? { cursor } : {}),
+    });
+    for (const item of page.items) {
+      yield { baseOffset: offsetFromBatchSk(item.sk), entry: item as unknown as LocatedEntry['entry'] };
+    }
+    cursor = page.cursor;
+  } while (cursor);
+}
 
 /** Reads and verifies the batches of the given entries, coalescing adjacent ranges of one object. */
 export const readBatches = async (

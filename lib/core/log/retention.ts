@@ -11,6 +11,7 @@ import { keys, offsetFromBatchSk } from '../keys.js';
 import { queryAll } from '../query-all.js';
 import type { TopicConfig } from '../topics/configs.js';
 import { asPartitionState } from './partition-state.js';
+import { timeMarkItem, timeMarks } from './time-index.js';
 
 export interface RetentionResult {
   logStartOffset: number;
@@ -73,10 +74,10 @@ export const applyRetention = async (
 };
 
 /**
- * The time index records where the running max timestamp rose, a max that ran from offset 0. Once
- * the log starts later, the rises before the first surviving one are recomputed from the new start so
- * ListOffsets by timestamp stays exact; when none survives, the partition's running max (which the
- * materializer continues from) is reset too, conditioned on the tail not having moved meanwhile.
+ * The time index records where the running max timestamp rose (see time-index.ts), a max that ran from
+ * offset 0. Once the log starts later, the marks before the first surviving one are recomputed from the
+ * new start so ListOffsets by timestamp stays exact; when none survives, the partition's running max
+ * (which the materializer continues from) is reset too, conditioned on the tail not having moved.
  */
 const repairTimeIndex = async (
   store: MetadataStore,
@@ -90,19 +91,13 @@ const repairTimeIndex = async (
     const { tailBase } = asPartitionState(item);
     const marks = await indexItems(store, topicId, partition, keys.timePrefix);
     const firstKept = marks.find((m) => (m['o'] as number) >= logStartOffset);
-    const survivors = await indexItems(store, topicId, partition, keys.batchPrefix);
-    const puts: Item[] = [];
-    let runningMax = -1;
-    for (const batch of survivors) {
-      const base = offsetFromBatchSk(batch.sk);
-      if (base < logStartOffset) continue;
-      if (firstKept && base >= (firstKept['o'] as number)) break;
-      const t = batch['t'] as number;
-      if (t > runningMax) {
-        runningMax = t;
-        puts.push({ ...keys.timeIndex(topicId, partition, t, base), o: base });
-      }
-    }
+    const survivors = (await indexItems(store, topicId, partition, keys.batchPrefix))
+      .map((batch) => ({ baseOffset: offsetFromBatchSk(batch.sk), t: batch['t'] as number }))
+      .filter(
+        (b) => b.baseOffset >= logStartOffset && (!firstKept || b.baseOffset < (firstKept['o'] as number)),
+      );
+    const { marks: repaired, runningMax } = timeMarks(survivors, -1);
+    const puts = repaired.map((mark) => timeMarkItem(topicId, partition, mark));
     const keep = new Set(puts.map((p) => p.sk));
     const stale = marks.filter((m) => (m['o'] as number) < logStartOffset && !keep.has(m.sk));
     await store.batchWrite({ puts, deletes: stale.map(({ pk, sk }) => ({ pk, sk })) });
