@@ -68,7 +68,7 @@ describe('a materialization pass', () => {
     expect(items.filter((i) => i.sk.startsWith('S#'))).toHaveLength(2);
     expect(items.filter((i) => i.sk.startsWith('K#'))).toHaveLength(4);
     expect(items.filter((i) => i.sk.startsWith('T#'))).toEqual([
-      { ...keys.timeIndex(topic.topicId, 0, 1_015, 0), o: 0 },
+      { ...keys.timeIndex(topic.topicId, 0, 1_015, 0), o: 0, p: -1 },
     ]);
   });
 });

@@ -6,16 +6,16 @@ import { listOffsetsViolations } from '../harness/list-offsets.js';
 import { memorySluice } from './log-support.js';
 
 describe('time marks', () => {
-  it('mark each run of batches where the running max rose, at its max and its first rise', () => {
+  it('mark each run of batches where the running max rose: its max, its first rise and the max before', () => {
     const batches = [
       { baseOffset: 0, t: 50 },
       { baseOffset: 2, t: 30 },
       { baseOffset: 3, t: 70 },
       { baseOffset: 7, t: 60 },
     ];
-    expect(timeMarks(batches, -1)).toEqual({ marks: [{ ts: 70, baseOffset: 0 }], runningMax: 70 });
+    expect(timeMarks(batches, -1)).toEqual({ marks: [{ ts: 70, baseOffset: 0, prev: -1 }], runningMax: 70 });
     // Continuing a running max of 55: the first batch to pass it is at 3.
-    expect(timeMarks(batches, 55)).toEqual({ marks: [{ ts: 70, baseOffset: 3 }], runningMax: 70 });
+    expect(timeMarks(batches, 55)).toEqual({ marks: [{ ts: 70, baseOffset: 3, prev: 55 }], runningMax: 70 });
     expect(timeMarks(batches, 70)).toEqual({ marks: [], runningMax: 70 });
     // Header-only batches (t -1) never rise.
     expect(timeMarks([{ baseOffset: 0, t: -1 }], -1)).toEqual({ marks: [], runningMax: -1 });
@@ -24,9 +24,9 @@ describe('time marks', () => {
   it('split long ranges into runs of at most MARK_SPAN batches', () => {
     const batches = Array.from({ length: MARK_SPAN * 2 + 1 }, (_, i) => ({ baseOffset: i, t: 1000 + i }));
     expect(timeMarks(batches, -1).marks).toEqual([
-      { ts: 1000 + MARK_SPAN - 1, baseOffset: 0 },
-      { ts: 1000 + 2 * MARK_SPAN - 1, baseOffset: MARK_SPAN },
-      { ts: 1000 + 2 * MARK_SPAN, baseOffset: 2 * MARK_SPAN },
+      { ts: 1000 + MARK_SPAN - 1, baseOffset: 0, prev: -1 },
+      { ts: 1000 + 2 * MARK_SPAN - 1, baseOffset: MARK_SPAN, prev: 1000 + MARK_SPAN - 1 },
+      { ts: 1000 + 2 * MARK_SPAN, baseOffset: 2 * MARK_SPAN, prev: 1000 + 2 * MARK_SPAN - 1 },
     ]);
   });
 });
@@ -86,6 +86,23 @@ describe('ListOffsets by timestamp over a sparse time index', () => {
       await s.produce(stamps);
     expect(await s.exactness()).toEqual([]);
     await s.sluice.maintenance.indexTail(s.topic.topicId, 0);
+    expect(await s.exactness()).toEqual([]);
+  });
+
+  it('stays exact with marks a stalled materializer wrote late, and with marks missing', async () => {
+    const s = await setup();
+    await s.produce([100]);
+    await s.produce([200]);
+    await s.produce([300]);
+    await s.sluice.maintenance.indexTail(s.topic.topicId, 0);
+    expect(s.marks().map((m) => [m['o'], m['p']])).toEqual([[0, -1]]);
+    // True (nothing before offset 2 is above 200), yet of no use below 200, where it sorts first.
+    await s.store.put({ ...keys.timeIndex(s.topic.topicId, 0, 250, 2), o: 2, p: 200 });
+    expect((await s.http('GET', '/v1/topics/t/partitions/0/offsets?at=150')).body.offset).toBe(1);
+    expect(await s.exactness()).toEqual([]);
+    // Without marks, the partition's running max says whether a scan from the log start is needed.
+    for (const m of s.marks()) await s.store.delete(m);
+    expect((await s.http('GET', '/v1/topics/t/partitions/0/offsets?at=150')).body.offset).toBe(1);
     expect(await s.exactness()).toEqual([]);
   });
 

@@ -1,10 +1,16 @@
 /**
- * The sparse time index (T# items), for ListOffsets by timestamp. A mark (ts, o) covers a run of at
- * most MARK_SPAN consecutive batches in which the partition's running max timestamp rose to ts, the
- * first rise at batch o; every batch before o is at most the ts of an earlier mark. So for a timestamp
- * X, the first mark at or above X says where to start: no batch before o reaches X, and the first batch
- * from o on that does is Kafka's answer. It lies within the run, unless compaction has since lowered
- * the run's timestamps: the scan then goes on, so a stale mark costs reads but never exactness.
+ * The sparse time index (T# items), for ListOffsets by timestamp. A mark covers a run of at most
+ * MARK_SPAN consecutive batches in which the partition's running max timestamp rose from p to ts, first
+ * passing p at batch o: no batch before o is above p. So for a timestamp X, a mark with ts >= X and
+ * p < X says where to start: no batch before o reaches X, and the first batch from o on that does is
+ * Kafka's answer, usually within the run (further on if compaction has since lowered its timestamps).
+ *
+ * Timestamps only go down (compaction) and batches only go away (retention), so a mark, once true,
+ * stays true however late a stalled materializer writes it; but a late mark may be of no use for X
+ * (p >= X) while sorting first. The lookup takes the first of the marks at or above X that is of use,
+ * and when none is although the partition's running max says an indexed batch may reach X (the marks
+ * in between were dropped by a compaction rebuild that raced the pass), it scans from the log start:
+ * slower, still exact.
  *
  * Materialization writes one mark per pass (Kafka's index.interval.bytes keeps its index sparse the
  * same way), not one per batch that raises the max: with rising timestamps that is every batch.
@@ -22,7 +28,12 @@ export const MARK_SPAN = 64;
 export interface TimeMark {
   ts: number;
   baseOffset: number;
+  /** The running max before the run: no batch before `baseOffset` is above it. */
+  prev: number;
 }
+
+/** Marks looked at for one lookup before falling back to a scan from the log start. */
+const CANDIDATES = 8;
 
 /** The marks of batches in offset order, continuing a running max (-1 from the log start). */
 export const timeMarks = (
@@ -35,8 +46,8 @@ export const timeMarks = (
     let mark: TimeMark | undefined;
     for (const { baseOffset, t } of batches.slice(i, i + MARK_SPAN)) {
       if (t <= max) continue;
+      mark = mark ? { ...mark, ts: t } : { ts: t, baseOffset, prev: max };
       max = t;
-      mark = { ts: t, baseOffset: mark?.baseOffset ?? baseOffset };
     }
     if (mark) marks.push(mark);
   }
@@ -46,6 +57,7 @@ export const timeMarks = (
 export const timeMarkItem = (topicId: string, partition: number, mark: TimeMark): Item => ({
   ...keys.timeIndex(topicId, partition, mark.ts, mark.baseOffset),
   o: mark.baseOffset,
+  p: mark.prev,
 });
 
 /** The first entry at or after the log start whose max timestamp reaches `timestamp`: index, then tail. */
@@ -59,12 +71,13 @@ export const firstEntryReaching = async (
   const hit = await store.query({
     pk: keys.partitionPk(topicId, partition),
     sk: { between: [`${keys.timePrefix}${pad(Math.max(0, timestamp), 15)}`, `${keys.timePrefix}~`] },
-    limit: 1,
+    limit: CANDIDATES,
     consistent: true,
   });
-  const mark = hit.items[0];
-  // Without a mark at or above the timestamp, no indexed batch reaches it.
-  const from = Math.max(mark ? (mark['o'] as number) : state.tailBase, state.logStartOffset);
+  const mark = hit.items.find((m) => (m['p'] as number) < timestamp);
+  // No indexed batch is above the partition's running max: past it, only the tail may reach the timestamp.
+  const start = mark ? (mark['o'] as number) : timestamp > state.tsMax ? state.tailBase : 0;
+  const from = Math.max(start, state.logStartOffset);
   for await (const located of indexEntries(store, topicId, partition, from, state.tailBase)) {
     if (located.entry.t >= timestamp) return located;
   }
