@@ -2,12 +2,14 @@
  * The local API Gateway: turns each HTTP request into an API Gateway HTTP API event (payload format
  * 2.0, binary bodies base64 with isBase64Encoded), calls the handler export of the function that owns
  * the route (lib/http/route-table.ts) — the very code Lambda runs — and writes its result back.
+ * Bodies also travel as bytes beside their lazy base64 text (apigw.ts `RAW_BODY`), so a megabyte batch
+ * is not encoded and decoded again on the machine the benchmarks measure.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { ApiGatewayV2Event, ApiGatewayV2Result } from '../lib/http/apigw.js';
-import { resultFromResponse } from '../lib/http/apigw.js';
+import { RAW_BODY, attachRawBody, resultFromResponse } from '../lib/http/apigw.js';
 import type { Job } from '../lib/http/route-table.js';
 import { matchRoute, pathExists } from '../lib/http/route-table.js';
 import { errorEnvelope } from '../lib/http/router.js';
@@ -76,7 +78,7 @@ const toEvent = (
     query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
   const text = TEXT_TYPES.test(headers['content-type'] ?? '');
   const now = Date.now();
-  return {
+  const event: ApiGatewayV2Event = {
     version: '2.0',
     routeKey,
     rawPath: url.pathname,
@@ -97,9 +99,10 @@ const toEvent = (
       time: new Date(now).toISOString(),
       timeEpoch: now,
     },
-    ...(body.length > 0 ? { body: text ? body.toString('utf8') : body.toString('base64') } : {}),
     isBase64Encoded: body.length > 0 && !text,
   };
+  // The handler runs in this process: it gets the bytes, and the event's body text only if it asks.
+  return body.length > 0 ? attachRawBody(event, body, text ? 'utf8' : 'base64') : event;
 };
 
 const readBody = async (req: IncomingMessage): Promise<Buffer | undefined> => {
@@ -127,10 +130,13 @@ const readBody = async (req: IncomingMessage): Promise<Buffer | undefined> => {
 };
 
 const send = (res: ServerResponse, result: ApiGatewayV2Result): void => {
+  const raw = result[RAW_BODY];
   const body =
-    result.body === undefined
-      ? undefined
-      : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
+    raw !== undefined
+      ? Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)
+      : result.body === undefined
+        ? undefined
+        : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
   res.writeHead(result.statusCode, {
     ...(result.headers ?? {}),
     ...(body ? { 'content-length': String(body.length) } : {}),

@@ -4,6 +4,33 @@
  */
 import type { HttpRequest, HttpResponse } from './types.js';
 
+/**
+ * A binary body's bytes beside its base64 text, for a gateway that runs the handler in its own process
+ * (local/gateway.ts): it hands over the bytes it holds, and the base64 `body` is only computed if
+ * something reads it. A megabyte batch is then not encoded and decoded again on the same two cores,
+ * which API Gateway and Lambda do on their own machines. Events from Lambda never carry it.
+ */
+export const RAW_BODY: unique symbol = Symbol.for('sluice.apigw.rawBody');
+
+/**
+ * Defines `RAW_BODY` and a lazy `body` on `target`: the bytes as base64 (or UTF-8 text), computed on
+ * first read. The getter is enumerable, so JSON.stringify (Lambda's runtime) still writes the body.
+ */
+export const attachRawBody = <T extends object>(
+  target: T,
+  bytes: Uint8Array,
+  encoding: 'base64' | 'utf8' = 'base64',
+): T => {
+  let text: string | undefined;
+  Object.defineProperty(target, 'body', {
+    enumerable: true,
+    configurable: true,
+    get: () => (text ??= Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString(encoding)),
+  });
+  Object.defineProperty(target, RAW_BODY, { value: bytes, enumerable: false });
+  return target;
+};
+
 export interface ApiGatewayV2Event {
   version: '2.0';
   routeKey: string;
@@ -21,6 +48,7 @@ export interface ApiGatewayV2Event {
   body?: string;
   isBase64Encoded: boolean;
   cookies?: string[];
+  [RAW_BODY]?: Uint8Array;
 }
 
 export interface ApiGatewayV2Result {
@@ -28,6 +56,7 @@ export interface ApiGatewayV2Result {
   headers?: Record<string, string>;
   body?: string;
   isBase64Encoded?: boolean;
+  [RAW_BODY]?: Uint8Array;
 }
 
 export const requestFromEvent = (event: ApiGatewayV2Event): Omit<HttpRequest, 'params'> => {
@@ -37,10 +66,11 @@ export const requestFromEvent = (event: ApiGatewayV2Event): Omit<HttpRequest, 'p
   const query: Record<string, string> = {};
   for (const [name, value] of new URLSearchParams(event.rawQueryString ?? '')) query[name] ??= value;
   const body =
-    event.body === undefined || event.body === null
+    event[RAW_BODY] ??
+    (event.body === undefined || event.body === null
       ? new Uint8Array(0)
       : // A Buffer is a Uint8Array: no second copy of a body that may be megabytes.
-        Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
+        Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8'));
   return {
     method: event.requestContext.http.method.toUpperCase(),
     path: event.rawPath,
@@ -54,14 +84,12 @@ export const resultFromResponse = (response: HttpResponse): ApiGatewayV2Result =
   const headers = { ...(response.headers ?? {}) };
   if (response.body === undefined) return { statusCode: response.status, headers };
   if (response.body instanceof Uint8Array) {
-    return {
+    const result: ApiGatewayV2Result = {
       statusCode: response.status,
       headers: { 'content-type': 'application/octet-stream', ...headers },
-      body: Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength).toString(
-        'base64',
-      ),
       isBase64Encoded: true,
     };
+    return attachRawBody(result, response.body);
   }
   return {
     statusCode: response.status,

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ApiGatewayV2Event } from '../../lib/http/apigw.js';
-import { requestFromEvent, resultFromResponse } from '../../lib/http/apigw.js';
+import { RAW_BODY, attachRawBody, requestFromEvent, resultFromResponse } from '../../lib/http/apigw.js';
 
 const event = (over: Partial<ApiGatewayV2Event>): ApiGatewayV2Event => ({
   version: '2.0',
@@ -69,5 +69,29 @@ describe('resultFromResponse', () => {
     expect(out.headers!['content-type']).toMatch(/^application\/json/);
     expect(JSON.parse(out.body!)).toEqual({ offsets: [{ partition: 0, offset: 7 }] });
     expect(resultFromResponse({ status: 204 })).toEqual({ statusCode: 204, headers: {} });
+  });
+});
+
+describe('bodies handed over in process (RAW_BODY)', () => {
+  it('give the handler the very bytes, and still read as a faithful event', () => {
+    const bytes = Uint8Array.from({ length: 1000 }, (_, i) => (i * 13) & 0xff);
+    const e = attachRawBody(event({ isBase64Encoded: true }), bytes);
+    expect(requestFromEvent(e).body).toBe(bytes);
+    expect(e.body).toBe(Buffer.from(bytes).toString('base64'));
+    expect(JSON.parse(JSON.stringify(e)).body).toBe(Buffer.from(bytes).toString('base64'));
+    const text = attachRawBody(event({}), Buffer.from('{"records":[]}'), 'utf8');
+    expect(JSON.parse(JSON.stringify(text)).body).toBe('{"records":[]}');
+  });
+
+  it('come back from binary answers, whose JSON form (what Lambda sends) still holds the base64', () => {
+    const bytes = new Uint8Array([9, 8, 7]);
+    const out = resultFromResponse({ status: 200, body: bytes });
+    expect(out[RAW_BODY]).toBe(bytes);
+    expect(JSON.parse(JSON.stringify(out))).toEqual({
+      statusCode: 200,
+      headers: { 'content-type': 'application/octet-stream' },
+      isBase64Encoded: true,
+      body: Buffer.from(bytes).toString('base64'),
+    });
   });
 });
