@@ -17,7 +17,7 @@ export const keys = {
     pk: keys.partitionPk(topicId, partition),
     sk: 'STATE',
   }),
-  /** Batch index entry by base offset. */
+  /** Batch index page: a pass's entries, by the first one's base offset (see log/batch-index.ts). */
   batch: (topicId: string, partition: number, baseOffset: number) => ({
     pk: keys.partitionPk(topicId, partition),
     sk: `B#${pad(baseOffset)}`,

@@ -9,6 +9,7 @@ import { queryAll } from './query-all.js';
 import type { LogContext } from './log/context.js';
 import { compactPartition } from './log/compaction.js';
 import { materializeTail } from './log/materialize.js';
+import { pageEntries } from './log/batch-index.js';
 import { asPartitionState } from './log/partition-state.js';
 import { applyRetention } from './log/retention.js';
 import { effectiveConfig } from './topics/configs.js';
@@ -132,15 +133,18 @@ export class Maintenance {
     const { store, clock } = this.options.log;
     const referenced = new Set<string>();
     for (let p = 0; p < partitions; p++) {
-      // State first: anything that leaves the tail afterwards is already in the index.
-      const state = await store.get(keys.partitionState(topicId, p), { consistent: true });
-      if (state) for (const entry of asPartitionState(state).tail) referenced.add(entry.o);
-      const indexed = await queryAll(store, {
+      // State first: anything that leaves the tail afterwards is already in the index, and entries below
+      // its log start stay below (a page can outlive some of its entries until retention retires it).
+      const item = await store.get(keys.partitionState(topicId, p), { consistent: true });
+      const state = item && asPartitionState(item);
+      for (const entry of state?.tail ?? []) referenced.add(entry.o);
+      const pages = await queryAll(store, {
         pk: keys.partitionPk(topicId, p),
         sk: { beginsWith: keys.batchPrefix },
         consistent: true,
       });
-      for (const item of indexed) referenced.add(item['o'] as string);
+      for (const { baseOffset, entry } of pages.flatMap(pageEntries))
+        if (baseOffset + entry.n > (state?.logStartOffset ?? 0)) referenced.add(entry.o);
     }
     const cutoff = clock.now() - this.orphanGraceMs;
     let deleted = 0;

@@ -253,6 +253,10 @@ export const metadataStoreContract = (fixture: FixtureRef): void => {
       not: await holds({ condition: { not: { exists: 'zzz' } } }),
       missingNotEqual: await holds({ condition: { path: 'zzz', op: '<>', value: 1 } }),
       missingEqual: await holds({ condition: { path: 'zzz', op: '=', value: 1 } }),
+      // Whole lists compare element by element, in order (compaction conditions index pages on this).
+      listEqual: await holds({ condition: { path: 'members', op: '=', value: ['m1', 'm2'] } }),
+      listReordered: await holds({ condition: { path: 'members', op: '=', value: ['m2', 'm1'] } }),
+      listShorter: await holds({ condition: { path: 'members', op: '=', value: ['m1'] } }),
     };
     expect(outcomes).toEqual({
       eq: true,
@@ -271,6 +275,9 @@ export const metadataStoreContract = (fixture: FixtureRef): void => {
       not: true,
       missingNotEqual: true,
       missingEqual: false,
+      listEqual: true,
+      listReordered: false,
+      listShorter: false,
     });
   });
 

@@ -7,7 +7,8 @@
  */
 import type { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import type { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
-import { dataObjectPrefix, keys, offsetFromBatchSk } from '../../lib/core/keys.js';
+import { dataObjectPrefix, keys } from '../../lib/core/keys.js';
+import { pageEntries } from '../../lib/core/log/batch-index.js';
 import type { PartitionState, TailEntry } from '../../lib/core/log/partition-state.js';
 import { asPartitionState, tailOffsets } from '../../lib/core/log/partition-state.js';
 import { splitBatches } from '../../lib/core/record-batch/index.js';
@@ -59,7 +60,11 @@ export const checkStorage = async (
     const entries = new Map<number, Entry>();
     for (const item of items) {
       if (item.pk !== pk || !item.sk.startsWith(keys.batchPrefix)) continue;
-      entries.set(offsetFromBatchSk(item.sk), item as unknown as Entry);
+      for (const { baseOffset, entry } of pageEntries(item)) {
+        // Pages tile the log: two that hold the same offset overlap, whatever they say.
+        if (entries.has(baseOffset)) report.overlaps.push(`p${p}@${baseOffset}: held by two index pages`);
+        entries.set(baseOffset, entry);
+      }
     }
     const offsets = tailOffsets(state);
     state.tail.forEach((entry, i) => {

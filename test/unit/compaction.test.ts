@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { keys } from '../../lib/core/keys.js';
+import { keys, offsetFromBatchSk } from '../../lib/core/keys.js';
+import { pageEntries, pageItem } from '../../lib/core/log/batch-index.js';
 import { compactPartition } from '../../lib/core/log/compaction.js';
 import { asPartitionState } from '../../lib/core/log/partition-state.js';
 import { decodeRecordBatch, encodeRecordBatch, splitBatches } from '../../lib/core/record-batch/index.js';
@@ -28,8 +29,16 @@ const setup = async (configs: Record<string, string> = {}, tailFlushEntries = 10
       cleanBytes?: number;
       oldestTombstone?: number;
     };
-  const index = async () =>
+  const pages = async () =>
     (await s.store.query({ pk: keys.partitionPk(topic.topicId, 0), sk: { beginsWith: 'B#' } })).items;
+  /** The batch index's entries, in offset order. */
+  const index = async () => (await pages()).flatMap(pageEntries).map((x) => x.entry);
+  /** Points the entry at `offset` at another object, as another writer would. */
+  const repoint = async (offset: number, o: string) => {
+    const page = (await pages()).find((p) => pageEntries(p).some((x) => x.baseOffset === offset))!;
+    const entries = pageEntries(page).map((x) => (x.baseOffset === offset ? { ...x.entry, o } : x.entry));
+    await s.store.put(pageItem(topic.topicId, 0, offsetFromBatchSk(page.sk), entries));
+  };
   /** One request, so one index entry; returns the offsets. */
   const produce = async (records: [string | null, string | null, number?][]): Promise<number[]> => {
     const r = await s.http('POST', '/v1/topics/t/records', {
@@ -66,7 +75,7 @@ const setup = async (configs: Record<string, string> = {}, tailFlushEntries = 10
   };
   const compact = (now = s.clock.now()) =>
     compactPartition(s.sluice.log, topic.topicId, 0, effectiveConfig(topic.configs), now);
-  return { ...s, topic, state, cleaner, index, produce, fetchRows, consumeAll, compact };
+  return { ...s, topic, state, cleaner, index, repoint, produce, fetchRows, consumeAll, compact };
 };
 
 /** The latest record of each key, in offset order: what a compacted log must hold. */
@@ -384,9 +393,9 @@ describe('compaction', () => {
     await s.sluice.maintenance.indexTail(s.topic.topicId, 0);
     const before = await s.index();
     const transact = s.store.transact.bind(s.store);
-    // A retention run (or another cleaner) rewrites the first item between our read and our swap.
+    // A retention run (or another cleaner) rewrites the first entry between our read and our swap.
     const spy = vi.spyOn(s.store, 'transact').mockImplementationOnce(async (ops) => {
-      await s.store.update(keys.batch(s.topic.topicId, 0, 0), [{ set: 'o', value: 'elsewhere' }]);
+      await s.repoint(0, 'elsewhere');
       return transact(ops);
     });
     const raced = await s.compact();
@@ -396,8 +405,8 @@ describe('compaction', () => {
     const after = await s.index();
     expect(after[0]!['o']).toBe('elsewhere');
     expect(after.slice(1)).toEqual(before.slice(1));
-    // Once the item is back, the next pass cleans.
-    await s.store.update(keys.batch(s.topic.topicId, 0, 0), [{ set: 'o', value: before[0]!['o']! }]);
+    // Once the entry is back, the next pass cleans.
+    await s.repoint(0, before[0]!.o);
     expect(await s.compact()).toMatchObject({ cleanedThrough: 4, recordsRemoved: 3 });
     expect(await s.consumeAll()).toEqual([[3, 'k', 'v3']]);
   });

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
+import { pageEntries } from '../../lib/core/log/batch-index.js';
 import { materializeTail } from '../../lib/core/log/materialize.js';
 import { asPartitionState } from '../../lib/core/log/partition-state.js';
 import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
@@ -14,7 +15,7 @@ import { memorySluice } from './log-support.js';
 const BATCH = { 'content-type': 'application/vnd.kafka.record-batch' };
 
 describe('a materialization pass', () => {
-  it('writes the index, the time index, keys and producer history in a bounded number of requests', async () => {
+  it('writes the index, the time index, keys and producer history in a few requests', async () => {
     const s = memorySluice({ tailFlushEntries: 1000 });
     await s.http('POST', '/v1/topics', { name: 't', partitions: 1 });
     const topic = await s.sluice.catalog.get('t');
@@ -59,12 +60,17 @@ describe('a materialization pass', () => {
 
     expect(moved).toBe(16);
     expect(asPartitionState((await s.store.get(stateKey))!).tail).toEqual([]);
-    // One read of the partition item; 16 batch items and one time-index mark for the pass (though the
-    // running max rises with every entry), each only-if-absent; the 4 keys and 2 producers' history in
-    // one batch write; one trim.
-    expect(requests).toEqual({ get: 1, put: 17, batchWrite: 1, update: 1 });
-    expect(after.metadataWrites - before.metadataWrites).toBe(17 + 4 + 2 + 1);
+    // One read of the partition item; one page of the batch index for the 16 entries and one
+    // time-index mark for the pass (though the running max rises with every entry), each only-if-absent;
+    // the 4 keys and 2 producers' history in one batch write; one trim.
+    expect(requests).toEqual({ get: 1, put: 2, batchWrite: 1, update: 1 });
+    expect(after.metadataWrites - before.metadataWrites).toBe(2 + 4 + 2 + 1);
     const items = s.store.dump().filter((i) => i.pk === keys.partitionPk(topic.topicId, 0));
+    const pages = items.filter((i) => i.sk.startsWith('B#'));
+    expect(pages.map((p) => p.sk)).toEqual([keys.batch(topic.topicId, 0, 0).sk]);
+    expect(pages.flatMap(pageEntries).map((x) => x.baseOffset)).toEqual(
+      Array.from({ length: 16 }, (_, i) => i),
+    );
     expect(items.filter((i) => i.sk.startsWith('S#'))).toHaveLength(2);
     expect(items.filter((i) => i.sk.startsWith('K#'))).toHaveLength(4);
     expect(items.filter((i) => i.sk.startsWith('T#'))).toEqual([

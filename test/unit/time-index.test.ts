@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
+import { pageEntries } from '../../lib/core/log/batch-index.js';
 import { MARK_SPAN, timeMarks } from '../../lib/core/log/time-index.js';
 import { asPartitionState } from '../../lib/core/log/partition-state.js';
 import { listOffsetsViolations } from '../harness/list-offsets.js';
@@ -120,8 +121,8 @@ describe('ListOffsets by timestamp over a sparse time index', () => {
     rebuild.mockRestore();
     // The swap went through; the rebuild after it did not.
     expect(report.errors).toEqual([expect.stringMatching(/^compaction t-0: throttled/)]);
-    const first = await s.store.get(keys.batch(s.topic.topicId, 0, 0));
-    expect([first?.['c'], first?.['t']]).toEqual([0, -1]);
+    const [first] = pageEntries((await s.store.get(keys.batch(s.topic.topicId, 0, 0)))!);
+    expect([first?.entry.c, first?.entry.t]).toEqual([0, -1]);
     // The stale mark still says the max reached 500 at offset 0.
     expect(s.marks().map((m) => [m.sk.slice(2, 17), m['o']])).toEqual([['000000000000500', 0]]);
     const at = await s.http('GET', '/v1/topics/t/partitions/0/offsets?at=300');

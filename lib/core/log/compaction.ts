@@ -13,25 +13,27 @@
  * keeps such batches for producer state; here they also keep the index dense, so a fetch in an emptied
  * range advances `nextOffset` instead of finding nothing below the high watermark).
  *
- * Data is immutable: rewritten batches go into new objects on every in-sync store, then each group of
- * index items is swapped in one transaction, every item conditioned on still pointing at the object
- * range that was read. A concurrent cleaner, a retention run or anything else that changed an item
- * cancels the swap, and the pass stops there (groups are swapped in offset order, so a tombstone is
- * never dropped before the older records of its key are gone). The old objects are left to the orphan
- * collector.
+ * Data is immutable: rewritten batches go into new objects on every in-sync store, then the index pages
+ * holding each group's entries are swapped in one transaction, every rewritten entry checked to still
+ * point at the object range that was read and every page conditioned on not changing after that check.
+ * A concurrent cleaner, a retention run or anything else that changed an entry cancels the swap, and
+ * the pass stops there (groups are swapped in offset order, so a tombstone is never dropped before the
+ * older records of its key are gone). The old objects are left to the orphan collector.
  */
 import type { Clock } from '../../ports/clock.js';
 import type { Item, MetadataStore, TransactOp } from '../../ports/metadata-store.js';
 import { ConditionFailedError, TransactionCanceledError } from '../../ports/metadata-store.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import { dataObjectKey, keys, offsetFromBatchSk, pad } from '../keys.js';
+import { dataObjectKey, keys } from '../keys.js';
 import { queryAll } from '../query-all.js';
 import type { Record as KafkaRecord } from '../record-batch/index.js';
 import { decodeRecordBatch, encodeRecordBatch } from '../record-batch/index.js';
 import type { TopicConfig } from '../topics/configs.js';
 import type { PartitionState } from './partition-state.js';
-import { asPartitionState } from './partition-state.js';
-import type { LocatedEntry, StoredBatch } from './reader.js';
+import { asPartitionState, encodeTailEntry } from './partition-state.js';
+import type { IndexedEntry, LocatedEntry } from './batch-index.js';
+import { indexEntries, isRetired, pageEntries } from './batch-index.js';
+import type { StoredBatch } from './reader.js';
 import { readBatches } from './reader.js';
 import { timeMarkItem, timeMarks } from './time-index.js';
 
@@ -53,8 +55,6 @@ interface CleanerState {
   /** Max timestamp of the oldest batch holding a tombstone the last pass kept. */
   oldestTombstone?: number;
 }
-
-type IndexEntry = LocatedEntry['entry'];
 
 export interface CompactionDeps {
   store: MetadataStore;
@@ -106,7 +106,7 @@ export const compactPartition = async (
   const start = state.logStartOffset;
   const cleanedThrough = Math.min(Math.max(state.cleanedThrough ?? 0, start), state.tailBase);
   const cleanBytes = (state.cleanedThrough ?? 0) > start ? (state.cleanBytes ?? 0) : 0;
-  const dirty = await indexEntries(store, topicId, partition, cleanedThrough, state.tailBase);
+  const dirty = await indexRange(store, topicId, partition, cleanedThrough, state.tailBase);
   const dirtyBytes = dirty.reduce((sum, d) => sum + d.entry.l, 0);
   result.dirtyRatio = dirtyBytes === 0 ? 0 : dirtyBytes / (cleanBytes + dirtyBytes);
   const deleteHorizon = now - config['delete.retention.ms'];
@@ -137,7 +137,7 @@ export const compactPartition = async (
   const cleaner = new Rewriter(deps, topicId, state, options.swapDeadlineMs ?? 5 * 60_000);
   let stopped: CompactionResult['skipped'];
   try {
-    stopped = await cleanRange(cleaner, leader, await indexEntries(store, topicId, partition, start, end), {
+    stopped = await cleanRange(cleaner, leader, await indexRange(store, topicId, partition, start, end), {
       latest,
       deleteHorizon,
     });
@@ -174,7 +174,7 @@ export const compactPartition = async (
 const cleanRange = async (
   cleaner: Rewriter,
   leader: ObjectStore,
-  entries: readonly LocatedEntry[],
+  entries: readonly IndexedEntry[],
   rule: { latest: ReadonlyMap<string, number>; deleteHorizon: number },
 ): Promise<CompactionResult['skipped']> => {
   for (let i = 0; i < entries.length; i += READ_CHUNK) {
@@ -272,7 +272,7 @@ const cleanBatches = (
 };
 
 interface Pending {
-  located: LocatedEntry;
+  located: IndexedEntry;
   cleaned: CleanedEntry;
   bytes: Uint8Array;
 }
@@ -300,7 +300,7 @@ class Rewriter {
     return { entriesRewritten, recordsRemoved, tombstonesDropped };
   }
 
-  async add(located: LocatedEntry, cleaned: CleanedEntry): Promise<CompactionResult['skipped']> {
+  async add(located: IndexedEntry, cleaned: CleanedEntry): Promise<CompactionResult['skipped']> {
     if (cleaned.oldestTombstone !== undefined) {
       this.oldestTombstone = Math.min(
         this.oldestTombstone ?? cleaned.oldestTombstone,
@@ -331,31 +331,8 @@ class Rewriter {
     await Promise.all(state.isr.map((id) => deps.objectStore(id).put(key, body)));
     if (deps.clock.now() - writtenAt > this.swapDeadlineMs) return 'deadline';
 
-    let at = 0;
-    const ops: TransactOp[] = group.map(({ located, cleaned, bytes }) => {
-      const { baseOffset, entry } = located;
-      const b = at;
-      at += bytes.length;
-      return {
-        update: keys.batch(this.topicId, state.partition, baseOffset),
-        actions: [
-          { set: 'o', value: key },
-          { set: 'b', value: b },
-          { set: 'l', value: bytes.length },
-          { set: 'c', value: cleaned.records },
-          // A header-only entry has no timestamp: the time index and retention then pass over it.
-          { set: 't', value: cleaned.maxTimestamp },
-          { set: 'f', value: cleaned.minTimestamp },
-        ],
-        condition: {
-          and: [
-            { path: 'o', op: '=', value: entry.o },
-            { path: 'b', op: '=', value: entry.b },
-            { path: 'l', op: '=', value: entry.l },
-          ],
-        },
-      };
-    });
+    const ops = await this.swaps(key, group);
+    if (!ops) return 'raced';
     try {
       await deps.store.transact(ops);
     } catch (error) {
@@ -370,6 +347,54 @@ class Rewriter {
     }
     return undefined;
   }
+
+  /**
+   * One update per index page the group touches, replacing its rewritten entries. Each page is read
+   * again and conditioned on staying as read, and every entry must still be the one the pass cleaned;
+   * else another cleaner or a retention run got there first, and undefined stops the pass.
+   */
+  private async swaps(key: string, group: readonly Pending[]): Promise<TransactOp[] | undefined> {
+    const pk = keys.partitionPk(this.topicId, this.state.partition);
+    const byPage = new Map<string, { pending: Pending; b: number }[]>();
+    let at = 0;
+    for (const pending of group) {
+      const rewrites = byPage.get(pending.located.page) ?? [];
+      rewrites.push({ pending, b: at });
+      byPage.set(pending.located.page, rewrites);
+      at += pending.bytes.length;
+    }
+    const pages = await Promise.all(
+      [...byPage.keys()].map((sk) => this.deps.store.get({ pk, sk }, { consistent: true })),
+    );
+    const ops: TransactOp[] = [];
+    for (const page of pages) {
+      if (!page || isRetired(page)) return undefined;
+      const entries = pageEntries(page);
+      for (const { pending, b } of byPage.get(page.sk)!) {
+        const { located, cleaned, bytes } = pending;
+        const i = entries.findIndex((x) => x.baseOffset === located.baseOffset);
+        const now = entries[i]?.entry;
+        const read = located.entry;
+        if (!now || now.o !== read.o || now.b !== read.b || now.l !== read.l) return undefined;
+        entries[i]!.entry = {
+          ...now,
+          o: key,
+          b,
+          l: bytes.length,
+          c: cleaned.records,
+          // A header-only entry has no timestamp: the time index and retention then pass over it.
+          t: cleaned.maxTimestamp,
+          f: cleaned.minTimestamp,
+        };
+      }
+      ops.push({
+        update: { pk, sk: page.sk },
+        actions: [{ set: 'e', value: entries.map((x) => encodeTailEntry(x.entry)) }],
+        condition: { path: 'e', op: '=', value: page['e']! },
+      });
+    }
+    return ops;
+  }
 }
 
 const recordsOf = (batch: StoredBatch): KafkaRecord[] =>
@@ -380,29 +405,16 @@ const recordsOf = (batch: StoredBatch): KafkaRecord[] =>
 const keyString = (key: Uint8Array): string =>
   Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
 
-/** Batch index entries with base offsets in [from, to). */
-const indexEntries = async (
+/** Batch index entries with base offsets in [from, to) (both are entry boundaries). */
+const indexRange = async (
   store: MetadataStore,
   topicId: string,
   partition: number,
   from: number,
   to: number,
-): Promise<LocatedEntry[]> => {
-  const out: LocatedEntry[] = [];
-  if (to <= from) return out;
-  let cursor: string | undefined;
-  do {
-    const page = await store.query({
-      pk: keys.partitionPk(topicId, partition),
-      sk: { between: [keys.batch(topicId, partition, from).sk, `${keys.batchPrefix}${pad(to - 1)}`] },
-      consistent: true,
-      ...(cursor ? { cursor } : {}),
-    });
-    for (const item of page.items) {
-      out.push({ baseOffset: offsetFromBatchSk(item.sk), entry: item as unknown as IndexEntry });
-    }
-    cursor = page.cursor;
-  } while (cursor);
+): Promise<IndexedEntry[]> => {
+  const out: IndexedEntry[] = [];
+  for await (const located of indexEntries(store, topicId, partition, from, to)) out.push(located);
   return out;
 };
 
@@ -418,7 +430,7 @@ const rebuildTimeIndex = async (store: MetadataStore, topicId: string, partition
     const item = await store.get(key, { consistent: true });
     if (!item) return;
     const { logStartOffset, tailBase } = asPartitionState(item);
-    const entries = await indexEntries(store, topicId, partition, logStartOffset, tailBase);
+    const entries = await indexRange(store, topicId, partition, logStartOffset, tailBase);
     const { marks: rebuilt, runningMax } = timeMarks(
       entries.map(({ baseOffset, entry }) => ({ baseOffset, t: entry.t })),
       -1,

@@ -121,11 +121,7 @@ export class Fetcher {
     for (;;) {
       const state = await readPartitionState(this.ctx.store, topic, partition);
       if (request.offset < state.logStartOffset || request.offset > state.nextOffset) {
-        throw new SluiceError(
-          'OFFSET_OUT_OF_RANGE',
-          `offset ${request.offset} is outside ${topic.name}-${partition}'s log [${state.logStartOffset}, ${state.nextOffset}]`,
-          { details: { ...boundsOf(state) } },
-        );
+        throw outOfRange(topic, partition, request.offset, state);
       }
       const remaining = deadline - this.ctx.clock.now();
       if (request.offset < state.nextOffset || remaining <= 0) return { topic, state };
@@ -147,6 +143,16 @@ export class Fetcher {
       request.offset,
       request.maxBytes,
     );
+    // Retention may have dropped the start of the range since the state was read: answer as Kafka does
+    // when the log start passed the offset, rather than skip to what is left.
+    if ((entries[0]?.baseOffset ?? Number.POSITIVE_INFINITY) > request.offset) {
+      const now = await readPartitionState(this.ctx.store, topic, partition);
+      if (request.offset < now.logStartOffset) throw outOfRange(topic, partition, request.offset, now);
+      throw new SluiceError(
+        'KAFKA_STORAGE_ERROR',
+        `the batch index of ${topic.name}-${partition} has no entry for offset ${request.offset}`,
+      );
+    }
     return readBatches(this.storeFor(state, request.replica), entries);
   }
 
@@ -165,6 +171,13 @@ export class Fetcher {
     return this.ctx.objectStore(replica);
   }
 }
+
+const outOfRange = (topic: Topic, partition: number, offset: number, state: PartitionState): SluiceError =>
+  new SluiceError(
+    'OFFSET_OUT_OF_RANGE',
+    `offset ${offset} is outside ${topic.name}-${partition}'s log [${state.logStartOffset}, ${state.nextOffset}]`,
+    { details: { ...boundsOf(state) } },
+  );
 
 const boundsOf = (state: PartitionState): PartitionBounds => ({
   highWatermark: state.nextOffset,

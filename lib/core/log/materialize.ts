@@ -1,14 +1,15 @@
 /**
- * Moves committed tail entries out of the partition item into the batch index (one item per batch), the
+ * Moves committed tail entries out of the partition item into the batch index (one page per pass), the
  * time index (one mark per pass) and the idempotent producers' history (one item per producer epoch per
- * pass), so the hot item stays small. Index items are written first and are idempotent; the trim is one
- * update conditioned on `tailBase`, so concurrent materializers cannot trim twice and commits that
- * append meanwhile are untouched (they only ever add to the end of the list).
+ * pass), so the hot item stays small. Everything is written before the trim, which is one update
+ * conditioned on `tailBase`, so concurrent materializers cannot trim twice and commits that append
+ * meanwhile are untouched (they only ever add to the end of the list).
  */
 import type { Condition, Item, MetadataStore, UpdateAction } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { keys } from '../keys.js';
-import type { PartitionState } from './partition-state.js';
+import { isRetired, pageEnd, pageEntries, pageItem } from './batch-index.js';
+import type { PartitionState, TailEntry } from './partition-state.js';
 import { asPartitionState, tailOffsets } from './partition-state.js';
 import { producerHistoryItems } from './producer-history.js';
 import { timeMarkItem, timeMarks } from './time-index.js';
@@ -43,58 +44,24 @@ export const materializeTail = async (
     .map(([pid]) => pid);
   if (count === 0 && expired.length === 0) return 0;
 
-  const moved = state.tail.slice(0, count);
   const offsets = tailOffsets(state);
-  const passEnd = state.tailBase + moved.reduce((sum, e) => sum + e.n, 0);
-  const indexed: Item[] = [];
-  const remembered: Item[] = [];
-  moved.forEach((entry, i) => {
-    const baseOffset = offsets[i]!;
-    indexed.push({ ...keys.batch(topicId, partition, baseOffset), ...entry });
-    if (entry.k !== undefined) {
-      remembered.push({
-        ...keys.idempotencyKey(topicId, partition, entry.k),
-        o: baseOffset,
-        n: entry.n,
-        t: entry.t,
-        expiresAt: Math.ceil((options.now + IDEMPOTENCY_WINDOW_MS) / 1000),
-      });
-    }
-  });
-  const time = timeMarks(
-    moved.map((entry, i) => ({ baseOffset: offsets[i]!, t: entry.t })),
-    state.tsMax,
-  );
-  indexed.push(...time.marks.map((mark) => timeMarkItem(topicId, partition, mark)));
-  remembered.push(
-    ...producerHistoryItems(
-      topicId,
-      partition,
-      moved.map((entry, i) => ({ baseOffset: offsets[i]!, entry })),
-      passEnd,
-      Math.ceil((options.now + options.producerExpirationMs) / 1000),
-    ),
-  );
-  await Promise.all([
-    // Only-if-absent: a materializer that stalled after reading the tail must not put back an index item
-    // that compaction or retention has since rewritten or removed (another materializer wrote it first).
-    ...indexed.map((item) =>
-      store.put(item, { condition: { notExists: 'pk' } }).catch((error: unknown) => {
-        if (!(error instanceof ConditionFailedError)) throw error;
-      }),
-    ),
-    // Idempotency-Keys and producer history hold only facts about committed batches, so rewriting them
-    // is harmless: unconditional, they go in as few requests as the store allows.
-    remembered.length > 0 ? store.batchWrite({ puts: remembered }) : undefined,
-  ]);
-
-  const keyCount = moved.filter((e) => e.k !== undefined).length;
-  const actions: UpdateAction[] = [];
+  const moved: Located[] = state.tail.slice(0, count).map((entry, i) => ({ baseOffset: offsets[i]!, entry }));
+  let covered = moved;
+  let tsMax = state.tsMax;
   if (count > 0) {
+    const pass = await indexPass(store, topicId, partition, state, moved, options);
+    if (!pass) return 0;
+    covered = [...moved, ...pass.extras];
+    tsMax = pass.runningMax;
+  }
+
+  const keyCount = covered.filter((x) => x.entry.k !== undefined).length;
+  const actions: UpdateAction[] = [];
+  if (covered.length > 0) {
     actions.push(
-      { removeHead: 'tail', count },
-      { set: 'tailBase', value: passEnd },
-      { set: 'tsMax', value: time.runningMax },
+      { removeHead: 'tail', count: covered.length },
+      { set: 'tailBase', value: endOf(covered) },
+      { set: 'tsMax', value: tsMax },
     );
   }
   if (keyCount > 0) actions.push({ removeHead: 'ik', count: keyCount }, { set: 'ikGen', add: 1 });
@@ -111,7 +78,115 @@ export const materializeTail = async (
     if (error instanceof ConditionFailedError) return 0;
     throw error;
   }
-  return count;
+  return covered.length;
+};
+
+type Located = { baseOffset: number; entry: TailEntry };
+
+/**
+ * Writes the pass's page, and what the pass adds to the time index, the Idempotency-Keys and the
+ * producers' history. When a page already starts there (a materializer racing this one wrote it from
+ * a shorter or longer tail), follows the pages until they cover the pass, writing the rest as a page of
+ * its own: pages stay a tiling. Entries past the pass that those pages hold are returned, their facts
+ * written too, for the trim to take; undefined when the page was retired (this pass is long stale).
+ */
+const indexPass = async (
+  store: MetadataStore,
+  topicId: string,
+  partition: number,
+  state: PartitionState,
+  moved: readonly Located[],
+  options: MaterializeOptions,
+): Promise<{ extras: Located[]; runningMax: number } | undefined> => {
+  const end = endOf(moved);
+  const own = recordFacts(store, topicId, partition, moved, state.tsMax, end, options);
+  const [taken] = await Promise.all([
+    putPage(store, pageItem(topicId, partition, state.tailBase, entriesOf(moved))),
+    own.written,
+  ]);
+  const extras: Located[] = [];
+  for (let page = taken; page;) {
+    if (isRetired(page)) return undefined;
+    extras.push(...pageEntries(page).filter((x) => x.baseOffset >= end));
+    const next = pageEnd(page);
+    if (next >= end) break;
+    const rest = moved.filter((x) => x.baseOffset >= next);
+    if (rest[0]?.baseOffset !== next)
+      throw new Error(`batch index page ${page.sk} ends at ${next}, inside a tail entry`);
+    page = await putPage(store, pageItem(topicId, partition, next, entriesOf(rest)));
+  }
+  if (extras.length === 0) return { extras, runningMax: own.runningMax };
+  const theirs = recordFacts(store, topicId, partition, extras, own.runningMax, endOf(extras), options);
+  await theirs.written;
+  return { extras, runningMax: theirs.runningMax };
+};
+
+/** Only-if-absent; returns the page that was there instead, if one was. */
+const putPage = (store: MetadataStore, page: Item): Promise<Item | undefined> =>
+  store.put(page, { condition: { notExists: 'pk' } }).then(
+    () => undefined,
+    (error: unknown) => {
+      if (error instanceof ConditionFailedError && error.current) return error.current;
+      throw error;
+    },
+  );
+
+/** Time-index marks, Idempotency-Keys and producer history for entries of a pass ending at `end`. */
+const recordFacts = (
+  store: MetadataStore,
+  topicId: string,
+  partition: number,
+  entries: readonly Located[],
+  runningMax: number,
+  end: number,
+  options: MaterializeOptions,
+): { written: Promise<unknown>; runningMax: number } => {
+  const time = timeMarks(
+    entries.map(({ baseOffset, entry }) => ({ baseOffset, t: entry.t })),
+    runningMax,
+  );
+  const remembered: Item[] = [];
+  for (const { baseOffset, entry } of entries) {
+    if (entry.k === undefined) continue;
+    remembered.push({
+      ...keys.idempotencyKey(topicId, partition, entry.k),
+      o: baseOffset,
+      n: entry.n,
+      t: entry.t,
+      expiresAt: Math.ceil((options.now + IDEMPOTENCY_WINDOW_MS) / 1000),
+    });
+  }
+  remembered.push(
+    ...producerHistoryItems(
+      topicId,
+      partition,
+      entries,
+      end,
+      Math.ceil((options.now + options.producerExpirationMs) / 1000),
+    ),
+  );
+  const written = Promise.all([
+    // Only-if-absent: a materializer that stalled must not put back a mark that compaction or retention
+    // has since replaced or removed.
+    ...time.marks.map((mark) =>
+      store
+        .put(timeMarkItem(topicId, partition, mark), { condition: { notExists: 'pk' } })
+        .catch((error: unknown) => {
+          if (!(error instanceof ConditionFailedError)) throw error;
+        }),
+    ),
+    // Idempotency-Keys and producer history hold only facts about committed batches, so rewriting them
+    // is harmless: unconditional, they go in as few requests as the store allows.
+    remembered.length > 0 ? store.batchWrite({ puts: remembered }) : undefined,
+  ]);
+  return { written, runningMax: time.runningMax };
+};
+
+const entriesOf = (located: readonly Located[]): TailEntry[] => located.map((x) => x.entry);
+
+const endOf = (located: readonly Located[]): number => {
+  const last = located.at(-1)!;
+  return last.baseOffset + last.entry.n;
 };
 
 export type { PartitionState };

@@ -1,24 +1,17 @@
 /**
- * Finds the committed batches covering an offset (the partition item's tail, then the batch index)
+ * Finds the committed batches covering an offset (the batch index, then the partition item's tail)
  * and reads their bytes with ranged GETs, verifying every CRC: a corrupt or missing object is an
  * error, never silently skipped data.
  */
 import type { MetadataStore } from '../../ports/metadata-store.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { SluiceError, isSluiceError } from '../../errors.js';
-import { keys, offsetFromBatchSk, pad } from '../keys.js';
 import type { BatchHeader } from '../record-batch/index.js';
 import { splitBatches, withBaseOffset } from '../record-batch/index.js';
-import type { PartitionState, TailEntry } from './partition-state.js';
+import type { LocatedEntry } from './batch-index.js';
+import { indexEntries } from './batch-index.js';
+import type { PartitionState } from './partition-state.js';
 import { tailOffsets } from './partition-state.js';
-
-export interface LocatedEntry {
-  baseOffset: number;
-  entry: Pick<TailEntry, 'o' | 'b' | 'l' | 'n' | 'c' | 't' | 'f'>;
-}
-
-/** Index items per query page when reading on from an offset (a materialization pass's worth). */
-const INDEX_PAGE = 64;
 
 export interface StoredBatch {
   baseOffset: number;
@@ -42,37 +35,12 @@ export const locateEntries = async (
   const out: LocatedEntry[] = [];
   let bytes = 0;
   const full = () => out.length > 0 && bytes >= maxBytes;
-  const pk = keys.partitionPk(topicId, partition);
   if (offset < state.tailBase) {
-    // The batch that contains `offset` is the last one starting at or before it.
-    const first = await store.query({
-      pk,
-      sk: { between: [keys.batchPrefix, keys.batch(topicId, partition, offset).sk] },
-      reverse: true,
-      limit: 1,
-      consistent: true,
-    });
-    const from = first.items[0]?.sk ?? keys.batchPrefix;
-    let cursor: string | undefined;
-    do {
-      const page = await store.query({
-        pk,
-        sk: { between: [from, `${keys.batchPrefix}${pad(state.tailBase)}`] },
-        limit: 50,
-        consistent: true,
-        ...(cursor ? { cursor } : {}),
-      });
-      for (const item of page.items) {
-        const baseOffset = offsetFromBatchSk(item.sk);
-        if (baseOffset >= state.tailBase) break;
-        const entry = item as unknown as LocatedEntry['entry'];
-        if (baseOffset + entry.n <= offset) continue;
-        out.push({ baseOffset, entry });
-        bytes += entry.l;
-        if (full()) return out;
-      }
-      cursor = page.cursor;
-    } while (cursor);
+    for await (const located of indexEntries(store, topicId, partition, offset, state.tailBase)) {
+      out.push(located);
+      bytes += located.entry.l;
+      if (full()) return out;
+    }
   }
   const offsets = tailOffsets(state);
   state.tail.forEach((entry, i) => {
@@ -83,31 +51,6 @@ export const locateEntries = async (
   });
   return out;
 };
-
-/** Batch index entries with base offsets in [from, to), in offset order, read a page at a time as the caller goes. */
-export async function* indexEntries(
-  store: MetadataStore,
-  topicId: string,
-  partition: number,
-  from: number,
-  to: number,
-): AsyncGenerator<LocatedEntry> {
-  if (to <= from) return;
-  let cursor: string | undefined;
-  do {
-    const page = await store.query({
-      pk: keys.partitionPk(topicId, partition),
-      sk: { between: [keys.batch(topicId, partition, from).sk, keys.batch(topicId, partition, to - 1).sk] },
-      limit: INDEX_PAGE,
-      consistent: true,
-      ...(cursor ? { cursor } : {}),
-    });
-    for (const item of page.items) {
-      yield { baseOffset: offsetFromBatchSk(item.sk), entry: item as unknown as LocatedEntry['entry'] };
-    }
-    cursor = page.cursor;
-  } while (cursor);
-}
 
 /** Reads and verifies the batches of the given entries, coalescing adjacent ranges of one object. */
 export const readBatches = async (

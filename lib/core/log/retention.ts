@@ -2,14 +2,16 @@
  * Retention for `cleanup.policy=delete`: drops the oldest committed batches past `retention.ms` or
  * beyond `retention.bytes`, Kafka's way (whole batches from the start of the log, never the newest
  * ones still in the partition item's tail). `logStartOffset` advances first, monotonically, with a
- * conditional update; then the index and time-index items go. Objects are left to the orphan
- * collector, which deletes them once nothing references them and readers in flight are done.
+ * conditional update; then the index pages wholly below it are retired and the time index repaired.
+ * Objects are left to the orphan collector, which deletes them once nothing references them and
+ * readers in flight are done.
  */
-import type { Item, MetadataStore } from '../../ports/metadata-store.js';
+import type { MetadataStore } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
-import { keys, offsetFromBatchSk } from '../keys.js';
+import { keys } from '../keys.js';
 import { queryAll } from '../query-all.js';
 import type { TopicConfig } from '../topics/configs.js';
+import { indexEntries, isRetired, pageEnd, pageEntries, retiredPageItem } from './batch-index.js';
 import { asPartitionState } from './partition-state.js';
 import { timeMarkItem, timeMarks } from './time-index.js';
 
@@ -34,26 +36,32 @@ export const applyRetention = async (
   const retentionBytes = config['retention.bytes'];
   if (!config['cleanup.policy'].includes('delete') || (retentionMs < 0 && retentionBytes < 0)) return none;
 
-  // Index items below the log start are leftovers of a run whose deletes failed after it moved the
-  // start: finish them now (else their objects are never collected), and do not count their bytes.
-  const below = (b: Item) => offsetFromBatchSk(b.sk) + (b['n'] as number) <= state.logStartOffset;
-  const indexed = await indexItems(store, topicId, partition, keys.batchPrefix);
-  const leftovers = indexed.filter(below);
-  if (leftovers.length > 0) await store.batchWrite({ deletes: leftovers.map(({ pk, sk }) => ({ pk, sk })) });
-  const batches = indexed.filter((b) => !below(b));
+  // Pages wholly below the log start are leftovers of a run that failed after it moved the start:
+  // retire them now (else their objects are never collected), and count no bytes below the start.
+  const pages = await queryAll(store, {
+    pk: keys.partitionPk(topicId, partition),
+    sk: { beginsWith: keys.batchPrefix },
+    consistent: true,
+  });
+  const live = pages.filter((page) => !isRetired(page));
+  const leftovers = live.filter((page) => pageEnd(page) <= state.logStartOffset);
+  if (leftovers.length > 0) await store.batchWrite({ puts: leftovers.map((p) => retiredPageItem(p, now)) });
+  const batches = live
+    .flatMap(pageEntries)
+    .filter((x) => x.baseOffset + x.entry.n > state.logStartOffset && x.baseOffset < state.tailBase);
   const tailBytes = state.tail.reduce((sum, e) => sum + e.l, 0);
-  let remaining = batches.reduce((sum, b) => sum + (b['l'] as number), 0) + tailBytes;
-  const doomed: Item[] = [];
-  for (const batch of batches) {
-    const expired = retentionMs >= 0 && (batch['t'] as number) < now - retentionMs;
-    const oversize = retentionBytes >= 0 && remaining - (batch['l'] as number) >= retentionBytes;
+  let remaining = batches.reduce((sum, x) => sum + x.entry.l, 0) + tailBytes;
+  let doomed = 0;
+  for (const { entry } of batches) {
+    const expired = retentionMs >= 0 && entry.t < now - retentionMs;
+    const oversize = retentionBytes >= 0 && remaining - entry.l >= retentionBytes;
     if (!expired && !oversize) break;
-    doomed.push(batch);
-    remaining -= batch['l'] as number;
+    doomed++;
+    remaining -= entry.l;
   }
-  const last = doomed.at(-1);
+  const last = batches[doomed - 1];
   if (!last) return none;
-  const logStartOffset = offsetFromBatchSk(last.sk) + (last['n'] as number);
+  const logStartOffset = last.baseOffset + last.entry.n;
   if (logStartOffset <= state.logStartOffset) return none;
   try {
     await store.update(key, [{ set: 'logStartOffset', value: logStartOffset }], {
@@ -68,9 +76,13 @@ export const applyRetention = async (
     if (error instanceof ConditionFailedError) return none;
     throw error;
   }
-  await store.batchWrite({ deletes: doomed.map(({ pk, sk }) => ({ pk, sk })) });
+  // A page that still holds batches at or past the new start stays until the start passes its end.
+  const retired = live.filter(
+    (page) => pageEnd(page) > state.logStartOffset && pageEnd(page) <= logStartOffset,
+  );
+  await store.batchWrite({ puts: retired.map((page) => retiredPageItem(page, now)) });
   await repairTimeIndex(store, topicId, partition, logStartOffset);
-  return { logStartOffset, batchesDeleted: doomed.length };
+  return { logStartOffset, batchesDeleted: doomed };
 };
 
 /**
@@ -89,13 +101,16 @@ const repairTimeIndex = async (
     const item = await store.get(keys.partitionState(topicId, partition), { consistent: true });
     if (!item) return;
     const { tailBase } = asPartitionState(item);
-    const marks = await indexItems(store, topicId, partition, keys.timePrefix);
+    const marks = await queryAll(store, {
+      pk: keys.partitionPk(topicId, partition),
+      sk: { beginsWith: keys.timePrefix },
+      consistent: true,
+    });
     const firstKept = marks.find((m) => (m['o'] as number) >= logStartOffset);
-    const survivors = (await indexItems(store, topicId, partition, keys.batchPrefix))
-      .map((batch) => ({ baseOffset: offsetFromBatchSk(batch.sk), t: batch['t'] as number }))
-      .filter(
-        (b) => b.baseOffset >= logStartOffset && (!firstKept || b.baseOffset < (firstKept['o'] as number)),
-      );
+    const survivors: { baseOffset: number; t: number }[] = [];
+    const until = firstKept ? (firstKept['o'] as number) : tailBase;
+    for await (const { baseOffset, entry } of indexEntries(store, topicId, partition, logStartOffset, until))
+      survivors.push({ baseOffset, t: entry.t });
     const { marks: repaired, runningMax } = timeMarks(survivors, -1);
     const puts = repaired.map((mark) => timeMarkItem(topicId, partition, mark));
     const keep = new Set(puts.map((p) => p.sk));
@@ -112,11 +127,3 @@ const repairTimeIndex = async (
     }
   }
 };
-
-const indexItems = (
-  store: MetadataStore,
-  topicId: string,
-  partition: number,
-  prefix: string,
-): Promise<Item[]> =>
-  queryAll(store, { pk: keys.partitionPk(topicId, partition), sk: { beginsWith: prefix }, consistent: true });

@@ -19,8 +19,8 @@ import type { Item, MetadataStore } from '../../ports/metadata-store.js';
 import { keys, pad } from '../keys.js';
 import type { PartitionState } from './partition-state.js';
 import { tailOffsets } from './partition-state.js';
-import type { LocatedEntry } from './reader.js';
-import { indexEntries } from './reader.js';
+import type { LocatedEntry } from './batch-index.js';
+import { indexEntries } from './batch-index.js';
 
 /** Batches one mark covers at most: as many as a materialization pass moves. */
 export const MARK_SPAN = 64;
