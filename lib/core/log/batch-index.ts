@@ -15,7 +15,7 @@
 import type { Item, MetadataStore } from '../../ports/metadata-store.js';
 import { keys, offsetFromBatchSk } from '../keys.js';
 import type { TailEntry } from './partition-state.js';
-import { decodeTailEntry, encodeTailEntry } from './partition-state.js';
+import { decodeTailEntry, encodeTailEntry, topicIdOf } from './partition-state.js';
 
 export interface LocatedEntry {
   baseOffset: number;
@@ -38,7 +38,10 @@ export const pageItem = (
   partition: number,
   baseOffset: number,
   entries: readonly TailEntry[],
-): Item => ({ ...keys.batch(topicId, partition, baseOffset), e: entries.map(encodeTailEntry) });
+): Item => ({
+  ...keys.batch(topicId, partition, baseOffset),
+  e: entries.map((entry) => encodeTailEntry(entry, topicId)),
+});
 
 /** The marker retention leaves in place of a page it dropped. */
 export const retiredPageItem = (page: Item, now: number): Item => ({
@@ -55,8 +58,9 @@ export const pageEntries = (page: Item): IndexedEntry[] => {
   const list = page['e'];
   if (!Array.isArray(list)) return [];
   let next = offsetFromBatchSk(page.sk);
+  const topicId = topicIdOf(page);
   return list.map((s) => {
-    const entry = decodeTailEntry(String(s));
+    const entry = decodeTailEntry(String(s), topicId);
     const located = { baseOffset: next, entry, page: page.sk };
     next += entry.n;
     return located;

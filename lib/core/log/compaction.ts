@@ -389,7 +389,7 @@ class Rewriter {
       }
       ops.push({
         update: { pk, sk: page.sk },
-        actions: [{ set: 'e', value: entries.map((x) => encodeTailEntry(x.entry)) }],
+        actions: [{ set: 'e', value: entries.map((x) => encodeTailEntry(x.entry, this.topicId)) }],
         condition: { path: 'e', op: '=', value: page['e']! },
       });
     }

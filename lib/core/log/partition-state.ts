@@ -104,7 +104,8 @@ export const asPartitionState = (item: Item): PartitionState => {
   };
 };
 
-const topicIdOf = (item: Item): string | undefined => {
+/** The topic id in a partition item's key (`P#{topicId}#{partition}`), which tail and page entries need. */
+export const topicIdOf = (item: Item): string | undefined => {
   const pk = item['pk'];
   return typeof pk === 'string' && pk.startsWith('P#') ? pk.slice(2, pk.lastIndexOf('#')) : undefined;
 };
