@@ -26,8 +26,19 @@ interface Member {
 
 type Owned = { topic: string; partitions: number[] }[];
 
-const heartbeat = async (group: string, body: Record<string, unknown>) =>
-  t.call('POST', `/v1/groups/${group}/heartbeat`, body);
+/**
+ * One heartbeat as a Kafka client sends it: a retriable COORDINATOR_NOT_AVAILABLE (503, the
+ * coordinator's conflict retries ran out under heavy contention; nothing was written) is sent again
+ * after a short jittered pause. Every other answer is the test's to check.
+ */
+const heartbeat = async (group: string, body: Record<string, unknown>) => {
+  for (let attempt = 1; ; attempt++) {
+    const r = await t.call('POST', `/v1/groups/${group}/heartbeat`, body);
+    const retriable = r.status === 503 && r.json?.error?.code === 'COORDINATOR_NOT_AVAILABLE';
+    if (!retriable || attempt >= 5) return r;
+    await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 200));
+  }
+};
 
 /** One member's heartbeat loop step: reports what it owns, adopts what it is given. */
 const beat = async (group: string, topic: string, m: Member) => {
