@@ -37,7 +37,10 @@ export const nodeHttpFetch = (options: NodeHttpFetchOptions = {}): FetchLike => 
         (res: IncomingMessage) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('error', reject);
+          res.on('error', (error) => {
+            signal?.removeEventListener('abort', onAbort);
+            reject(error);
+          });
           res.on('end', () => {
             signal?.removeEventListener('abort', onAbort);
             const responseHeaders = new Headers();
