@@ -34,6 +34,7 @@ import { measureBatchCost } from './cost-run.js';
 import { cpuMsPer, cpuSeconds } from './cpu.js';
 import { flags, numberFlag } from './flags.js';
 import { BenchConsumers, newConsumerRecorder } from './omb-consumer.js';
+import type { ProducerRecorder } from './omb-producer.js';
 import { BenchProducer, newProducerRecorder } from './omb-producer.js';
 import type { OmbResult } from './omb-report.js';
 import { buildResult } from './omb-report.js';
@@ -54,6 +55,30 @@ const DEFAULT_WORKLOADS = [
   'bench/workloads/1-topic-4-partitions-1kb-max-rate.json',
 ];
 const BATCH_SIZES = [64 * 1024, 256 * 1024, MIB, 4 * MIB];
+
+/** The workload's producers for one topic, each at `rate` messages/s (0: as fast as they can), until `untilMs`. */
+const runProducers = async (
+  client: SluiceClient,
+  w: ReturnType<typeof withDefaults>,
+  topic: string,
+  rate: number,
+  recorder: ProducerRecorder,
+  untilMs: number,
+): Promise<void> => {
+  const options = {
+    topic,
+    partitions: w.partitionsPerTopic,
+    messageSize: w.messageSize,
+    rate,
+    batchBytes: w.batchBytes,
+    lingerMs: w.lingerMs,
+  };
+  await Promise.all(
+    Array.from({ length: w.producersPerTopic }, () =>
+      new BenchProducer(client.producer(), options, recorder).run(untilMs),
+    ),
+  );
+};
 
 interface WorkloadRun {
   file: string;
@@ -97,22 +122,7 @@ const runWorkload = async (
   const endMs = startMs + seconds * 1000;
   console.error(`[${runId}] producing for ${warmupSeconds} s warm-up + ${seconds} s…`);
   await Promise.all(
-    topics.flatMap((topic) =>
-      Array.from({ length: w.producersPerTopic }, () =>
-        new BenchProducer(
-          client.producer(),
-          {
-            topic,
-            partitions: w.partitionsPerTopic,
-            messageSize: w.messageSize,
-            rate: perProducerRate,
-            batchBytes: w.batchBytes,
-            lingerMs: w.lingerMs,
-          },
-          producerRecorder,
-        ).run(endMs),
-      ),
-    ),
+    topics.map((topic) => runProducers(client, w, topic, perProducerRate, producerRecorder, endMs)),
   );
   // Let the consumers catch up (bounded), so consume rates and end-to-end latency cover every message.
   const total = (s: { values: number[] }) => s.values.reduce((a, b) => a + b, 0);
@@ -169,22 +179,7 @@ const measureLimit = async (target: BenchTarget, workload: Workload, seconds: nu
     const sluiceCpu = cpuSeconds();
     const started = performance.now();
     const until = Date.now() + (seconds / rounds) * 1000;
-    await Promise.all(
-      Array.from({ length: w.producersPerTopic }, () =>
-        new BenchProducer(
-          client.producer(),
-          {
-            topic,
-            partitions: w.partitionsPerTopic,
-            messageSize: w.messageSize,
-            rate: 0,
-            batchBytes: w.batchBytes,
-            lingerMs: w.lingerMs,
-          },
-          recorder,
-        ).run(until),
-      ),
-    );
+    await runProducers(client, w, topic, 0, recorder, until);
     sluice.seconds += (performance.now() - started) / 1000;
     addCpu(cpu.sluice, sluiceCpu);
     sluice.requests += recorder.published.values.length;
