@@ -2,7 +2,6 @@ import { gzipSync } from 'node:zlib';
 import lz4 from 'lz4js';
 import snappy from 'snappyjs';
 import { describe, expect, it } from 'vitest';
-import { SluiceError } from '../../lib/errors.js';
 import {
   type Compression,
   type Record,
@@ -13,21 +12,10 @@ import {
   encodeRecordBatch,
 } from '../../lib/core/record-batch/index.js';
 import { decompressRecords } from '../../lib/core/record-batch/compression.js';
+import { errorOf, codeOf } from '../support/sluice-error.js';
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
-
-/** The SluiceError `fn` throws (failing the test if it throws anything else, or nothing). */
-function errorOf(fn: () => unknown): SluiceError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof SluiceError) return e;
-    throw e;
-  }
-  throw new Error('expected a SluiceError');
-}
-const codeOf = (fn: () => unknown): string => errorOf(fn).code;
 
 /** A valid batch whose records section is `payload`, claimed to be compressed with `compression`. */
 function batchWithPayload(compression: Compression, payload: Uint8Array, recordCount = 1): Uint8Array {

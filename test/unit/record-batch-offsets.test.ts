@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { SluiceError } from '../../lib/errors.js';
 import {
   type RecordInput,
   decodeRecordBatch,
@@ -8,20 +7,11 @@ import {
   splitBatches,
   withBaseOffset,
 } from '../../lib/core/record-batch/index.js';
+import { codeOf } from '../support/sluice-error.js';
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 const text = (b: Uint8Array | null): string | null => (b === null ? null : new TextDecoder().decode(b));
 const T0 = 1_700_000_000_000;
-
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof SluiceError) return e.code;
-    throw e;
-  }
-  throw new Error('expected a SluiceError');
-}
 
 /** What the log cleaner keeps of a ten-record batch: offsets 2, 3, 7 (a tombstone) and nothing after. */
 const survivors: RecordInput[] = [

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { SluiceError } from '../../lib/errors.js';
 import {
   type RecordInput,
   crc32c,
@@ -18,21 +17,11 @@ import {
   writeVarint,
   writeVarlong,
 } from '../../lib/core/record-batch/varint.js';
+import { codeOf } from '../support/sluice-error.js';
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
 const T0 = 1_700_000_000_000;
-
-/** Runs `fn` and returns the SluiceError code it throws (failing the test if it throws anything else or nothing). */
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof SluiceError) return e.code;
-    throw e;
-  }
-  throw new Error('expected a SluiceError');
-}
 
 /** Recomputes the CRC after a test edits CRC-covered bytes, so that the edit reaches the record parser. */
 function reseal(batch: Uint8Array): Uint8Array {
