@@ -16,7 +16,7 @@ import { systemClock } from '../lib/ports/clock.js';
 import type { MetadataStore } from '../lib/ports/metadata-store.js';
 import type { ObjectStore } from '../lib/ports/object-store.js';
 import { StorageMeter } from '../lib/ports/meter.js';
-import { DEFAULT_MAX_REQUEST_BYTES, ENV, storeId } from '../infra/config.js';
+import { DEFAULT_MAX_REQUEST_BYTES, ENV, SEGMENT_STORE_ID, storeId } from '../infra/config.js';
 
 const required = (name: string): string => {
   const value = process.env[name];
@@ -45,6 +45,7 @@ export const sluiceFromEnv = (): Sluice => {
   if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes < 1) {
     throw new Error(`${ENV.maxRequestBytes} must be a positive integer`);
   }
+  const segmentBucket = process.env[ENV.segmentBucket];
   const storage: { store: MetadataStore; objectStores: readonly ObjectStore[] } = {
     store: new DynamoMetadataStore({
       client: clients.dynamodb,
@@ -62,6 +63,16 @@ export const sluiceFromEnv = (): Sluice => {
   instance = createSluice({
     store: storage.store,
     objectStores: storage.objectStores,
+    ...(segmentBucket
+      ? {
+          segmentStore: new S3ObjectStore({
+            client: clients.s3,
+            bucket: segmentBucket,
+            id: SEGMENT_STORE_ID,
+            meter: meters.objects,
+          }),
+        }
+      : {}),
     clock: systemClock,
     config: { clusterId: process.env[ENV.clusterId] ?? 'sluice', maxRequestBytes },
     log: (entry) => console.error(JSON.stringify(entry)),

@@ -55,11 +55,13 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     const storeCount = options.storeCount ?? 1;
     const buckets =
       env[ENV.buckets]?.split(',') ?? Array.from({ length: storeCount }, (_, i) => `sluice-store-${i}`);
+    // The segment store is its own bucket, as on AWS (a separate S3 Standard bucket).
+    const segmentBucket = env[ENV.segmentBucket] ?? 'sluice-segments';
     const clusterId = env[ENV.clusterId] ?? (await persistentClusterId(options.dataDir));
 
     const clients = createAwsClients({ endpoints });
     await ensureTable(clients.dynamodb, tableName);
-    await Promise.all(buckets.map((bucket) => ensureBucket(clients.s3, bucket)));
+    await Promise.all([...buckets, segmentBucket].map((bucket) => ensureBucket(clients.s3, bucket)));
     clients.s3.destroy();
     clients.dynamodb.destroy();
 
@@ -69,6 +71,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
       [ENV.tableName]: tableName,
       [ENV.buckets]: buckets.join(','),
+      [ENV.segmentBucket]: segmentBucket,
       [ENV.clusterId]: clusterId,
       ...(env[ENV.maxRequestBytes] ? { [ENV.maxRequestBytes]: env[ENV.maxRequestBytes] } : {}),
     });

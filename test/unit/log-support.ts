@@ -16,14 +16,19 @@ export class TestClock implements Clock {
   }
 }
 
-export const memorySluice = (config: Partial<SluiceConfig> = {}) => {
+export const memorySluice = (
+  config: Partial<SluiceConfig> = {},
+  options: { segmentStore?: boolean } = {},
+) => {
   const clock = new TestClock();
   const store = new MemoryMetadataStore();
   const objects = new MemoryObjectStore('s0', undefined, clock);
+  const segments = options.segmentStore ? new MemoryObjectStore('segments', undefined, clock) : undefined;
   let id = 0;
   const sluice = createSluice({
     store,
     objectStores: [objects],
+    ...(segments ? { segmentStore: segments } : {}),
     clock,
     config: { clusterId: 'test', topicCacheTtlMs: 60_000, ...config },
     newId: () => `id-${++id}`,
@@ -46,5 +51,5 @@ export const memorySluice = (config: Partial<SluiceConfig> = {}) => {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     return response as { status: number; headers?: Record<string, string>; body: any };
   };
-  return { sluice, store, objects, clock, http };
+  return { sluice, store, objects, segments, clock, http };
 };

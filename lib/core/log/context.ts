@@ -16,6 +16,8 @@ import { asPartitionState } from './partition-state.js';
 export interface LogOptions {
   store: MetadataStore;
   objectStores: readonly ObjectStore[];
+  /** Where rolled segments go (KIP-405's remote tier); without one, maintenance does not roll. */
+  segmentStore?: ObjectStore;
   catalog: TopicCatalog;
   clock: Clock;
   /** Largest produce body accepted, after decoding (API.md default 4 MiB). */
@@ -45,6 +47,7 @@ export interface LogContext {
   commitDeadlineMs: number;
   newId: () => string;
   objectStore(id: string): ObjectStore;
+  segmentStore: ObjectStore | undefined;
   leadership: LeadershipCache;
 }
 
@@ -66,6 +69,7 @@ export const createLogContext = (options: LogOptions): LogContext => {
         throw new SluiceError('NOT_LEADER_OR_FOLLOWER', `store ${id} is not configured in this deployment`);
       return store;
     },
+    segmentStore: options.segmentStore,
     leadership: new LeadershipCache(options.store),
   };
 };

@@ -11,6 +11,7 @@ import { readPartitionState } from './context.js';
 import type { PartitionState } from './partition-state.js';
 import type { StoredBatch } from './reader.js';
 import { locateEntries, readBatches } from './reader.js';
+import { tieredStores } from './segments/segment-index.js';
 import { firstEntryReaching } from './time-index.js';
 
 export const MAX_WAIT_MS = 20_000;
@@ -46,11 +47,10 @@ export class Fetcher {
     const { topic, state } = await this.waitForData(topicName, partition, request);
     const bounds = boundsOf(state);
     if (request.offset >= state.nextOffset) return { records: [], nextOffset: request.offset, ...bounds };
-    const batches = await this.read(topic, partition, state, request);
     const records: KafkaRecord[] = [];
     let bytes = 0;
     let nextOffset = request.offset;
-    outer: for (const batch of batches) {
+    outer: for await (const batch of this.batchesFrom(topic, partition, state, request)) {
       for (const record of decodeRecordBatch(batch.bytes, { verifyCrc: false }).records) {
         if (record.offset < request.offset) continue;
         if (record.offset >= state.nextOffset) break outer;
@@ -74,11 +74,10 @@ export class Fetcher {
     const { topic, state } = await this.waitForData(topicName, partition, request);
     const bounds = boundsOf(state);
     if (request.offset >= state.nextOffset) return { batches: [], nextOffset: request.offset, ...bounds };
-    const stored = await this.read(topic, partition, state, request);
     const batches: Uint8Array[] = [];
     let bytes = 0;
     let nextOffset = request.offset;
-    for (const batch of stored) {
+    for await (const batch of this.batchesFrom(topic, partition, state, request)) {
       if (batch.baseOffset + batch.header.lastOffsetDelta < request.offset) continue;
       if (batches.length > 0 && bytes + batch.bytes.length > request.maxBytes) break;
       batches.push(batch.bytes);
@@ -100,7 +99,7 @@ export class Fetcher {
     if (at === 'latest') return { offset: state.nextOffset, timestamp: -1 };
     const entry = await firstEntryReaching(this.ctx.store, topic.topicId, partition, state, at);
     if (!entry) return { offset: null, timestamp: null };
-    const batches = await readBatches(this.leaderStore(state), [entry]);
+    const batches = await readBatches(tieredStores(this.leaderStore(state), this.ctx.segmentStore), [entry]);
     for (const batch of batches) {
       for (const record of decodeRecordBatch(batch.bytes, { verifyCrc: false }).records) {
         if (record.offset >= state.logStartOffset && record.timestamp >= at) {
@@ -129,6 +128,39 @@ export class Fetcher {
     }
   }
 
+  /**
+   * The stored batches from the one holding `request.offset` up to the high watermark, read as the
+   * caller consumes them (it stops once its maxBytes is reached). So a fetch returns the same batches
+   * and records however the log is laid out: a read of the index entries covering maxBytes usually
+   * suffices, and a segment chunk that starts before the offset is not counted against it. A later
+   * read that fails (retention passed the offset meanwhile) ends the fetch with what it has.
+   */
+  private async *batchesFrom(
+    topic: Topic,
+    partition: number,
+    state: PartitionState,
+    request: FetchRequest,
+  ): AsyncGenerator<StoredBatch> {
+    let next = request.offset;
+    for (let round = 0; next < state.nextOffset; round++) {
+      let batches: StoredBatch[];
+      try {
+        batches = await this.read(topic, partition, state, { ...request, offset: next });
+      } catch (error) {
+        if (round === 0) throw error;
+        return;
+      }
+      const before = next;
+      for (const batch of batches) {
+        const end = batch.baseOffset + batch.header.lastOffsetDelta + 1;
+        if (end <= next) continue;
+        yield batch;
+        next = end;
+      }
+      if (next <= before) return;
+    }
+  }
+
   private async read(
     topic: Topic,
     partition: number,
@@ -153,7 +185,7 @@ export class Fetcher {
         `the batch index of ${topic.name}-${partition} has no entry for offset ${request.offset}`,
       );
     }
-    return readBatches(this.storeFor(state, request.replica), entries);
+    return readBatches(tieredStores(this.storeFor(state, request.replica), this.ctx.segmentStore), entries);
   }
 
   private leaderStore(state: PartitionState) {

@@ -9,9 +9,10 @@ import { SluiceError, isSluiceError } from '../../errors.js';
 import type { BatchHeader } from '../record-batch/index.js';
 import { splitBatches, withBaseOffset } from '../record-batch/index.js';
 import type { LocatedEntry } from './batch-index.js';
-import { indexEntries } from './batch-index.js';
 import type { PartitionState } from './partition-state.js';
 import { tailOffsets } from './partition-state.js';
+import type { StoreResolver } from './segments/segment-index.js';
+import { logEntries, segmentEndOf } from './segments/segment-index.js';
 
 export interface StoredBatch {
   baseOffset: number;
@@ -36,9 +37,11 @@ export const locateEntries = async (
   let bytes = 0;
   const full = () => out.length > 0 && bytes >= maxBytes;
   if (offset < state.tailBase) {
-    for await (const located of indexEntries(store, topicId, partition, offset, state.tailBase)) {
+    const segmentEnd = segmentEndOf(state);
+    for await (const located of logEntries(store, topicId, partition, segmentEnd, offset, state.tailBase)) {
       out.push(located);
-      bytes += located.entry.l;
+      // A segment chunk holds the offset somewhere inside: its bytes before it are not the fetch's.
+      if (located.baseOffset >= offset) bytes += located.entry.l;
       if (full()) return out;
     }
   }
@@ -52,11 +55,16 @@ export const locateEntries = async (
   return out;
 };
 
-/** Reads and verifies the batches of the given entries, coalescing adjacent ranges of one object. */
+/**
+ * Reads and verifies the batches of the given entries, coalescing adjacent ranges of one object (the
+ * chunks of a segment become one ranged GET). Objects are read from `stores`, or from the store each
+ * key resolves to (segments live in the segment store).
+ */
 export const readBatches = async (
-  objectStore: ObjectStore,
+  stores: ObjectStore | StoreResolver,
   entries: readonly LocatedEntry[],
 ): Promise<StoredBatch[]> => {
+  const storeOf = typeof stores === 'function' ? stores : () => stores;
   const runs: { key: string; start: number; end: number; entries: LocatedEntry[] }[] = [];
   for (const located of entries) {
     const last = runs.at(-1);
@@ -68,9 +76,11 @@ export const readBatches = async (
   }
   const bodies = await Promise.all(
     runs.map((run) =>
-      objectStore.get(run.key, { start: run.start, end: run.end }).catch((error: unknown) => {
-        throw storedDataError(`object ${run.key} could not be read`, error);
-      }),
+      storeOf(run.key)
+        .get(run.key, { start: run.start, end: run.end })
+        .catch((error: unknown) => {
+          throw storedDataError(`object ${run.key} could not be read`, error);
+        }),
     ),
   );
   const out: StoredBatch[] = [];
