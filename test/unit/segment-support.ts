@@ -4,12 +4,17 @@ import { keys } from '../../lib/core/keys.js';
 import { pageEntries } from '../../lib/core/log/batch-index.js';
 import { asPartitionState } from '../../lib/core/log/partition-state.js';
 import { effectiveConfig } from '../../lib/core/topics/configs.js';
+import type { MemorySluiceOptions } from './log-support.js';
 import { memorySluice } from './log-support.js';
 
 export const T0 = 1_700_000_000_000 - 3_600_000;
 
-export const segmentSetup = async (configs: Record<string, string> = {}, partitions = 1) => {
-  const s = memorySluice({ tailFlushEntries: 1000 }, { segmentStore: true });
+export const segmentSetup = async (
+  configs: Record<string, string> = {},
+  partitions = 1,
+  wrap: Omit<MemorySluiceOptions, 'segmentStore'> = {},
+) => {
+  const s = memorySluice({ tailFlushEntries: 1000 }, { segmentStore: true, ...wrap });
   const created = await s.http('POST', '/v1/topics', {
     name: 't',
     partitions,
