@@ -103,6 +103,8 @@ export async function* indexEntries(
   from: number,
   to: number,
   prefix: string = keys.batchPrefix,
+  /** Told every index item read (the fetch path caches segment items). */
+  onPage?: (page: Item) => void,
 ): AsyncGenerator<IndexedEntry> {
   if (to <= from) return;
   const pk = keys.partitionPk(topicId, partition);
@@ -122,6 +124,7 @@ export async function* indexEntries(
     consistent: true,
   });
   const head = holding.items[0];
+  if (head) onPage?.(head);
   if (head && !(yield* within(head))) return;
   const next = head ? pageEnd(head) : from;
   if (next >= to) return;
@@ -134,7 +137,10 @@ export async function* indexEntries(
       consistent: true,
       ...(cursor ? { cursor } : {}),
     });
-    for (const item of page.items) if (!(yield* within(item))) return;
+    for (const item of page.items) {
+      onPage?.(item);
+      if (!(yield* within(item))) return;
+    }
     cursor = page.cursor;
   } while (cursor);
 }

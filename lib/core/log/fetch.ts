@@ -11,6 +11,8 @@ import { readPartitionState } from './context.js';
 import type { PartitionState } from './partition-state.js';
 import type { StoredBatch } from './reader.js';
 import { locateEntries, readBatches } from './reader.js';
+import { SegmentItemCache } from './segments/segment-cache.js';
+import type { SegmentLookup } from './segments/segment-index.js';
 import { tieredStores } from './segments/segment-index.js';
 import { firstEntryReaching } from './time-index.js';
 
@@ -41,6 +43,9 @@ export interface FetchedBatches extends PartitionBounds {
 }
 
 export class Fetcher {
+  /** Segment index items this process read lately (see segment-cache.ts). */
+  private readonly segmentItems = new SegmentItemCache();
+
   constructor(private readonly ctx: LogContext) {}
 
   async fetchRecords(topicName: string, partition: number, request: FetchRequest): Promise<FetchedRecords> {
@@ -167,6 +172,35 @@ export class Fetcher {
     state: PartitionState,
     request: FetchRequest,
   ): Promise<StoredBatch[]> {
+    const key = `${topic.topicId}#${partition}`;
+    const generation = (state as PartitionState & { cleanedThrough?: number }).cleanedThrough ?? -1;
+    const now = this.ctx.clock.now();
+    let cached = false;
+    const lookup: SegmentLookup = {
+      holding: (offset) => {
+        const item = this.segmentItems.holding(key, offset, generation, now);
+        cached ||= item !== undefined;
+        return item;
+      },
+      remember: (item) => this.segmentItems.remember(key, item, generation, now),
+    };
+    try {
+      return await this.readFrom(topic, partition, state, request, lookup);
+    } catch (error) {
+      // A cached segment item may name an object since rewritten and collected: read the index afresh.
+      if (!cached) throw error;
+      this.segmentItems.forget(key);
+      return this.readFrom(topic, partition, state, request, undefined);
+    }
+  }
+
+  private async readFrom(
+    topic: Topic,
+    partition: number,
+    state: PartitionState,
+    request: FetchRequest,
+    cache: SegmentLookup | undefined,
+  ): Promise<StoredBatch[]> {
     const entries = await locateEntries(
       this.ctx.store,
       topic.topicId,
@@ -174,6 +208,7 @@ export class Fetcher {
       state,
       request.offset,
       request.maxBytes,
+      cache,
     );
     // Retention may have dropped the start of the range since the state was read: answer as Kafka does
     // when the log start passed the offset, rather than skip to what is left.

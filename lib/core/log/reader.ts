@@ -11,7 +11,7 @@ import { splitBatches, withBaseOffset } from '../record-batch/index.js';
 import type { LocatedEntry } from './batch-index.js';
 import type { PartitionState } from './partition-state.js';
 import { tailOffsets } from './partition-state.js';
-import type { StoreResolver } from './segments/segment-index.js';
+import type { SegmentLookup, StoreResolver } from './segments/segment-index.js';
 import { logEntries, segmentEndOf } from './segments/segment-index.js';
 
 export interface StoredBatch {
@@ -32,13 +32,15 @@ export const locateEntries = async (
   state: PartitionState,
   offset: number,
   maxBytes: number,
+  cache?: SegmentLookup,
 ): Promise<LocatedEntry[]> => {
   const out: LocatedEntry[] = [];
   let bytes = 0;
   const full = () => out.length > 0 && bytes >= maxBytes;
   if (offset < state.tailBase) {
     const segmentEnd = segmentEndOf(state);
-    for await (const located of logEntries(store, topicId, partition, segmentEnd, offset, state.tailBase)) {
+    const entries = logEntries(store, topicId, partition, segmentEnd, offset, state.tailBase, cache);
+    for await (const located of entries) {
       out.push(located);
       // A segment chunk holds the offset somewhere inside: its bytes before it are not the fetch's.
       if (located.baseOffset >= offset) bytes += located.entry.l;

@@ -14,7 +14,7 @@ import type { Item, MetadataStore } from '../../../ports/metadata-store.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { isSegmentObjectKey, keys } from '../../keys.js';
 import type { IndexedEntry } from '../batch-index.js';
-import { encodePageEntries, indexEntries } from '../batch-index.js';
+import { encodePageEntries, indexEntries, pageEntries } from '../batch-index.js';
 import type { PartitionState } from '../partition-state.js';
 import type { SegmentChunk } from './format.js';
 
@@ -61,22 +61,43 @@ export async function* logEntries(
   segmentEnd: number,
   from: number,
   to: number,
+  cache?: SegmentLookup,
 ): AsyncGenerator<IndexedEntry> {
   let next = from;
-  if (from < segmentEnd) {
+  const segmentsTo = Math.min(to, segmentEnd);
+  // Cached segment items first (the fetch path), then the segment index from where they end.
+  cached: for (let item = next < segmentsTo ? cache?.holding(next) : undefined; item;) {
+    const start = next;
+    for (const located of pageEntries(item)) {
+      if (located.baseOffset + located.entry.n <= next) continue;
+      if (located.baseOffset >= segmentsTo) break cached;
+      yield located;
+      next = located.baseOffset + located.entry.n;
+    }
+    item = next > start && next < segmentsTo ? cache?.holding(next) : undefined;
+  }
+  if (next < segmentsTo) {
+    const onPage = cache ? (page: Item) => cache.remember(page) : undefined;
     for await (const located of indexEntries(
       store,
       topicId,
       partition,
-      from,
-      Math.min(to, segmentEnd),
+      next,
+      segmentsTo,
       keys.segmentPrefix,
+      onPage,
     )) {
       yield located;
       next = located.baseOffset + located.entry.n;
     }
   }
   if (next < to) yield* indexEntries(store, topicId, partition, next, to);
+}
+
+/** A fetch's view of its process's segment item cache, bound to one partition. */
+export interface SegmentLookup {
+  holding(offset: number): Item | undefined;
+  remember(item: Item): void;
 }
 
 /** Resolves the store an index entry's object lives in: the segment store for segments, else `local`. */
