@@ -150,15 +150,21 @@ const after = { read: await readAll(), items: await indexItems() };
 const gib = writtenBytes / GiB;
 const perMiB = (n: number, mib: number) => (n / mib).toFixed(3);
 const perGiB = (n: number) => (n / gib).toFixed(1);
-const rollCost = sluiceCost({
+// The roll's requests except its replica GETs, which are priced by the replica stores' class below.
+const rollBase = sluiceCost({
   s3Puts: rollUsage.segments.objectPuts,
-  s3Gets: rollUsage.replica.objectGets,
+  s3Gets: 0,
   s3Lists: rollUsage.replica.objectLists + rollUsage.segments.objectLists,
   dynamodbWriteUnits: rollUsage.metadata.writeUnits,
   dynamodbReadUnits: rollUsage.metadata.readUnits,
   lambda: [{ invocations: 1, memoryMb: FUNCTION_MEMORY_MB.maintenance, totalDurationMs: rollMs }],
   apiGatewayRequests: 0,
-});
+}).total;
+const rollFromExpress =
+  rollBase +
+  (rollUsage.replica.objectGets * STORAGE_PRICES.s3Express.perThousandGets) / 1000 +
+  (rollUsage.replica.objectGetBytes / GiB) * STORAGE_PRICES.s3Express.perGiBRetrieved;
+const rollFromStandard = rollBase + (rollUsage.replica.objectGets * PRICES.s3.perThousandGets) / 1000;
 
 // $/GiB written, stored 7 days and read twice (storage layer: S3, DynamoDB, the roll's Lambda time;
 // produce and fetch Lambdas and API Gateway are the same on both sides and left out).
@@ -177,8 +183,7 @@ const localMs = 3_600_000;
 const tiered =
   REPLICAS * ((requests * express.perThousandPuts) / 1000 + gib * express.perGiBUploaded) +
   writeDynamo +
-  rollCost.total +
-  (rollUsage.replica.objectGetBytes / GiB) * express.perGiBRetrieved +
+  rollFromExpress +
   REPLICAS * gib * express.perGiBMonth * (localMs / month) +
   gib * STORAGE_PRICES.s3StandardPerGiBMonth * sevenDays +
   2 * ((after.read.gets * PRICES.s3.perThousandGets) / 1000 + dynamo(0, after.read.readUnits));
@@ -220,7 +225,7 @@ console.log(
   `items before: ${before.items.batchPages} batch pages, ${before.items.timeMarks} time marks; after: ${after.items.segmentItems} segments, ${after.items.batchPages} batch pages, ${after.items.timeMarks} time marks (+${after.items.retiredMarkers} retired page markers, gone by TTL within a day)`,
 );
 console.log(
-  `roll: ${report.segmentsRolled} segments, ${report.localPagesRetired} local pages retired; per GiB: ${perGiB(rollUsage.replica.objectGets)} GETs, ${perGiB(rollUsage.segments.objectPuts)} PUTs, ${perGiB(rollUsage.metadata.readUnits)} RRU, ${perGiB(rollUsage.metadata.writeUnits)} WRU, ${perGiB(rollMs)} ms of one maintenance Lambda (measured here) = $${(rollCost.total / gib).toFixed(5)}/GiB`,
+  `roll: ${report.segmentsRolled} segments, ${report.localPagesRetired} local pages retired; per GiB: ${perGiB(rollUsage.replica.objectGets)} GETs, ${perGiB(rollUsage.segments.objectPuts)} PUTs, ${perGiB(rollUsage.metadata.readUnits)} RRU, ${perGiB(rollUsage.metadata.writeUnits)} WRU, ${perGiB(rollMs)} ms of one maintenance Lambda (measured here) = $${(rollFromExpress / gib).toFixed(5)}/GiB reading Express One Zone replicas, $${(rollFromStandard / gib).toFixed(5)}/GiB reading Standard ones`,
 );
 console.log(
   `$/GiB written + stored 7 days + read twice: S3 Standard only $${(standardOnly / gib).toFixed(4)}; ${REPLICAS} Express One Zone replicas (local.retention.ms 1 h) + Standard segments $${(tiered / gib).toFixed(4)} (prices ${STORAGE_PRICES.readOn}, ${PRICES.region})`,

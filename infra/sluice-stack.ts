@@ -80,5 +80,9 @@ export class SluiceStack extends Stack {
       value: Fn.join(',', this.storage.bucketNames),
       description: 'Store buckets, comma-separated, in store-id order (s0, s1, …)',
     });
+    new CfnOutput(this, 'SegmentBucket', {
+      value: this.segments.bucket.bucketName,
+      description: 'The segment store: rolled segments, written once whatever the replication factor',
+    });
   }
 }

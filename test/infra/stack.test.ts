@@ -462,7 +462,7 @@ describe('maintenance schedule', () => {
 describe('outputs', () => {
   it('exports the API URL, table name and bucket names', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
-    expect(Object.keys(outputs).sort()).toEqual(['ApiUrl', 'BucketNames', 'TableName']);
+    expect(Object.keys(outputs).sort()).toEqual(['ApiUrl', 'BucketNames', 'SegmentBucket', 'TableName']);
     expect(outputs.TableName?.Value).toEqual({ Ref: 'MetadataTable' });
     expect(JSON.stringify(outputs.ApiUrl?.Value)).toContain('execute-api');
     expect((configured.toJSON().Outputs as Record<string, { Value: unknown }>).BucketNames?.Value).toEqual({
