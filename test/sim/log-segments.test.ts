@@ -46,3 +46,28 @@ describe.each(CASES)('segments under seeded faults, %s', (_name, base, configs, 
     expect(segments).toBeGreaterThan(seeds.length * 2);
   });
 });
+
+describe('two maintenance runs at once, under seeded faults', () => {
+  it.each(seedsFor(9400, 8))('seed %i', async (seed) => {
+    let extraRuns = 0;
+    const r = await runLogSimulation({
+      seed,
+      partitions: 2,
+      writesPerProducer: 10,
+      topicConfigs: { ...SEGMENTS, 'cleanup.policy': 'compact,delete', 'retention.ms': '6000' },
+      keySpace: 8,
+      world: { segmentStore: true },
+      // A second scheduler beside the simulation's own: runs overlap at every await.
+      during: async (world) => {
+        for (let i = 0; i < 40; i++) {
+          await world.clock.sleep(250);
+          await world.maintenance.run().catch(() => undefined);
+          extraRuns++;
+        }
+      },
+    });
+    const clean = r.report.valid && r.storageViolations.length === 0 && r.unexpected.length === 0;
+    expect(clean, failureMessage(r, 'test/sim/log-segments.test.ts')).toBe(true);
+    expect(extraRuns).toBe(40);
+  });
+});

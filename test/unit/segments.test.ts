@@ -190,6 +190,30 @@ describe("the fetcher's segment item cache", () => {
   });
 });
 
+describe('two maintenance runs at once', () => {
+  it('roll, retire local copies and collect without a lost, doubled or unreadable offset', async () => {
+    const s = await segmentSetup({ 'local.retention.ms': '1000' });
+    for (let i = 0; i < 10; i++) {
+      await s.write(4, s.clock.now() - 60_000 + i * 4000);
+      await s.index();
+    }
+    const before = await snapshot(s, 0, TIMES);
+    const [a, b] = await Promise.all([s.sluice.maintenance.run(), s.sluice.maintenance.run()]);
+    expect([a.errors, b.errors]).toEqual([[], []]);
+    expect(a.segmentsRolled + b.segmentsRolled).toBe(5);
+    const segments = await s.segmentItems();
+    expect(segments.map((g) => pageEntries(g)[0]!.baseOffset)).toEqual([
+      0,
+      ...segments.slice(0, -1).map((g) => g['end']),
+    ]);
+    expect(await snapshot(s, 0, TIMES)).toEqual(before);
+    s.clock.time += 15 * 60_000 + 1;
+    await Promise.all([s.sluice.maintenance.run(), s.sluice.maintenance.run()]);
+    expect([...s.segments!.keys(), ...s.objects.keys()].sort()).toEqual(await referencedObjects(s));
+    expect(await snapshot(s, 0, TIMES)).toEqual(before);
+  });
+});
+
 describe('tiers', () => {
   it('local retention retires rolled pages only, and the collector deletes their objects after its grace', async () => {
     const s = await segmentSetup({ 'local.retention.ms': '60000' });
