@@ -3,6 +3,7 @@ import { pageEntries } from '../../lib/core/log/batch-index.js';
 import { decodeSegmentFooter, encodeSegment } from '../../lib/core/log/segments/format.js';
 import { rollSegment } from '../../lib/core/log/segments/roll.js';
 import { splitBatches } from '../../lib/core/record-batch/index.js';
+import { DEFAULT_TOPIC_CONFIG, parseConfigOverrides } from '../../lib/core/topics/configs.js';
 import { T0, referencedObjects, segmentSetup, snapshot } from './segment-support.js';
 
 const TIMES = [T0 - 1, T0, T0 + 5, T0 + 7_003, T0 + 20_000, T0 + 39_009, T0 + 10 ** 9];
@@ -29,6 +30,43 @@ describe('segment format', () => {
     expect(() => decodeSegmentFooter(segment, segment.length + 1)).toThrow(/do not fit/);
     expect(() => decodeSegmentFooter(data, data.length)).toThrow(/trailer/);
     expect(() => encodeSegment(data, [chunks[0]!])).toThrow(/cover 120 of 300/);
+  });
+});
+
+describe('segment topic configs', () => {
+  it("parse with Kafka's names and ranges, and bad values are INVALID_CONFIG naming the key", () => {
+    expect(
+      parseConfigOverrides({
+        'local.retention.ms': '-2',
+        'local.retention.bytes': 1048576,
+        'min.cleanable.dirty.ratio': '0.25',
+        'segment.bytes': '16384',
+      }),
+    ).toEqual({
+      'local.retention.ms': -2,
+      'local.retention.bytes': 1048576,
+      'min.cleanable.dirty.ratio': 0.25,
+      'segment.bytes': 16384,
+    });
+    for (const ratio of ['0', '1', '.5', '1.0'])
+      expect(parseConfigOverrides({ 'min.cleanable.dirty.ratio': ratio })).toEqual({
+        'min.cleanable.dirty.ratio': Number(ratio),
+      });
+    for (const [name, value] of [
+      ['min.cleanable.dirty.ratio', '1.5'],
+      ['min.cleanable.dirty.ratio', '-0.1'],
+      ['min.cleanable.dirty.ratio', 'half'],
+      ['local.retention.ms', '-3'],
+      ['local.retention.bytes', '1e6'],
+    ]) {
+      expect(() => parseConfigOverrides({ [name!]: value })).toThrow(
+        expect.objectContaining({ code: 'INVALID_CONFIG', message: expect.stringContaining(name!) }),
+      );
+    }
+    expect([DEFAULT_TOPIC_CONFIG['segment.bytes'], DEFAULT_TOPIC_CONFIG['local.retention.ms']]).toEqual([
+      16 * 1024 * 1024,
+      3_600_000,
+    ]);
   });
 });
 
