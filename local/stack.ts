@@ -42,6 +42,8 @@ export interface LocalStack {
   endpoints: { s3: string; dynamodb: string };
   tableName: string;
   buckets: string[];
+  /** The segment store's bucket. */
+  segmentBucket: string;
   latencyModel: LatencyModelName;
   /** Runs the maintenance function once, now. */
   runMaintenance(): Promise<unknown>;
@@ -124,6 +126,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       endpoints,
       tableName,
       buckets,
+      segmentBucket,
       latencyModel,
       runMaintenance,
       stop: async () => {

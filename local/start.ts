@@ -38,7 +38,7 @@ try {
     },
   });
   console.log(
-    `sluice: DynamoDB ${stack.endpoints.dynamodb}  S3 ${stack.endpoints.s3}  table ${stack.tableName}  buckets ${stack.buckets.join(', ')}`,
+    `sluice: DynamoDB ${stack.endpoints.dynamodb}  S3 ${stack.endpoints.s3}  table ${stack.tableName}  buckets ${stack.buckets.join(', ')}  segments ${stack.segmentBucket}`,
   );
   if (stack.latencyModel !== 'none')
     console.log(
