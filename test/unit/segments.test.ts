@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { FaultInjector, FaultyObjectStore } from '../../lib/adapters/fault/index.js';
 import { pageEntries } from '../../lib/core/log/batch-index.js';
 import { decodeSegmentFooter, encodeSegment } from '../../lib/core/log/segments/format.js';
 import { rollSegment } from '../../lib/core/log/segments/roll.js';
@@ -253,6 +254,30 @@ describe('two maintenance runs at once', () => {
 });
 
 describe('tiers', () => {
+  it("reads the replica stores' copy while the segment store fails, until local retention retires it", async () => {
+    const injector = new FaultInjector({ seed: 5, rate: 0 });
+    const s = await segmentSetup({ 'local.retention.ms': '7200000' }, 1, {
+      wrapSegmentStore: (store) => new FaultyObjectStore(store, injector),
+    });
+    for (let i = 0; i < 10; i++) {
+      await s.write(4, T0 + i * 4000);
+      await s.index();
+    }
+    expect(await s.roll()).toBe(5);
+    const before = await snapshot(s, 0, TIMES);
+    injector.failNext({ ops: ['get'] }, 'failBefore', { count: 100_000 });
+    expect(await snapshot(s, 0, TIMES)).toEqual(before);
+    expect(injector.counts.failBefore).toBeGreaterThan(0);
+    s.clock.time += 7_200_000;
+    const report = await s.sluice.maintenance.run();
+    expect(report.localPagesRetired).toBeGreaterThan(0);
+    await expect(
+      s.sluice.fetcher.fetchBatches('t', 0, { offset: 0, maxBytes: 1000, maxWaitMs: 0 }),
+    ).rejects.toMatchObject({ code: 'KAFKA_STORAGE_ERROR' });
+    injector.enabled = false;
+    expect(await snapshot(s, 0, TIMES)).toEqual(before);
+  });
+
   it('local retention retires rolled pages only, and the collector deletes their objects after its grace', async () => {
     const s = await segmentSetup({ 'local.retention.ms': '60000' });
     const now = s.clock.now();

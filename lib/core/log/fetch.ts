@@ -2,7 +2,7 @@
  * Fetch and ListOffsets. Reads the partition item with a consistent read (high watermark, log start,
  * tail), never returns anything at or above the high watermark, and long-polls by re-reading it.
  */
-import { SluiceError } from '../../errors.js';
+import { SluiceError, isSluiceError } from '../../errors.js';
 import type { Record as KafkaRecord } from '../record-batch/index.js';
 import { decodeRecordBatch, recordSize } from '../record-batch/index.js';
 import type { Topic } from '../topics/model.js';
@@ -13,7 +13,9 @@ import type { StoredBatch } from './reader.js';
 import { locateEntries, readBatches } from './reader.js';
 import { SegmentItemCache } from './segments/segment-cache.js';
 import type { SegmentLookup } from './segments/segment-index.js';
-import { tieredStores } from './segments/segment-index.js';
+import { segmentEndOf, tieredStores } from './segments/segment-index.js';
+import type { LocatedEntry } from './batch-index.js';
+import { indexEntries } from './batch-index.js';
 import { firstEntryReaching } from './time-index.js';
 
 export const MAX_WAIT_MS = 20_000;
@@ -104,7 +106,7 @@ export class Fetcher {
     if (at === 'latest') return { offset: state.nextOffset, timestamp: -1 };
     const entry = await firstEntryReaching(this.ctx.store, topic.topicId, partition, state, at);
     if (!entry) return { offset: null, timestamp: null };
-    const batches = await readBatches(tieredStores(this.leaderStore(state), this.ctx.segmentStore), [entry]);
+    const batches = await this.readEntry(topic, partition, state, entry);
     for (const batch of batches) {
       for (const record of decodeRecordBatch(batch.bytes, { verifyCrc: false }).records) {
         if (record.offset >= state.logStartOffset && record.timestamp >= at) {
@@ -113,6 +115,32 @@ export class Fetcher {
       }
     }
     return { offset: null, timestamp: null };
+  }
+
+  /** One entry's batches, from the replica stores' copy when its segment cannot be read (see read). */
+  private async readEntry(
+    topic: Topic,
+    partition: number,
+    state: PartitionState,
+    entry: LocatedEntry,
+  ): Promise<StoredBatch[]> {
+    const stores = tieredStores(this.leaderStore(state), this.ctx.segmentStore);
+    try {
+      return await readBatches(stores, [entry]);
+    } catch (error) {
+      if (!isSluiceError(error) || error.code !== 'KAFKA_STORAGE_ERROR') throw error;
+      const end = entry.baseOffset + entry.entry.n;
+      const local: LocatedEntry[] = [];
+      for await (const x of indexEntries(this.ctx.store, topic.topicId, partition, entry.baseOffset, end))
+        local.push(x);
+      const tiles = local.every(
+        (x, i) =>
+          x.baseOffset === (i === 0 ? entry.baseOffset : local[i - 1]!.baseOffset + local[i - 1]!.entry.n),
+      );
+      const last = local.at(-1);
+      if (!tiles || !last || last.baseOffset + last.entry.n !== end) throw error;
+      return readBatches(stores, local);
+    }
   }
 
   private async waitForData(
@@ -184,14 +212,38 @@ export class Fetcher {
       },
       remember: (item) => this.segmentItems.remember(key, item, generation, now),
     };
+    let failure: unknown;
     try {
       return await this.readFrom(topic, partition, state, request, lookup);
     } catch (error) {
-      // A cached segment item may name an object since rewritten and collected: read the index afresh.
-      if (!cached) throw error;
-      this.segmentItems.forget(key);
-      return this.readFrom(topic, partition, state, request, undefined);
+      failure = error;
     }
+    // A cached segment item may name an object since rewritten and collected: read the index afresh.
+    if (cached) {
+      this.segmentItems.forget(key);
+      try {
+        return await this.readFrom(topic, partition, state, request, undefined);
+      } catch (error) {
+        failure = error;
+      }
+    }
+    // The segment store failed to answer: the replica stores' copy serves while local retention keeps
+    // it (KIP-405's local log); once it is retired, the segment store's error stands.
+    const segmentEnd = segmentEndOf(state);
+    if (request.offset < segmentEnd && isSluiceError(failure) && failure.code === 'KAFKA_STORAGE_ERROR') {
+      try {
+        return await this.readFrom(
+          topic,
+          partition,
+          { ...state, segEnd: 0 } as PartitionState,
+          request,
+          undefined,
+        );
+      } catch {
+        throw failure;
+      }
+    }
+    throw failure;
   }
 
   private async readFrom(

@@ -39,7 +39,7 @@ export const DEFAULT_TOPIC_CONFIG: TopicConfig = {
   'delete.retention.ms': 86_400_000,
   'min.cleanable.dirty.ratio': 0.5,
   // An hour, not Kafka's -2: replica stores are S3 Express One Zone (about 5x Standard's storage price),
-  // and once a segment is rolled reads go to it; the hour covers a segment store that fails to answer.
+  // and once a segment is rolled reads go to it; the copy serves reads while the segment store fails.
   'local.retention.ms': 3_600_000,
   'local.retention.bytes': -2,
   'unclean.leader.election.enable': false,
