@@ -12,6 +12,7 @@ import { createSluice } from '../lib/app.js';
 import type { ApiGatewayV2Event, ApiGatewayV2Result } from '../lib/http/apigw.js';
 import { requestFromEvent, resultFromResponse } from '../lib/http/apigw.js';
 import type { Job } from '../lib/http/route-table.js';
+import type { Authorizer } from '../lib/auth/authorizer.js';
 import { systemClock } from '../lib/ports/clock.js';
 import type { MetadataStore } from '../lib/ports/metadata-store.js';
 import type { ObjectStore } from '../lib/ports/object-store.js';
@@ -25,6 +26,15 @@ const required = (name: string): string => {
 };
 
 let instance: Sluice | undefined;
+let authorizer: Authorizer | undefined;
+
+/**
+ * The authorizer of body-named resources (lib/auth). The local stack sets its policy evaluator here
+ * when SLUICE_AUTH=iam; call before the first request (or resetSluice after).
+ */
+export const setAuthorizer = (value: Authorizer | undefined): void => {
+  authorizer = value;
+};
 
 /**
  * This process's storage request counters and handler invocations per job. In Lambda they only live
@@ -65,6 +75,7 @@ export const sluiceFromEnv = (): Sluice => {
     clock: systemClock,
     config: { clusterId: process.env[ENV.clusterId] ?? 'sluice', maxRequestBytes },
     log: (entry) => console.error(JSON.stringify(entry)),
+    ...(authorizer ? { authorizer } : {}),
   });
   return instance;
 };
