@@ -7,9 +7,9 @@
  */
 import { SluiceError } from '../errors.js';
 import type { RouteGuard } from '../http/router.js';
-import type { CallerContext, HttpRequest } from '../http/types.js';
+import type { CallerContext, HttpRequest, HttpResponse } from '../http/types.js';
 import type { AccessCheck } from './acl.js';
-import { BODY_NAMED_ROUTES, impliedChecks, refusal } from './acl.js';
+import { BODY_NAMED_ROUTES, impliedChecks, refusal, topicDescribe } from './acl.js';
 import type { PolicyDocument } from './policy.js';
 import { evaluatePolicies } from './policy.js';
 
@@ -65,17 +65,46 @@ const parseBody = (request: HttpRequest): unknown => {
 
 /**
  * The router's guard: refuses a request whose body or query names a resource the caller may not use,
- * before the handler runs. Without a caller (a public route, or no IAM context at all) a request that
+ * before the handler runs, and filters offset listings to the topics the caller may describe. Without a caller (a public route, or no IAM context at all) a request that
  * names resources is refused: the deployment asked for checks, so they never silently pass.
  */
 export const impliedAccessGuard =
   (authorizer: Authorizer): RouteGuard =>
-  async (routeKey: string, request: HttpRequest): Promise<void> => {
+  async (routeKey: string, request: HttpRequest) => {
     const body = BODY_NAMED_ROUTES.has(routeKey) && request.body.length > 0 ? parseBody(request) : undefined;
     const checks = impliedChecks(routeKey, request.query, body);
-    if (checks.length === 0) return;
-    if (!request.caller) throw new SluiceError('SASL_AUTHENTICATION_FAILED', 'the request is not signed');
-    const answers = await authorizer.allowed(request.caller, checks);
-    const denied = checks.find((_, i) => answers[i] !== true);
-    if (denied) throw refusal(denied);
+    if (checks.length > 0) {
+      if (!request.caller) throw new SluiceError('SASL_AUTHENTICATION_FAILED', 'the request is not signed');
+      const answers = await authorizer.allowed(request.caller, checks);
+      const denied = checks.find((_, i) => answers[i] !== true);
+      if (denied) throw refusal(denied);
+    }
+    return OFFSET_LISTINGS.has(routeKey) && request.query['topic'] === undefined
+      ? (response) => describableOffsets(authorizer, request.caller, response)
+      : undefined;
   };
+
+/** Answers that list a group's committed offsets of every topic (OffsetFetch for all, describe group). */
+const OFFSET_LISTINGS: ReadonlySet<string> = new Set([
+  'GET /v1/groups/{group}/offsets',
+  'GET /v1/groups/{group}',
+]);
+
+/**
+ * Keeps only the offsets of topics the caller may describe, as Kafka's OffsetFetch of all topics does:
+ * DESCRIBE on a group must not reveal the names of topics the caller cannot see.
+ */
+const describableOffsets = async (
+  authorizer: Authorizer,
+  caller: CallerContext | undefined,
+  response: HttpResponse,
+): Promise<HttpResponse> => {
+  const body = response.body as { offsets?: unknown } | undefined;
+  if (response.status !== 200 || !body || !Array.isArray(body.offsets)) return response;
+  const offsets = body.offsets as { topic?: unknown }[];
+  const topics = [...new Set(offsets.map((o) => o.topic).filter((t): t is string => typeof t === 'string'))];
+  const answers =
+    caller && topics.length > 0 ? await authorizer.allowed(caller, topics.map(topicDescribe)) : [];
+  const visible = new Set(topics.filter((_, i) => answers[i] === true));
+  return { ...response, body: { ...body, offsets: offsets.filter((o) => visible.has(o.topic as string)) } };
+};

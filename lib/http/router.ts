@@ -14,8 +14,14 @@ interface CompiledRoute extends Route {
 
 export type Logger = (entry: Record<string, unknown>) => void;
 
-/** Runs before a route's handler (route key `METHOD pattern`); throws to refuse the request. */
-export type RouteGuard = (routeKey: string, request: HttpRequest) => Promise<void>;
+/**
+ * Runs before a route's handler (route key `METHOD pattern`): throws to refuse the request, or returns
+ * a step that the handler's response passes through (authorization filters what a caller may see).
+ */
+export type RouteGuard = (
+  routeKey: string,
+  request: HttpRequest,
+) => Promise<((response: HttpResponse) => Promise<HttpResponse>) | undefined>;
 
 export class Router {
   private readonly routes: CompiledRoute[];
@@ -54,8 +60,9 @@ export class Router {
       const params: Record<string, string> = {};
       for (const [i, name] of found.route.names.entries()) params[name] = decodeSegment(found.m[i + 1] ?? '');
       const routed = { ...request, params };
-      await this.guard?.(`${found.route.method} ${found.route.pattern}`, routed);
-      return await found.route.handler(routed);
+      const after = await this.guard?.(`${found.route.method} ${found.route.pattern}`, routed);
+      const response = await found.route.handler(routed);
+      return after ? await after(response) : response;
     } catch (error) {
       return this.errorResponse(error, request);
     }

@@ -22,6 +22,7 @@ beforeAll(async () => {
       ],
     },
     { name: 'producer', policies: [invokePolicy(grantArns(produceGrants('orders-*')))] },
+    { name: 'auditor', policies: [invokePolicy(grantArns(consumeGrants('orders', 'audit')))] },
   ]);
   for (const name of ['orders', 'secret', 'payments', 'payments-eu', 'orders-eu', 'ordersx']) {
     expect((await t.call('admin', 'POST', '/v1/topics', { body: { name, partitions: 1 } })).status).toBe(201);
@@ -202,5 +203,28 @@ describe('producer grants', () => {
       const { before } = await refused('producer', verb, path, body, 403, 'TOPIC_AUTHORIZATION_FAILED');
       expect(await t.snapshot(), `${verb} ${path}`).toEqual(before);
     }
+  });
+});
+
+describe('offset listings', () => {
+  it('show a group’s offsets only for the topics the caller may describe', async () => {
+    const commit = await t.call('admin', 'POST', '/v1/groups/audit/offsets', {
+      body: {
+        offsets: [
+          { topic: 'orders', partition: 0, offset: 1 },
+          { topic: 'secret', partition: 0, offset: 2 },
+        ],
+      },
+    });
+    expect(commit.status).toBe(200);
+    const all = await t.call('admin', 'GET', '/v1/groups/audit/offsets');
+    expect(all.json.offsets.map((o: { topic: string }) => o.topic)).toEqual(['orders', 'secret']);
+    const seen = await t.call('auditor', 'GET', '/v1/groups/audit/offsets');
+    expect(seen.status).toBe(200);
+    expect(seen.json).toEqual({ offsets: [{ topic: 'orders', partition: 0, offset: 1, metadata: '' }] });
+    const described = await t.call('auditor', 'GET', '/v1/groups/audit');
+    expect(described.status).toBe(200);
+    expect(described.json.offsets.map((o: { topic: string }) => o.topic)).toEqual(['orders']);
+    expect(JSON.stringify(described.json)).not.toContain('secret');
   });
 });
