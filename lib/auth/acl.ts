@@ -9,7 +9,16 @@ import { SluiceError } from '../errors.js';
 import type { HttpMethod } from '../http/types.js';
 
 /** Kafka's AclOperation names (the ones Sluice's routes need). */
-export type AclOperation = 'READ' | 'WRITE' | 'CREATE' | 'DELETE' | 'ALTER' | 'DESCRIBE' | 'IDEMPOTENT_WRITE';
+export type AclOperation =
+  | 'READ'
+  | 'WRITE'
+  | 'CREATE'
+  | 'DELETE'
+  | 'ALTER'
+  | 'DESCRIBE'
+  | 'IDEMPOTENT_WRITE'
+  /** A route without a row in ROUTE_ACLS: its path is still checked, as API Gateway checks it. */
+  | 'ALL';
 
 /** Kafka's ResourceType names. */
 export type AclResourceType = 'TOPIC' | 'GROUP' | 'CLUSTER';
@@ -92,14 +101,16 @@ export const topicDescribe = (topic: string): AccessCheck => ({
   path: `/v1/topics/${seg(topic)}`,
 });
 
-/** The check of a request's own path (what API Gateway's AWS_IAM authorizer decides). */
+/**
+ * The check of a request's own path (what API Gateway's AWS_IAM authorizer decides). A route that has
+ * no ACL row yet is checked on its path all the same, refused as CLUSTER (fail closed, never open).
+ */
 export const routeCheck = (
   routeKey: string,
   path: string,
   params: Readonly<Record<string, string>>,
-): AccessCheck | undefined => {
-  const acl = ROUTE_ACLS[routeKey];
-  if (!acl) return undefined;
+): AccessCheck => {
+  const acl = ROUTE_ACLS[routeKey] ?? { operation: 'ALL', resourceType: 'CLUSTER' };
   const method = routeKey.slice(0, routeKey.indexOf(' ')) as HttpMethod;
   return {
     operation: acl.operation,
@@ -169,7 +180,9 @@ const REFUSAL: Record<AclResourceType, ErrorCode> = {
 export const refusal = (check: AccessCheck): SluiceError =>
   new SluiceError(
     REFUSAL[check.resourceType],
-    check.resourceType === 'CLUSTER'
-      ? `not authorized to ${check.operation} the cluster`
-      : `not authorized to ${check.operation} ${check.resourceType.toLowerCase()} ${check.resource}`,
+    check.operation === 'ALL'
+      ? `not authorized to call ${check.method} ${check.path}`
+      : check.resourceType === 'CLUSTER'
+        ? `not authorized to ${check.operation} the cluster`
+        : `not authorized to ${check.operation} ${check.resourceType.toLowerCase()} ${check.resource}`,
   );

@@ -5,7 +5,6 @@
  * route's resource), and hands the handler the same `requestContext.authorizer.iam` identity AWS
  * does, so the handler's checks of body-named resources see the same caller.
  */
-import type { AccessCheck } from '../../lib/auth/acl.js';
 import { refusal, routeCheck } from '../../lib/auth/acl.js';
 import { PolicyAuthorizer } from '../../lib/auth/authorizer.js';
 import type { PolicyDocument } from '../../lib/auth/policy.js';
@@ -92,12 +91,7 @@ export const createGatewayAuth = (options: LocalAuthOptions): GatewayAuth => {
     if (path === undefined)
       return { refusal: new SluiceError('INVALID_REQUEST', 'the path is not valid percent-encoding') };
     const routeKey = `${request.route.method} ${request.route.pattern}`;
-    const accessCheck: AccessCheck | undefined = routeCheck(
-      routeKey,
-      path,
-      paramsOf(request.route.pattern, path),
-    );
-    if (!accessCheck) throw new Error(`route ${routeKey} has no ACL mapping`);
+    const accessCheck = routeCheck(routeKey, path, paramsOf(request.route.pattern, path));
     const caller = { principalArn: credential.principalArn, ...LOCAL_API };
     const [allowed] = await authorizer.allowed(caller, [accessCheck]);
     if (!allowed) return { refusal: refusal(accessCheck) };
