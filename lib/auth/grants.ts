@@ -5,8 +5,10 @@
  * grants and the rules the local gateway enforces are one list.
  *
  * Names are LITERAL (`orders`) or PREFIXED (`orders-*`, Kafka's PREFIXED pattern type). IAM's `*`
- * also matches `/`, so a grant never ends a path in a name wildcard: `GET /v1/topics/orders-*` would
- * match every fetch path of those topics too. That is why a prefixed producer gets no topic DESCRIBE.
+ * also matches `/`, so a wildcard ending a path matches every path below it: `GET /v1/topics/orders-*`
+ * would match every fetch path of those topics too. That is why a prefixed producer gets no topic DESCRIBE,
+ * while a prefixed consumer does: what the wildcard also matches is what a consumer already holds. A
+ * new GET route below a topic's or group's path must keep that true (test/infra/grants.test.ts).
  */
 import { invalidRequest } from '../errors.js';
 import type { HttpMethod } from '../http/types.js';
@@ -57,13 +59,15 @@ export const consumeGrants = (topic: string, group: string): RouteGrant[] => {
   return [
     { method: 'GET', path: `/v1/topics/${t.segment}/partitions/*/records` },
     { method: 'GET', path: `/v1/topics/${t.segment}/partitions/*/offsets` },
-    ...(t.prefixed ? [] : [{ method: 'GET' as const, path: `/v1/topics/${t.segment}` }]),
+    // Prefixed too: the only GET routes below a topic's path are the two above, already granted.
+    { method: 'GET', path: `/v1/topics/${t.segment}` },
     { method: 'POST', path: `/v1/groups/${g.segment}/heartbeat` },
     { method: 'POST', path: `/v1/groups/${g.segment}/offsets` },
     { method: 'GET', path: `/v1/groups/${g.segment}/offsets` },
     // kafka-consumer-groups --reset-offsets is an OffsetCommit: READ on the group, as for a consumer.
     { method: 'POST', path: `/v1/groups/${g.segment}/offsets/reset` },
-    ...(g.prefixed ? [] : [{ method: 'GET' as const, path: `/v1/groups/${g.segment}` }]),
+    // Prefixed too: the only GET route below a group's path is its offsets, already granted.
+    { method: 'GET', path: `/v1/groups/${g.segment}` },
   ];
 };
 

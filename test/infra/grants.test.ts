@@ -9,6 +9,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PolicyDocument } from '../../lib/auth/policy.js';
 import { evaluatePolicies } from '../../lib/auth/policy.js';
+import { ROUTE_TABLE } from '../../lib/http/route-table.js';
 import { sluiceApp } from './app.js';
 import { props, resourcesOfType } from './template.js';
 
@@ -139,6 +140,22 @@ describe('grant statements', () => {
   });
 });
 
+describe('prefixed wildcards', () => {
+  it('match, below a topic’s or group’s path, only GET routes a consumer is granted anyway', () => {
+    const consumerGets = new Set([
+      '/v1/topics/{topic}',
+      '/v1/topics/{topic}/partitions/{partition}/records',
+      '/v1/topics/{topic}/partitions/{partition}/offsets',
+      '/v1/groups/{group}',
+      '/v1/groups/{group}/offsets',
+    ]);
+    const under = ROUTE_TABLE.filter(
+      (r) => r.method === 'GET' && /^\/v1\/(topics\/\{topic\}|groups\/\{group\})/.test(r.pattern),
+    ).map((r) => r.pattern);
+    expect(under.filter((p) => !consumerGets.has(p))).toEqual([]);
+  });
+});
+
 describe('what the synthesized grants allow (IAM evaluation)', () => {
   it.each([
     ['producer', 'POST', '/v1/topics/orders/records', 'allow'],
@@ -165,6 +182,11 @@ describe('what the synthesized grants allow (IAM evaluation)', () => {
     ['prefixedConsumer', 'POST', '/v1/groups/etl-7/heartbeat', 'allow'],
     ['prefixedConsumer', 'GET', '/v1/topics/payments/partitions/0/records', 'implicitDeny'],
     ['prefixedConsumer', 'POST', '/v1/groups/etl/heartbeat', 'implicitDeny'],
+    ['prefixedConsumer', 'GET', '/v1/topics/payments-eu', 'allow'],
+    ['prefixedConsumer', 'GET', '/v1/groups/etl-7', 'allow'],
+    ['prefixedConsumer', 'POST', '/v1/topics/payments-eu/records', 'implicitDeny'],
+    ['prefixedConsumer', 'PATCH', '/v1/topics/payments-eu', 'implicitDeny'],
+    ['prefixedConsumer', 'DELETE', '/v1/groups/etl-7', 'implicitDeny'],
     ['admin', 'DELETE', '/v1/topics/orders', 'allow'],
     ['admin', 'POST', '/v1/topics', 'allow'],
     ['admin', 'GET', '/v1/groups', 'allow'],
