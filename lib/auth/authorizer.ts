@@ -7,11 +7,12 @@
  */
 import { SluiceError } from '../errors.js';
 import type { RouteGuard } from '../http/router.js';
-import type { CallerContext, HttpRequest, HttpResponse } from '../http/types.js';
+import type { CallerContext, HttpRequest } from '../http/types.js';
 import type { AccessCheck } from './acl.js';
-import { BODY_NAMED_ROUTES, impliedChecks, refusal, topicDescribe } from './acl.js';
+import { BODY_NAMED_ROUTES, impliedChecks, refusal } from './acl.js';
 import type { PolicyDocument } from './policy.js';
 import { evaluatePolicies } from './policy.js';
+import { OFFSET_LISTINGS, describableTopicsOnly } from './visibility.js';
 
 export const INVOKE_ACTION = 'execute-api:Invoke';
 
@@ -80,31 +81,6 @@ export const impliedAccessGuard =
       if (denied) throw refusal(denied);
     }
     return OFFSET_LISTINGS.has(routeKey) && request.query['topic'] === undefined
-      ? (response) => describableOffsets(authorizer, request.caller, response)
+      ? (response) => describableTopicsOnly(authorizer, request.caller, response)
       : undefined;
   };
-
-/** Answers that list a group's committed offsets of every topic (OffsetFetch for all, describe group). */
-const OFFSET_LISTINGS: ReadonlySet<string> = new Set([
-  'GET /v1/groups/{group}/offsets',
-  'GET /v1/groups/{group}',
-]);
-
-/**
- * Keeps only the offsets of topics the caller may describe, as Kafka's OffsetFetch of all topics does:
- * DESCRIBE on a group must not reveal the names of topics the caller cannot see.
- */
-const describableOffsets = async (
-  authorizer: Authorizer,
-  caller: CallerContext | undefined,
-  response: HttpResponse,
-): Promise<HttpResponse> => {
-  const body = response.body as { offsets?: unknown } | undefined;
-  if (response.status !== 200 || !body || !Array.isArray(body.offsets)) return response;
-  const offsets = body.offsets as { topic?: unknown }[];
-  const topics = [...new Set(offsets.map((o) => o.topic).filter((t): t is string => typeof t === 'string'))];
-  const answers =
-    caller && topics.length > 0 ? await authorizer.allowed(caller, topics.map(topicDescribe)) : [];
-  const visible = new Set(topics.filter((_, i) => answers[i] === true));
-  return { ...response, body: { ...body, offsets: offsets.filter((o) => visible.has(o.topic as string)) } };
-};

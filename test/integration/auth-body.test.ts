@@ -206,8 +206,8 @@ describe('producer grants', () => {
   });
 });
 
-describe('offset listings', () => {
-  it('show a group’s offsets only for the topics the caller may describe', async () => {
+describe('group listings', () => {
+  it('show a group’s offsets, subscriptions and assignments only for topics the caller may describe', async () => {
     const commit = await t.call('admin', 'POST', '/v1/groups/audit/offsets', {
       body: {
         offsets: [
@@ -222,9 +222,23 @@ describe('offset listings', () => {
     const seen = await t.call('auditor', 'GET', '/v1/groups/audit/offsets');
     expect(seen.status).toBe(200);
     expect(seen.json).toEqual({ offsets: [{ topic: 'orders', partition: 0, offset: 1, metadata: '' }] });
+    // A member subscribed to both: its description names `secret` only to a caller who may describe it.
+    const joined = await t.call('admin', 'POST', '/v1/groups/audit/heartbeat', {
+      body: join(['orders', 'secret']),
+    });
+    expect(joined.status).toBe(200);
+    const full = await t.call('admin', 'GET', '/v1/groups/audit');
+    expect(full.json.members[0].subscribedTopics).toEqual(['orders', 'secret']);
+    expect(
+      full.json.members[0].assignment.topicPartitions.map((tp: { topic: string }) => tp.topic).sort(),
+    ).toEqual(['orders', 'secret']);
     const described = await t.call('auditor', 'GET', '/v1/groups/audit');
     expect(described.status).toBe(200);
     expect(described.json.offsets.map((o: { topic: string }) => o.topic)).toEqual(['orders']);
+    expect(described.json.members[0].subscribedTopics).toEqual(['orders']);
+    expect(described.json.members[0].assignment).toEqual({
+      topicPartitions: [{ topic: 'orders', partitions: [0] }],
+    });
     expect(JSON.stringify(described.json)).not.toContain('secret');
   });
 });
