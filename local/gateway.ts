@@ -32,7 +32,7 @@ export const createGateway = (
   auth?: GatewayAuth,
 ): Server =>
   createServer((req, res) => {
-    serve(handlers, req, res, auth).catch((error: unknown) => {
+    serve(handlers, req, res, auth, log).catch((error: unknown) => {
       log(`gateway error: ${error instanceof Error ? error.stack : String(error)}`);
       if (!res.headersSent)
         send(
@@ -48,6 +48,7 @@ const serve = async (
   req: IncomingMessage,
   res: ServerResponse,
   auth: GatewayAuth | undefined,
+  log: (line: string) => void,
 ): Promise<void> => {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const method = (req.method ?? 'GET').toUpperCase();
@@ -85,7 +86,11 @@ const serve = async (
       headers: flatHeaders(req),
       body,
     });
-    if ('refusal' in decision) return send(res, resultFromResponse(errorEnvelope(decision.refusal)));
+    if ('refusal' in decision) {
+      // The caller only learns the code; the operator learns why (which principal, which rule).
+      log(`auth: ${method} ${url.pathname} refused: ${decision.refusal.code}: ${decision.reason}`);
+      return send(res, resultFromResponse(errorEnvelope(decision.refusal)));
+    }
     context = decision.context;
   }
   const event = toEvent(req, method, url, body, `${route.method} ${route.pattern}`, context);

@@ -10,7 +10,7 @@ import type { RouteGuard } from '../http/router.js';
 import type { CallerContext, HttpRequest } from '../http/types.js';
 import type { AccessCheck } from './acl.js';
 import { BODY_NAMED_ROUTES, impliedChecks, refusal } from './acl.js';
-import type { PolicyDocument } from './policy.js';
+import type { Decision, PolicyDocument } from './policy.js';
 import { evaluatePolicies } from './policy.js';
 import { OFFSET_LISTINGS, describableTopicsOnly } from './visibility.js';
 
@@ -39,8 +39,8 @@ export class PolicyAuthorizer implements Authorizer {
     },
   ) {}
 
-  /** IAM's decision for one check, for the gateway's 'explicit deny' vs 'not allowed' logging. */
-  decide(caller: CallerContext, check: Pick<AccessCheck, 'method' | 'path'>) {
+  /** IAM's decision (allow, explicit or implicit deny) for one check. */
+  decide(caller: CallerContext, check: Pick<AccessCheck, 'method' | 'path'>): Decision {
     return evaluatePolicies(
       this.options.policiesFor(caller.principalArn),
       INVOKE_ACTION,

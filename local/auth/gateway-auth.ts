@@ -6,7 +6,7 @@
  * does, so the handler's checks of body-named resources see the same caller.
  */
 import { refusal, routeCheck } from '../../lib/auth/acl.js';
-import { PolicyAuthorizer } from '../../lib/auth/authorizer.js';
+import { PolicyAuthorizer, executeApiArn } from '../../lib/auth/authorizer.js';
 import type { PolicyDocument } from '../../lib/auth/policy.js';
 import { SluiceError, isSluiceError } from '../../lib/errors.js';
 import type { RouteSpec } from '../../lib/http/route-table.js';
@@ -30,7 +30,10 @@ export interface GatewayRequest {
 }
 
 /** Either the event's extra `requestContext` fields, or the refusal to answer with. */
-export type GatewayAuthResult = { context: Record<string, unknown> } | { refusal: SluiceError };
+export type GatewayAuthResult =
+  | { context: Record<string, unknown> }
+  /** `reason` is for the operator's log, never for the answer. */
+  | { refusal: SluiceError; reason: string };
 
 export interface GatewayAuth {
   check(request: GatewayRequest): Promise<GatewayAuthResult>;
@@ -84,17 +87,24 @@ export const createGatewayAuth = (options: LocalAuthOptions): GatewayAuth => {
         credential: (id) => options.credentials.get(id),
       });
     } catch (error) {
-      if (isSluiceError(error)) return { refusal: error };
+      if (isSluiceError(error)) return { refusal: error, reason: error.message };
       throw error;
     }
     const path = canonicalPath(request.path);
     if (path === undefined)
-      return { refusal: new SluiceError('INVALID_REQUEST', 'the path is not valid percent-encoding') };
+      return {
+        refusal: new SluiceError('INVALID_REQUEST', 'the path is not valid percent-encoding'),
+        reason: 'bad percent-encoding',
+      };
     const routeKey = `${request.route.method} ${request.route.pattern}`;
     const accessCheck = routeCheck(routeKey, path, paramsOf(request.route.pattern, path));
     const caller = { principalArn: credential.principalArn, ...LOCAL_API };
-    const [allowed] = await authorizer.allowed(caller, [accessCheck]);
-    if (!allowed) return { refusal: refusal(accessCheck) };
+    const decision = authorizer.decide(caller, accessCheck);
+    if (decision !== 'allow')
+      return {
+        refusal: refusal(accessCheck),
+        reason: `${decision} of execute-api:Invoke for ${credential.principalArn} on ${executeApiArn(options.region, caller, accessCheck)}`,
+      };
     return {
       context: {
         accountId: LOCAL_API.accountId,

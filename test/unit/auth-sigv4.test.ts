@@ -281,6 +281,14 @@ describe('route policy', () => {
     ]);
   });
 
+  it('tells the operator which principal, decision and ARN, beside the answer', async () => {
+    clock = T0;
+    const result = await check(await sign({ target: '/v1/topics/payments/records' }));
+    expect('reason' in result && result.reason).toBe(
+      `implicitDeny of execute-api:Invoke for ${ALICE_ARN} on arn:aws:execute-api:us-east-1:000000000000:sluice-local/$default/POST/v1/topics/payments/records`,
+    );
+  });
+
   it('sees a percent-encoded name as the name itself', async () => {
     expect(canonicalPath('/v1/topics/%6Frders/records')).toBe('/v1/topics/orders/records');
     expect(canonicalPath('/v1/groups/a%2Fb')).toBe('/v1/groups/a%2Fb');
