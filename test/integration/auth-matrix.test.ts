@@ -1,7 +1,7 @@
 /**
  * The authorization matrix: every route of lib/http/route-table.ts × (allowed, implicitly denied,
- * explicitly denied, unsigned, tampered, expired) through `npm start`'s gateway in SLUICE_AUTH=iam
- * mode, over real sockets against DynamoDB Local and s3rver. Every refusal must leave every table
+ * explicitly denied, unsigned, tampered body or query, tampered date, expired) through `npm start`'s
+ * gateway in SLUICE_AUTH=iam mode, over real sockets against DynamoDB Local and s3rver. Every refusal must leave every table
  * item and object as it was, and must not reach the handler at all (no invocation, no read).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -121,10 +121,20 @@ const flipLastByte = (body: Uint8Array): Uint8Array => {
 };
 
 /** After signing: change a body byte, or add a query parameter to a request without a body. */
-const tamper: CallOptions['tamper'] = ({ path, body }) =>
+const tamper: CallOptions['tamper'] = ({ path, body, headers }) =>
   body && body.length > 0
-    ? { path, body: flipLastByte(body) }
-    : { path: `${path}${path.includes('?') ? '&' : '?'}offset=1`, body };
+    ? { path, body: flipLastByte(body), headers }
+    : { path: `${path}${path.includes('?') ? '&' : '?'}offset=1`, body, headers };
+
+/** After signing: move X-Amz-Date one second (inside the window: only the signature can tell). */
+const redate: CallOptions['tamper'] = (sent) => {
+  const at = sent.headers['x-amz-date']!;
+  const seconds = (Number(at.slice(13, 15)) + 1) % 60;
+  return {
+    ...sent,
+    headers: { ...sent.headers, 'x-amz-date': `${at.slice(0, 13)}${String(seconds).padStart(2, '0')}Z` },
+  };
+};
 
 const SIXTEEN_MINUTES_AGO = () => new Date(Date.now() - 16 * 60 * 1000);
 
@@ -140,7 +150,7 @@ describe('every route × every way in', () => {
 
   for (const row of ROWS) {
     const acl = ROUTE_ACLS[row.key];
-    it(`${row.key}: refused five ways with nothing written or read, then allowed`, async () => {
+    it(`${row.key}: refused six ways with nothing written or read, then allowed`, async () => {
       const base = { body: row.body, ...(row.contentType ? { contentType: row.contentType } : {}) };
       const cases: [string, string | undefined, CallOptions, number, string][] = acl
         ? [
@@ -148,6 +158,7 @@ describe('every route × every way in', () => {
             ['explicit deny', 'fenced', base, 403, CODES[acl.resourceType]],
             ['unsigned', undefined, base, 401, 'SASL_AUTHENTICATION_FAILED'],
             ['tampered', 'app', { ...base, tamper }, 401, 'SASL_AUTHENTICATION_FAILED'],
+            ['tampered date', 'app', { ...base, tamper: redate }, 401, 'SASL_AUTHENTICATION_FAILED'],
             [
               'expired',
               'app',

@@ -59,10 +59,14 @@ export interface CallOptions {
   contentType?: string;
   /** Sign at this time instead of now. */
   signedAt?: Date;
-  tamper?: (request: { path: string; body: Uint8Array | undefined }) => {
-    path: string;
-    body: Uint8Array | undefined;
-  };
+  tamper?: (request: Tamperable) => Tamperable;
+}
+
+/** What a signed request looks like on the wire, for a test to change after signing. */
+export interface Tamperable {
+  path: string;
+  body: Uint8Array | undefined;
+  headers: Record<string, string>;
 }
 
 export interface Snapshot {
@@ -130,10 +134,15 @@ export const startAuthStack = async (principals: readonly Principal[]): Promise<
             key: keys[principal]!,
             ...(options.signedAt ? { signingDate: options.signedAt } : {}),
           });
-    const sent = options.tamper ? options.tamper({ path, body: raw }) : { path, body: raw };
+    const wire = {
+      path,
+      body: raw,
+      headers: Object.fromEntries(Object.entries(signed).map(([k, v]) => [k.toLowerCase(), v])),
+    };
+    const sent = options.tamper ? options.tamper(wire) : wire;
     const response = await fetch(`${stack.url}${sent.path}`, {
       method,
-      headers: Object.fromEntries(Object.entries(signed).filter(([name]) => name.toLowerCase() !== 'host')),
+      headers: Object.fromEntries(Object.entries(sent.headers).filter(([name]) => name !== 'host')),
       ...(sent.body ? { body: sent.body } : {}),
     });
     const bytes = new Uint8Array(await response.arrayBuffer());
