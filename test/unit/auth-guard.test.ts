@@ -11,6 +11,7 @@ import type { Authorizer } from '../../lib/auth/authorizer.js';
 import { createSluice } from '../../lib/app.js';
 import type { ApiGatewayV2Event } from '../../lib/http/apigw.js';
 import { requestFromEvent } from '../../lib/http/apigw.js';
+import { describableTopicsOnly } from '../../lib/auth/visibility.js';
 import type { CallerContext } from '../../lib/http/types.js';
 import { TestClock } from './log-support.js';
 
@@ -127,5 +128,61 @@ describe('the router guard', () => {
       requestFromEvent(event(IAM, { ...JOIN, subscribedTopics: ['orders'] })),
     );
     expect(response.status).toBe(200);
+  });
+});
+
+describe('group listings', () => {
+  const authorizer: Authorizer = { allowed: async (_, checks) => checks.map((c) => c.resource === 'orders') };
+  const caller: CallerContext = {
+    principalArn: 'arn:aws:iam::1:user/a',
+    accountId: '1',
+    apiId: 'x',
+    stage: '$default',
+  };
+
+  it('leave out undescribable topics from offsets, subscriptions and assignments, keeping the rest', async () => {
+    const body = {
+      groupId: 'g',
+      members: [
+        {
+          memberId: 'm',
+          subscribedTopics: ['secret', 'orders'],
+          assignment: {
+            topicPartitions: [
+              { topic: 'secret', partitions: [0] },
+              { topic: 'orders', partitions: [1] },
+            ],
+          },
+        },
+        { memberId: 'n', subscribedTopics: ['secret'], assignment: null },
+      ],
+      offsets: [
+        { topic: 'secret', partition: 0 },
+        { topic: 'orders', partition: 1 },
+      ],
+    };
+    const filtered = await describableTopicsOnly(authorizer, caller, { status: 200, body });
+    expect(filtered.body).toEqual({
+      groupId: 'g',
+      members: [
+        {
+          memberId: 'm',
+          subscribedTopics: ['orders'],
+          assignment: { topicPartitions: [{ topic: 'orders', partitions: [1] }] },
+        },
+        { memberId: 'n', subscribedTopics: [], assignment: null },
+      ],
+      offsets: [{ topic: 'orders', partition: 1 }],
+    });
+    expect((await describableTopicsOnly(authorizer, undefined, { status: 200, body })).body).toMatchObject({
+      offsets: [],
+    });
+  });
+
+  it('pass errors and bodies that list no topics through untouched', async () => {
+    const error = { status: 404, body: { error: { code: 'GROUP_ID_NOT_FOUND' } } };
+    expect(await describableTopicsOnly(authorizer, caller, error)).toBe(error);
+    const empty = { status: 200, body: { offsets: [] } };
+    expect(await describableTopicsOnly(authorizer, caller, empty)).toBe(empty);
   });
 });
