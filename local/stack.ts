@@ -10,6 +10,10 @@ import { join } from 'node:path';
 import { createAwsClients } from '../lib/adapters/aws/clients.js';
 import { ensureBucket, ensureTable } from '../lib/adapters/aws/schema.js';
 import { ENV } from '../infra/config.js';
+import { parseFaultSpec, withFaults } from '../lib/adapters/fault/index.js';
+import type { LatencyModelName } from '../lib/adapters/latency/index.js';
+import { latencyModels, parseLatencyModel, withLatency } from '../lib/adapters/latency/index.js';
+import type { StorageLayer } from '../functions/runtime.js';
 import { resolveEndpoints, startEmulators } from './emulators.js';
 import type { Handlers } from './gateway.js';
 import { createGateway } from './gateway.js';
@@ -27,6 +31,11 @@ export interface LocalStackOptions {
   /** Number of store buckets (replica stores). */
   storeCount?: number;
   maintenanceIntervalMs?: number;
+  /**
+   * Wait as AWS would on every storage call (lib/adapters/latency); default SLUICE_LATENCY_MODEL, else
+   * `none`. Latencies measured under a model are modelled, not AWS measurements.
+   */
+  latencyModel?: LatencyModelName;
   log?: (line: string) => void;
 }
 
@@ -35,6 +44,7 @@ export interface LocalStack {
   endpoints: { s3: string; dynamodb: string };
   tableName: string;
   buckets: string[];
+  latencyModel: LatencyModelName;
   /** SLUICE_AUTH: whether requests must be signed and allowed by the policy file. */
   auth: { mode: 'open' } | { mode: 'iam'; credentials: string; policy: string; region: string };
   /** Runs the maintenance function once, now. */
@@ -80,8 +90,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       ...(env[ENV.maxRequestBytes] ? { [ENV.maxRequestBytes]: env[ENV.maxRequestBytes] } : {}),
     });
     const runtime = await import('../functions/runtime.js');
+    const latencyModel = options.latencyModel ?? parseLatencyModel(env['SLUICE_LATENCY_MODEL']);
     runtime.setAuthorizer(gatewayAuth?.authorizer);
-    runtime.resetSluice();
+    runtime.setStorageLayer(storageLayer(latencyModel, env['SLUICE_FAULTS']));
     const handlers: Handlers = {
       admin: (await import('../functions/admin.js')).handler,
       produce: (await import('../functions/produce.js')).handler,
@@ -118,6 +129,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       endpoints,
       tableName,
       buckets,
+      latencyModel,
       auth: authFiles ? { mode: 'iam', ...authFiles } : { mode: 'open' },
       runMaintenance,
       stop: async () => {
@@ -153,6 +165,19 @@ const localAuthFiles = (
     credentials: file('SLUICE_AUTH_KEYS', 'credentials.json'),
     policy: file('SLUICE_AUTH_POLICY', 'policy.json'),
     region: env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'] ?? 'us-east-1',
+  };
+};
+
+/**
+ * The local stack's layers over the handlers' stores: the latency model next to the stores (it stands
+ * for the network), and outside it the soak test's seeded faults (SLUICE_FAULTS, a JSON spec such as
+ * {"seed":1,"rate":0.05}; never for a deployment).
+ */
+const storageLayer = (model: LatencyModelName, faults: string | undefined): StorageLayer | undefined => {
+  if (model === 'none' && !faults) return undefined;
+  return (storage) => {
+    const timed = model === 'none' ? storage : withLatency(latencyModels[model], storage);
+    return faults ? withFaults(parseFaultSpec(faults), timed) : timed;
   };
 };
 
