@@ -10,7 +10,7 @@ import type { LogContext } from './context.js';
 import { readPartitionState } from './context.js';
 import type { PartitionState } from './partition-state.js';
 import type { StoredBatch } from './reader.js';
-import { locateEntries, readBatches } from './reader.js';
+import { locateEntries, readBatches, storedDataError } from './reader.js';
 import { firstEntryReaching } from './time-index.js';
 
 export const MAX_WAIT_MS = 20_000;
@@ -51,7 +51,15 @@ export class Fetcher {
     let bytes = 0;
     let nextOffset = request.offset;
     outer: for (const batch of batches) {
-      for (const record of decodeRecordBatch(batch.bytes, { verifyCrc: false }).records) {
+      let decoded: KafkaRecord[];
+      try {
+        decoded = decodeRecordBatch(batch.bytes, { verifyCrc: false }).records;
+      } catch (error) {
+        // A stored batch that does not decode ends the answer; the records before it stay readable.
+        if (records.length > 0) break;
+        throw storedDataError(`stored batch at offset ${batch.baseOffset} does not decode`, error);
+      }
+      for (const record of decoded) {
         if (record.offset < request.offset) continue;
         if (record.offset >= state.nextOffset) break outer;
         const size = recordSize(record);

@@ -9,9 +9,9 @@ import { dataObjectKey, keys } from '../keys.js';
 import { partitionForKey } from '../partitioner.js';
 import type { RecordHeader, RecordInput } from '../record-batch/index.js';
 import {
-  decodeRecordBatch,
   encodeRecordBatch,
   splitBatches,
+  validateProducerBatch,
   withLogAppendTime,
 } from '../record-batch/index.js';
 import type { TopicConfig } from '../topics/configs.js';
@@ -144,27 +144,12 @@ export class Producer {
     let records = 0;
     let maxTs = -1;
     let firstTs = Number.MAX_SAFE_INTEGER;
+    const limits = { maxMessageBytes: config['max.message.bytes'] };
     const batches = parts.map(({ start, end, header }, i) => {
-      if (end - start > config['max.message.bytes']) {
-        throw new SluiceError(
-          'MESSAGE_TOO_LARGE',
-          `batch ${i} is ${end - start} bytes; topic ${topic.name} allows max.message.bytes=${config['max.message.bytes']}`,
-        );
-      }
-      if (header.isTransactional || header.isControl) {
-        throw new SluiceError('INVALID_RECORD', 'transactional and control batches are not supported');
-      }
-      if (
-        config['cleanup.policy'] !== 'delete' &&
-        decodeRecordBatch(body.subarray(start, end), { verifyCrc: false }).records.some((r) => r.key === null)
-      )
+      // Every batch is decoded and checked in full before anything is written (Kafka's LogValidator).
+      const decoded = validateProducerBatch(body.subarray(start, end), header, limits, i);
+      if (config['cleanup.policy'] !== 'delete' && decoded.some((r) => r.key === null))
         throw keyRequired(topic, `batch ${i}`);
-      if (header.recordCount < 1 || header.lastOffsetDelta < header.recordCount - 1) {
-        throw new SluiceError(
-          'CORRUPT_MESSAGE',
-          `batch ${i} has ${header.recordCount} records and lastOffsetDelta ${header.lastOffsetDelta}`,
-        );
-      }
       producer = chainProducer(producer, header, i);
       span += header.lastOffsetDelta + 1;
       records += header.recordCount;
