@@ -136,7 +136,7 @@ describe('a bad stored batch never hides its neighbours', () => {
     expect((await s.http('POST', '/v1/topics/d/partitions/0/batches', good(['c']), BATCH)).status).toBe(200);
     const [, second] = s.objects.keys();
     const stored = await s.objects.get(second!);
-    stored[stored.length - 1] ^= 0xff; // a flipped bit in the records: the CRC no longer matches
+    stored[stored.length - 1] = stored.at(-1)! ^ 0xff; // a flipped bit in the records: the CRC no longer matches
     await s.objects.put(second!, stored);
     const fetched = await s.http('GET', '/v1/topics/d/partitions/0/records?offset=0');
     expect([fetched.status, values(fetched.body), fetched.body.nextOffset]).toEqual([200, ['a', 'b'], 2]);

@@ -13,8 +13,12 @@ import { encodeOffset, groupKeys } from './group-items.js';
 import { isExpired } from './member.js';
 import type { CommittedOffset } from './types.js';
 
-/** DynamoDB's 100 items per transaction, one of them the guard. */
-const OFFSETS_PER_TRANSACTION = 99;
+/**
+ * DynamoDB's 100 items per transaction, one of them the guard. A commit is one transaction, so it is
+ * all-or-nothing as Kafka's OffsetCommit is (one append to __consumer_offsets); a commit of more
+ * partitions is refused by validateCommit rather than split into transactions that could half-apply.
+ */
+export const OFFSETS_PER_TRANSACTION = 99;
 
 export type OffsetGuard = Extract<TransactOp, { check: unknown }>;
 

@@ -33,11 +33,17 @@ export interface CreateTopicInput {
   configs?: unknown;
 }
 
+// Any JSON value may arrive here: describe it without serializing it (a deep value overflows the stack).
+const describeName = (name: unknown): string =>
+  typeof name === 'string'
+    ? JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name)
+    : `of type ${typeof name}`;
+
 export const validateTopicName = (name: unknown): string => {
   if (typeof name !== 'string' || !TOPIC_NAME.test(name) || name === '.' || name === '..') {
     throw new SluiceError(
       'INVALID_TOPIC_EXCEPTION',
-      `topic name ${JSON.stringify(name)} is invalid: use 1-249 of [a-zA-Z0-9._-], not "." or ".."`,
+      `topic name ${describeName(name)} is invalid: use 1-249 of [a-zA-Z0-9._-], not "." or ".."`,
     );
   }
   return name;
