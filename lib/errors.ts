@@ -26,6 +26,8 @@ export const ERROR_CODES = {
   NON_EMPTY_GROUP: { retriable: false },
   INVALID_PRODUCER_EPOCH: { retriable: false },
   OUT_OF_ORDER_SEQUENCE_NUMBER: { retriable: false },
+  /** An Idempotency-Key sent again with a different request (IETF Idempotency-Key draft: 422). */
+  IDEMPOTENCY_KEY_REUSED: { retriable: false },
   FENCED_LEADER_EPOCH: { retriable: true },
   MESSAGE_TOO_LARGE: { retriable: false },
   RECORD_LIST_TOO_LARGE: { retriable: false },

@@ -10,6 +10,7 @@ import type { Condition, MetadataStore, UpdateAction } from '../../ports/metadat
 import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { SluiceError } from '../../errors.js';
 import { keys } from '../keys.js';
+import { markHash } from './idempotency.js';
 import type { PartitionState, TailEntry } from './partition-state.js';
 import { asPartitionState, encodeTailEntry, tailOffsets } from './partition-state.js';
 import { findMaterializedBatch } from './producer-history.js';
@@ -129,7 +130,7 @@ const explainFailure = async (
   if (input.idempotency) {
     if (state.ik.includes(input.idempotency.hash)) {
       const offsets = tailOffsets(state);
-      const i = state.tail.findIndex((e) => e.k === input.idempotency!.hash);
+      const i = state.tail.findIndex((e) => e.k !== undefined && markHash(e.k) === input.idempotency!.hash);
       if (i >= 0)
         return {
           kind: 'duplicate',

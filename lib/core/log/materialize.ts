@@ -8,6 +8,7 @@
 import type { Condition, Item, MetadataStore, UpdateAction } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { keys } from '../keys.js';
+import { markHash } from './idempotency.js';
 import { isRetired, pageEnd, pageEntries, pageItem } from './batch-index.js';
 import type { PartitionState, TailEntry } from './partition-state.js';
 import { asPartitionState, tailOffsets } from './partition-state.js';
@@ -149,10 +150,13 @@ const recordFacts = (
   for (const { baseOffset, entry } of entries) {
     if (entry.k === undefined) continue;
     remembered.push({
-      ...keys.idempotencyKey(topicId, partition, entry.k),
+      ...keys.idempotencyKey(topicId, partition, markHash(entry.k)),
       o: baseOffset,
       n: entry.n,
       t: entry.t,
+      // The whole mark (fingerprint, request time): a retry after the entry left the tail is checked
+      // and answered from it exactly as from the tail.
+      m: entry.k,
       expiresAt: Math.ceil((options.now + IDEMPOTENCY_WINDOW_MS) / 1000),
     });
   }

@@ -26,7 +26,7 @@ export interface TailEntry {
   e?: number;
   q?: number;
   z?: number;
-  /** Idempotency-Key hash of a JSON produce. */
+  /** Idempotency-Key mark of a JSON produce: hash, request fingerprint, request time (idempotency.ts). */
   k?: string;
 }
 

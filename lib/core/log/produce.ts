@@ -3,7 +3,6 @@
  * every in-sync store, then commit each partition (lib/core/log/commit.ts). Offsets exist only after
  * the commit, so a crash before it leaves an orphan object (collected by maintenance), never a hole.
  */
-import { createHash } from 'node:crypto';
 import { SluiceError } from '../../errors.js';
 import { dataObjectKey, keys } from '../keys.js';
 import { partitionForKey } from '../partitioner.js';
@@ -20,6 +19,14 @@ import type { Topic } from '../topics/model.js';
 import type { CommitOutcome, ProducerBatchInfo } from './commit.js';
 import { commitBatch } from './commit.js';
 import type { LogContext } from './context.js';
+import {
+  checkSameRequest,
+  decodeMark,
+  encodeMark,
+  idempotencyHash,
+  markHash,
+  requestFingerprint,
+} from './idempotency.js';
 import { checkPartition, readPartitionState } from './context.js';
 import { materializeTail } from './materialize.js';
 import type { TailEntry } from './partition-state.js';
@@ -63,7 +70,10 @@ interface PartitionWrite {
   batches: Uint8Array[];
   timestamps: number[];
   entry?: TailEntry;
-  duplicate?: { baseOffset: number };
+  /** The original commit of this request (Idempotency-Key): its base offset and request time. */
+  duplicate?: { baseOffset: number; requestTime: number | undefined };
+  /** With an Idempotency-Key: this request's fingerprint. */
+  fingerprint?: string;
   ikGeneration?: number;
   /** The stores that hold the data object, and when its write started. */
   stores?: string[];
@@ -87,12 +97,20 @@ export class Producer {
         ? undefined
         : idempotencyHash(topic.topicId, request.idempotencyKey);
     const writes = this.assignPartitions(topic, request, ikHash);
-    for (const write of writes.values()) this.buildBatches(write, request.records, config, now);
+    const fingerprint = ikHash === undefined ? undefined : requestFingerprint(request.records);
+    for (const write of writes.values()) {
+      this.buildBatches(write, request.records, config, now);
+      if (fingerprint !== undefined) write.fingerprint = fingerprint;
+    }
 
     if (ikHash !== undefined) await this.findDuplicates(topic, [...writes.values()], ikHash);
     const fresh = [...writes.values()].filter((w) => !w.duplicate);
     await this.checkReplicas(topic, fresh, config, request.acks);
-    await this.writeObjects(topic, fresh, config, now, ikHash);
+    const mark =
+      ikHash === undefined
+        ? undefined
+        : encodeMark({ hash: ikHash, fingerprint: fingerprint!, requestTime: now });
+    await this.writeObjects(topic, fresh, config, now, mark);
 
     const outcomes = await Promise.all(
       fresh.map((w) =>
@@ -117,9 +135,18 @@ export class Producer {
       }
       const base =
         w.duplicate?.baseOffset ?? (settled as { outcome: { baseOffset: number } }).outcome.baseOffset;
-      w.indexes.forEach(
-        (i, k) => (results[i] = { partition: w.partition, offset: base + k, timestamp: w.timestamps[k]! }),
-      );
+      // A duplicate answers the original's timestamps: those the records carried, else its clock.
+      const original = w.duplicate?.requestTime;
+      const logAppend = config['message.timestamp.type'] === 'LogAppendTime';
+      w.indexes.forEach((i, k) => {
+        const timestamp =
+          original === undefined
+            ? w.timestamps[k]!
+            : logAppend
+              ? original
+              : (request.records[i]!.timestamp ?? original);
+        results[i] = { partition: w.partition, offset: base + k, timestamp };
+      });
     }
     return results;
   }
@@ -258,19 +285,27 @@ export class Producer {
         const state = await readPartitionState(this.ctx.store, topic, w.partition);
         this.ctx.leadership.remember(topic, w.partition, state);
         w.ikGeneration = state.ikGen;
-        const inTail = state.tail.findIndex((e) => e.k === ikHash);
+        const inTail = state.tail.findIndex((e) => e.k !== undefined && markHash(e.k) === ikHash);
         if (inTail >= 0) {
           let base = state.tailBase;
           for (let i = 0; i < inTail; i++) base += state.tail[i]!.n;
-          w.duplicate = { baseOffset: base };
+          this.answerFromOriginal(topic, w, base, state.tail[inTail]!.k!);
           return;
         }
         const old = await this.ctx.store.get(keys.idempotencyKey(topic.topicId, w.partition, ikHash), {
           consistent: true,
         });
-        if (old) w.duplicate = { baseOffset: old['o'] as number };
+        if (old)
+          this.answerFromOriginal(topic, w, old['o'] as number, (old['m'] as string | undefined) ?? ikHash);
       }),
     );
+  }
+
+  /** Marks `w` as answered by its original commit, unless that commit was of a different request. */
+  private answerFromOriginal(topic: Topic, w: PartitionWrite, baseOffset: number, storedMark: string): void {
+    const mark = decodeMark(storedMark);
+    checkSameRequest(mark, w.fingerprint ?? '', `${topic.name}-${w.partition}`);
+    w.duplicate = { baseOffset, requestTime: mark.requestTime };
   }
 
   private async checkReplicas(
@@ -299,7 +334,7 @@ export class Producer {
     writes: PartitionWrite[],
     config: TopicConfig,
     now: number,
-    ikHash: string | undefined,
+    mark: string | undefined,
     override?: Pick<TailEntry, 'n' | 'c' | 't' | 'f'>,
   ): Promise<void> {
     const groups = new Map<string, { stores: string[]; writes: PartitionWrite[] }>();
@@ -331,7 +366,7 @@ export class Producer {
             c: override?.c ?? w.indexes.length,
             t: override?.t ?? Math.max(...ts),
             f: override?.f ?? Math.min(...ts),
-            ...(ikHash === undefined ? {} : { k: ikHash }),
+            ...(mark === undefined ? {} : { k: mark }),
           };
         }
         // One batch (a binary produce's usual body) is stored as is, without a copy.
@@ -389,7 +424,13 @@ export class Producer {
           await this.maybeMaterialize(topic, w.partition, outcome.tailLength + 1);
           return outcome;
         }
-        if (outcome.kind === 'duplicate') return outcome;
+        if (outcome.kind === 'duplicate') {
+          // Another attempt of this request committed first: answer as it was, if it was this request.
+          if (ikHash !== undefined && outcome.entry?.k !== undefined) {
+            this.answerFromOriginal(topic, w, outcome.baseOffset, outcome.entry.k);
+          }
+          return outcome;
+        }
         // The key list was trimmed since we looked: look again (the original may have moved to K#).
         await this.findDuplicates(topic, [w], ikHash!);
         if (w.duplicate)
@@ -481,9 +522,6 @@ const keyRequired = (topic: Topic, what: string): SluiceError =>
     'INVALID_RECORD',
     `compacted topic ${topic.name} cannot accept a record without a key (${what} has none)`,
   );
-
-export const idempotencyHash = (topicId: string, key: string): string =>
-  createHash('sha256').update(topicId).update('\u0000').update(key).digest('base64url').slice(0, 22);
 
 const toSluiceError = (error: unknown): SluiceError =>
   error instanceof SluiceError
