@@ -10,6 +10,7 @@ import type { Condition, MetadataStore, UpdateAction } from '../../ports/metadat
 import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { SluiceError } from '../../errors.js';
 import { keys } from '../keys.js';
+import { TopicGoneError } from './context.js';
 import { markHash } from './idempotency.js';
 import type { PartitionState, TailEntry } from './partition-state.js';
 import { asPartitionState, encodeTailEntry, tailOffsets } from './partition-state.js';
@@ -42,7 +43,11 @@ export type CommitOutcome =
 
 export const commitBatch = async (store: MetadataStore, input: CommitInput): Promise<CommitOutcome> => {
   const { entry, producer, idempotency } = input;
-  const conditions: Condition[] = [{ path: 'leaderEpoch', op: '=', value: input.leaderEpoch }];
+  // `deleted` fences writers whose cached topic id outlived a delete (and a re-create of the name).
+  const conditions: Condition[] = [
+    { path: 'leaderEpoch', op: '=', value: input.leaderEpoch },
+    { notExists: 'deleted' },
+  ];
   const actions: UpdateAction[] = [
     { set: 'nextOffset', add: entry.n },
     { set: 'tail', append: [encodeTailEntry(entry, input.topicId)] },
@@ -101,7 +106,9 @@ const explainFailure = async (
   state: PartitionState | undefined,
 ): Promise<CommitOutcome> => {
   const where = `${input.topic}-${input.partition}`;
-  if (!state) throw new SluiceError('UNKNOWN_TOPIC_OR_PARTITION', `partition ${where} does not exist`);
+  if (!state || state.deleted === true) {
+    throw new TopicGoneError(input.topic, input.partition);
+  }
   if (state.leaderEpoch !== input.leaderEpoch) {
     throw new SluiceError(
       'FENCED_LEADER_EPOCH',

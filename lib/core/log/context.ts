@@ -103,12 +103,38 @@ export const readPartitionState = async (
 ): Promise<PartitionState> => {
   checkPartition(topic, partition);
   const item = await store.get(keys.partitionState(topic.topicId, partition), { consistent: true });
-  if (!item)
-    throw new SluiceError(
-      'UNKNOWN_TOPIC_OR_PARTITION',
-      `partition ${topic.name}-${partition} does not exist`,
-    );
+  if (!item || item['deleted'] === true) throw new TopicGoneError(topic.name, partition);
   return asPartitionState(item);
+};
+
+/**
+ * The partition item of a topic id the catalog handed out is gone or marked deleted: the topic was
+ * deleted (and perhaps re-created under a new id) after this instance cached it.
+ */
+export class TopicGoneError extends SluiceError {
+  constructor(topic: string, partition: number) {
+    super('UNKNOWN_TOPIC_OR_PARTITION', `partition ${topic}-${partition} does not exist`);
+    this.name = 'TopicGoneError';
+  }
+}
+
+/**
+ * Runs `fn` with the topic as cached; if it finds the cached topic deleted, runs it once more with the
+ * registry's current entry (a re-created topic of that name, or UNKNOWN_TOPIC_OR_PARTITION). `fn` must
+ * have had no effect when it throws TopicGoneError: the commit condition guarantees that for writes.
+ */
+export const withCurrentTopic = async <T>(
+  ctx: Pick<LogContext, 'catalog'>,
+  name: string,
+  fn: (topic: Topic) => Promise<T>,
+): Promise<T> => {
+  try {
+    return await fn(await ctx.catalog.get(name));
+  } catch (error) {
+    if (!(error instanceof TopicGoneError)) throw error;
+    ctx.catalog.forget(name);
+    return fn(await ctx.catalog.get(name, { fresh: true }));
+  }
 };
 
 export const checkPartition = (topic: Topic, partition: number): void => {

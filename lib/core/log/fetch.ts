@@ -7,7 +7,7 @@ import type { Record as KafkaRecord } from '../record-batch/index.js';
 import { decodeRecordBatch, recordSize } from '../record-batch/index.js';
 import type { Topic } from '../topics/model.js';
 import type { LogContext } from './context.js';
-import { readPartitionState } from './context.js';
+import { readPartitionState, withCurrentTopic } from './context.js';
 import type { PartitionState } from './partition-state.js';
 import type { StoredBatch } from './reader.js';
 import { locateEntries, readBatches, storedDataError } from './reader.js';
@@ -102,8 +102,10 @@ export class Fetcher {
     partition: number,
     at: 'earliest' | 'latest' | number,
   ): Promise<{ offset: number | null; timestamp: number | null }> {
-    const topic = await this.ctx.catalog.get(topicName);
-    const state = await readPartitionState(this.ctx.store, topic, partition);
+    const { topic, state } = await withCurrentTopic(this.ctx, topicName, async (topic) => ({
+      topic,
+      state: await readPartitionState(this.ctx.store, topic, partition),
+    }));
     if (at === 'earliest') return { offset: state.logStartOffset, timestamp: -1 };
     if (at === 'latest') return { offset: state.nextOffset, timestamp: -1 };
     const entry = await firstEntryReaching(this.ctx.store, topic.topicId, partition, state, at);
@@ -124,7 +126,14 @@ export class Fetcher {
     partition: number,
     request: FetchRequest,
   ): Promise<{ topic: Topic; state: PartitionState }> {
-    const topic = await this.ctx.catalog.get(topicName);
+    return withCurrentTopic(this.ctx, topicName, (topic) => this.poll(topic, partition, request));
+  }
+
+  private async poll(
+    topic: Topic,
+    partition: number,
+    request: FetchRequest,
+  ): Promise<{ topic: Topic; state: PartitionState }> {
     const deadline = this.ctx.clock.now() + Math.min(request.maxWaitMs, MAX_WAIT_MS);
     for (;;) {
       const state = await readPartitionState(this.ctx.store, topic, partition);

@@ -57,6 +57,8 @@ export interface PartitionState {
   ikGen: number;
   /** Running max timestamp of everything in the batch index (for the sparse time index). */
   tsMax: number;
+  /** Set when the topic is deleted, before maintenance purges the item: every commit tests it. */
+  deleted?: boolean;
 }
 
 export const initialPartitionState = (

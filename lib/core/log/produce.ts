@@ -27,7 +27,7 @@ import {
   markHash,
   requestFingerprint,
 } from './idempotency.js';
-import { checkPartition, readPartitionState } from './context.js';
+import { checkPartition, readPartitionState, withCurrentTopic } from './context.js';
 import { materializeTail } from './materialize.js';
 import type { TailEntry } from './partition-state.js';
 
@@ -86,8 +86,11 @@ export class Producer {
   constructor(private readonly ctx: LogContext) {}
 
   async produce(topicName: string, request: ProduceRequest): Promise<ProduceResult[]> {
+    return withCurrentTopic(this.ctx, topicName, (topic) => this.produceTo(topic, request));
+  }
+
+  private async produceTo(topic: Topic, request: ProduceRequest): Promise<ProduceResult[]> {
     const { ctx } = this;
-    const topic = await ctx.catalog.get(topicName);
     const config = effectiveConfig(topic.configs);
     const keyless = request.records.findIndex((r) => r.key === null);
     if (keyless >= 0 && config['cleanup.policy'] !== 'delete') throw keyRequired(topic, `record ${keyless}`);
@@ -158,8 +161,18 @@ export class Producer {
     body: Uint8Array,
     acks: Acks,
   ): Promise<BatchProduceResult> {
+    return withCurrentTopic(this.ctx, topicName, (topic) =>
+      this.produceBatchesTo(topic, partition, body, acks),
+    );
+  }
+
+  private async produceBatchesTo(
+    topic: Topic,
+    partition: number,
+    body: Uint8Array,
+    acks: Acks,
+  ): Promise<BatchProduceResult> {
     const { ctx } = this;
-    const topic = await ctx.catalog.get(topicName);
     checkPartition(topic, partition);
     const config = effectiveConfig(topic.configs);
     if (body.length === 0) throw new SluiceError('CORRUPT_MESSAGE', 'the body holds no RecordBatch');
