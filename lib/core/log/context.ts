@@ -11,6 +11,7 @@ import { keys } from '../keys.js';
 import type { TopicCatalog } from '../topics/catalog.js';
 import type { Topic } from '../topics/model.js';
 import type { PartitionState } from './partition-state.js';
+import { MAX_PRODUCERS_PER_PARTITION } from './producer-bounds.js';
 import { asPartitionState } from './partition-state.js';
 
 export interface LogOptions {
@@ -25,6 +26,8 @@ export interface LogOptions {
   /** Long-poll re-check interval. */
   pollIntervalMs?: number;
   producerExpirationMs?: number;
+  /** Idempotent producer states one partition item keeps (default MAX_PRODUCERS_PER_PARTITION). */
+  maxProducersPerPartition?: number;
   /**
    * A produce commits only if its data object was written less than this long ago; it must stay well
    * below maintenance's orphan grace period, or a stalled produce could commit an object the collector
@@ -42,6 +45,7 @@ export interface LogContext {
   tailFlushEntries: number;
   pollIntervalMs: number;
   producerExpirationMs: number;
+  maxProducersPerPartition: number;
   commitDeadlineMs: number;
   newId: () => string;
   objectStore(id: string): ObjectStore;
@@ -58,6 +62,7 @@ export const createLogContext = (options: LogOptions): LogContext => {
     tailFlushEntries: options.tailFlushEntries ?? 16,
     pollIntervalMs: options.pollIntervalMs ?? 100,
     producerExpirationMs: options.producerExpirationMs ?? 86_400_000,
+    maxProducersPerPartition: options.maxProducersPerPartition ?? MAX_PRODUCERS_PER_PARTITION,
     commitDeadlineMs: options.commitDeadlineMs ?? 5 * 60_000,
     newId: options.newId ?? (() => globalThis.crypto.randomUUID()),
     objectStore: (id) => {

@@ -82,6 +82,8 @@ interface PartitionWrite {
 
 export class Producer {
   private stickyCounter = Math.floor(Math.random() * 1_000_000);
+  /** Producer ids below this are known to be issued (the counter only grows, so it may lag). */
+  private issuedBelow = 0;
 
   constructor(private readonly ctx: LogContext) {}
 
@@ -198,6 +200,7 @@ export class Producer {
       const bytes = body.subarray(start, end);
       return logAppend ? withLogAppendTime(bytes, now) : bytes;
     });
+    if (producer) await this.checkIssued(producer.producerId);
     const write: PartitionWrite = { partition, indexes: [], batches, timestamps: [] };
     await this.checkReplicas(topic, [write], config, acks);
     await this.writeObjects(topic, [write], config, now, undefined, {
@@ -223,6 +226,22 @@ export class Producer {
       returnValues: 'allNew',
     });
     return { producerId: (item!['next'] as number) - 1, producerEpoch: 0 };
+  }
+
+  /**
+   * Idempotent batches must carry an id from InitProducerId: an invented id would add state to the
+   * partition item that no producer owns. One consistent read when this instance meets a newer id.
+   */
+  private async checkIssued(producerId: number): Promise<void> {
+    if (producerId < this.issuedBelow) return;
+    const item = await this.ctx.store.get(keys.producerIds, { consistent: true });
+    this.issuedBelow = Math.max(this.issuedBelow, (item?.['next'] as number | undefined) ?? 0);
+    if (producerId >= this.issuedBelow) {
+      throw new SluiceError(
+        'UNKNOWN_PRODUCER_ID',
+        `producer id ${producerId} was never issued; get one from POST /v1/producers`,
+      );
+    }
   }
 
   private assignPartitions(
@@ -481,6 +500,7 @@ export class Producer {
       await materializeTail(this.ctx.store, topic.topicId, partition, {
         now: this.ctx.clock.now(),
         producerExpirationMs: this.ctx.producerExpirationMs,
+        maxProducers: this.ctx.maxProducersPerPartition,
       });
     } catch {
       // The commit stands; the next committer or the maintenance run moves the tail.
