@@ -28,6 +28,7 @@ export interface HeaderEdits {
 
 /** Recomputes batchLength and the CRC-32C of a single batch in place; returns it. */
 export const reseal = (batch: Uint8Array): Uint8Array => {
+  if (batch.length < RECORDS) return batch; // no header to seal: leave the fragment as it is
   const view = viewOf(batch);
   view.setInt32(BATCH_LENGTH, batch.length - LOG_OVERHEAD);
   view.setUint32(CRC, crc32c(batch, ATTRIBUTES));
