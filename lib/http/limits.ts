@@ -4,7 +4,7 @@
  * request can push a DynamoDB key or item past its service limit (a 2 KiB partition key, a 400 KB
  * item), which would otherwise surface as a storage failure instead of the client's mistake.
  */
-import { OFFSETS_PER_TRANSACTION } from '../core/groups/offset-writer.js';
+import { OFFSETS_PER_COMMIT } from '../core/groups/commit-limit.js';
 import { SluiceError } from '../errors.js';
 
 export const EDGE_LIMITS = {
@@ -22,7 +22,7 @@ export const EDGE_LIMITS = {
   maxSubscribedTopics: 1000,
   maxSubscriptionChars: 64 * 1024,
   /** Partitions in one offset commit, which is one all-or-nothing transaction (enforced by the core). */
-  maxCommitPartitions: OFFSETS_PER_TRANSACTION,
+  maxCommitPartitions: OFFSETS_PER_COMMIT,
 } as const;
 
 const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;

@@ -3,7 +3,7 @@
  * 400 INVALID_REQUEST that names the field, raised before anything is read or written.
  */
 import { invalidRequest } from '../../errors.js';
-import { OFFSETS_PER_TRANSACTION } from './offset-writer.js';
+import { OFFSETS_PER_COMMIT } from './commit-limit.js';
 import { fromTopicPartitions } from './partition-map.js';
 import type {
   AssignorName,
@@ -145,9 +145,9 @@ export const validateHeartbeat = (request: HeartbeatRequest): void => {
 };
 
 const checkCommitSize = (partitions: number): void => {
-  if (partitions > OFFSETS_PER_TRANSACTION) {
+  if (partitions > OFFSETS_PER_COMMIT) {
     throw invalidRequest(
-      `offsets lists ${partitions} partitions; one commit is atomic and takes at most ${OFFSETS_PER_TRANSACTION}: commit in several requests`,
+      `offsets lists ${partitions} partitions; one commit is atomic and takes at most ${OFFSETS_PER_COMMIT}: commit in several requests`,
     );
   }
 };
