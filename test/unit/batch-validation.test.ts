@@ -131,6 +131,24 @@ describe('binary produce validates every batch in full (cleanup.policy=delete)',
 });
 
 describe('a bad stored batch never hides its neighbours', () => {
+  it('answers 503, not a client error, for a stored batch whose CRC holds but whose records do not parse', async () => {
+    const s = await setup();
+    const third = encodeRecordBatch([rec('c', T + 5)]); // later than a and b: ListOffsets(T + 5) lands here
+    expect((await s.http('POST', '/v1/topics/d/partitions/0/batches', third, BATCH)).status).toBe(200);
+    const [, second] = s.objects.keys();
+    // Same length, valid CRC, records section of 0xff: what a bug in a writer could leave behind.
+    await s.objects.put(
+      second!,
+      withRecordsSection(third, new Uint8Array(third.length - RECORDS).fill(0xff)),
+    );
+    const before = await s.http('GET', '/v1/topics/d/partitions/0/records?offset=0');
+    expect([before.status, values(before.body), before.body.nextOffset]).toEqual([200, ['a', 'b'], 2]);
+    for (const path of ['records?offset=2', `offsets?at=${T + 5}`]) {
+      const bad = await s.http('GET', `/v1/topics/d/partitions/0/${path}`);
+      expect([path, bad.status, bad.body.error.code]).toEqual([path, 503, 'KAFKA_STORAGE_ERROR']);
+    }
+  });
+
   it('answers the records before a batch whose stored bytes were damaged', async () => {
     const s = await setup();
     expect((await s.http('POST', '/v1/topics/d/partitions/0/batches', good(['c']), BATCH)).status).toBe(200);

@@ -39,6 +39,15 @@ export interface FetchedBatches extends PartitionBounds {
   nextOffset: number;
 }
 
+/** A stored batch's records; one that does not decode is the store's fault, never the reader's (503). */
+const decodeStored = (batch: StoredBatch): KafkaRecord[] => {
+  try {
+    return decodeRecordBatch(batch.bytes, { verifyCrc: false }).records;
+  } catch (error) {
+    throw storedDataError(`stored batch at offset ${batch.baseOffset} does not decode`, error);
+  }
+};
+
 export class Fetcher {
   constructor(private readonly ctx: LogContext) {}
 
@@ -53,11 +62,11 @@ export class Fetcher {
     outer: for (const batch of batches) {
       let decoded: KafkaRecord[];
       try {
-        decoded = decodeRecordBatch(batch.bytes, { verifyCrc: false }).records;
+        decoded = decodeStored(batch);
       } catch (error) {
         // A stored batch that does not decode ends the answer; the records before it stay readable.
         if (records.length > 0) break;
-        throw storedDataError(`stored batch at offset ${batch.baseOffset} does not decode`, error);
+        throw error;
       }
       for (const record of decoded) {
         if (record.offset < request.offset) continue;
@@ -112,7 +121,7 @@ export class Fetcher {
     if (!entry) return { offset: null, timestamp: null };
     const batches = await readBatches(this.leaderStore(state), [entry]);
     for (const batch of batches) {
-      for (const record of decodeRecordBatch(batch.bytes, { verifyCrc: false }).records) {
+      for (const record of decodeStored(batch)) {
         if (record.offset >= state.logStartOffset && record.timestamp >= at) {
           return { offset: record.offset, timestamp: record.timestamp };
         }
