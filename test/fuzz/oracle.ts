@@ -152,6 +152,11 @@ export const checkJsonCase = async (
       );
     return outcome;
   }
+  // A read changes nothing, whatever it is asked.
+  if (c.method === 'GET') {
+    if (snapshot(store) !== before) throw new Finding(`GET ${c.path}: a read changed metadata`, reply.body);
+    return outcome;
+  }
   if (!c.path.endsWith('/records')) return outcome;
   const body = c.json as {
     records: { key?: unknown; value?: unknown; headers?: { key: string; value?: unknown }[] }[];

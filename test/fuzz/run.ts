@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { memorySluice } from '../unit/log-support.js';
 import { batchCase } from './batch-cases.js';
 import { jsonCase } from './json-cases.js';
+import { pathCase } from './path-cases.js';
 import type { Http, Outcome } from './oracle.js';
 import { checkBatchCase, checkJsonCase } from './oracle.js';
 
@@ -42,7 +43,7 @@ const tally = (stats: FuzzStats, outcome: Outcome) => {
   else stats.refused[outcome.code] = (stats.refused[outcome.code] ?? 0) + 1;
 };
 
-/** Runs `runs` batch cases and `runs` JSON cases from `seed`; throws fast-check's report on a finding. */
+/** Runs `runs` batch, JSON-body and path cases from `seed`; throws fast-check's report on a finding. */
 export const fuzz = async (
   seed: number,
   runs: number,
@@ -60,6 +61,12 @@ export const fuzz = async (
       tally(stats, await checkJsonCase(w.http, w.store, c));
     }),
     { seed: seed + 1, numRuns: runs, endOnFailure: true },
+  );
+  await fc.assert(
+    fc.asyncProperty(pathCase, async (c) => {
+      tally(stats, await checkJsonCase(w.http, w.store, c));
+    }),
+    { seed: seed + 2, numRuns: runs, endOnFailure: true },
   );
   return stats;
 };
