@@ -15,12 +15,22 @@ interface CompiledRoute extends Route {
 
 export type Logger = (entry: Record<string, unknown>) => void;
 
+/**
+ * Runs before a route's handler (route key `METHOD pattern`): throws to refuse the request, or returns
+ * a step that the handler's response passes through (authorization filters what a caller may see).
+ */
+export type RouteGuard = (
+  routeKey: string,
+  request: HttpRequest,
+) => Promise<((response: HttpResponse) => Promise<HttpResponse>) | undefined>;
+
 export class Router {
   private readonly routes: CompiledRoute[];
 
   constructor(
     routes: readonly Route[],
     private readonly log: Logger = () => {},
+    private readonly guard?: RouteGuard,
   ) {
     this.routes = routes.map((route) => {
       const names: string[] = [];
@@ -53,7 +63,10 @@ export class Router {
         params[name] = decodeSegment(found.m[i + 1] ?? '');
         checkPathParam(name, params[name]);
       }
-      return await found.route.handler({ ...request, params });
+      const routed = { ...request, params };
+      const after = await this.guard?.(`${found.route.method} ${found.route.pattern}`, routed);
+      const response = await found.route.handler(routed);
+      return after ? await after(response) : response;
     } catch (error) {
       return this.errorResponse(error, request);
     }
