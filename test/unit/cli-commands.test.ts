@@ -614,9 +614,9 @@ describe('consume --group', () => {
     });
     expect(beats.at(-1)).toEqual({ memberId: beats[0].memberId, memberEpoch: -1 });
 
-    // Partition 1 had no committed offset: it started from --from's default, earliest.
+    // Partition 1 had no committed offset: it started at auto.offset.reset's default, Kafka's latest.
     expect(api.requests.find((r) => r.path === '/v1/topics/orders/partitions/1/offsets')?.query).toEqual({
-      at: 'earliest',
+      at: 'latest',
     });
     const commits = api.requests.filter(
       (r) => r.method === 'POST' && r.path === '/v1/groups/billing/offsets',
