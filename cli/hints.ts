@@ -3,8 +3,8 @@ import type { ApiError } from './http.js';
 
 const REJOIN = 'the group moved on without this member: run the consumer again to rejoin';
 const UNSIGNED =
-  'the deployed API takes SigV4-signed requests (execute-api:Invoke) and this command line does not sign; ' +
-  'use it against `npm start` or through a signing proxy';
+  'the API takes SigV4-signed requests from a caller allowed execute-api:Invoke on this route: pass ' +
+  '--region (and --profile), and check the credentials and their IAM policy';
 
 const BY_CODE: Record<string, string> = {
   UNKNOWN_TOPIC_OR_PARTITION:
