@@ -2,115 +2,26 @@
 import type { HttpClient } from './http.js';
 import { path } from './http.js';
 
-export type Encoding = 'utf8' | 'base64' | 'json';
-export const ENCODINGS: readonly Encoding[] = ['utf8', 'base64', 'json'];
-
-// Shapes the SDK already declares for API.md's bodies.
 import type {
   ClusterDescription,
   CommittedOffset,
+  Encoding,
+  FetchResult,
+  GroupDescription,
+  GroupSummary,
+  HeartbeatRequest,
   HeartbeatResponse,
+  OffsetCommitResult,
+  OffsetSpec,
+  ProduceRecord,
+  RecordResult,
+  ResetTarget,
   TopicDescription,
-  TopicPartitions,
   TopicSummary,
-} from '../sdk/types.js';
-export type {
-  ClusterDescription,
-  CommittedOffset,
-  HeartbeatResponse,
-  PartitionDescription,
-  TopicDescription,
-  TopicPartitions,
-  TopicSummary,
-} from '../sdk/types.js';
-
-export interface Header {
-  key: string;
-  value: string | null;
-}
-
-export interface ProduceRecord {
-  key?: string | null;
-  /** Under `json` encoding any JSON value; otherwise text (utf8) or base64 of the bytes. */
-  value: unknown;
-  headers?: Header[];
-  partition?: number;
-}
-
-export interface RecordError {
-  code: string;
-  message: string;
-  retriable: boolean;
-}
-
-export type ProduceResult =
-  { partition: number; offset: number; timestamp: number } | { partition?: number; error: RecordError };
-
-export interface FetchedRecord {
-  offset: number;
-  timestamp: number;
-  key: string | null;
-  value: unknown;
-  headers: Header[];
-}
-
-export interface FetchResult {
-  records: FetchedRecord[];
-  nextOffset: number;
-  highWatermark: number;
-  logStartOffset: number;
-}
-
-export interface HeartbeatRequest {
-  memberId: string | null;
-  memberEpoch: number;
-  subscribedTopics?: string[];
-  ownedPartitions?: TopicPartitions[];
-  rebalanceTimeoutMs?: number;
-}
-
-export interface OffsetCommitResult {
-  topic: string;
-  partition: number;
-  error?: RecordError;
-}
-
-export interface GroupSummary {
-  groupId: string;
-  state: string;
-  members: number;
-}
-
-export interface GroupMember {
-  memberId: string;
-  instanceId: string | null;
-  memberEpoch: number;
-  subscribedTopics: string[];
-  assignment: { topicPartitions: TopicPartitions[] };
-}
-
-export interface GroupOffset {
-  topic: string;
-  partition: number;
-  committedOffset: number;
-  highWatermark: number | null;
-  lag: number | null;
-}
-
-export interface GroupDescription {
-  groupId: string;
-  state: string;
-  groupEpoch: number;
-  assignor: string;
-  members: GroupMember[];
-  offsets: GroupOffset[];
-}
-
-/** Where `offsets/reset` moves a group: kafka-consumer-groups' --to-earliest, --to-latest, --to-datetime, --to-offset. */
-export type ResetTarget = 'earliest' | 'latest' | number | { offset: number };
-
-/** `at` of ListOffsets: a timestamp in ms, or the log's ends. */
-export type OffsetSpec = 'earliest' | 'latest' | number;
+} from '../lib/wire/types.js';
+export { ENCODINGS } from '../lib/wire/types.js';
+export type * from '../lib/wire/types.js';
+export type ProduceResult = RecordResult;
 
 export class SluiceApi {
   constructor(readonly http: HttpClient) {}

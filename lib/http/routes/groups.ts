@@ -5,6 +5,7 @@ import { parseCommitRequest, parseHeartbeatRequest, parseResetRequest } from '..
 import { readJsonObject } from '../body.js';
 import type { HttpRequest, Route } from '../types.js';
 import { json } from '../types.js';
+import type { CommittedOffset, GroupDescription, GroupSummary, HeartbeatResponse } from '../../wire/types.js';
 
 const group = (request: HttpRequest): string => request.params['group'] ?? '';
 
@@ -21,7 +22,7 @@ export function groupRoutes(coordinator: GroupCoordinator): Route[] {
       handler: async (request) => {
         rejectQuery(request);
         const body = parseHeartbeatRequest(readJsonObject(request));
-        return json(200, await coordinator.heartbeat(group(request), body));
+        return json(200, (await coordinator.heartbeat(group(request), body)) satisfies HeartbeatResponse);
       },
     },
     {
@@ -38,7 +39,12 @@ export function groupRoutes(coordinator: GroupCoordinator): Route[] {
       pattern: '/v1/groups/{group}/offsets',
       handler: async (request) => {
         rejectQuery(request, ['topic']);
-        return json(200, await coordinator.fetchOffsets(group(request), request.query['topic']));
+        return json(
+          200,
+          (await coordinator.fetchOffsets(group(request), request.query['topic'])) satisfies {
+            offsets: CommittedOffset[];
+          },
+        );
       },
     },
     {
@@ -55,7 +61,7 @@ export function groupRoutes(coordinator: GroupCoordinator): Route[] {
       pattern: '/v1/groups',
       handler: async (request) => {
         rejectQuery(request);
-        return json(200, await coordinator.listGroups());
+        return json(200, (await coordinator.listGroups()) satisfies { groups: GroupSummary[] });
       },
     },
     {
@@ -63,7 +69,7 @@ export function groupRoutes(coordinator: GroupCoordinator): Route[] {
       pattern: '/v1/groups/{group}',
       handler: async (request) => {
         rejectQuery(request);
-        return json(200, await coordinator.describeGroup(group(request)));
+        return json(200, (await coordinator.describeGroup(group(request))) satisfies GroupDescription);
       },
     },
     {

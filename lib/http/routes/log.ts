@@ -8,6 +8,7 @@ import { readJsonObject, rejectUnknownFields } from '../body.js';
 import type { Encoding } from '../encoding.js';
 import { decodeBytes, decodeValue, encodeBytes, encodeValue, parseEncoding } from '../encoding.js';
 import type { HttpRequest, Route } from '../types.js';
+import type { BatchResult, FetchResult, ListOffsetsResult, ProducerIdentity } from '../../wire/types.js';
 import { json } from '../types.js';
 
 export const RECORD_BATCH_MEDIA_TYPE = 'application/vnd.kafka.record-batch';
@@ -66,7 +67,12 @@ export const produceRoutes = ({ producer, maxRequestBytes }: Omit<LogRoutesOptio
         const acks = parseAcks(request.query['acks']);
         return json(
           200,
-          await producer.produceBatches(request.params['topic']!, partition, request.body, acks),
+          (await producer.produceBatches(
+            request.params['topic']!,
+            partition,
+            request.body,
+            acks,
+          )) satisfies BatchResult,
         );
       },
     },
@@ -75,7 +81,7 @@ export const produceRoutes = ({ producer, maxRequestBytes }: Omit<LogRoutesOptio
       pattern: '/v1/producers',
       handler: async (request) => {
         if (request.body.length > 0) rejectUnknownFields(readJsonObject(request), []);
-        return json(200, await producer.initProducerId());
+        return json(200, (await producer.initProducerId()) satisfies ProducerIdentity);
       },
     },
   ];
@@ -115,7 +121,7 @@ export const fetchRoutes = ({ fetcher }: Pick<LogRoutesOptions, 'fetcher'>): Rou
         nextOffset: result.nextOffset,
         highWatermark: result.highWatermark,
         logStartOffset: result.logStartOffset,
-      });
+      } satisfies FetchResult);
     },
   },
   {
@@ -125,7 +131,10 @@ export const fetchRoutes = ({ fetcher }: Pick<LogRoutesOptions, 'fetcher'>): Rou
       const partition = parsePartitionParam(request.params['partition']);
       const raw = request.query['at'] ?? 'latest';
       const at = raw === 'earliest' || raw === 'latest' ? raw : intParam(raw, 'at', 0, 0);
-      return json(200, await fetcher.listOffsets(request.params['topic']!, partition, at));
+      return json(
+        200,
+        (await fetcher.listOffsets(request.params['topic']!, partition, at)) satisfies ListOffsetsResult,
+      );
     },
   },
 ];
