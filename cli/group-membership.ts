@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { HeartbeatRequest, SluiceApi } from './api.js';
 import { describePartitions } from './format.js';
-import { ApiError } from './http.js';
+import { SluiceError } from '../sdk/errors.js';
 import { delay } from './io.js';
 
 export const JOIN_EPOCH = 0;
@@ -69,7 +69,7 @@ export class GroupMembership {
     try {
       answer = await api.heartbeat(groupId, request);
     } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
+      if (!(error instanceof SluiceError)) throw error;
       if (error.code !== 'FENCED_MEMBER_EPOCH' && error.code !== 'UNKNOWN_MEMBER_ID') throw error;
       const lost = [...this.owned];
       note(
@@ -124,7 +124,7 @@ export class GroupMembership {
         now = await this.heartbeat();
         failures = 0;
       } catch (error) {
-        const retriable = error instanceof ApiError && error.retriable;
+        const retriable = error instanceof SluiceError && error.retriable;
         if (!retriable || ++failures > MAX_HEARTBEAT_FAILURES) throw error;
         this.options.note(`heartbeat failed (${error.code}: ${error.message}); retrying`);
         now = false;
@@ -143,7 +143,7 @@ export class GroupMembership {
     } catch (error) {
       // Already gone (expired or fenced): there is nothing to leave.
       if (!(
-        error instanceof ApiError &&
+        error instanceof SluiceError &&
         (error.code === 'UNKNOWN_MEMBER_ID' || error.code === 'FENCED_MEMBER_EPOCH')
       )) {
         throw error;

@@ -1,5 +1,6 @@
 /** What to do about an API error, in a line: the command to run next, or the setting to check. */
-import type { ApiError } from './http.js';
+import type { SluiceError } from '../sdk/errors.js';
+import { attemptsOf } from './api.js';
 
 const REJOIN = 'the group moved on without this member: run the consumer again to rejoin';
 const UNSIGNED =
@@ -31,8 +32,8 @@ const BY_CODE: Record<string, string> = {
 };
 
 /** The hint printed under an error, or undefined when the message says it all. */
-export const hintFor = (error: ApiError, url: string): string | undefined => {
-  if (error.refused) {
+export const hintFor = (error: SluiceError, url: string): string | undefined => {
+  if (error.details['refused'] === true) {
     return `nothing answers at ${url}: is \`npm start\` running? (or point --url / SLUICE_URL at the API)`;
   }
   const hints: string[] = [];
@@ -52,7 +53,7 @@ export const hintFor = (error: ApiError, url: string): string | undefined => {
   if (known) hints.push(known);
   if (error.retriable) {
     hints.push(
-      `retriable — try again${error.attempts > 1 ? ` (this command already tried ${error.attempts} times)` : ''}`,
+      `retriable — try again${attemptsOf(error) > 1 ? ` (this command already tried ${attemptsOf(error)} times)` : ''}`,
     );
   }
   return hints.length > 0 ? hints.join('; ') : undefined;

@@ -19,7 +19,7 @@ import { produce } from './commands/produce.js';
 import { topicCommands } from './commands/topics.js';
 import { DEFAULT_URL, GLOBAL_OPTIONS, PROGRAM, commandHelp, overviewHelp, usageLine } from './help.js';
 import { hintFor } from './hints.js';
-import { ApiError, HttpClient } from './http.js';
+import { SluiceError } from '../sdk/errors.js';
 import type { Io, Output } from './io.js';
 
 export const EXIT_OK = 0;
@@ -112,8 +112,7 @@ const createContext = (
   quiet: boolean,
   signing: { region: string; profile?: string } | undefined,
 ): Context => ({
-  api: new SluiceApi(
-    new HttpClient({
+  api: new SluiceApi({
       url,
       ...(signing
         ? { fetch: sigV4Fetch({ ...signing, ...(io.fetch ? { fetch: io.fetch } : {}) }) }
@@ -122,7 +121,6 @@ const createContext = (
           : {}),
       ...(io.sleep ? { sleep: io.sleep } : {}),
     }),
-  ),
   json,
   quiet,
   stdout: io.stdout,
@@ -248,7 +246,7 @@ const report = async (
     );
     return EXIT_USAGE;
   }
-  if (error instanceof ApiError) {
+  if (error instanceof SluiceError) {
     const hint = hintFor(error, url);
     const { code, message, retriable, status } = error;
     if (json) {

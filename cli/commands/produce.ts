@@ -9,7 +9,7 @@ import { ENCODINGS } from '../api.js';
 import type { CommandSpec, Values } from '../command.js';
 import { Options, UsageError, propertyMap } from '../command.js';
 import { formatCount, formatDuration, formatRate, plural } from '../format.js';
-import { ApiError } from '../http.js';
+import { SluiceError } from '../../sdk/errors.js';
 import { readLines } from '../io.js';
 import { ProgressLine } from '../progress.js';
 import { renderTable } from '../table.js';
@@ -74,14 +74,14 @@ export class ProduceSummary {
   records = 0;
   requests = 0;
   failed = 0;
-  firstError: ApiError | undefined;
+  firstError: SluiceError | undefined;
 
   add(results: readonly ProduceResult[]): void {
     this.requests += 1;
     for (const result of results) {
       if ('error' in result) {
         this.failed += 1;
-        this.firstError ??= new ApiError(result.error.code, result.error.message, {
+        this.firstError ??= new SluiceError(result.error.code, result.error.message, {
           retriable: result.error.retriable,
         });
         continue;
@@ -333,7 +333,7 @@ export const produce: CommandSpec = {
     }
     if (summary.firstError) {
       const e = summary.firstError;
-      throw new ApiError(e.code, `${plural(summary.failed, 'record')} not written: ${e.message}`, {
+      throw new SluiceError(e.code, `${plural(summary.failed, 'record')} not written: ${e.message}`, {
         retriable: e.retriable,
       });
     }

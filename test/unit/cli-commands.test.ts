@@ -3,8 +3,8 @@ import type { HeartbeatResponse, TopicDescription } from '../../cli/api.js';
 import { SluiceApi } from '../../cli/api.js';
 import type { Reconciler } from '../../cli/group-membership.js';
 import { GroupMembership } from '../../cli/group-membership.js';
-import type { FetchLike } from '../../cli/http.js';
-import { HttpClient, errorFromAnswer } from '../../cli/http.js';
+import type { FetchLike } from '../../sdk/transport.js';
+import { errorFromResponse as errorFromAnswer } from '../../sdk/errors.js';
 import { EXIT_API_ERROR, EXIT_OK, EXIT_USAGE, run } from '../../cli/main.js';
 
 interface Request {
@@ -649,7 +649,7 @@ describe('GroupMembership', () => {
       lose: async (p, code) => void events.push(`lose ${p.join(',')} ${code}`),
     };
     const member = new GroupMembership({
-      api: new SluiceApi(new HttpClient({ url: 'http://sluice.test', fetch: api.fetch })),
+      api: new SluiceApi({ url: 'http://sluice.test', fetch: api.fetch }),
       groupId: 'g',
       topic: 't',
       reconciler,
