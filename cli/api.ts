@@ -6,6 +6,8 @@
  */
 import { Admin } from '../sdk/admin.js';
 import { SluiceError } from '../sdk/errors.js';
+import type { GroupMemberOptions } from '../sdk/group-member.js';
+import { GroupMember } from '../sdk/group-member.js';
 import type { Bail, Retrier } from '../sdk/retry.js';
 import { createRetrier } from '../sdk/retry.js';
 import type { FetchLike } from '../sdk/transport.js';
@@ -17,8 +19,6 @@ import type {
   FetchResult,
   GroupDescription,
   GroupSummary,
-  HeartbeatRequest,
-  HeartbeatResponse,
   OffsetCommitResult,
   OffsetSpec,
   ProduceRecord,
@@ -84,6 +84,15 @@ export class SluiceApi {
       if (error instanceof SluiceError) error.details['attempts'] = attempts;
       throw error;
     }
+  }
+
+  /** A KIP-848 member of `groupId` speaking through this API (heartbeats are not retried: the loop is). */
+  groupMember(options: GroupMemberOptions): GroupMember {
+    return new GroupMember(
+      this.transport,
+      (operation) => this.retry(false, (bail) => operation(bail, 0)),
+      options,
+    );
   }
 
   private request<T>(
@@ -196,9 +205,6 @@ export class SluiceApi {
     });
   }
 
-  heartbeat(group: string, body: HeartbeatRequest): Promise<HeartbeatResponse> {
-    return this.request(false, 'POST', path`/v1/groups/${group}/heartbeat`, { body });
-  }
 
   async commitOffsets(
     group: string,

@@ -113,14 +113,14 @@ const createContext = (
   signing: { region: string; profile?: string } | undefined,
 ): Context => ({
   api: new SluiceApi({
-      url,
-      ...(signing
-        ? { fetch: sigV4Fetch({ ...signing, ...(io.fetch ? { fetch: io.fetch } : {}) }) }
-        : io.fetch
-          ? { fetch: io.fetch }
-          : {}),
-      ...(io.sleep ? { sleep: io.sleep } : {}),
-    }),
+    url,
+    ...(signing
+      ? { fetch: sigV4Fetch({ ...signing, ...(io.fetch ? { fetch: io.fetch } : {}) }) }
+      : io.fetch
+        ? { fetch: io.fetch }
+        : {}),
+    ...(io.sleep ? { sleep: io.sleep } : {}),
+  }),
   json,
   quiet,
   stdout: io.stdout,

@@ -599,20 +599,27 @@ describe('consume --group', () => {
     ]);
 
     const beats = api.requests.filter((r) => r.path.endsWith('/heartbeat')).map((r) => r.body);
+    // The SDK's GroupMember speaks the protocol: every field of API.md's heartbeat, nulls included.
     expect(beats[0]).toEqual({
       memberId: expect.stringMatching(/^[0-9a-f-]{36}$/),
       memberEpoch: 0,
+      instanceId: null,
       ownedPartitions: [],
       subscribedTopics: ['orders'],
       rebalanceTimeoutMs: 60000,
+      serverAssignor: null,
     });
     // Reconciled at once: the next heartbeat reports what it now owns, under the new epoch.
     expect(beats[1]).toEqual({
       memberId: beats[0].memberId,
       memberEpoch: 4,
+      instanceId: null,
       ownedPartitions: [{ topic: 'orders', partitions: [0, 1] }],
+      subscribedTopics: null,
+      rebalanceTimeoutMs: 60000,
+      serverAssignor: null,
     });
-    expect(beats.at(-1)).toEqual({ memberId: beats[0].memberId, memberEpoch: -1 });
+    expect(beats.at(-1)).toEqual({ memberId: beats[0].memberId, memberEpoch: -1, instanceId: null });
 
     // Partition 1 had no committed offset: it started at auto.offset.reset's default, Kafka's latest.
     expect(api.requests.find((r) => r.path === '/v1/topics/orders/partitions/1/offsets')?.query).toEqual({
@@ -697,7 +704,7 @@ describe('GroupMembership', () => {
     expect(events).toEqual(['assign 0', 'lose 0 FENCED_MEMBER_EPOCH', 'assign 0']);
     expect(requests.map((r) => [r.body.memberId, r.body.memberEpoch, r.body.subscribedTopics])).toEqual([
       ['m-1', 0, ['t']],
-      ['m-1', 1, undefined],
+      ['m-1', 1, null],
       ['m-1', 0, ['t']],
     ]);
   });
@@ -707,7 +714,7 @@ describe('GroupMembership', () => {
     const { member, requests } = membership(() => script.shift()!);
     await member.heartbeat();
     await member.leave();
-    expect(requests.at(-1)?.body).toEqual({ memberId: 'm-1', memberEpoch: -1 });
+    expect(requests.at(-1)?.body).toEqual({ memberId: 'm-1', memberEpoch: -1, instanceId: null });
     expect(member.owned.size).toBe(0);
   });
 });
