@@ -205,7 +205,6 @@ export class SluiceApi {
     });
   }
 
-
   async commitOffsets(
     group: string,
     body: {

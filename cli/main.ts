@@ -142,7 +142,7 @@ const parseOptions = (
 ): ReturnType<typeof parseArgs> => {
   try {
     return parseArgs({
-      args: [...argv],
+      args: joinNegativeValues(argv, options),
       // parseArgs only needs type, short and multiple; descriptions stay in the specs.
       options: Object.fromEntries(
         Object.entries(options).map(([name, o]) => [
@@ -162,6 +162,25 @@ const parseOptions = (
     if (near) message += ` (did you mean --${near}?)`;
     throw new UsageError(message, spec);
   }
+};
+
+/** `--shift-by -6`: a negative number after an option that takes a value is its value, not a flag. */
+const joinNegativeValues = (argv: readonly string[], options: CommandSpec['options']): string[] => {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    if (
+      arg.startsWith('--') &&
+      options[arg.slice(2)]?.type === 'string' &&
+      next !== undefined &&
+      /^-\d+$/.test(next)
+    ) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
 };
 
 const checkArguments = (spec: CommandSpec, args: readonly string[]): void => {

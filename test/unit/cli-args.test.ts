@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Options, UsageError, parseInteger, parseTimestamp } from '../../cli/command.js';
 import { parseStartPosition } from '../../cli/commands/consume.js';
-import { parseResetTarget } from '../../cli/commands/groups.js';
+import { parseResetTarget } from '../../cli/commands/reset-offsets.js';
 import { parseOffsetSpec } from '../../cli/commands/offsets.js';
 import { parseLine, requestKey } from '../../cli/commands/produce.js';
 import { readLines } from '../../cli/io.js';

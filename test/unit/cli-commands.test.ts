@@ -762,25 +762,135 @@ describe('groups', () => {
     );
   });
 
-  it('resets offsets with the target API.md names', async () => {
-    const api = fakeApi((r) => [
-      200,
-      { offsets: [{ topic: 'orders', partition: 0, offset: r.body.to.offset ?? 0, metadata: '' }] },
-    ]);
-    const result = await cli(
-      ['groups', 'reset-offsets', 'billing', '--topic', 'orders', '--to', 'offset:42'],
+  /** A group with committed offsets 5 and 7 on orders (2 partitions, log 2..50 and 0..9). */
+  const resettable = () =>
+    fakeApi((r) => {
+      if (r.method === 'GET' && r.path === '/v1/groups/billing/offsets')
+        return [
+          200,
+          {
+            offsets: [
+              { topic: 'orders', partition: 0, offset: 5, metadata: '' },
+              { topic: 'orders', partition: 1, offset: 7, metadata: '' },
+            ],
+          },
+        ];
+      if (r.method === 'GET' && r.path === '/v1/topics/orders')
+        return [
+          200,
+          {
+            name: 'orders',
+            topicId: 't',
+            replicationFactor: 1,
+            configs: {},
+            partitions: [
+              {
+                partition: 0,
+                leader: 's0',
+                leaderEpoch: 0,
+                replicas: ['s0'],
+                isr: ['s0'],
+                logStartOffset: 2,
+                highWatermark: 50,
+              },
+              {
+                partition: 1,
+                leader: 's0',
+                leaderEpoch: 0,
+                replicas: ['s0'],
+                isr: ['s0'],
+                logStartOffset: 0,
+                highWatermark: 9,
+              },
+            ],
+          },
+        ];
+      if (r.path === '/v1/groups/billing/offsets/reset')
+        return [
+          200,
+          {
+            offsets: [0, 1].map((partition) => ({
+              topic: 'orders',
+              partition,
+              offset: r.body.to.offset,
+              metadata: '',
+            })),
+          },
+        ];
+      if (r.method === 'POST' && r.path === '/v1/groups/billing/offsets')
+        return [
+          200,
+          {
+            results: r.body.offsets.map((o: { partition: number }) => ({
+              topic: 'orders',
+              partition: o.partition,
+            })),
+          },
+        ];
+      return [404, envelope('NOT_FOUND', r.path)];
+    });
+
+  it('plans a reset without changing anything unless --execute is given (Kafka: a dry run)', async () => {
+    const api = resettable();
+    const dry = await cli(
+      ['groups', 'reset-offsets', 'billing', '--topic', 'orders', '--to-offset', '42'],
       api.fetch,
     );
-    expect(api.requests[0]).toMatchObject({
+    expect(dry.code).toBe(EXIT_OK);
+    expect(api.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'GET /v1/groups/billing/offsets',
+      'GET /v1/topics/orders',
+    ]);
+    // Partition 1's log ends at 9: the offset is clamped, as the server does.
+    expect(dry.stdout).toBe(
+      'Would reset 2 partitions for group billing:\n' +
+        'TOPIC   PARTITION  CURRENT OFFSET  NEW OFFSET\n' +
+        'orders          0               5          42\n' +
+        'orders          1               7           9\n',
+    );
+    expect(dry.stderr).toBe('Dry run: nothing changed. Add --execute to apply.\n');
+
+    const run = await cli(
+      ['groups', 'reset-offsets', 'billing', '--topic', 'orders', '--to', 'offset:42', '--execute'],
+      api.fetch,
+    );
+    expect(run.code).toBe(EXIT_OK);
+    expect(api.requests.at(-1)).toMatchObject({
       method: 'POST',
       path: '/v1/groups/billing/offsets/reset',
       body: { topic: 'orders', to: { offset: 42 } },
     });
-    expect(result.stdout).toBe(
-      'Reset 1 partition of orders for group billing:\nTOPIC   PARTITION  NEW OFFSET\norders          0          42\n',
+    expect(run.stdout).toContain('Reset 2 partitions for group billing:');
+  });
+
+  it('shifts every topic of the group by N with --all-topics --shift-by, committed as a simple consumer', async () => {
+    const api = resettable();
+    const result = await cli(
+      ['groups', 'reset-offsets', 'billing', '--all-topics', '--shift-by', '-6', '--execute'],
+      api.fetch,
     );
-    const missing = await cli(['groups', 'reset-offsets', 'billing', '--to', 'earliest'], api.fetch);
-    expect(missing.code).toBe(EXIT_USAGE);
+    expect(result.code).toBe(EXIT_OK);
+    // 5 - 6 clamps to the log start 2; 7 - 6 = 1.
+    expect(api.requests.at(-1)).toMatchObject({
+      method: 'POST',
+      path: '/v1/groups/billing/offsets',
+      body: {
+        offsets: [
+          { topic: 'orders', partition: 0, offset: 2 },
+          { topic: 'orders', partition: 1, offset: 1 },
+        ],
+      },
+    });
+    expect(api.requests.at(-1)?.body.memberId).toBeUndefined();
+    const both = await cli(
+      ['groups', 'reset-offsets', 'billing', '--topic', 'orders', '--to-earliest', '--shift-by', '1'],
+      api.fetch,
+    );
+    expect(both.code).toBe(EXIT_USAGE);
+    expect(both.stderr).toContain('give exactly one of --to');
+    const none = await cli(['groups', 'reset-offsets', 'billing', '--to-latest'], api.fetch);
+    expect(none.code).toBe(EXIT_USAGE);
+    expect(none.stderr).toContain('give --topic T (repeatable) or --all-topics');
   });
 
   it('explains why a group with members cannot be deleted', async () => {
