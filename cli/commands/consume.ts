@@ -8,7 +8,8 @@ import { ENCODINGS } from '../api.js';
 import type { CommandSpec, Context } from '../command.js';
 import type { Values } from '../command.js';
 import { Options, UsageError, parseInteger, parseTimestamp, propertyMap } from '../command.js';
-import { describePartitions, formatDuration, plural } from '../format.js';
+import { describePartitions, formatCount, formatDuration, formatRate, plural } from '../format.js';
+import { ProgressLine } from '../progress.js';
 import { readPartition } from '../partition-reader.js';
 import { consumeInGroup } from './consume-group.js';
 
@@ -113,10 +114,19 @@ export class RecordSink {
     /** --timeout-ms: stop when no record arrives for this long. */
     private readonly idleMs?: number,
   ) {
+    this.progress = new ProgressLine(
+      ctx.stderr,
+      ctx.now,
+      ctx.stderr.isTTY === true && ctx.stdout.isTTY !== true && !ctx.quiet,
+    );
+    this.started = ctx.now();
     this.arm();
   }
 
   private idle: NodeJS.Timeout | undefined;
+  /** On a terminal, while the records go to a file or a pipe: a running count on stderr. */
+  private readonly progress: ProgressLine;
+  private readonly started: number;
 
   private arm(): void {
     if (this.idleMs === undefined) return;
@@ -126,6 +136,7 @@ export class RecordSink {
 
   close(): void {
     clearTimeout(this.idle);
+    this.progress.done();
   }
 
   async deliver(partition: number, records: FetchedRecord[], nextOffset: number): Promise<boolean> {
@@ -135,6 +146,10 @@ export class RecordSink {
       await this.ctx.print(formatRecord(this.topic, partition, record, this.mode));
       this.printed += 1;
       this.positions.set(partition, record.offset + 1);
+      this.progress.update(
+        () =>
+          `${formatCount(this.printed)} records consumed, ${formatRate(this.printed, this.ctx.now() - this.started)}`,
+      );
       if (this.printed >= this.max) {
         this.stop.abort();
         return false;

@@ -493,6 +493,46 @@ describe('consume', () => {
     ]);
   });
 
+  it("shows a running count on a terminal while the records go to a pipe, and Kafka's record format", async () => {
+    const api = logApi();
+    let stdout = '';
+    let stderr = '';
+    let clock = 0;
+    const code = await run(
+      [
+        'consume',
+        'orders',
+        '--from-beginning',
+        '--property',
+        'print.partition=true',
+        '--property',
+        'print.key=true',
+      ],
+      {
+        stdout: { write: (t) => void (stdout += t), isTTY: false },
+        stderr: { write: (t) => void (stderr += t), isTTY: true },
+        env: { SLUICE_URL: 'http://sluice.test' },
+        fetch: api.fetch,
+        // Each reading of the clock is 600 ms later, so the progress line is due every other record.
+        now: () => (clock += 600),
+      },
+    );
+    expect(code).toBe(EXIT_OK);
+    expect(stdout.split('\n')).toEqual([
+      'Partition:0\tk0\tv0.0',
+      'Partition:0\tnull\tv0.1',
+      'Partition:0\tk2\tv0.2',
+      'Partition:1\tnull\tv1.5',
+      'Partition:1\tk6\tv1.6',
+      '',
+    ]);
+    const lines = stderr.split('\r\x1b[2K').filter((l) => l.includes('records consumed'));
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    expect(lines[0]).toMatch(/^\d records consumed, [\d.]+ records\/s$/);
+    expect(stderr.endsWith('\r\x1b[2K' + stderr.split('\r\x1b[2K').at(-1))).toBe(true);
+    expect(stderr.split('\r\x1b[2K').at(-1)).toMatch(/^Consumed 5 records in .+\.\n$/);
+  });
+
   it('stops at --max and prints JSON lines under --json', async () => {
     const api = logApi();
     const result = await cli(['consume', 'orders', '--max', '2', '--json', '--partition', '1'], api.fetch);
