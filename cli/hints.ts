@@ -37,6 +37,8 @@ export const hintFor = (error: SluiceError, url: string): string | undefined => 
     return `nothing answers at ${url}: is \`npm start\` running? (or point --url / SLUICE_URL at the API)`;
   }
   const hints: string[] = [];
+  if (typeof error.details['didYouMean'] === 'string')
+    hints.push(`did you mean ${error.details['didYouMean']}?`);
   if (error.code === 'NETWORK_EXCEPTION') hints.push(`check --url (${url}) and the network`);
   if (error.code === 'NOT_FOUND' || error.code === 'METHOD_NOT_ALLOWED') {
     hints.push(`is ${url} the base URL of a Sluice API (without /v1)?`);

@@ -99,11 +99,34 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       parsed.values['quiet'] === true,
       signing,
     );
-    return (await spec.run(ctx, { args, values: parsed.values })) ?? EXIT_OK;
+    try {
+      return (await spec.run(ctx, { args, values: parsed.values })) ?? EXIT_OK;
+    } catch (error) {
+      await suggestTopic(error, ctx, spec, args);
+      throw error;
+    }
   } catch (error) {
     return report(error, io.stderr, { json: wantsJson, url, spec, words });
   }
 }
+
+/** An unknown topic named as the command's argument: the nearest existing one goes into the hint. */
+const suggestTopic = async (
+  error: unknown,
+  ctx: Context,
+  spec: CommandSpec,
+  args: string[],
+): Promise<void> => {
+  const topic = args[0];
+  if (!(error instanceof SluiceError) || error.code !== 'UNKNOWN_TOPIC_OR_PARTITION') return;
+  if (spec.args[0]?.name !== 'topic' || topic === undefined) return;
+  const topics = await ctx.api.listTopics().catch(() => []);
+  const near = didYouMean(
+    topic,
+    topics.map((t) => t.name),
+  );
+  if (near) error.details['didYouMean'] = near;
+};
 
 const createContext = (
   io: Io,
@@ -159,7 +182,7 @@ const parseOptions = (
       error instanceof Error ? (error.message.split(/(?<=\.) /)[0] ?? error.message) : String(error);
     const unknown = /^Unknown option '--([^']+)'/.exec(message)?.[1];
     const near = unknown === undefined ? undefined : didYouMean(unknown, Object.keys(options));
-    if (near) message += ` (did you mean --${near}?)`;
+    if (near) message = `${message.replace(/\.$/, '')} (did you mean --${near}?)`;
     throw new UsageError(message, spec);
   }
 };

@@ -236,6 +236,33 @@ describe('errors', () => {
     });
   });
 
+  it('suggests the nearest command, flag or topic for a typo', async () => {
+    const api = fakeApi((r) =>
+      r.path === '/v1/topics'
+        ? [
+            200,
+            {
+              topics: [
+                { name: 'orders', partitions: 1, replicationFactor: 1 },
+                { name: 'payments', partitions: 1, replicationFactor: 1 },
+              ],
+            },
+          ]
+        : [404, envelope('UNKNOWN_TOPIC_OR_PARTITION', 'topic ordrs does not exist')],
+    );
+    const command = await cli(['consme', 'orders'], api.fetch);
+    expect(command.code).toBe(EXIT_USAGE);
+    expect(command.stderr).toContain('error: unknown command "consme"; did you mean "consume"?\n');
+    const sub = await cli(['topics', 'descibe', 'orders'], api.fetch);
+    expect(sub.stderr).toContain('unknown command "topics descibe"; did you mean "describe"?');
+    const flag = await cli(['consume', 'orders', '--from-begining'], api.fetch);
+    expect(flag.code).toBe(EXIT_USAGE);
+    expect(flag.stderr).toContain("Unknown option '--from-begining' (did you mean --from-beginning?)");
+    const topic = await cli(['topics', 'describe', 'ordrs'], api.fetch);
+    expect(topic.code).toBe(EXIT_API_ERROR);
+    expect(topic.stderr).toContain('hint: did you mean orders?; list the topics');
+  });
+
   it('asks whether the server runs when the connection is refused, without retrying', async () => {
     let calls = 0;
     const refused: FetchLike = async () => {
