@@ -10,6 +10,10 @@ import { join } from 'node:path';
 import { createAwsClients } from '../lib/adapters/aws/clients.js';
 import { ensureBucket, ensureTable } from '../lib/adapters/aws/schema.js';
 import { ENV } from '../infra/config.js';
+import { parseFaultSpec, withFaults } from '../lib/adapters/fault/index.js';
+import type { LatencyModelName } from '../lib/adapters/latency/index.js';
+import { latencyModels, parseLatencyModel, withLatency } from '../lib/adapters/latency/index.js';
+import type { StorageLayer } from '../functions/runtime.js';
 import { resolveEndpoints, startEmulators } from './emulators.js';
 import type { Handlers } from './gateway.js';
 import { createGateway } from './gateway.js';
@@ -25,6 +29,11 @@ export interface LocalStackOptions {
   /** Number of store buckets (replica stores). */
   storeCount?: number;
   maintenanceIntervalMs?: number;
+  /**
+   * Wait as AWS would on every storage call (lib/adapters/latency); default SLUICE_LATENCY_MODEL, else
+   * `none`. Latencies measured under a model are modelled, not AWS measurements.
+   */
+  latencyModel?: LatencyModelName;
   log?: (line: string) => void;
 }
 
@@ -33,6 +42,7 @@ export interface LocalStack {
   endpoints: { s3: string; dynamodb: string };
   tableName: string;
   buckets: string[];
+  latencyModel: LatencyModelName;
   /** Runs the maintenance function once, now. */
   runMaintenance(): Promise<unknown>;
   stop(): Promise<void>;
@@ -73,7 +83,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       ...(env[ENV.maxRequestBytes] ? { [ENV.maxRequestBytes]: env[ENV.maxRequestBytes] } : {}),
     });
     const runtime = await import('../functions/runtime.js');
-    runtime.resetSluice();
+    const latencyModel = options.latencyModel ?? parseLatencyModel(env['SLUICE_LATENCY_MODEL']);
+    runtime.setStorageLayer(storageLayer(latencyModel, env['SLUICE_FAULTS']));
     const handlers: Handlers = {
       admin: (await import('../functions/admin.js')).handler,
       produce: (await import('../functions/produce.js')).handler,
@@ -110,6 +121,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       endpoints,
       tableName,
       buckets,
+      latencyModel,
       runMaintenance,
       stop: async () => {
         if (timer) clearInterval(timer);
@@ -125,6 +137,19 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     await emulators?.stop();
     throw error;
   }
+};
+
+/**
+ * The local stack's layers over the handlers' stores: the latency model next to the stores (it stands
+ * for the network), and outside it the soak test's seeded faults (SLUICE_FAULTS, a JSON spec such as
+ * {"seed":1,"rate":0.05}; never for a deployment).
+ */
+const storageLayer = (model: LatencyModelName, faults: string | undefined): StorageLayer | undefined => {
+  if (model === 'none' && !faults) return undefined;
+  return (storage) => {
+    const timed = model === 'none' ? storage : withLatency(latencyModels[model], storage);
+    return faults ? withFaults(parseFaultSpec(faults), timed) : timed;
+  };
 };
 
 const persistentClusterId = async (dataDir: string | undefined): Promise<string> => {
