@@ -337,6 +337,35 @@ describe('produce', () => {
     ]);
   };
 
+  it('sends a slow trickle within linger.ms of its first record, not only when input pauses', async () => {
+    const api = producing();
+    // A line every 20 ms, never a 100 ms pause: an idle timer would hold all 12 for one request.
+    const trickle = async function* () {
+      for (let i = 0; i < 12; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        yield `v${i}\n`;
+      }
+    };
+    const sent: number[] = [];
+    const started = performance.now();
+    const code = await run(['produce', 'orders', '-q', '--producer-property', 'linger.ms=100'], {
+      stdout: { write: () => {} },
+      stderr: { write: () => {} },
+      env: { SLUICE_URL: 'http://sluice.test' },
+      fetch: async (input, init) => {
+        sent.push(performance.now() - started);
+        return api.fetch(input, init);
+      },
+      stdin: trickle(),
+    });
+    expect(code).toBe(EXIT_OK);
+    const sizes = api.requests.map((r) => r.body.records.length);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(12);
+    // ~240 ms of input in batches of at most linger.ms: at least two requests before the end.
+    expect(sizes.length).toBeGreaterThanOrEqual(2);
+    expect(sent[0]!).toBeLessThan(240);
+  });
+
   it('batches stdin lines into requests with one idempotency key each, and sums up per partition', async () => {
     const api = producing();
     const lines = Array.from({ length: 1203 }, (_, i) => `k${i}:v${i}\n`);
