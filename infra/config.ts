@@ -20,6 +20,12 @@ export const ENV = {
   groupSessionTimeoutMs: 'SLUICE_GROUP_SESSION_TIMEOUT_MS',
   /** Kafka's group.consumer.heartbeat.interval.ms: how often members are told to heartbeat (default 5000). */
   groupHeartbeatIntervalMs: 'SLUICE_GROUP_HEARTBEAT_INTERVAL_MS',
+  /**
+   * `iam`: check resources named in request bodies (heartbeat subscriptions, committed topics …) with
+   * IAM's policy simulator for the caller (lib/adapters/aws/iam-authorizer.ts). Set on the groups
+   * function, the one whose routes name resources in bodies.
+   */
+  authorizer: 'SLUICE_AUTHORIZER',
   /** Node's own options; set to `--enable-source-maps` so stack traces point into the TypeScript. */
   nodeOptions: 'NODE_OPTIONS',
 } as const;

@@ -68,6 +68,7 @@ export const OPERATIONS: Operation[] = [
     body: 'CreateTopic',
     ok: { 201: 'TopicDescription' },
     errors: [
+      'CLUSTER_AUTHORIZATION_FAILED',
       'INVALID_TOPIC_EXCEPTION',
       'INVALID_PARTITIONS',
       'INVALID_REPLICATION_FACTOR',
@@ -82,7 +83,7 @@ export const OPERATIONS: Operation[] = [
     id: 'listTopics',
     summary: 'The topics.',
     ok: { 200: 'TopicList' },
-    errors: [],
+    errors: ['CLUSTER_AUTHORIZATION_FAILED'],
   },
   {
     method: 'get',
@@ -243,7 +244,7 @@ export const OPERATIONS: Operation[] = [
     id: 'listGroups',
     summary: 'ListGroups.',
     ok: { 200: 'GroupList' },
-    errors: GROUP_ERRORS,
+    errors: [...GROUP_ERRORS, 'CLUSTER_AUTHORIZATION_FAILED'],
   },
   {
     method: 'get',
