@@ -125,6 +125,7 @@ export const OPERATIONS: Operation[] = [
     ],
     ok: { 200: 'ProduceResults' },
     errors: [
+      'IDEMPOTENCY_KEY_REUSED',
       ...TOPIC_ERRORS,
       'INVALID_RECORD',
       'MESSAGE_TOO_LARGE',
@@ -144,6 +145,7 @@ export const OPERATIONS: Operation[] = [
     query: [q('acks', 'string', 'all (default) or 1')],
     ok: { 200: 'BatchResult' },
     errors: [
+      'UNKNOWN_PRODUCER_ID',
       ...TOPIC_ERRORS,
       'CORRUPT_MESSAGE',
       'INVALID_RECORD',
