@@ -64,6 +64,15 @@ export const setStorageLayer = (layer: StorageLayer | undefined): void => {
 export const meters = { metadata: new StorageMeter(), objects: new StorageMeter() };
 export const invocations: Record<Job, number> = { admin: 0, produce: 0, fetch: 0, groups: 0 };
 
+/** An optional positive integer setting of the environment, as `{ [key]: value }` or nothing. */
+const optionalMs = <K extends string>(name: string, key: K): Partial<Record<K, number>> => {
+  const text = process.env[name];
+  if (text === undefined || text === '') return {};
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
+  return { [key]: value } as Partial<Record<K, number>>;
+};
+
 /** The process's Sluice, built on first use from SLUICE_* and AWS_* variables. */
 export const sluiceFromEnv = (): Sluice => {
   if (instance) return instance;
@@ -102,7 +111,12 @@ export const sluiceFromEnv = (): Sluice => {
         }
       : {}),
     clock: systemClock,
-    config: { clusterId: process.env[ENV.clusterId] ?? 'sluice', maxRequestBytes },
+    config: {
+      clusterId: process.env[ENV.clusterId] ?? 'sluice',
+      maxRequestBytes,
+      ...optionalMs(ENV.groupSessionTimeoutMs, 'sessionTimeoutMs'),
+      ...optionalMs(ENV.groupHeartbeatIntervalMs, 'heartbeatIntervalMs'),
+    },
     log: (entry) => console.error(JSON.stringify(entry)),
     ...(authorizer
       ? { authorizer }

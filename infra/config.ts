@@ -18,6 +18,10 @@ export const ENV = {
   clusterId: 'SLUICE_CLUSTER_ID',
   /** Largest accepted request body in bytes after decoding (RECORD_LIST_TOO_LARGE above it). */
   maxRequestBytes: 'SLUICE_MAX_REQUEST_BYTES',
+  /** Kafka's group.consumer.session.timeout.ms: a member silent this long is removed (default 45000). */
+  groupSessionTimeoutMs: 'SLUICE_GROUP_SESSION_TIMEOUT_MS',
+  /** Kafka's group.consumer.heartbeat.interval.ms: how often members are told to heartbeat (default 5000). */
+  groupHeartbeatIntervalMs: 'SLUICE_GROUP_HEARTBEAT_INTERVAL_MS',
   /**
    * `iam`: check resources named in request bodies (heartbeat subscriptions, committed topics …) with
    * IAM's policy simulator for the caller (lib/adapters/aws/iam-authorizer.ts). Set on the groups

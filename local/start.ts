@@ -3,6 +3,7 @@
  * restart — even after kill -9 — keeps every topic and record.
  */
 import { resolve } from 'node:path';
+import { DataDirInUseError, lockDataDir } from './data-dir-lock.js';
 import { startLocalStack } from './stack.js';
 
 const env = process.env;
@@ -28,6 +29,8 @@ for (const [name, value] of [
 console.log(`sluice: starting (data in ${dataDir})…`);
 const started = Date.now();
 try {
+  const unlock = await lockDataDir(dataDir);
+  process.on('exit', unlock);
   const stack = await startLocalStack({
     port,
     dataDir,
@@ -57,11 +60,16 @@ try {
     stopping = true;
     console.log(`sluice: ${signal}, stopping…`);
     await stack.stop();
+    unlock();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 } catch (error) {
+  if (error instanceof DataDirInUseError) {
+    console.error(`sluice: ${error.message}`);
+    process.exit(1);
+  }
   console.error(`sluice: could not start: ${error instanceof Error ? error.message : String(error)}`);
   if (error instanceof Error && error.message.includes('EADDRINUSE'))
     console.error(`sluice: port ${port} is taken; set PORT=…`);

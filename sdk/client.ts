@@ -9,6 +9,8 @@ import type { ProducerOptions } from './producer.js';
 import { Producer } from './producer.js';
 import type { Retrier, RetryDeps, RetryOptions } from './retry.js';
 import { createRetrier } from './retry.js';
+import type { AwsCredentials, AwsCredentialsProvider } from './sigv4.js';
+import { sigV4Fetch } from './sigv4.js';
 import type { FetchLike } from './transport.js';
 import { Transport } from './transport.js';
 
@@ -23,16 +25,43 @@ export interface SluiceClientOptions {
   headers?: Record<string, string>;
   /** Per-request timeout in ms (default 30000). */
   requestTimeoutMs?: number;
+  /**
+   * Sign every request with SigV4 for API Gateway (`execute-api`) in this region, as a deployed
+   * Sluice requires. Without it requests go unsigned (the local stack).
+   */
+  region?: string;
+  /** Credentials to sign with (default: the AWS SDK's default chain); only with `region`. */
+  credentials?: AwsCredentials | AwsCredentialsProvider;
+  /** A profile of ~/.aws/config for the default chain; only with `region`. */
+  profile?: string;
 }
 
 export class SluiceClient {
   private readonly transport: Transport;
   private readonly retrier: Retrier;
 
-  constructor({ url, fetch, retry = {}, headers, requestTimeoutMs }: SluiceClientOptions) {
+  constructor({
+    url,
+    fetch,
+    retry = {},
+    headers,
+    requestTimeoutMs,
+    region,
+    credentials,
+    profile,
+  }: SluiceClientOptions) {
+    const send =
+      region === undefined
+        ? fetch
+        : sigV4Fetch({
+            region,
+            ...(credentials ? { credentials } : {}),
+            ...(profile ? { profile } : {}),
+            ...(fetch ? { fetch } : {}),
+          });
     this.transport = new Transport({
       url,
-      ...(fetch ? { fetch } : {}),
+      ...(send ? { fetch: send } : {}),
       ...(headers ? { headers } : {}),
       ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
     });

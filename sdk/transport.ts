@@ -85,7 +85,7 @@ export class Transport {
     } catch (cause) {
       if (call.signal?.aborted)
         throw new SluiceError('ABORTED', 'the request was cancelled', { retriable: false, cause });
-      throw errorFromFailure(cause, timeout.aborted);
+      throw errorFromFailure(cause, timeout.aborted, this.base);
     }
     if (response.status < 200 || response.status > 299) {
       throw errorFromResponse(response.status, new TextDecoder().decode(bytes));
