@@ -31,7 +31,7 @@ let instance: Sluice | undefined;
  * as long as a container; the benchmarks read them when they run the local stack in-process.
  */
 export const meters = { metadata: new StorageMeter(), objects: new StorageMeter() };
-export const invocations: Record<Job, number> = { admin: 0, produce: 0, fetch: 0, groups: 0 };
+export const invocations: Record<Job, number> = { admin: 0, produce: 0, fetch: 0, groups: 0, connect: 0 };
 
 /** The process's Sluice, built on first use from SLUICE_* and AWS_* variables. */
 export const sluiceFromEnv = (): Sluice => {

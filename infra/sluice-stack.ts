@@ -66,8 +66,8 @@ export class SluiceStack extends Stack {
       maxRequestBytes: props.maxRequestBytes ?? context.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
       ...(props.functionsEntryDir ? { entryDir: props.functionsEntryDir } : {}),
     });
-    const { admin, produce, fetch, groups, maintenance } = this.functions.functions;
-    this.api = new SluiceApi(this, 'Api', { handlers: { admin, produce, fetch, groups } });
+    const { admin, produce, fetch, groups, connect, maintenance } = this.functions.functions;
+    this.api = new SluiceApi(this, 'Api', { handlers: { admin, produce, fetch, groups, connect } });
     this.maintenance = new MaintenanceSchedule(this, 'Maintenance', { handler: maintenance });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the HTTP API' });

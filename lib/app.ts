@@ -22,6 +22,9 @@ import { GroupCoordinator } from './core/groups/index.js';
 import type { GroupTopics, PartitionOffsets } from './core/groups/index.js';
 import { isSluiceError } from './errors.js';
 import { fetchRoutes, produceRoutes } from './http/routes/log.js';
+import { connectRoutes } from '../connect/rest.js';
+import { Herder } from '../connect/herder.js';
+import { ConnectStateStore } from '../connect/state-store.js';
 
 export const SLUICE_VERSION = '0.1.0';
 
@@ -103,6 +106,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     ...produceRoutes({ producer, maxRequestBytes: log.maxRequestBytes }),
     ...fetchRoutes({ fetcher }),
     ...groupRoutes(groups),
+    ...connectRoutes(new Herder(new ConnectStateStore(store), groups)),
   ];
   const routers = new Map<string, Router>();
   return {

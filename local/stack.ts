@@ -79,6 +79,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       produce: (await import('../functions/produce.js')).handler,
       fetch: (await import('../functions/fetch.js')).handler,
       groups: (await import('../functions/groups.js')).handler,
+      connect: (await import('../functions/connect.js')).handler,
     };
     const maintenance = (await import('../functions/maintenance.js')).handler;
 

@@ -11,7 +11,7 @@ import type { LogStorage } from './log-storage.js';
 import type { MetadataTable } from './metadata-table.js';
 
 /** The jobs that get a function each; `functions/<job>.ts` exports `handler`. */
-export const SLUICE_JOBS = ['admin', 'produce', 'fetch', 'groups', 'maintenance'] as const;
+export const SLUICE_JOBS = ['admin', 'produce', 'fetch', 'groups', 'connect', 'maintenance'] as const;
 export type SluiceJob = (typeof SLUICE_JOBS)[number];
 
 interface JobSizing {
@@ -28,6 +28,7 @@ const SIZING: Record<SluiceJob, JobSizing> = {
   // Long-polls up to 20 s (maxWaitMs) and then still has to read and decode.
   fetch: { memorySize: 1024, timeout: Duration.seconds(30), description: 'Sluice fetch and list offsets' },
   groups: { memorySize: 512, timeout: Duration.seconds(15), description: 'Sluice consumer groups' },
+  connect: { memorySize: 512, timeout: Duration.seconds(15), description: 'Sluice Kafka Connect REST API' },
   // Flushes segments, compacts, applies retention and collects garbage in one scheduled run.
   maintenance: {
     memorySize: 1024,
@@ -139,6 +140,9 @@ export class SluiceFunctions extends Construct {
     storage.grantReadObjects(functions.fetch);
 
     table.grantReadWriteData(functions.groups);
+
+    // Connector configs, states and source offsets (and the sink groups' offsets) live in the table.
+    table.grantReadWriteData(functions.connect);
 
     table.grantReadWriteData(functions.admin);
     storage.grantReadObjects(functions.admin);
