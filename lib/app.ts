@@ -51,6 +51,8 @@ export interface SluiceDeps {
 }
 
 export interface Sluice {
+  /** The metadata store everything is built on (the Connect runtime keeps its state there too). */
+  store: MetadataStore;
   catalog: TopicCatalog;
   log: LogContext;
   producer: Producer;
@@ -110,6 +112,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
   ];
   const routers = new Map<string, Router>();
   return {
+    store,
     catalog,
     log,
     producer,

@@ -13,6 +13,8 @@ import { ENV } from '../infra/config.js';
 import { resolveEndpoints, startEmulators } from './emulators.js';
 import type { Handlers } from './gateway.js';
 import { createGateway } from './gateway.js';
+import { startConnectTimer } from './connect-timer.js';
+import { ConnectStateStore } from '../connect/state-store.js';
 
 export interface LocalStackOptions {
   /** Port to serve on; 0 picks a free one. */
@@ -25,6 +27,11 @@ export interface LocalStackOptions {
   /** Number of store buckets (replica stores). */
   storeCount?: number;
   maintenanceIntervalMs?: number;
+  /**
+   * Pause between invocations of the Connect runtime (each a child process running the
+   * connect-worker function once); 0 (the default) runs none.
+   */
+  connectIntervalMs?: number;
   log?: (line: string) => void;
 }
 
@@ -35,6 +42,8 @@ export interface LocalStack {
   buckets: string[];
   /** Runs the maintenance function once, now. */
   runMaintenance(): Promise<unknown>;
+  /** The pid of the Connect invocation running now (when connectIntervalMs > 0). */
+  connectWorkerPid(): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -105,6 +114,19 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
           )
         : undefined;
     timer?.unref();
+    const connect =
+      (options.connectIntervalMs ?? 0) > 0
+        ? startConnectTimer({
+            intervalMs: options.connectIntervalMs!,
+            env: { ...process.env, SLUICE_URL: `http://127.0.0.1:${port}` },
+            ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+            log,
+            anyStarted: async () =>
+              (await new ConnectStateStore(runtime.sluiceFromEnv().store).list()).some(
+                (c) => c.targetState === 'STARTED',
+              ),
+          })
+        : undefined;
 
     return {
       url: `http://127.0.0.1:${port}`,
@@ -112,8 +134,10 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       tableName,
       buckets,
       runMaintenance,
+      connectWorkerPid: () => connect?.pid(),
       stop: async () => {
         if (timer) clearInterval(timer);
+        await connect?.stop();
         await running?.catch(() => undefined);
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
