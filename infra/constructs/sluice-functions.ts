@@ -11,7 +11,15 @@ import type { LogStorage } from './log-storage.js';
 import type { MetadataTable } from './metadata-table.js';
 
 /** The jobs that get a function each; `functions/<job>.ts` exports `handler`. */
-export const SLUICE_JOBS = ['admin', 'produce', 'fetch', 'groups', 'connect', 'maintenance'] as const;
+export const SLUICE_JOBS = [
+  'admin',
+  'produce',
+  'fetch',
+  'groups',
+  'connect',
+  'connect-worker',
+  'maintenance',
+] as const;
 export type SluiceJob = (typeof SLUICE_JOBS)[number];
 
 interface JobSizing {
@@ -29,6 +37,13 @@ const SIZING: Record<SluiceJob, JobSizing> = {
   fetch: { memorySize: 1024, timeout: Duration.seconds(30), description: 'Sluice fetch and list offsets' },
   groups: { memorySize: 512, timeout: Duration.seconds(15), description: 'Sluice consumer groups' },
   connect: { memorySize: 512, timeout: Duration.seconds(15), description: 'Sluice Kafka Connect REST API' },
+  // Runs every Connect task for SLUICE_CONNECT_BUDGET_MS (45 s) with Sluice in-process; the rest of the
+  // timeout covers the final commits and lease releases.
+  'connect-worker': {
+    memorySize: 1024,
+    timeout: Duration.seconds(90),
+    description: 'Sluice Connect runtime (connector tasks)',
+  },
   // Flushes segments, compacts, applies retention and collects garbage in one scheduled run.
   maintenance: {
     memorySize: 1024,
@@ -116,6 +131,8 @@ export class SluiceFunctions extends Construct {
           mainFields: ['module', 'main'],
           // Bundle the SDK version pinned in package.json instead of the runtime's floating copy.
           bundleAwsSDK: true,
+          // pg's optional native binding (pg-native) is never installed; pg falls back to pure JS.
+          externalModules: ['pg-native'],
           // CommonJS dependencies call require(); ESM output has none unless the banner makes one.
           banner:
             "import { createRequire as __sluiceCreateRequire } from 'node:module'; const require = __sluiceCreateRequire(import.meta.url);",
@@ -143,6 +160,10 @@ export class SluiceFunctions extends Construct {
 
     // Connector configs, states and source offsets (and the sink groups' offsets) live in the table.
     table.grantReadWriteData(functions.connect);
+    // The runtime hosts Sluice in-process (its tasks produce, fetch and commit through the router).
+    table.grantReadWriteData(functions['connect-worker']);
+    storage.grantReadObjects(functions['connect-worker']);
+    storage.grantPutObjects(functions['connect-worker']);
 
     table.grantReadWriteData(functions.admin);
     storage.grantReadObjects(functions.admin);
@@ -156,5 +177,8 @@ export class SluiceFunctions extends Construct {
 }
 
 function pascal(job: string): string {
-  return job.charAt(0).toUpperCase() + job.slice(1);
+  return job
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
 }

@@ -64,10 +64,13 @@ describe('cdk-nag AwsSolutions', () => {
       'Sluice/Functions/Produce': ['AwsSolutions-L1'],
       'Sluice/Functions/Fetch': ['AwsSolutions-L1'],
       'Sluice/Functions/Groups': ['AwsSolutions-L1'],
+      'Sluice/Functions/Connect': ['AwsSolutions-L1'],
+      'Sluice/Functions/ConnectWorker': ['AwsSolutions-L1'],
       'Sluice/Functions/Maintenance': ['AwsSolutions-L1'],
       'Sluice/Functions/AdminRole': [objects],
       'Sluice/Functions/ProduceRole': [objects],
       'Sluice/Functions/FetchRole': [objects],
+      'Sluice/Functions/ConnectWorkerRole': [objects],
       'Sluice/Functions/MaintenanceRole': [objects],
       'Sluice/Api/HttpApi/GET--v1--health': ['AwsSolutions-APIG4'],
     });
