@@ -12,6 +12,7 @@ import { UsageError, commandName } from './command.js';
 import { cluster, health } from './commands/cluster.js';
 import { consume } from './commands/consume.js';
 import { groupCommands } from './commands/groups.js';
+import { connectCommands } from './commands/connect.js';
 import { offsets } from './commands/offsets.js';
 import { produce } from './commands/produce.js';
 import { topicCommands } from './commands/topics.js';
@@ -29,6 +30,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   produce,
   consume,
   ...groupCommands,
+  ...connectCommands,
   offsets,
   cluster,
   health,

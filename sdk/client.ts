@@ -5,6 +5,7 @@
 import { Admin } from './admin.js';
 import type { ConsumerOptions } from './consumer.js';
 import { Consumer } from './consumer.js';
+import { ConnectAdmin } from './connect.js';
 import type { GroupMemberOptions } from './group-member.js';
 import { GroupMember } from './group-member.js';
 import type { ProducerOptions } from './producer.js';
@@ -52,6 +53,11 @@ export class SluiceClient {
 
   consumer(options: ConsumerOptions = {}): Consumer {
     return new Consumer(this.transport, this.retrier, options);
+  }
+
+  /** Kafka Connect's REST API: connectors, their status, lifecycle and offsets. */
+  connect(): ConnectAdmin {
+    return new ConnectAdmin(this.transport, this.retrier);
   }
 
   /**
