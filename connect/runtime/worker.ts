@@ -96,8 +96,14 @@ export class ConnectWorker {
     const before = await state.task(record.name, task);
     if (before?.state === 'FAILED')
       return { ...id, outcome: 'failed', ...(before.trace ? { error: before.trace } : {}) };
-    const now = clock.now();
-    const lease = await state.acquire(record.name, task, this.options.workerId, now, this.leaseMs);
+    // A task another invocation holds (one still running, or one that died and whose lease has not
+    // expired yet) is tried again every third of a lease while at least that much budget is left.
+    const deadline = clock.now() + this.budgetMs;
+    let lease = await state.acquire(record.name, task, this.options.workerId, clock.now(), this.leaseMs);
+    while (!lease && deadline - clock.now() > this.leaseMs / 3) {
+      await clock.sleep(this.leaseMs / 3);
+      lease = await state.acquire(record.name, task, this.options.workerId, clock.now(), this.leaseMs);
+    }
     if (!lease) return { ...id, outcome: 'busy' };
     const plugin = findPlugin(record.config['connector.class'] ?? '');
     try {
@@ -108,7 +114,7 @@ export class ConnectWorker {
         state,
         clock,
         lease,
-        deadline: now + this.budgetMs,
+        deadline,
         leaseTtlMs: this.leaseMs,
         log: this.log,
       };
