@@ -72,6 +72,10 @@ describe('cdk-nag AwsSolutions', () => {
       'Sluice/Functions/FetchRole': [objects],
       'Sluice/Functions/ConnectWorkerRole': [objects],
       'Sluice/Functions/MaintenanceRole': [objects],
+      'Sluice/Functions/GroupsRole': [
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:user/*]',
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:role/*]',
+      ],
       'Sluice/Api/HttpApi/GET--v1--health': ['AwsSolutions-APIG4'],
     });
     for (const rules of Object.values(acks)) {
