@@ -5,6 +5,7 @@
  * person waiting, and no retry when nothing listens at the URL.
  */
 import { Admin } from '../sdk/admin.js';
+import { ConnectAdmin } from '../sdk/connect.js';
 import { SluiceError } from '../sdk/errors.js';
 import type { GroupMemberOptions } from '../sdk/group-member.js';
 import { GroupMember } from '../sdk/group-member.js';
@@ -84,6 +85,11 @@ export class SluiceApi {
       if (error instanceof SluiceError) error.details['attempts'] = attempts;
       throw error;
     }
+  }
+
+  /** Kafka Connect's REST API through this API's transport and retrier. */
+  connect(): ConnectAdmin {
+    return new ConnectAdmin(this.transport, (operation) => this.retry(true, (bail) => operation(bail, 0)));
   }
 
   /** A KIP-848 member of `groupId` speaking through this API (heartbeats are not retried: the loop is). */

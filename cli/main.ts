@@ -14,6 +14,7 @@ import { sigV4Fetch } from '../sdk/sigv4.js';
 import { cluster, health } from './commands/cluster.js';
 import { consume } from './commands/consume.js';
 import { groupCommands } from './commands/groups.js';
+import { connectCommands } from './commands/connect.js';
 import { offsets } from './commands/offsets.js';
 import { produce } from './commands/produce.js';
 import { topicCommands } from './commands/topics.js';
@@ -31,6 +32,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   produce,
   consume,
   ...groupCommands,
+  ...connectCommands,
   offsets,
   cluster,
   health,

@@ -62,7 +62,7 @@ export const setStorageLayer = (layer: StorageLayer | undefined): void => {
  * as long as a container; the benchmarks read them when they run the local stack in-process.
  */
 export const meters = { metadata: new StorageMeter(), objects: new StorageMeter() };
-export const invocations: Record<Job, number> = { admin: 0, produce: 0, fetch: 0, groups: 0 };
+export const invocations: Record<Job, number> = { admin: 0, produce: 0, fetch: 0, groups: 0, connect: 0 };
 
 /** An optional positive integer setting of the environment, as `{ [key]: value }` or nothing. */
 const optionalMs = <K extends string>(name: string, key: K): Partial<Record<K, number>> => {

@@ -30,6 +30,10 @@ export const ENV = {
   authorizer: 'SLUICE_AUTHORIZER',
   /** Node's own options; set to `--enable-source-maps` so stack traces point into the TypeScript. */
   nodeOptions: 'NODE_OPTIONS',
+  /** How long one Connect task runs per scheduled invocation of the connect-worker function (ms). */
+  connectBudgetMs: 'SLUICE_CONNECT_BUDGET_MS',
+  /** Length of a Connect task's lease (ms); a dead invocation's tasks move on within it. */
+  connectLeaseMs: 'SLUICE_CONNECT_LEASE_MS',
 } as const;
 
 export const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;

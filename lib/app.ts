@@ -22,6 +22,9 @@ import { GroupCoordinator } from './core/groups/index.js';
 import type { GroupTopics, PartitionOffsets } from './core/groups/index.js';
 import { isSluiceError } from './errors.js';
 import { fetchRoutes, produceRoutes } from './http/routes/log.js';
+import { connectRoutes } from '../connect/rest.js';
+import { Herder } from '../connect/herder.js';
+import { ConnectStateStore } from '../connect/state-store.js';
 import type { Authorizer } from './auth/authorizer.js';
 import { impliedAccessGuard } from './auth/authorizer.js';
 
@@ -54,6 +57,8 @@ export interface SluiceDeps {
 }
 
 export interface Sluice {
+  /** The metadata store everything is built on (the Connect runtime keeps its state there too). */
+  store: MetadataStore;
   catalog: TopicCatalog;
   log: LogContext;
   producer: Producer;
@@ -110,9 +115,11 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     ...produceRoutes({ producer, maxRequestBytes: log.maxRequestBytes }),
     ...fetchRoutes({ fetcher }),
     ...groupRoutes(groups),
+    ...connectRoutes(new Herder(new ConnectStateStore(store), groups)),
   ];
   const routers = new Map<string, Router>();
   return {
+    store,
     catalog,
     log,
     producer,

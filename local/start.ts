@@ -13,12 +13,14 @@ const port = Number(env.PORT ?? 8787);
 const dataDir = resolve(env.SLUICE_DATA_DIR ?? '.sluice');
 const maintenanceIntervalMs = Number(env.SLUICE_MAINTENANCE_INTERVAL_MS ?? 10_000);
 const storeCount = Number(env.SLUICE_STORE_COUNT ?? 1);
+const connectIntervalMs = Number(env.SLUICE_CONNECT_INTERVAL_MS ?? 1_000);
 const verbose = env.SLUICE_VERBOSE === '1';
 
 for (const [name, value] of [
   ['PORT', port],
   ['SLUICE_MAINTENANCE_INTERVAL_MS', maintenanceIntervalMs],
   ['SLUICE_STORE_COUNT', storeCount],
+  ['SLUICE_CONNECT_INTERVAL_MS', connectIntervalMs],
 ] as const) {
   if (!Number.isInteger(value) || value < 0) {
     console.error(`sluice: ${name} must be a non-negative integer`);
@@ -35,6 +37,7 @@ try {
     port,
     dataDir,
     maintenanceIntervalMs,
+    connectIntervalMs,
     storeCount,
     log: (line) => {
       if (verbose || /error|failed/i.test(line)) console.error(`sluice: ${line}`);

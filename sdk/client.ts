@@ -5,6 +5,9 @@
 import { Admin } from './admin.js';
 import type { ConsumerOptions } from './consumer.js';
 import { Consumer } from './consumer.js';
+import { ConnectAdmin } from './connect.js';
+import type { GroupMemberOptions } from './group-member.js';
+import { GroupMember } from './group-member.js';
 import type { ProducerOptions } from './producer.js';
 import { Producer } from './producer.js';
 import type { Retrier, RetryDeps, RetryOptions } from './retry.js';
@@ -79,5 +82,18 @@ export class SluiceClient {
 
   consumer(options: ConsumerOptions = {}): Consumer {
     return new Consumer(this.transport, this.retrier, options);
+  }
+
+  /** Kafka Connect's REST API: connectors, their status, lifecycle and offsets. */
+  connect(): ConnectAdmin {
+    return new ConnectAdmin(this.transport, this.retrier);
+  }
+
+  /**
+   * A bare KIP-848 group member (heartbeat, commit, leave) for callers that fetch and commit on their
+   * own schedule, such as Connect's sink tasks, which commit only what their sink made durable.
+   */
+  groupMember(options: GroupMemberOptions): GroupMember {
+    return new GroupMember(this.transport, this.retrier, options);
   }
 }

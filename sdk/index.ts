@@ -6,6 +6,16 @@ export type { CreateTopicOptions, PartitionOffsets } from './admin.js';
 export { Producer, RECORD_BATCH_MEDIA_TYPE } from './producer.js';
 export type { ProducerOptions } from './producer.js';
 export { Consumer } from './consumer.js';
+export { ConnectAdmin } from './connect.js';
+export type {
+  ConfigInfos,
+  ConnectorInfo,
+  ConnectorOffset,
+  ConnectorStatus,
+  InitialState,
+} from './connect.js';
+export { GroupMember } from './group-member.js';
+export type { GroupMemberOptions, HeartbeatOutcome } from './group-member.js';
 export type { ConsumerOptions, FetchedBatch, RunHandlers } from './consumer.js';
 export { SluiceError, isSluiceError } from './errors.js';
 export { createRetrier, isRetriable } from './retry.js';

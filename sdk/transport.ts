@@ -17,7 +17,7 @@ export interface TransportOptions {
 }
 
 export interface HttpCall {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path below the base URL with segments already encoded (see `path`). */
   path: string;
   query?: Record<string, string | number | undefined>;

@@ -12,7 +12,7 @@ export const RECORD_BATCH_MEDIA_TYPE = 'application/vnd.kafka.record-batch';
 const JSON_TYPE = 'application/json';
 
 interface Operation {
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'post' | 'patch' | 'delete' | 'put';
   path: string;
   id: string;
   summary: string;
@@ -37,6 +37,18 @@ const COMMON: ErrorCode[] = [
 ];
 const TOPIC_ERRORS: ErrorCode[] = ['UNKNOWN_TOPIC_OR_PARTITION', 'TOPIC_AUTHORIZATION_FAILED'];
 const GROUP_ERRORS: ErrorCode[] = ['GROUP_AUTHORIZATION_FAILED', 'COORDINATOR_NOT_AVAILABLE'];
+const CONNECTOR_ERRORS: ErrorCode[] = ['NOT_FOUND', 'CLUSTER_AUTHORIZATION_FAILED'];
+const C = '/v1/connect/connectors/{connector}';
+/** One Kafka Connect route (connect/rest.ts; docs/connect.md has the behaviour). */
+const connectOp = (
+  method: Operation['method'],
+  path: string,
+  id: string,
+  summary: string,
+  ok: Record<number, string>,
+  extra: Partial<Operation> = {},
+): Operation => ({ method, path, id, summary, ok, errors: CONNECTOR_ERRORS, ...extra });
+
 const q = (name: string, type: 'integer' | 'string', description: string) => ({
   name,
   schema: { type },
@@ -264,12 +276,131 @@ export const OPERATIONS: Operation[] = [
     ok: { 204: 'empty' },
     errors: [...GROUP_ERRORS, 'GROUP_ID_NOT_FOUND', 'NON_EMPTY_GROUP'],
   },
+  connectOp(
+    'get',
+    '/v1/connect/connectors',
+    'listConnectors',
+    'Connect: the connectors.',
+    { 200: 'ConnectorList' },
+    {
+      query: [q('expand', 'string', 'status and/or info')],
+      errors: ['CLUSTER_AUTHORIZATION_FAILED'],
+    },
+  ),
+  connectOp(
+    'post',
+    '/v1/connect/connectors',
+    'createConnector',
+    'Connect: create a connector.',
+    { 201: 'ConnectorInfo' },
+    {
+      body: 'CreateConnector',
+      errors: ['ALREADY_EXISTS', 'INVALID_CONFIG', 'CLUSTER_AUTHORIZATION_FAILED'],
+    },
+  ),
+  connectOp('get', C, 'describeConnector', 'Connect: a connector, its config and tasks.', {
+    200: 'ConnectorInfo',
+  }),
+  connectOp('delete', C, 'deleteConnector', 'Connect: delete a connector.', { 204: 'empty' }),
+  connectOp('get', `${C}/config`, 'connectorConfig', "Connect: a connector's config.", {
+    200: 'ConnectorConfig',
+  }),
+  connectOp(
+    'put',
+    `${C}/config`,
+    'putConnectorConfig',
+    'Connect: create or replace a config.',
+    {
+      200: 'ConnectorInfo',
+      201: 'ConnectorInfo',
+    },
+    { body: 'ConnectorConfig', errors: [...CONNECTOR_ERRORS, 'INVALID_CONFIG'] },
+  ),
+  connectOp('get', `${C}/status`, 'connectorStatus', "Connect: a connector's and its tasks' states.", {
+    200: 'ConnectorStatus',
+  }),
+  connectOp('get', `${C}/tasks`, 'connectorTasks', "Connect: a connector's tasks and their configs.", {
+    200: 'ConnectTaskList',
+  }),
+  connectOp('get', `${C}/tasks/{task}/status`, 'taskStatus', "Connect: one task's state.", {
+    200: 'ConnectTaskStatus',
+  }),
+  connectOp('post', `${C}/tasks/{task}/restart`, 'restartTask', 'Connect: restart one task.', {
+    204: 'empty',
+  }),
+  connectOp('put', `${C}/pause`, 'pauseConnector', 'Connect: pause (202).', { 202: 'empty' }),
+  connectOp('put', `${C}/resume`, 'resumeConnector', 'Connect: resume (202).', { 202: 'empty' }),
+  connectOp('put', `${C}/stop`, 'stopConnector', 'Connect: stop (KIP-875).', { 204: 'empty' }),
+  connectOp(
+    'post',
+    `${C}/restart`,
+    'restartConnector',
+    'Connect: restart, with includeTasks and onlyFailed.',
+    {
+      202: 'ConnectorStatus',
+      204: 'empty',
+    },
+    {
+      query: [
+        q('includeTasks', 'string', 'true: restart the tasks too'),
+        q('onlyFailed', 'string', 'true: only what is FAILED'),
+      ],
+    },
+  ),
+  connectOp('get', `${C}/offsets`, 'connectorOffsets', "Connect: a connector's offsets (KIP-875).", {
+    200: 'ConnectorOffsets',
+  }),
+  connectOp(
+    'patch',
+    `${C}/offsets`,
+    'alterConnectorOffsets',
+    'Connect: alter offsets, only while STOPPED.',
+    {
+      200: 'ConnectMessage',
+    },
+    { body: 'ConnectorOffsets' },
+  ),
+  connectOp(
+    'delete',
+    `${C}/offsets`,
+    'resetConnectorOffsets',
+    'Connect: reset offsets, only while STOPPED.',
+    {
+      200: 'ConnectMessage',
+    },
+  ),
+  connectOp(
+    'get',
+    '/v1/connect/connector-plugins',
+    'connectorPlugins',
+    'Connect: the plugins.',
+    {
+      200: 'ConnectorPlugins',
+    },
+    {
+      query: [q('connectorsOnly', 'string', 'false: transforms and predicates too')],
+      errors: ['CLUSTER_AUTHORIZATION_FAILED'],
+    },
+  ),
+  connectOp(
+    'put',
+    '/v1/connect/connector-plugins/{plugin}/config/validate',
+    'validateConnectorConfig',
+    "Connect: validate a config, in Connect's error_count / configs shape.",
+    {
+      200: 'ConfigValidation',
+    },
+    { body: 'ConnectorConfig' },
+  ),
 ];
 
 const PATH_PARAMS: Record<string, { schema: Record<string, unknown>; description: string }> = {
   topic: { schema: { type: 'string', pattern: '^[a-zA-Z0-9._-]{1,249}$' }, description: 'topic name' },
   partition: { schema: { type: 'integer', minimum: 0 }, description: 'partition number' },
   group: { schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'group id' },
+  connector: { schema: { type: 'string', minLength: 1 }, description: 'connector name' },
+  task: { schema: { type: 'integer', minimum: 0 }, description: 'task id' },
+  plugin: { schema: { type: 'string', minLength: 1 }, description: 'connector class, full or short name' },
 };
 
 const jsonContent = (schema: string) => ({

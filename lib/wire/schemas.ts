@@ -39,7 +39,66 @@ const errorBody = answer({
   retriable: { type: 'boolean' },
 });
 
+// Kafka Connect's REST bodies (connect/rest.ts), in Connect's own field names.
+const connectState = {
+  type: 'string',
+  enum: ['UNASSIGNED', 'RUNNING', 'PAUSED', 'FAILED', 'RESTARTING', 'STOPPED'],
+};
+const connectorConfig: Schema = {
+  type: 'object',
+  description: "Connect's config map: every value a string (connector.class, tasks.max, …).",
+  additionalProperties: { type: 'string' },
+};
+const connectTaskId = answer({ connector: str(), task: int(undefined, 0) });
+const connectTaskStatus = answer({ id: int(undefined, 0), state: connectState, worker_id: str() });
+const connectorStatus = answer({
+  name: str(),
+  connector: answer({ state: connectState, worker_id: str() }),
+  tasks: array(connectTaskStatus),
+  type: { type: 'string', enum: ['source', 'sink'] },
+});
+const connectorInfo = answer({
+  name: str(),
+  config: connectorConfig,
+  tasks: array(connectTaskId),
+  type: { type: 'string', enum: ['source', 'sink'] },
+});
+const connectSchemas: Record<string, Schema> = {
+  ConnectorConfig: connectorConfig,
+  CreateConnector: {
+    type: 'object',
+    required: ['name', 'config'],
+    properties: {
+      name: str(),
+      config: connectorConfig,
+      initial_state: { type: 'string', enum: ['RUNNING', 'PAUSED', 'STOPPED'] },
+    },
+  },
+  ConnectorList: {
+    description: 'names, or with ?expand=status|info a map of name → {status, info}',
+    oneOf: [array(str()), { type: 'object', additionalProperties: { type: 'object' } }],
+  },
+  ConnectorInfo: connectorInfo,
+  ConnectorStatus: connectorStatus,
+  ConnectTaskStatus: connectTaskStatus,
+  ConnectTaskList: array(answer({ id: connectTaskId, config: connectorConfig })),
+  ConnectorOffsets: answer({
+    offsets: array(answer({ partition: { type: 'object' }, offset: nullable({ type: 'object' }) })),
+  }),
+  ConnectMessage: answer({ message: str() }),
+  ConnectorPlugins: array(answer({ class: str(), type: str() })),
+  ConfigValidation: answer({
+    name: str(),
+    error_count: int(undefined, 0),
+    groups: array(str()),
+    configs: array(
+      answer({ definition: { type: 'object' }, value: answer({ name: str(), errors: array(str()) }) }),
+    ),
+  }),
+};
+
 export const SCHEMAS: Record<string, Schema> = {
+  ...connectSchemas,
   ErrorCode: {
     type: 'string',
     description: "Apache Kafka's error name; the status of each is in the description of API.md's table.",
