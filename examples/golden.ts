@@ -22,10 +22,13 @@ export const goldenPath = (name: ExampleName, kind: 'input' | 'output'): URL =>
 export const readGolden = async (name: ExampleName, kind: 'input' | 'output'): Promise<GoldenRecord[]> =>
   JSON.parse(await readFile(goldenPath(name, kind), 'utf8')) as GoldenRecord[];
 
-export const loadExample = async (name: ExampleName): Promise<Topology> => {
-  const module = (await import(`./${name}.ts`)) as { topology: () => Topology };
-  return module.topology();
+const MODULES: Record<ExampleName, () => Promise<{ topology: () => Topology }>> = {
+  'word-count': () => import('./word-count.js'),
+  'page-views': () => import('./page-views.js'),
+  'orders-enriched': () => import('./orders-enriched.js'),
 };
+
+export const loadExample = async (name: ExampleName): Promise<Topology> => (await MODULES[name]()).topology();
 
 /** The topics an example writes that are not internal: its outputs. */
 export const outputTopicsOf = (topology: Topology): string[] => [

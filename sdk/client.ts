@@ -5,6 +5,8 @@
 import { Admin } from './admin.js';
 import type { ConsumerOptions } from './consumer.js';
 import { Consumer } from './consumer.js';
+import type { GroupMemberOptions } from './group-member.js';
+import { GroupMember } from './group-member.js';
 import type { ProducerOptions } from './producer.js';
 import { Producer } from './producer.js';
 import type { Retrier, RetryDeps, RetryOptions } from './retry.js';
@@ -50,5 +52,10 @@ export class SluiceClient {
 
   consumer(options: ConsumerOptions = {}): Consumer {
     return new Consumer(this.transport, this.retrier, options);
+  }
+
+  /** A bare KIP-848 group member, for clients that fetch on their own (Streams' tasks). */
+  groupMember(options: GroupMemberOptions): GroupMember {
+    return new GroupMember(this.transport, this.retrier, options);
   }
 }

@@ -7,6 +7,8 @@ export { Producer, RECORD_BATCH_MEDIA_TYPE } from './producer.js';
 export type { ProducerOptions } from './producer.js';
 export { Consumer } from './consumer.js';
 export type { ConsumerOptions, FetchedBatch, RunHandlers } from './consumer.js';
+export { GroupMember } from './group-member.js';
+export type { GroupMemberOptions, HeartbeatOutcome } from './group-member.js';
 export { SluiceError, isSluiceError } from './errors.js';
 export { createRetrier, isRetriable } from './retry.js';
 export type { Bail, Retrier, RetryDeps, RetryOptions } from './retry.js';

@@ -1,0 +1,191 @@
+/**
+ * Runs one task against Sluice: fetches its input partitions, processes their records in timestamp
+ * order (Kafka's choice among a task's partitions: the smallest head timestamp; a partition with
+ * nothing buffered is waited for unless it is caught up), and commits at commit.interval.ms.
+ * At-least-once commit order: outputs are acknowledged, then state is written, then input offsets
+ * are committed, so a crash anywhere repeats work but never loses any.
+ */
+import type { ConsumedRecord, Consumer, GroupMember, Producer } from '../../sdk/index.js';
+import { SluiceError } from '../../sdk/index.js';
+import type { RecordCollector, SerializedRecord } from '../processor.js';
+import type { StreamTask } from '../task.js';
+
+export interface TaskRunnerDeps {
+  consumer: Consumer;
+  producer: Producer;
+  member: GroupMember;
+  commitIntervalMs: number;
+  /** Longest long-poll of an idle task, ms. */
+  maxWaitMs?: number;
+  log?: (line: string) => void;
+}
+
+/** Records per produce request: well under the API's 4 MiB body limit for ordinary records. */
+const PRODUCE_CHUNK = 500;
+
+interface InputPartition {
+  topic: string;
+  /** Next offset to fetch. */
+  fetchPosition: number;
+  /** Offset after the last processed record: what a commit stores. */
+  processed: number;
+  committed: number | undefined;
+  buffer: ConsumedRecord[];
+  caughtUp: boolean;
+}
+
+export class TaskRunner {
+  private inputs: InputPartition[] = [];
+  private outputs: { topic: string; record: SerializedRecord }[] = [];
+  private abort = new AbortController();
+  private loop: Promise<void> | undefined;
+  private uncommitted = false;
+  processedRecords = 0;
+
+  readonly task: StreamTask;
+
+  /** `createTask` gets the collector that keeps the task's outputs until commit. */
+  constructor(
+    createTask: (collector: RecordCollector) => StreamTask,
+    private readonly deps: TaskRunnerDeps,
+  ) {
+    this.task = createTask({ send: (topic, record) => this.outputs.push({ topic, record }) });
+  }
+
+  start(onError: (error: unknown) => void): void {
+    this.loop = this.run().catch(onError);
+  }
+
+  /** Stops after the record in hand and commits (on revoke and close); `commit` false when fenced. */
+  async stop(commit: boolean): Promise<void> {
+    this.abort.abort();
+    await this.loop;
+    if (commit) await this.commit();
+  }
+
+  private async run(): Promise<void> {
+    await this.initPositions();
+    let nextCommit = Date.now() + this.deps.commitIntervalMs;
+    const signal = this.abort.signal;
+    while (!signal.aborted) {
+      await this.fill(signal, Math.max(0, Math.min(this.deps.maxWaitMs ?? 1_000, nextCommit - Date.now())));
+      await this.processAvailable(signal);
+      if (Date.now() >= nextCommit) {
+        if (!signal.aborted) await this.commitOrRewind();
+        nextCommit = Date.now() + this.deps.commitIntervalMs;
+      }
+    }
+  }
+
+  private async initPositions(): Promise<void> {
+    this.inputs = [];
+    for (const topic of this.task.inputTopics()) {
+      const committed = (await this.deps.member.committed(topic)).get(this.task.partition);
+      // Kafka Streams' auto.offset.reset is earliest.
+      const start = committed ?? 0;
+      this.inputs.push({
+        topic,
+        fetchPosition: start,
+        processed: start,
+        committed,
+        buffer: [],
+        caughtUp: false,
+      });
+    }
+  }
+
+  private async fill(signal: AbortSignal, idleWaitMs: number): Promise<void> {
+    const empty = this.inputs.filter((p) => p.buffer.length === 0);
+    if (empty.length === 0) return;
+    const idle = empty.length === this.inputs.length;
+    await Promise.all(
+      empty.map(async (p) => {
+        try {
+          const batch = await this.deps.consumer.fetch(p.topic, this.task.partition, p.fetchPosition, {
+            maxWaitMs: idle ? idleWaitMs : 0,
+            signal,
+          });
+          p.buffer.push(...batch.records);
+          p.fetchPosition = batch.nextOffset;
+          p.caughtUp = batch.nextOffset >= batch.highWatermark;
+          // Offsets skipped by compaction still count as consumed.
+          if (p.buffer.length === 0) p.processed = Math.max(p.processed, batch.nextOffset);
+        } catch (error) {
+          if (signal.aborted) return;
+          if (error instanceof SluiceError && error.code === 'OFFSET_OUT_OF_RANGE') {
+            const start = error.details['logStartOffset'];
+            if (typeof start === 'number' && start > p.fetchPosition) {
+              p.fetchPosition = p.processed = start;
+              return;
+            }
+          }
+          throw error;
+        }
+      }),
+    );
+  }
+
+  private async processAvailable(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      if (this.inputs.some((p) => p.buffer.length === 0 && !p.caughtUp)) return;
+      let next: InputPartition | undefined;
+      for (const p of this.inputs) {
+        const head = p.buffer[0];
+        if (head && (!next || head.timestamp < (next.buffer[0]?.timestamp ?? Infinity))) next = p;
+      }
+      const record = next?.buffer.shift();
+      if (!next || !record) return;
+      await this.task.process({
+        topic: next.topic,
+        key: record.key,
+        value: record.value,
+        timestamp: record.timestamp,
+        headers: record.headers,
+      });
+      next.processed = record.offset + 1;
+      this.processedRecords += 1;
+      this.uncommitted = true;
+    }
+  }
+
+  /** A failed commit leaves the task where its last commit left it: state and positions are re-read. */
+  private async commitOrRewind(): Promise<void> {
+    try {
+      await this.commit();
+    } catch (error) {
+      if (error instanceof SluiceError && !error.retriable && !isFencing(error)) throw error;
+      this.deps.log?.(
+        `task ${this.task.id}: commit failed (${error instanceof Error ? error.message : String(error)}); rewinding to the last commit`,
+      );
+      this.outputs = [];
+      this.task.stores.reset();
+      await this.initPositions();
+    }
+  }
+
+  private async commit(): Promise<void> {
+    if (!this.uncommitted && this.outputs.length === 0) return;
+    const outputs = this.outputs;
+    this.outputs = [];
+    const byTopic = new Map<string, SerializedRecord[]>();
+    for (const { topic, record } of outputs) byTopic.set(topic, [...(byTopic.get(topic) ?? []), record]);
+    for (const [topic, records] of byTopic) {
+      for (let i = 0; i < records.length; i += PRODUCE_CHUNK) {
+        const messages = records
+          .slice(i, i + PRODUCE_CHUNK)
+          .map((r) => ({ key: r.key, value: r.value, timestamp: r.timestamp, headers: r.headers }));
+        await this.deps.producer.send({ topic, messages });
+      }
+    }
+    await this.task.stores.flush();
+    const offsets = this.inputs
+      .filter((p) => p.processed !== p.committed)
+      .map((p) => ({ topic: p.topic, partition: this.task.partition, offset: p.processed }));
+    await this.deps.member.commit(offsets);
+    for (const p of this.inputs) p.committed = p.processed;
+    this.uncommitted = false;
+  }
+}
+
+const isFencing = (error: SluiceError): boolean =>
+  ['STALE_MEMBER_EPOCH', 'FENCED_MEMBER_EPOCH', 'UNKNOWN_MEMBER_ID'].includes(error.code);
