@@ -70,10 +70,16 @@ export class Producer {
     topic,
     messages,
     acks = this.acks,
+    idempotencyKey,
   }: {
     topic: string;
     messages: Message[];
     acks?: Acks;
+    /**
+     * The request's Idempotency-Key (default a fresh one per send). A caller that may resend the same
+     * records after a restart (Streams' exactly-once outbox) passes a key derived from what they are.
+     */
+    idempotencyKey?: string;
   }): Promise<RecordResult[]> {
     const binary = messages.some(hasBinary);
     const encode = (b: Bytes | null | undefined): string | null =>
@@ -92,9 +98,10 @@ export class Producer {
       ...(m.timestamp === undefined ? {} : { timestamp: m.timestamp }),
     }));
     const body = { records, encoding: binary ? 'base64' : 'utf8', acks };
-    const headers: Record<string, string> = this.idempotent
-      ? { 'idempotency-key': globalThis.crypto.randomUUID() }
-      : {};
+    const headers: Record<string, string> =
+      this.idempotent || idempotencyKey !== undefined
+        ? { 'idempotency-key': idempotencyKey ?? globalThis.crypto.randomUUID() }
+        : {};
     return this.retry(async (bail) => {
       const { results } = await this.transport.json<{ results: RecordResult[] }>({
         method: 'POST',

@@ -11,7 +11,11 @@ import type { StateBackend } from '../state/backend.js';
 import { StreamTask, taskIdOf, topicNameOf } from '../task.js';
 import type { Topology } from '../topology.js';
 import type { StreamsConfig } from './config.js';
+import type { Committer } from './committer.js';
+import { AtLeastOnceCommitter } from './committer.js';
+import { ExactlyOnceCommitter } from './eos.js';
 import { TaskRunner } from './task-runner.js';
+import { MetadataStateBackend } from '../state/metadata-backend.js';
 
 export type StreamsState = 'CREATED' | 'RUNNING' | 'PENDING_SHUTDOWN' | 'NOT_RUNNING' | 'ERROR';
 
@@ -36,10 +40,13 @@ export class KafkaStreams {
   private partitionCount = 0;
 
   constructor(private readonly options: KafkaStreamsOptions) {
-    if (options.config.processingGuarantee !== 'at_least_once')
+    if (
+      options.config.processingGuarantee === 'exactly_once_v2' &&
+      !(options.state instanceof MetadataStateBackend)
+    )
       throw new SluiceError(
         'INVALID_CONFIG',
-        `processing.guarantee ${options.config.processingGuarantee} is not offered yet; use at_least_once`,
+        'exactly_once_v2 keeps state in the metadata table (MetadataStateBackend)',
       );
     this.member = options.client.groupMember({
       groupId: options.config.applicationId,
@@ -164,8 +171,7 @@ export class KafkaStreams {
           (collector) => new StreamTask(topology, sub, partition, config.applicationId, state, collector),
           {
             consumer: client.consumer(),
-            producer: client.producer(),
-            member: this.member,
+            committer: this.committerFor(taskIdOf(sub.id, partition), partition),
             commitIntervalMs: config.commitIntervalMs,
             ...(log ? { log } : {}),
           },
@@ -174,6 +180,14 @@ export class KafkaStreams {
         runner.start((error) => this.fail(error));
       }
     }
+  }
+
+  private committerFor(taskId: string, partition: number): Committer {
+    const { config, client, state } = this.options;
+    const producer = client.producer();
+    return config.processingGuarantee === 'exactly_once_v2' && state instanceof MetadataStateBackend
+      ? new ExactlyOnceCommitter(state, taskId, producer, this.member, partition)
+      : new AtLeastOnceCommitter(this.member, producer, partition);
   }
 
   private async stopTasks(ids: string[], commit: boolean): Promise<void> {

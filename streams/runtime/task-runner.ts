@@ -5,23 +5,22 @@
  * At-least-once commit order: outputs are acknowledged, then state is written, then input offsets
  * are committed, so a crash anywhere repeats work but never loses any.
  */
-import type { ConsumedRecord, Consumer, GroupMember, Producer } from '../../sdk/index.js';
+import type { ConsumedRecord, Consumer } from '../../sdk/index.js';
+import { SluiceError as CoreError } from '../../lib/errors.js';
 import { SluiceError } from '../../sdk/index.js';
-import type { RecordCollector, SerializedRecord } from '../processor.js';
+import { TaskFencedError } from './eos.js';
+import type { RecordCollector } from '../processor.js';
+import type { Committer, TaskOutput } from './committer.js';
 import type { StreamTask } from '../task.js';
 
 export interface TaskRunnerDeps {
   consumer: Consumer;
-  producer: Producer;
-  member: GroupMember;
+  committer: Committer;
   commitIntervalMs: number;
   /** Longest long-poll of an idle task, ms. */
   maxWaitMs?: number;
   log?: (line: string) => void;
 }
-
-/** Records per produce request: well under the API's 4 MiB body limit for ordinary records. */
-const PRODUCE_CHUNK = 500;
 
 interface InputPartition {
   topic: string;
@@ -36,10 +35,12 @@ interface InputPartition {
 
 export class TaskRunner {
   private inputs: InputPartition[] = [];
-  private outputs: { topic: string; record: SerializedRecord }[] = [];
+  private outputs: TaskOutput[] = [];
+  private outputBytes = 0;
   private abort = new AbortController();
   private loop: Promise<void> | undefined;
   private uncommitted = false;
+  private fenced = false;
   processedRecords = 0;
 
   readonly task: StreamTask;
@@ -49,7 +50,12 @@ export class TaskRunner {
     createTask: (collector: RecordCollector) => StreamTask,
     private readonly deps: TaskRunnerDeps,
   ) {
-    this.task = createTask({ send: (topic, record) => this.outputs.push({ topic, record }) });
+    this.task = createTask({
+      send: (topic, record) => {
+        this.outputs.push({ topic, record });
+        this.outputBytes += (record.key?.length ?? 0) + (record.value?.length ?? 0) + 64;
+      },
+    });
   }
 
   start(onError: (error: unknown) => void): void {
@@ -60,7 +66,7 @@ export class TaskRunner {
   async stop(commit: boolean): Promise<void> {
     this.abort.abort();
     await this.loop;
-    if (commit) await this.commit();
+    if (commit && !this.fenced) await this.commit();
   }
 
   private async run(): Promise<void> {
@@ -78,20 +84,20 @@ export class TaskRunner {
   }
 
   private async initPositions(): Promise<void> {
-    this.inputs = [];
-    for (const topic of this.task.inputTopics()) {
-      const committed = (await this.deps.member.committed(topic)).get(this.task.partition);
-      // Kafka Streams' auto.offset.reset is earliest.
-      const start = committed ?? 0;
-      this.inputs.push({
+    const topics = this.task.inputTopics();
+    const positions = await this.deps.committer.start(topics);
+    // Kafka Streams' auto.offset.reset is earliest.
+    this.inputs = topics.map((topic) => {
+      const start = positions.get(topic);
+      return {
         topic,
-        fetchPosition: start,
-        processed: start,
-        committed,
+        fetchPosition: start ?? 0,
+        processed: start ?? 0,
+        committed: start,
         buffer: [],
         caughtUp: false,
-      });
-    }
+      };
+    });
   }
 
   private async fill(signal: AbortSignal, idleWaitMs: number): Promise<void> {
@@ -145,19 +151,41 @@ export class TaskRunner {
       next.processed = record.offset + 1;
       this.processedRecords += 1;
       this.uncommitted = true;
+      if (
+        this.deps.committer.full({
+          stateWrites: this.task.stores.pending().length,
+          outputBytes: this.outputBytes,
+        })
+      )
+        await this.commitOrRewind();
     }
   }
 
-  /** A failed commit leaves the task where its last commit left it: state and positions are re-read. */
+  /**
+   * A failed commit leaves the task where its last commit left it: state and positions are re-read.
+   * A fenced task stops: another instance owns it now, and re-reading would take it back.
+   */
   private async commitOrRewind(): Promise<void> {
     try {
       await this.commit();
     } catch (error) {
-      if (error instanceof SluiceError && !error.retriable && !isFencing(error)) throw error;
-      this.deps.log?.(
-        `task ${this.task.id}: commit failed (${error instanceof Error ? error.message : String(error)}); rewinding to the last commit`,
-      );
+      const message = error instanceof Error ? error.message : String(error);
+      if (error instanceof TaskFencedError) {
+        this.fenced = true;
+        this.abort.abort();
+        this.deps.log?.(`task ${this.task.id}: ${message}; stopping it`);
+        return;
+      }
+      const retriable =
+        error instanceof SluiceError
+          ? error.retriable || isFencing(error)
+          : error instanceof CoreError
+            ? error.retriable
+            : true;
+      if (!retriable) throw error;
+      this.deps.log?.(`task ${this.task.id}: commit failed (${message}); rewinding to the last commit`);
       this.outputs = [];
+      this.outputBytes = 0;
       this.task.stores.reset();
       await this.initPositions();
     }
@@ -167,21 +195,11 @@ export class TaskRunner {
     if (!this.uncommitted && this.outputs.length === 0) return;
     const outputs = this.outputs;
     this.outputs = [];
-    const byTopic = new Map<string, SerializedRecord[]>();
-    for (const { topic, record } of outputs) byTopic.set(topic, [...(byTopic.get(topic) ?? []), record]);
-    for (const [topic, records] of byTopic) {
-      for (let i = 0; i < records.length; i += PRODUCE_CHUNK) {
-        const messages = records
-          .slice(i, i + PRODUCE_CHUNK)
-          .map((r) => ({ key: r.key, value: r.value, timestamp: r.timestamp, headers: r.headers }));
-        await this.deps.producer.send({ topic, messages });
-      }
-    }
-    await this.task.stores.flush();
+    this.outputBytes = 0;
     const offsets = this.inputs
       .filter((p) => p.processed !== p.committed)
-      .map((p) => ({ topic: p.topic, partition: this.task.partition, offset: p.processed }));
-    await this.deps.member.commit(offsets);
+      .map((p) => ({ topic: p.topic, offset: p.processed }));
+    await this.deps.committer.commit({ offsets, outputs, stores: this.task.stores });
     for (const p of this.inputs) p.committed = p.processed;
     this.uncommitted = false;
   }

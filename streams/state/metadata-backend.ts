@@ -15,7 +15,7 @@ const TTL_ATTRIBUTE = 'expiresAt';
 
 export class MetadataStateBackend implements StateBackend {
   constructor(
-    private readonly store: MetadataStore,
+    readonly store: MetadataStore,
     readonly applicationId: string,
   ) {}
 
@@ -65,6 +65,10 @@ export class MetadataStateBackend implements StateBackend {
       ts: entry.timestamp,
       ...(entry.expiresAtMs === undefined ? {} : { [TTL_ATTRIBUTE]: Math.ceil(entry.expiresAtMs / 1000) }),
     };
+  }
+
+  sk(key: string): string {
+    return SK_PREFIX + key;
   }
 
   pk(task: string, store: string): string {

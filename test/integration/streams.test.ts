@@ -72,43 +72,44 @@ const readAll = async (topic: string, expected: number, timeoutMs: number): Prom
 };
 
 describe('examples through the local stack', () => {
-  it.each(['word-count', 'page-views', 'orders-enriched'] as const)(
-    '%s writes its golden outputs, key by key',
-    async (name) => {
-      const suffix = randomUUID().slice(0, 6);
-      const admin = client.admin();
-      for (const [topic, partitions] of Object.entries(PARTITIONS[name]))
-        await admin.createTopic({ name: topic, partitions });
-      const topology = await loadExample(name);
-      for (const topic of outputTopicsOf(topology)) await admin.createTopic({ name: topic, partitions: 2 });
-      const golden = await readGolden(name, 'output');
-      await produceInputs(await readGolden(name, 'input'));
-      const store = new DynamoMetadataStore({
-        client: createAwsClients({ endpoints: { dynamodb: t.stack.endpoints.dynamodb } }).dynamodb,
-        tableName: t.stack.tableName,
-      });
-      const config = parseStreamsConfig({
-        'application.id': `${name}-${suffix}`,
-        'bootstrap.servers': t.url,
-        'commit.interval.ms': '100',
-      });
-      const streams = new KafkaStreams({
-        topology,
-        config,
-        client,
-        state: new MetadataStateBackend(store, config.applicationId),
-      });
-      await streams.start();
-      const outputs: GoldenRecord[] = [];
-      for (const topic of outputTopicsOf(topology))
-        outputs.push(...(await readAll(topic, golden.filter((g) => g.topic === topic).length, 45_000)));
-      await streams.close();
-      expect(streams.state).toBe('NOT_RUNNING');
-      expect(byKey(outputs)).toEqual(byKey(golden));
-      expect(outputs.length).toBe(golden.length);
-      // Inputs are named by the examples; each test cleans up so the next can create them again.
-      for (const topic of [...Object.keys(PARTITIONS[name]), ...outputTopicsOf(topology)])
-        await admin.deleteTopic(topic);
-    },
+  const cases = (['at_least_once', 'exactly_once_v2'] as const).flatMap((guarantee) =>
+    (['word-count', 'page-views', 'orders-enriched'] as const).map((name) => [name, guarantee] as const),
   );
+  it.each(cases)('%s (%s) writes its golden outputs, key by key', async (name, guarantee) => {
+    const suffix = randomUUID().slice(0, 6);
+    const admin = client.admin();
+    for (const [topic, partitions] of Object.entries(PARTITIONS[name]))
+      await admin.createTopic({ name: topic, partitions });
+    const topology = await loadExample(name);
+    for (const topic of outputTopicsOf(topology)) await admin.createTopic({ name: topic, partitions: 2 });
+    const golden = await readGolden(name, 'output');
+    await produceInputs(await readGolden(name, 'input'));
+    const store = new DynamoMetadataStore({
+      client: createAwsClients({ endpoints: { dynamodb: t.stack.endpoints.dynamodb } }).dynamodb,
+      tableName: t.stack.tableName,
+    });
+    const config = parseStreamsConfig({
+      'application.id': `${name}-${suffix}`,
+      'bootstrap.servers': t.url,
+      'commit.interval.ms': '100',
+      'processing.guarantee': guarantee,
+    });
+    const streams = new KafkaStreams({
+      topology,
+      config,
+      client,
+      state: new MetadataStateBackend(store, config.applicationId),
+    });
+    await streams.start();
+    const outputs: GoldenRecord[] = [];
+    for (const topic of outputTopicsOf(topology))
+      outputs.push(...(await readAll(topic, golden.filter((g) => g.topic === topic).length, 45_000)));
+    await streams.close();
+    expect(streams.state).toBe('NOT_RUNNING');
+    expect(byKey(outputs)).toEqual(byKey(golden));
+    expect(outputs.length).toBe(golden.length);
+    // Inputs are named by the examples; each test cleans up so the next can create them again.
+    for (const topic of [...Object.keys(PARTITIONS[name]), ...outputTopicsOf(topology)])
+      await admin.deleteTopic(topic);
+  });
 });
