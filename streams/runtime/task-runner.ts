@@ -40,7 +40,8 @@ export class TaskRunner {
   private abort = new AbortController();
   private loop: Promise<void> | undefined;
   private uncommitted = false;
-  private fenced = false;
+  /** Set when a commit found the task taken over by another instance. */
+  fenced = false;
   processedRecords = 0;
 
   readonly task: StreamTask;
