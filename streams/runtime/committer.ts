@@ -6,6 +6,7 @@
 import type { GroupMember, Producer } from '../../sdk/index.js';
 import type { SerializedRecord } from '../processor.js';
 import type { TaskStores } from '../state/task-stores.js';
+import type { TaskLease } from './lease.js';
 
 export interface TaskOutput {
   topic: string;
@@ -49,13 +50,19 @@ export const messagesOf = (records: SerializedRecord[]) =>
   records.map((r) => ({ key: r.key, value: r.value, timestamp: r.timestamp, headers: r.headers }));
 
 export class AtLeastOnceCommitter implements Committer {
+  /**
+   * With a lease (state in the metadata table), state writes are fenced by the task's epoch, so a
+   * zombie cannot overwrite the state of the instance that took its task over.
+   */
   constructor(
     private readonly member: GroupMember,
     private readonly producer: Producer,
     private readonly partition: number,
+    private readonly lease?: TaskLease,
   ) {}
 
   async start(topics: string[]): Promise<Map<string, number>> {
+    await this.lease?.acquire();
     const positions = new Map<string, number>();
     for (const topic of topics) {
       const committed = (await this.member.committed(topic)).get(this.partition);
@@ -67,7 +74,10 @@ export class AtLeastOnceCommitter implements Committer {
   async commit({ offsets, outputs, stores }: CommitInput): Promise<void> {
     for (const { topic, records } of outputChunks(outputs))
       await this.producer.send({ topic, messages: messagesOf(records) });
-    await stores.flush();
+    if (this.lease) {
+      await this.lease.writeFenced(stores.pending());
+      stores.committed();
+    } else await stores.flush();
     await this.member.commit(offsets.map((o) => ({ ...o, partition: this.partition })));
   }
 

@@ -12,10 +12,13 @@
 import { createHash } from 'node:crypto';
 import { SluiceError } from '../../lib/errors.js';
 import type { Item, MetadataStore, TransactOp, UpdateAction } from '../../lib/ports/metadata-store.js';
-import { ConditionFailedError, TransactionCanceledError } from '../../lib/ports/metadata-store.js';
+import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
 import type { GroupMember, Producer } from '../../sdk/index.js';
 import type { SerializedRecord } from '../processor.js';
 import type { MetadataStateBackend } from '../state/metadata-backend.js';
+import { TaskFencedError, TaskLease } from './lease.js';
+
+export { TaskFencedError };
 import type { CommitInput, Committer } from './committer.js';
 import { messagesOf, outputChunks } from './committer.js';
 
@@ -26,16 +29,6 @@ export const MAX_OUTBOX_BYTES = 256 * 1024;
 
 const SEQ_WIDTH = 12;
 
-/** The commit of a task that another instance has taken over: it wrote nothing. */
-export class TaskFencedError extends SluiceError {
-  constructor(task: string, epoch: number) {
-    super('INVALID_PRODUCER_EPOCH', `task ${task} was taken over: epoch ${epoch} is fenced`, {
-      retriable: false,
-    });
-    this.name = 'TaskFencedError';
-  }
-}
-
 interface OutboxRecord {
   topic: string;
   key: string | null;
@@ -45,10 +38,10 @@ interface OutboxRecord {
 }
 
 export class ExactlyOnceCommitter implements Committer {
-  private epoch = 0;
   private sequence = 0;
   private readonly store: MetadataStore;
   private readonly leaseKey: { pk: string; sk: string };
+  private readonly lease: TaskLease;
 
   constructor(
     private readonly backend: MetadataStateBackend,
@@ -58,18 +51,16 @@ export class ExactlyOnceCommitter implements Committer {
     private readonly member: GroupMember | undefined,
     private readonly partition: number,
   ) {
+    this.lease = new TaskLease(backend, taskId);
     this.store = backend.store;
-    this.leaseKey = { pk: `ST#${backend.applicationId}#${taskId}`, sk: 'LEASE' };
+    this.leaseKey = this.lease.key;
   }
 
   async start(): Promise<Map<string, number>> {
-    const lease = await this.store.update(this.leaseKey, [{ set: 'epoch', add: 1, initial: 0 }], {
-      returnValues: 'allNew',
-    });
-    this.epoch = Number(lease?.['epoch'] ?? 0);
-    this.sequence = Number(lease?.['seq'] ?? 0);
+    const lease = await this.lease.acquire();
+    this.sequence = Number(lease['seq'] ?? 0);
     await this.publishOutbox();
-    const offsets = lease?.['offsets'];
+    const offsets = lease['offsets'];
     const positions = new Map<string, number>();
     if (
       offsets &&
@@ -106,16 +97,12 @@ export class ExactlyOnceCommitter implements Committer {
         actions: [{ set: 'seq', value: next }, ...leaseActions] as UpdateAction[],
         condition: {
           and: [
-            { path: 'epoch', op: '=', value: this.epoch },
+            { path: 'epoch', op: '=', value: this.lease.epoch },
             this.sequence === 0 ? { notExists: 'seq' } : { path: 'seq', op: '=', value: this.sequence },
           ],
         },
       },
-      ...writes.map((w): TransactOp =>
-        w.entry === null
-          ? { delete: { pk: this.backend.pk(this.taskId, w.store), sk: this.backend.sk(w.key) } }
-          : { put: this.backend.itemOf(this.taskId, w.store, w.entry) },
-      ),
+      ...this.lease.stateOps(writes),
     ];
     if (outputs.length > 0)
       ops.push({
@@ -124,13 +111,7 @@ export class ExactlyOnceCommitter implements Committer {
           outputs.map((o) => ({ topic: o.topic, ...encodeRecord(o.record) })),
         ),
       });
-    try {
-      await this.store.transact(ops);
-    } catch (error) {
-      if (error instanceof TransactionCanceledError && error.conditionFailed)
-        throw new TaskFencedError(this.taskId, this.epoch);
-      throw error;
-    }
+    await this.lease.transact(ops);
     this.sequence = next;
     stores.committed();
     await this.publishOutbox();

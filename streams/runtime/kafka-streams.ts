@@ -14,6 +14,7 @@ import type { StreamsConfig } from './config.js';
 import type { Committer } from './committer.js';
 import { AtLeastOnceCommitter } from './committer.js';
 import { ExactlyOnceCommitter } from './eos.js';
+import { TaskLease } from './lease.js';
 import { TaskRunner } from './task-runner.js';
 import { MetadataStateBackend } from '../state/metadata-backend.js';
 
@@ -187,7 +188,12 @@ export class KafkaStreams {
     const producer = client.producer();
     return config.processingGuarantee === 'exactly_once_v2' && state instanceof MetadataStateBackend
       ? new ExactlyOnceCommitter(state, taskId, producer, this.member, partition)
-      : new AtLeastOnceCommitter(this.member, producer, partition);
+      : new AtLeastOnceCommitter(
+          this.member,
+          producer,
+          partition,
+          state instanceof MetadataStateBackend ? new TaskLease(state, taskId) : undefined,
+        );
   }
 
   private async stopTasks(ids: string[], commit: boolean): Promise<void> {

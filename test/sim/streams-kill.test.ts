@@ -11,6 +11,7 @@ import { Materialized, StreamsBuilder } from '../../streams/index.js';
 import type { Committer } from '../../streams/runtime/committer.js';
 import { AtLeastOnceCommitter } from '../../streams/runtime/committer.js';
 import { ExactlyOnceCommitter } from '../../streams/runtime/eos.js';
+import { TaskLease } from '../../streams/runtime/lease.js';
 import { TaskRunner } from '../../streams/runtime/task-runner.js';
 import { MetadataStateBackend } from '../../streams/state/metadata-backend.js';
 import { StreamTask } from '../../streams/task.js';
@@ -91,7 +92,7 @@ const runSchedule = async ({ seed, guarantee }: Schedule) => {
     const committer: Committer =
       guarantee === 'exactly_once_v2'
         ? new ExactlyOnceCommitter(backend, '0_0', client.producer(), undefined, 0)
-        : new AtLeastOnceCommitter(member, client.producer(), 0);
+        : new AtLeastOnceCommitter(member, client.producer(), 0, new TaskLease(backend, '0_0'));
     const runner = new TaskRunner((collector) => new StreamTask(top, sub, 0, APP, backend, collector), {
       // Small fetches make several commits per run.
       consumer: client.consumer({ maxBytes: 20 + Math.floor(random() * 60) }),
