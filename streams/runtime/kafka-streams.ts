@@ -39,6 +39,8 @@ export class KafkaStreams {
   private loop: Promise<void> | undefined;
   private failure: unknown;
   private partitionCount = 0;
+  /** Records processed by tasks that have stopped, so processed() survives revocation and close. */
+  private readonly finished: Record<string, number> = {};
 
   constructor(private readonly options: KafkaStreamsOptions) {
     if (
@@ -72,7 +74,9 @@ export class KafkaStreams {
 
   /** Records processed per task since start. */
   processed(): Record<string, number> {
-    return Object.fromEntries([...this.runners].map(([id, r]) => [id, r.processedRecords]));
+    const totals = { ...this.finished };
+    for (const [id, r] of this.runners) totals[id] = (totals[id] ?? 0) + r.processedRecords;
+    return totals;
   }
 
   /** Commits every task, leaves the group and stops; rejects with the error that failed the app, if any. */
@@ -201,6 +205,7 @@ export class KafkaStreams {
       ids.map(async (id) => {
         const runner = this.runners.get(id);
         this.runners.delete(id);
+        if (runner) this.finished[id] = (this.finished[id] ?? 0) + runner.processedRecords;
         await runner?.stop(commit && this.failure === undefined).catch((error: unknown) => this.fail(error));
       }),
     );

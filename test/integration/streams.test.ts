@@ -106,6 +106,9 @@ describe('examples through the local stack', () => {
       outputs.push(...(await readAll(topic, golden.filter((g) => g.topic === topic).length, 45_000)));
     await streams.close();
     expect(streams.state).toBe('NOT_RUNNING');
+    // Every input record was processed by some task (repartitioned records count again downstream).
+    const processed = Object.values(streams.processed()).reduce((a, b) => a + b, 0);
+    expect(processed).toBeGreaterThanOrEqual((await readGolden(name, 'input')).length);
     expect(byKey(outputs)).toEqual(byKey(golden));
     expect(outputs.length).toBe(golden.length);
     // Inputs are named by the examples; each test cleans up so the next can create them again.
