@@ -91,7 +91,7 @@ export class SluiceClient {
 
   /**
    * A bare KIP-848 group member (heartbeat, commit, leave) for callers that fetch and commit on their
-   * own schedule, such as Connect's sink tasks, which commit only what their sink made durable.
+   * own schedule, such as Connect's sink tasks (they commit only what their sink made durable) and Streams' tasks.
    */
   groupMember(options: GroupMemberOptions): GroupMember {
     return new GroupMember(this.transport, this.retrier, options);

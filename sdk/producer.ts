@@ -77,7 +77,8 @@ export class Producer {
     acks?: Acks;
     /**
      * The request's Idempotency-Key (default: a fresh one per send). A caller that may send the same
-     * records again after a crash passes a key derived from them, so the resend writes nothing twice.
+     * records again after a crash passes a key derived from them (Connect's sources, Streams' exactly-once outbox), so the resend
+     * writes nothing twice.
      */
     idempotencyKey?: string;
   }): Promise<RecordResult[]> {
