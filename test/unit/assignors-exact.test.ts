@@ -101,6 +101,67 @@ describe('uniform assignor, exactly', () => {
   });
 });
 
+describe('uniform assignor, balancing order', () => {
+  it('drops a kept partition at exactly the partition count, and ignores a topic nobody subscribes to', () => {
+    const spec = {
+      members: [member('a', ['t'], { t: [0, 4] }), member('b', ['t'])],
+      topics: { t: 4, unsubscribed: 2 },
+    };
+    expect(uniformAssignor(spec)).toEqual({ a: { t: [0, 2] }, b: { t: [1, 3] } });
+  });
+
+  it('gives to the lighter members from the last by member id, re-ranking after every move', () => {
+    const spec = {
+      members: [member('a', ['t'], { t: [0, 1, 2, 3] }), member('b', ['t']), member('c', ['t'])],
+      topics: { t: 4 },
+    };
+    expect(uniformAssignor(spec)).toEqual({ a: { t: [0, 1] }, b: { t: [2] }, c: { t: [3] } });
+  });
+
+  it('moves one partition per round, then takes the most loaded member again', () => {
+    const spec = {
+      members: [
+        member('a', ['t'], { t: [0, 1, 2, 3, 4] }),
+        member('b', ['t'], { t: [5, 6, 7, 8, 9] }),
+        member('c', ['t']),
+        member('d', ['t']),
+      ],
+      topics: { t: 10 },
+    };
+    const expected = { a: { t: [0, 1, 2] }, b: { t: [5, 6, 7] }, c: { t: [8, 9] }, d: { t: [3, 4] } };
+    expect(uniformAssignor(spec)).toEqual(expected);
+    expect(uniformAssignor(reversed(spec))).toEqual(expected);
+  });
+
+  it('takes from the next most loaded member when the most loaded one cannot give', () => {
+    const spec = {
+      members: [
+        member('a', ['t1'], { t1: [0, 1, 2, 3] }),
+        member('b', ['t2'], { t2: [0, 1, 2] }),
+        member('c', ['t2']),
+      ],
+      topics: { t1: 4, t2: 3 },
+    };
+    expect(uniformAssignor(spec)).toEqual({ a: { t1: [0, 1, 2, 3] }, b: { t2: [0, 1] }, c: { t2: [2] } });
+  });
+
+  it('takes a kept partition from the donor’s largest topic the receiver may have, first on a tie', () => {
+    const largest = {
+      members: [member('a', ['t1', 't2'], { t1: [0, 1, 2], t2: [0] }), member('b', ['t1', 't2'])],
+      topics: { t1: 3, t2: 1 },
+    };
+    expect(uniformAssignor(largest)).toEqual({ a: { t1: [0], t2: [0] }, b: { t1: [1, 2] } });
+    const tie = {
+      members: [
+        member('a', ['t1', 't2'], { t1: [0, 1], t2: [0, 1] }),
+        member('b', ['t1', 't2', 't3'], { t3: [0, 1] }),
+      ],
+      topics: { t1: 2, t2: 2, t3: 2 },
+    };
+    expect(uniformAssignor(tie)).toEqual({ a: { t1: [0], t2: [0, 1] }, b: { t1: [1], t3: [0, 1] } });
+  });
+});
+
 describe('range assignor, exactly', () => {
   it('gives each topic’s partitions in ranges to its subscribers sorted by member id', () => {
     const spec = {
@@ -129,6 +190,7 @@ describe('preferred assignor', () => {
     expect(preferredAssignor([null, null])).toBe('uniform');
     expect(preferredAssignor(['range', null])).toBe('range');
     expect(preferredAssignor(['range', 'uniform'])).toBe('uniform');
+    expect(preferredAssignor(['uniform', 'range'])).toBe('uniform');
     expect(preferredAssignor(['uniform', 'range', 'range'])).toBe('range');
   });
 });

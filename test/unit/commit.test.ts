@@ -16,6 +16,7 @@ import {
   initialPartitionState,
 } from '../../lib/core/log/partition-state.js';
 import { SluiceError } from '../../lib/errors.js';
+import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 
 const TOPIC_ID = 'tid';
@@ -253,6 +254,83 @@ describe('an idempotent producer’s commit', () => {
   });
 });
 
+describe('finding the retried batch in the tail', () => {
+  it('matches producer id, epoch, first and last sequence, wherever the batch sits', async () => {
+    const s = await setup();
+    // Producer 8's batch with the same epoch and sequences comes first in the tail.
+    const other = { producerId: 8, producerEpoch: 0, firstSequence: 0, lastSequence: 2 };
+    await s.commit(entryOf(3, 'eight', { p: 8, e: 0, q: 0, z: 2 }), { producer: other });
+    const first = s.produced(0, 0, 3);
+    const second = s.produced(0, 3, 3);
+    await first.commit();
+    await second.commit();
+    expect(await first.commit()).toMatchObject({ kind: 'duplicate', baseOffset: 3, entry: first.entry });
+    expect(await second.commit()).toMatchObject({ kind: 'duplicate', baseOffset: 6, entry: second.entry });
+    // Sequences 1..2 end where the first batch ends but are no batch that was written.
+    expect(await refusal(s.produced(0, 1, 2, 'middle').commit())).toMatchObject({
+      code: 'OUT_OF_ORDER_SEQUENCE_NUMBER',
+      message: 'producer 7 epoch 0 sent sequence 1 on t-0; expected 6',
+    });
+    // The first entry of the tail is found too.
+    expect(
+      await s.commit(entryOf(3, 'eight', { p: 8, e: 0, q: 0, z: 2 }), { producer: other }),
+    ).toMatchObject({ kind: 'duplicate', baseOffset: 0 });
+  });
+
+  it('tells a retry of the new epoch from the old epoch’s batch with the same sequences', async () => {
+    const s = await setup();
+    const old = s.produced(0, 0, 2);
+    await old.commit();
+    const bumped = s.produced(1, 0, 2);
+    expect(await bumped.commit()).toMatchObject({ kind: 'committed', baseOffset: 2 });
+    expect(await bumped.commit()).toEqual({
+      kind: 'duplicate',
+      baseOffset: 2,
+      entry: bumped.entry,
+      logStartOffset: 0,
+    });
+  });
+
+  it('is a retriable server error when the store fails a condition that the image says held', async () => {
+    const s = await setup();
+    const image = (await s.store.get(key))!;
+    const lying = new Proxy(s.store, {
+      get(target, name) {
+        if (name === 'update')
+          return async () => {
+            throw new ConditionFailedError(image);
+          };
+        const value: unknown = Reflect.get(target, name);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    expect(await refusal(s.commit(entryOf(1, 'a'), {}, lying))).toEqual({
+      code: 'UNKNOWN_SERVER_ERROR',
+      message: 'commit on t-0 failed a condition that should have held',
+      retriable: true,
+    });
+    // A key the image does not list is no duplicate, even if a tail entry carries it.
+    await s.commit(entryOf(1, 'k', { k: 'h9' }));
+    const unlisted = (await s.store.get(key))!;
+    expect(asPartitionState(unlisted).ik).toEqual([]);
+    const lyingAgain = new Proxy(s.store, {
+      get(target, name) {
+        if (name === 'update')
+          return async () => {
+            throw new ConditionFailedError(unlisted);
+          };
+        const value: unknown = Reflect.get(target, name);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    expect(
+      await refusal(
+        s.commit(entryOf(1, 'k2', { k: 'h9' }), { idempotency: { hash: 'h9', generation: 0 } }, lyingAgain),
+      ),
+    ).toMatchObject({ code: 'UNKNOWN_SERVER_ERROR' });
+  });
+});
+
 describe('a commit with an Idempotency-Key', () => {
   const keyed = (hash: string, generation = 0) => ({ idempotency: { hash, generation } });
 
@@ -270,6 +348,11 @@ describe('a commit with an Idempotency-Key', () => {
       logStartOffset: 0,
     });
     expect(await s.store.get(key)).toEqual(before);
+    // The replayed key's own entry, not the first one in the tail.
+    expect(await s.commit(entryOf(1, 'b2', { k: 'h2' }), keyed('h2'))).toMatchObject({
+      kind: 'duplicate',
+      baseOffset: 2,
+    });
   });
 
   it('asks to check again when the key list was trimmed since it was read', async () => {

@@ -126,6 +126,10 @@ describe('per-record checks', () => {
     expect(refusal(() => decodeRecordBatch(batch([{ size: -1 }])))).toEqual(
       invalid('record 0 declares -1 bytes, 8 remain'),
     );
+    // Length 0 passes the bound and runs into the record's missing attributes byte.
+    expect(refusal(() => decodeRecordBatch(batch([{ size: 0 }], {}, [])))).toEqual(
+      invalid('record truncated'),
+    );
     const tooLong = batch([{ size: 9, extra: [] }]);
     expect(refusal(() => decodeRecordBatch(tooLong))).toEqual(invalid('record 0 declares 9 bytes, 8 remain'));
   });

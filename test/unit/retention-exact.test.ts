@@ -101,6 +101,15 @@ describe('retention.bytes', () => {
     });
   });
 
+  it('does nothing for a partition that does not exist', async () => {
+    const p = await partition([1], 0);
+    const config = { ...KEEP, 'retention.bytes': 0 };
+    expect(await applyRetention(p.store, 'no-such-topic', 0, config, p.clock.time)).toEqual({
+      logStartOffset: 0,
+      batchesDeleted: 0,
+    });
+  });
+
   it('does nothing for cleanup.policy=compact', async () => {
     const p = await partition([4], 0);
     const config = { 'cleanup.policy': 'compact' as const, 'retention.bytes': 0, 'retention.ms': 0 };
@@ -125,6 +134,15 @@ describe('retention.ms', () => {
     expect(await p.retain({ 'retention.ms': 800, 'retention.bytes': -1 }, p.store, now + 1)).toEqual({
       logStartOffset: 3,
       batchesDeleted: 0,
+    });
+  });
+
+  it('takes retention.ms=0 as "older than now", not as "keep"', async () => {
+    const now = 1_700_000_000_000;
+    const p = await partition([3], 0, (o) => now - 1 + o);
+    expect(await p.retain({ 'retention.ms': 0 }, p.store, now)).toEqual({
+      logStartOffset: 1,
+      batchesDeleted: 1,
     });
   });
 
