@@ -4,7 +4,6 @@
  * same handlers.
  */
 import { createAwsClients } from '../lib/adapters/aws/clients.js';
-import { parseFaultSpec, withFaults } from '../lib/adapters/fault/index.js';
 import { DynamoMetadataStore } from '../lib/adapters/aws/dynamodb-metadata-store.js';
 import { S3ObjectStore } from '../lib/adapters/aws/s3-object-store.js';
 import type { Sluice } from '../lib/app.js';
@@ -12,6 +11,9 @@ import { createSluice } from '../lib/app.js';
 import type { ApiGatewayV2Event, ApiGatewayV2Result } from '../lib/http/apigw.js';
 import { requestFromEvent, resultFromResponse } from '../lib/http/apigw.js';
 import type { Job } from '../lib/http/route-table.js';
+import type { Authorizer } from '../lib/auth/authorizer.js';
+import { IAMClient } from '@aws-sdk/client-iam';
+import { IamSimulationAuthorizer } from '../lib/adapters/aws/iam-authorizer.js';
 import { systemClock } from '../lib/ports/clock.js';
 import type { MetadataStore } from '../lib/ports/metadata-store.js';
 import type { ObjectStore } from '../lib/ports/object-store.js';
@@ -25,6 +27,35 @@ const required = (name: string): string => {
 };
 
 let instance: Sluice | undefined;
+let authorizer: Authorizer | undefined;
+
+/**
+ * The authorizer of body-named resources (lib/auth). The local stack sets its policy evaluator here
+ * when SLUICE_AUTH=iam; the next request builds Sluice with it.
+ */
+export const setAuthorizer = (value: Authorizer | undefined): void => {
+  authorizer = value;
+  instance = undefined;
+};
+
+/** The stores the handlers build from the environment. */
+export interface Storage {
+  store: MetadataStore;
+  objectStores: readonly ObjectStore[];
+}
+
+/**
+ * A layer over the stores, set only by the local stack (fault injection for the soak test, the AWS
+ * latency model): Lambda never sets one, so neither layer is in a deployed bundle.
+ */
+export type StorageLayer = (storage: Storage) => Storage;
+let storageLayer: StorageLayer | undefined;
+
+/** For the local stack: wrap the stores of the next instance built (undefined removes the layer). */
+export const setStorageLayer = (layer: StorageLayer | undefined): void => {
+  storageLayer = layer;
+  instance = undefined;
+};
 
 /**
  * This process's storage request counters and handler invocations per job. In Lambda they only live
@@ -45,7 +76,7 @@ export const sluiceFromEnv = (): Sluice => {
   if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes < 1) {
     throw new Error(`${ENV.maxRequestBytes} must be a positive integer`);
   }
-  const storage: { store: MetadataStore; objectStores: readonly ObjectStore[] } = {
+  const built: Storage = {
     store: new DynamoMetadataStore({
       client: clients.dynamodb,
       tableName: required(ENV.tableName),
@@ -55,19 +86,29 @@ export const sluiceFromEnv = (): Sluice => {
       (bucket, i) => new S3ObjectStore({ client: clients.s3, bucket, id: storeId(i), meter: meters.objects }),
     ),
   };
-  // Test-only knob for the soak test (test/harness/soak.ts): SLUICE_FAULTS, a JSON fault spec such as
-  // {"seed":1,"rate":0.05}, wraps the stores in seeded fault injectors. Never set it in a deployment.
-  const faults = process.env['SLUICE_FAULTS'];
-  if (faults) Object.assign(storage, withFaults(parseFaultSpec(faults), storage));
+  const storage = storageLayer ? storageLayer(built) : built;
   instance = createSluice({
     store: storage.store,
     objectStores: storage.objectStores,
     clock: systemClock,
     config: { clusterId: process.env[ENV.clusterId] ?? 'sluice', maxRequestBytes },
     log: (entry) => console.error(JSON.stringify(entry)),
+    ...(authorizer
+      ? { authorizer }
+      : process.env[ENV.authorizer] === 'iam'
+        ? { authorizer: iamAuthorizer() }
+        : {}),
   });
   return instance;
 };
+
+/** Body-named resources checked by IAM's policy simulator, for the caller API Gateway authenticated. */
+const iamAuthorizer = (): Authorizer =>
+  new IamSimulationAuthorizer({
+    client: new IAMClient({}),
+    region: required('AWS_REGION'),
+    clock: systemClock,
+  });
 
 /** For tests and the local stack: drop the cached instance so the next call rebuilds it. */
 export const resetSluice = (): void => {

@@ -16,6 +16,12 @@ export const ENV = {
   clusterId: 'SLUICE_CLUSTER_ID',
   /** Largest accepted request body in bytes after decoding (RECORD_LIST_TOO_LARGE above it). */
   maxRequestBytes: 'SLUICE_MAX_REQUEST_BYTES',
+  /**
+   * `iam`: check resources named in request bodies (heartbeat subscriptions, committed topics …) with
+   * IAM's policy simulator for the caller (lib/adapters/aws/iam-authorizer.ts). Set on the groups
+   * function, the one whose routes name resources in bodies.
+   */
+  authorizer: 'SLUICE_AUTHORIZER',
   /** Node's own options; set to `--enable-source-maps` so stack traces point into the TypeScript. */
   nodeOptions: 'NODE_OPTIONS',
 } as const;

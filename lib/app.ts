@@ -22,6 +22,8 @@ import { GroupCoordinator } from './core/groups/index.js';
 import type { GroupTopics, PartitionOffsets } from './core/groups/index.js';
 import { isSluiceError } from './errors.js';
 import { fetchRoutes, produceRoutes } from './http/routes/log.js';
+import type { Authorizer } from './auth/authorizer.js';
+import { impliedAccessGuard } from './auth/authorizer.js';
 
 export const SLUICE_VERSION = '0.1.0';
 
@@ -45,6 +47,8 @@ export interface SluiceDeps {
   config: SluiceConfig;
   log?: Logger;
   newId?: () => string;
+  /** Checks the resources a request names beyond its path (lib/auth); none: not checked. */
+  authorizer?: Authorizer;
 }
 
 export interface Sluice {
@@ -117,7 +121,11 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
       const key = job ?? 'all';
       let router = routers.get(key);
       if (!router) {
-        router = new Router(job === undefined ? routes : routes.filter((r) => jobOf(r) === job), deps.log);
+        router = new Router(
+          job === undefined ? routes : routes.filter((r) => jobOf(r) === job),
+          deps.log,
+          deps.authorizer ? impliedAccessGuard(deps.authorizer) : undefined,
+        );
         routers.set(key, router);
       }
       return router;

@@ -10,9 +10,15 @@ import { join } from 'node:path';
 import { createAwsClients } from '../lib/adapters/aws/clients.js';
 import { ensureBucket, ensureTable } from '../lib/adapters/aws/schema.js';
 import { ENV } from '../infra/config.js';
+import { parseFaultSpec, withFaults } from '../lib/adapters/fault/index.js';
+import type { LatencyModelName } from '../lib/adapters/latency/index.js';
+import { latencyModels, parseLatencyModel, withLatency } from '../lib/adapters/latency/index.js';
+import type { StorageLayer } from '../functions/runtime.js';
 import { resolveEndpoints, startEmulators } from './emulators.js';
 import type { Handlers } from './gateway.js';
 import { createGateway } from './gateway.js';
+import type { GatewayAuth } from './auth/gateway-auth.js';
+import { loadGatewayAuth } from './auth/gateway-auth.js';
 
 export interface LocalStackOptions {
   /** Port to serve on; 0 picks a free one. */
@@ -25,6 +31,11 @@ export interface LocalStackOptions {
   /** Number of store buckets (replica stores). */
   storeCount?: number;
   maintenanceIntervalMs?: number;
+  /**
+   * Wait as AWS would on every storage call (lib/adapters/latency); default SLUICE_LATENCY_MODEL, else
+   * `none`. Latencies measured under a model are modelled, not AWS measurements.
+   */
+  latencyModel?: LatencyModelName;
   log?: (line: string) => void;
 }
 
@@ -33,6 +44,9 @@ export interface LocalStack {
   endpoints: { s3: string; dynamodb: string };
   tableName: string;
   buckets: string[];
+  latencyModel: LatencyModelName;
+  /** SLUICE_AUTH: whether requests must be signed and allowed by the policy file. */
+  auth: { mode: 'open' } | { mode: 'iam'; credentials: string; policy: string; region: string };
   /** Runs the maintenance function once, now. */
   runMaintenance(): Promise<unknown>;
   stop(): Promise<void>;
@@ -41,6 +55,9 @@ export interface LocalStack {
 export const startLocalStack = async (options: LocalStackOptions = {}): Promise<LocalStack> => {
   const env = options.env ?? process.env;
   const log = options.log ?? (() => {});
+  // Read the auth files before starting anything: a bad file must not leave an open gateway behind.
+  const authFiles = localAuthFiles(env, options.dataDir);
+  const gatewayAuth: GatewayAuth | undefined = authFiles ? await loadGatewayAuth(authFiles) : undefined;
   const explicit = resolveEndpoints(env);
   const emulators =
     explicit?.s3 !== undefined && explicit.dynamodb !== undefined
@@ -73,7 +90,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       ...(env[ENV.maxRequestBytes] ? { [ENV.maxRequestBytes]: env[ENV.maxRequestBytes] } : {}),
     });
     const runtime = await import('../functions/runtime.js');
-    runtime.resetSluice();
+    const latencyModel = options.latencyModel ?? parseLatencyModel(env['SLUICE_LATENCY_MODEL']);
+    runtime.setAuthorizer(gatewayAuth?.authorizer);
+    runtime.setStorageLayer(storageLayer(latencyModel, env['SLUICE_FAULTS']));
     const handlers: Handlers = {
       admin: (await import('../functions/admin.js')).handler,
       produce: (await import('../functions/produce.js')).handler,
@@ -82,7 +101,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     };
     const maintenance = (await import('../functions/maintenance.js')).handler;
 
-    const server = createGateway(handlers, log);
+    const server = createGateway(handlers, log, gatewayAuth);
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -110,6 +129,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       endpoints,
       tableName,
       buckets,
+      latencyModel,
+      auth: authFiles ? { mode: 'iam', ...authFiles } : { mode: 'open' },
       runMaintenance,
       stop: async () => {
         if (timer) clearInterval(timer);
@@ -125,6 +146,39 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     await emulators?.stop();
     throw error;
   }
+};
+
+/** SLUICE_AUTH=iam: the credentials and policy files (SLUICE_AUTH_KEYS, SLUICE_AUTH_POLICY). */
+const localAuthFiles = (
+  env: Record<string, string | undefined>,
+  dataDir: string | undefined,
+): { credentials: string; policy: string; region: string } | undefined => {
+  const mode = env['SLUICE_AUTH'] ?? 'open';
+  if (mode === 'open') return undefined;
+  if (mode !== 'iam') throw new Error(`SLUICE_AUTH must be "open" or "iam", not "${mode}"`);
+  const file = (variable: string, name: string): string => {
+    const path = env[variable] ?? (dataDir ? join(dataDir, name) : undefined);
+    if (!path) throw new Error(`SLUICE_AUTH=iam needs ${variable} (or a data directory holding ${name})`);
+    return path;
+  };
+  return {
+    credentials: file('SLUICE_AUTH_KEYS', 'credentials.json'),
+    policy: file('SLUICE_AUTH_POLICY', 'policy.json'),
+    region: env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'] ?? 'us-east-1',
+  };
+};
+
+/**
+ * The local stack's layers over the handlers' stores: the latency model next to the stores (it stands
+ * for the network), and outside it the soak test's seeded faults (SLUICE_FAULTS, a JSON spec such as
+ * {"seed":1,"rate":0.05}; never for a deployment).
+ */
+const storageLayer = (model: LatencyModelName, faults: string | undefined): StorageLayer | undefined => {
+  if (model === 'none' && !faults) return undefined;
+  return (storage) => {
+    const timed = model === 'none' ? storage : withLatency(latencyModels[model], storage);
+    return faults ? withFaults(parseFaultSpec(faults), timed) : timed;
+  };
 };
 
 const persistentClusterId = async (dataDir: string | undefined): Promise<string> => {
