@@ -215,6 +215,37 @@ describe('an idempotent producer’s commit', () => {
     });
   });
 
+  it('does not answer from an expired incarnation’s history: only sequences up to the current one are retries', async () => {
+    const s = await setup();
+    const expire = async () => {
+      const later = (await s.state()).pr['7']!.t + 60_001;
+      await materializeTail(s.store, TOPIC_ID, 0, { now: NOW, producerExpirationMs: 60_000 });
+      await materializeTail(s.store, TOPIC_ID, 0, { now: later, producerExpirationMs: 60_000 });
+      expect((await s.state()).pr).toEqual({});
+    };
+    // Epoch 1 writes sequences 0..5 at offsets 0..5, is materialized, and expires.
+    await s.produced(1, 0, 3).commit();
+    const oldB = s.produced(1, 3, 3);
+    await oldB.commit();
+    await expire();
+    // Starting again under epoch 0, it reaches sequence 5; the old epoch-1 batch 3..5 is no retry.
+    await s.produced(0, 0, 3).commit();
+    await s.produced(0, 3, 3).commit();
+    expect(await refusal(oldB.commit())).toEqual({
+      code: 'OUT_OF_ORDER_SEQUENCE_NUMBER',
+      message: 'producer 7 epoch 1 sent sequence 3 on t-0; expected 0',
+      retriable: false,
+    });
+    await expire();
+    // Again under epoch 0 from sequence 0: epoch 0's batch 3..5 from before is history, and now a gap.
+    await s.produced(0, 0, 1, 'again').commit();
+    expect(await refusal(s.produced(0, 3, 3, 'gap').commit())).toEqual({
+      code: 'OUT_OF_ORDER_SEQUENCE_NUMBER',
+      message: 'producer 7 epoch 0 sent sequence 3 on t-0; expected 1',
+      retriable: false,
+    });
+  });
+
   it('fences an older epoch of the producer', async () => {
     const s = await setup();
     await s.produced(3, 0, 2).commit();

@@ -11,6 +11,7 @@ import { applyRetention } from '../../lib/core/log/retention.js';
 import type { TopicConfig } from '../../lib/core/topics/configs.js';
 import { SluiceError } from '../../lib/errors.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
+import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
 import { memorySluice } from './log-support.js';
 
 type RetentionConfig = Pick<TopicConfig, 'cleanup.policy' | 'retention.ms' | 'retention.bytes'>;
@@ -189,6 +190,63 @@ describe('retention of index pages', () => {
   });
 });
 
+describe('leftovers of a run that failed after moving the start', () => {
+  it('retires the pages wholly below the start on the next run, once, and only while retention is on', async () => {
+    const p = await partition([3, 3, 3], 0);
+    const sk = (o: number) => keys.batch(p.topicId, 0, o).sk;
+    // The start moved to 6 (the end of the second page) but no page was retired.
+    await p.store.update(keys.partitionState(p.topicId, 0), [{ set: 'logStartOffset', value: 6 }]);
+    const before = p.store.dump();
+    expect(await p.retain(KEEP)).toEqual({ logStartOffset: 6, batchesDeleted: 0 });
+    expect(p.store.dump()).toEqual(before);
+    const far = { 'retention.bytes': 100 * p.L };
+    expect(await p.retain(far)).toEqual({ logStartOffset: 6, batchesDeleted: 0 });
+    expect(p.pages()).toEqual([
+      { sk: sk(0), retired: true, entries: 0 },
+      { sk: sk(3), retired: true, entries: 0 },
+      { sk: sk(6), retired: false, entries: 3 },
+    ]);
+    // A later run leaves the markers as they are: their expiry is not pushed back.
+    const markers = p.items(keys.batchPrefix).filter(isRetired);
+    expect(await p.retain(far, p.store, p.clock.time + 3_600_000)).toEqual({
+      logStartOffset: 6,
+      batchesDeleted: 0,
+    });
+    expect(p.items(keys.batchPrefix).filter(isRetired)).toEqual(markers);
+  });
+});
+
+describe('the time index repair under a failing store', () => {
+  const tsMaxUpdate = (actions: Parameters<MetadataStore['update']>[1]) =>
+    actions.some((a) => 'set' in a && a.set === 'tsMax');
+
+  it('gives up after three refused tsMax updates', async () => {
+    const p = await partition([3], 1);
+    let attempts = 0;
+    const refusing = hooked(p.store, async (actions) => {
+      if (!tsMaxUpdate(actions)) return;
+      attempts++;
+      throw new ConditionFailedError(await p.store.get(keys.partitionState(p.topicId, 0)));
+    });
+    expect(await p.retain({ 'retention.bytes': 0 }, refusing)).toEqual({
+      logStartOffset: 3,
+      batchesDeleted: 3,
+    });
+    expect(attempts).toBe(3);
+  });
+
+  it('passes on a failure that is not a refused condition', async () => {
+    const p = await partition([3], 1);
+    const failing = hooked(p.store, async (actions) => {
+      if (tsMaxUpdate(actions))
+        throw new SluiceError('KAFKA_STORAGE_ERROR', 'unavailable', { retriable: true });
+    });
+    await expect(p.retain({ 'retention.bytes': 0 }, failing)).rejects.toMatchObject({
+      code: 'KAFKA_STORAGE_ERROR',
+    });
+  });
+});
+
 describe('the time index after retention', () => {
   const marks = (p: Awaited<ReturnType<typeof partition>>) =>
     p
@@ -220,6 +278,13 @@ describe('the time index after retention', () => {
     expect((await p.state()).tsMax).toBe(at(650));
     expect(await offsetAt(p, 100)).toBe(5);
     expect(await offsetAt(p, 351)).toBe(6);
+  });
+
+  it('keeps a mark that sits exactly at the new start as it is', async () => {
+    const p = await partition([3, 3, 3], 0, (o) => stamps[o]!);
+    expect(await p.retain({ 'retention.bytes': 3 * p.L })).toEqual({ logStartOffset: 6, batchesDeleted: 6 });
+    expect(marks(p)).toEqual([mark(p, at(650), 6, at(400))]);
+    expect((await p.state()).tsMax).toBe(at(650));
   });
 
   it('resets tsMax to the survivors’ max when no mark survives', async () => {
