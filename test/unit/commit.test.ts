@@ -18,6 +18,7 @@ import {
 import { SluiceError } from '../../lib/errors.js';
 import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
+import { beforeUpdate } from '../support/before-update.js';
 
 const TOPIC_ID = 'tid';
 const NOW = 1_700_000_000_000;
@@ -114,15 +115,8 @@ describe('a commit', () => {
 
   it('passes on a store failure that is not a failed condition', async () => {
     const s = await setup();
-    const failing = new Proxy(s.store, {
-      get(target, name) {
-        if (name === 'update')
-          return async () => {
-            throw new SluiceError('KAFKA_STORAGE_ERROR', 'unavailable', { retriable: true });
-          };
-        const value: unknown = Reflect.get(target, name);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+    const failing = beforeUpdate(s.store, async () => {
+      throw new SluiceError('KAFKA_STORAGE_ERROR', 'unavailable', { retriable: true });
     });
     expect(await refusal(s.commit(entryOf(1, 'a'), {}, failing))).toEqual({
       code: 'KAFKA_STORAGE_ERROR',
@@ -325,15 +319,8 @@ describe('finding the retried batch in the tail', () => {
   it('is a retriable server error when the store fails a condition that the image says held', async () => {
     const s = await setup();
     const image = (await s.store.get(key))!;
-    const lying = new Proxy(s.store, {
-      get(target, name) {
-        if (name === 'update')
-          return async () => {
-            throw new ConditionFailedError(image);
-          };
-        const value: unknown = Reflect.get(target, name);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+    const lying = beforeUpdate(s.store, async () => {
+      throw new ConditionFailedError(image);
     });
     expect(await refusal(s.commit(entryOf(1, 'a'), {}, lying))).toEqual({
       code: 'UNKNOWN_SERVER_ERROR',
@@ -344,15 +331,8 @@ describe('finding the retried batch in the tail', () => {
     await s.commit(entryOf(1, 'k', { k: 'h9' }));
     const unlisted = (await s.store.get(key))!;
     expect(asPartitionState(unlisted).ik).toEqual([]);
-    const lyingAgain = new Proxy(s.store, {
-      get(target, name) {
-        if (name === 'update')
-          return async () => {
-            throw new ConditionFailedError(unlisted);
-          };
-        const value: unknown = Reflect.get(target, name);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+    const lyingAgain = beforeUpdate(s.store, async () => {
+      throw new ConditionFailedError(unlisted);
     });
     expect(
       await refusal(

@@ -12,6 +12,7 @@ import type { TopicConfig } from '../../lib/core/topics/configs.js';
 import { SluiceError } from '../../lib/errors.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
+import { beforeUpdate } from '../support/before-update.js';
 import { memorySluice } from './log-support.js';
 
 type RetentionConfig = Pick<TopicConfig, 'cleanup.policy' | 'retention.ms' | 'retention.bytes'>;
@@ -223,7 +224,7 @@ describe('the time index repair under a failing store', () => {
   it('gives up after three refused tsMax updates', async () => {
     const p = await partition([3], 1);
     let attempts = 0;
-    const refusing = hooked(p.store, async (actions) => {
+    const refusing = beforeUpdate(p.store, async (actions) => {
       if (!tsMaxUpdate(actions)) return;
       attempts++;
       throw new ConditionFailedError(await p.store.get(keys.partitionState(p.topicId, 0)));
@@ -237,7 +238,7 @@ describe('the time index repair under a failing store', () => {
 
   it('passes on a failure that is not a refused condition', async () => {
     const p = await partition([3], 1);
-    const failing = hooked(p.store, async (actions) => {
+    const failing = beforeUpdate(p.store, async (actions) => {
       if (tsMaxUpdate(actions))
         throw new SluiceError('KAFKA_STORAGE_ERROR', 'unavailable', { retriable: true });
     });
@@ -311,7 +312,7 @@ describe('the time index after retention', () => {
   it('does not overwrite the tsMax of a materializer pass that raced the repair', async () => {
     const p = await partition([3, 3, 3], 2, (o) => (o < 9 ? stamps[o]! : at(900 + o)));
     let raced = false;
-    const racing = hooked(p.store, async (actions) => {
+    const racing = beforeUpdate(p.store, async (actions) => {
       if (raced || !actions.some((a) => 'set' in a && a.set === 'tsMax')) return;
       raced = true;
       expect(await p.sluice.maintenance.indexTail(p.topicId, 0)).toBe(2);
@@ -331,7 +332,7 @@ describe('the time index after retention', () => {
 describe('the conditional update of the log start', () => {
   it('loses to a concurrent run that moved the start further, and changes nothing', async () => {
     const p = await partition([8], 0);
-    const racing = hooked(p.store, async (actions) => {
+    const racing = beforeUpdate(p.store, async (actions) => {
       if (actions.some((a) => 'set' in a && a.set === 'logStartOffset'))
         await p.store.update(keys.partitionState(p.topicId, 0), [{ set: 'logStartOffset', value: 6 }]);
     });
@@ -346,7 +347,7 @@ describe('the conditional update of the log start', () => {
   it('passes on a failed write, leaving the start, the pages and the marks as they were', async () => {
     const p = await partition([4], 0);
     const before = p.store.dump();
-    const failing = hooked(p.store, async (actions) => {
+    const failing = beforeUpdate(p.store, async (actions) => {
       if (actions.some((a) => 'set' in a && a.set === 'logStartOffset'))
         throw new SluiceError('KAFKA_STORAGE_ERROR', 'the store is unavailable', { retriable: true });
     });
@@ -356,20 +357,3 @@ describe('the conditional update of the log start', () => {
     expect(p.store.dump()).toEqual(before);
   });
 });
-
-/** The store, with `hook` run before each update (to race it, or fail it). */
-const hooked = (
-  store: MetadataStore,
-  hook: (actions: Parameters<MetadataStore['update']>[1]) => Promise<void>,
-): MetadataStore =>
-  new Proxy(store, {
-    get(target, name, receiver) {
-      if (name === 'update')
-        return async (...args: Parameters<MetadataStore['update']>) => {
-          await hook(args[1]);
-          return target.update(...args);
-        };
-      const value: unknown = Reflect.get(target, name, receiver);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
