@@ -112,12 +112,13 @@ export class Maintenance {
 
   /** Moves the whole tail of one partition into the index (several passes when it is long). */
   async indexTail(topicId: string, partition: number): Promise<number> {
-    const { store, clock, producerExpirationMs } = this.options.log;
+    const { store, clock, producerExpirationMs, maxProducersPerPartition } = this.options.log;
     let total = 0;
     for (let pass = 0; pass < 16; pass++) {
       const moved = await materializeTail(store, topicId, partition, {
         now: clock.now(),
         producerExpirationMs,
+        maxProducers: maxProducersPerPartition,
       });
       total += moved;
       if (moved === 0) break;

@@ -10,6 +10,8 @@ import type { Condition, MetadataStore, UpdateAction } from '../../ports/metadat
 import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { SluiceError } from '../../errors.js';
 import { keys } from '../keys.js';
+import { TopicGoneError } from './context.js';
+import { markHash } from './idempotency.js';
 import type { PartitionState, TailEntry } from './partition-state.js';
 import { asPartitionState, encodeTailEntry, tailOffsets } from './partition-state.js';
 import { findMaterializedBatch } from './producer-history.js';
@@ -41,7 +43,11 @@ export type CommitOutcome =
 
 export const commitBatch = async (store: MetadataStore, input: CommitInput): Promise<CommitOutcome> => {
   const { entry, producer, idempotency } = input;
-  const conditions: Condition[] = [{ path: 'leaderEpoch', op: '=', value: input.leaderEpoch }];
+  // `deleted` fences writers whose cached topic id outlived a delete (and a re-create of the name).
+  const conditions: Condition[] = [
+    { path: 'leaderEpoch', op: '=', value: input.leaderEpoch },
+    { notExists: 'deleted' },
+  ];
   const actions: UpdateAction[] = [
     { set: 'nextOffset', add: entry.n },
     { set: 'tail', append: [encodeTailEntry(entry, input.topicId)] },
@@ -100,7 +106,9 @@ const explainFailure = async (
   state: PartitionState | undefined,
 ): Promise<CommitOutcome> => {
   const where = `${input.topic}-${input.partition}`;
-  if (!state) throw new SluiceError('UNKNOWN_TOPIC_OR_PARTITION', `partition ${where} does not exist`);
+  if (!state || state.deleted === true) {
+    throw new TopicGoneError(input.topic, input.partition);
+  }
   if (state.leaderEpoch !== input.leaderEpoch) {
     throw new SluiceError(
       'FENCED_LEADER_EPOCH',
@@ -129,7 +137,7 @@ const explainFailure = async (
   if (input.idempotency) {
     if (state.ik.includes(input.idempotency.hash)) {
       const offsets = tailOffsets(state);
-      const i = state.tail.findIndex((e) => e.k === input.idempotency!.hash);
+      const i = state.tail.findIndex((e) => e.k !== undefined && markHash(e.k) === input.idempotency!.hash);
       if (i >= 0)
         return {
           kind: 'duplicate',

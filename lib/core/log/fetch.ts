@@ -7,10 +7,10 @@ import type { Record as KafkaRecord } from '../record-batch/index.js';
 import { decodeRecordBatch, recordSize } from '../record-batch/index.js';
 import type { Topic } from '../topics/model.js';
 import type { LogContext } from './context.js';
-import { readPartitionState } from './context.js';
+import { readPartitionState, withCurrentTopic } from './context.js';
 import type { PartitionState } from './partition-state.js';
 import type { StoredBatch } from './reader.js';
-import { locateEntries, readBatches } from './reader.js';
+import { locateEntries, readBatches, storedDataError } from './reader.js';
 import { firstEntryReaching } from './time-index.js';
 
 export const MAX_WAIT_MS = 20_000;
@@ -39,6 +39,15 @@ export interface FetchedBatches extends PartitionBounds {
   nextOffset: number;
 }
 
+/** A stored batch's records; one that does not decode is the store's fault, never the reader's (503). */
+const decodeStored = (batch: StoredBatch): KafkaRecord[] => {
+  try {
+    return decodeRecordBatch(batch.bytes, { verifyCrc: false }).records;
+  } catch (error) {
+    throw storedDataError(`stored batch at offset ${batch.baseOffset} does not decode`, error);
+  }
+};
+
 export class Fetcher {
   constructor(private readonly ctx: LogContext) {}
 
@@ -51,7 +60,15 @@ export class Fetcher {
     let bytes = 0;
     let nextOffset = request.offset;
     outer: for (const batch of batches) {
-      for (const record of decodeRecordBatch(batch.bytes, { verifyCrc: false }).records) {
+      let decoded: KafkaRecord[];
+      try {
+        decoded = decodeStored(batch);
+      } catch (error) {
+        // A stored batch that does not decode ends the answer; the records before it stay readable.
+        if (records.length > 0) break;
+        throw error;
+      }
+      for (const record of decoded) {
         if (record.offset < request.offset) continue;
         if (record.offset >= state.nextOffset) break outer;
         const size = recordSize(record);
@@ -94,15 +111,17 @@ export class Fetcher {
     partition: number,
     at: 'earliest' | 'latest' | number,
   ): Promise<{ offset: number | null; timestamp: number | null }> {
-    const topic = await this.ctx.catalog.get(topicName);
-    const state = await readPartitionState(this.ctx.store, topic, partition);
+    const { topic, state } = await withCurrentTopic(this.ctx, topicName, async (topic) => ({
+      topic,
+      state: await readPartitionState(this.ctx.store, topic, partition),
+    }));
     if (at === 'earliest') return { offset: state.logStartOffset, timestamp: -1 };
     if (at === 'latest') return { offset: state.nextOffset, timestamp: -1 };
     const entry = await firstEntryReaching(this.ctx.store, topic.topicId, partition, state, at);
     if (!entry) return { offset: null, timestamp: null };
     const batches = await readBatches(this.leaderStore(state), [entry]);
     for (const batch of batches) {
-      for (const record of decodeRecordBatch(batch.bytes, { verifyCrc: false }).records) {
+      for (const record of decodeStored(batch)) {
         if (record.offset >= state.logStartOffset && record.timestamp >= at) {
           return { offset: record.offset, timestamp: record.timestamp };
         }
@@ -116,7 +135,14 @@ export class Fetcher {
     partition: number,
     request: FetchRequest,
   ): Promise<{ topic: Topic; state: PartitionState }> {
-    const topic = await this.ctx.catalog.get(topicName);
+    return withCurrentTopic(this.ctx, topicName, (topic) => this.poll(topic, partition, request));
+  }
+
+  private async poll(
+    topic: Topic,
+    partition: number,
+    request: FetchRequest,
+  ): Promise<{ topic: Topic; state: PartitionState }> {
     const deadline = this.ctx.clock.now() + Math.min(request.maxWaitMs, MAX_WAIT_MS);
     for (;;) {
       const state = await readPartitionState(this.ctx.store, topic, partition);

@@ -26,7 +26,7 @@ export interface TailEntry {
   e?: number;
   q?: number;
   z?: number;
-  /** Idempotency-Key hash of a JSON produce. */
+  /** Idempotency-Key mark of a JSON produce: hash, request fingerprint, request time (idempotency.ts). */
   k?: string;
 }
 
@@ -57,6 +57,8 @@ export interface PartitionState {
   ikGen: number;
   /** Running max timestamp of everything in the batch index (for the sparse time index). */
   tsMax: number;
+  /** Set when the topic is deleted, before maintenance purges the item: every commit tests it. */
+  deleted?: boolean;
 }
 
 export const initialPartitionState = (

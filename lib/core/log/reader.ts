@@ -52,7 +52,12 @@ export const locateEntries = async (
   return out;
 };
 
-/** Reads and verifies the batches of the given entries, coalescing adjacent ranges of one object. */
+/**
+ * Reads and verifies the batches of the given entries, coalescing adjacent ranges of one object. An
+ * entry that cannot be read or verified ends the answer there: the batches before it are returned
+ * (a fetch of good records is never failed by a bad neighbour after them), and only a read that
+ * starts at the bad entry gets the error.
+ */
 export const readBatches = async (
   objectStore: ObjectStore,
   entries: readonly LocatedEntry[],
@@ -66,48 +71,63 @@ export const readBatches = async (
       last.entries.push(located);
     } else runs.push({ key: o, start: b, end: b + l, entries: [located] });
   }
-  const bodies = await Promise.all(
-    runs.map((run) =>
-      objectStore.get(run.key, { start: run.start, end: run.end }).catch((error: unknown) => {
-        throw storedDataError(`object ${run.key} could not be read`, error);
-      }),
-    ),
+  const bodies = await Promise.allSettled(
+    runs.map((run) => objectStore.get(run.key, { start: run.start, end: run.end })),
   );
   const out: StoredBatch[] = [];
-  runs.forEach((run, r) => {
-    const body = bodies[r]!;
+  for (const [r, run] of runs.entries()) {
+    const settled = bodies[r]!;
+    if (settled.status === 'rejected') {
+      if (out.length > 0) return out;
+      throw storedDataError(`object ${run.key} could not be read`, settled.reason);
+    }
     for (const located of run.entries) {
-      const from = located.entry.b - run.start;
-      const bytes = body.subarray(from, from + located.entry.l);
-      if (bytes.length !== located.entry.l) {
-        throw storedDataError(
-          `object ${run.key} is shorter than its index entry at offset ${located.baseOffset}`,
-        );
-      }
-      let next = located.baseOffset;
-      let parts;
       try {
-        parts = splitBatches(bytes);
+        out.push(...verifyEntry(settled.value, run, located));
       } catch (error) {
-        throw storedDataError(
-          `stored batch at offset ${located.baseOffset} in ${run.key} failed verification`,
-          error,
-        );
-      }
-      for (const { start, end, header } of parts) {
-        out.push({
-          baseOffset: next,
-          header: { ...header, baseOffset: next },
-          bytes: withBaseOffset(bytes.subarray(start, end), next),
-        });
-        next += header.lastOffsetDelta + 1;
+        if (out.length > 0) return out;
+        throw error;
       }
     }
-  });
+  }
   return out;
 };
 
-const storedDataError = (message: string, cause?: unknown): SluiceError =>
+const verifyEntry = (
+  body: Uint8Array,
+  run: { key: string; start: number },
+  located: LocatedEntry,
+): StoredBatch[] => {
+  const from = located.entry.b - run.start;
+  const bytes = body.subarray(from, from + located.entry.l);
+  if (bytes.length !== located.entry.l) {
+    throw storedDataError(
+      `object ${run.key} is shorter than its index entry at offset ${located.baseOffset}`,
+    );
+  }
+  let parts;
+  try {
+    parts = splitBatches(bytes);
+  } catch (error) {
+    throw storedDataError(
+      `stored batch at offset ${located.baseOffset} in ${run.key} failed verification`,
+      error,
+    );
+  }
+  const out: StoredBatch[] = [];
+  let next = located.baseOffset;
+  for (const { start, end, header } of parts) {
+    out.push({
+      baseOffset: next,
+      header: { ...header, baseOffset: next },
+      bytes: withBaseOffset(bytes.subarray(start, end), next),
+    });
+    next += header.lastOffsetDelta + 1;
+  }
+  return out;
+};
+
+export const storedDataError = (message: string, cause?: unknown): SluiceError =>
   new SluiceError('KAFKA_STORAGE_ERROR', `${message}${isSluiceError(cause) ? `: ${cause.message}` : ''}`, {
     cause,
     retriable: false,
