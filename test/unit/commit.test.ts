@@ -366,6 +366,19 @@ describe('a commit with an Idempotency-Key', () => {
     });
   });
 
+  it('finds the keyed entry behind entries that carry no key', async () => {
+    const s = await setup();
+    await s.commit(entryOf(2, 'plain'));
+    const keyedEntry = entryOf(1, 'a', { k: 'h1' });
+    expect(await s.commit(keyedEntry, keyed('h1'))).toMatchObject({ kind: 'committed', baseOffset: 2 });
+    expect(await s.commit(entryOf(1, 'a2', { k: 'h1' }), keyed('h1'))).toEqual({
+      kind: 'duplicate',
+      baseOffset: 2,
+      entry: keyedEntry,
+      logStartOffset: 0,
+    });
+  });
+
   it('asks to check again when the key list was trimmed since it was read', async () => {
     const s = await setup();
     await s.store.update(key, [{ set: 'ikGen', value: 1 }]);
