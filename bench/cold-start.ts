@@ -22,7 +22,7 @@ import { startLocalStack } from '../local/stack.js';
 import { flags, numberFlag } from './flags.js';
 import { round, summarize } from './stats.js';
 
-const JOBS = ['admin', 'produce', 'fetch', 'groups', 'maintenance'] as const;
+const JOBS = ['admin', 'produce', 'fetch', 'groups', 'connect', 'maintenance'] as const;
 type Job = (typeof JOBS)[number];
 
 /** The CDK app's bundling (infra/constructs/sluice-functions.ts), as esbuild options. */
@@ -104,6 +104,7 @@ export const measureColdStarts = async (
       produce: event('POST', '/v1/topics/cold-start/partitions/0/batches', batch),
       fetch: event('GET', '/v1/topics/cold-start/partitions/0/records', undefined, 'offset=0'),
       groups: event('GET', '/v1/groups'),
+      connect: event('GET', '/v1/connect/connectors'),
       maintenance: null,
     };
     const env = {
