@@ -1,6 +1,7 @@
 /**
  * Fetch and ListOffsets. Reads the partition item with a consistent read (high watermark, log start,
- * tail), never returns anything at or above the high watermark, and long-polls by re-reading it.
+ * tail), never returns anything at or above the high watermark (the smallest LEO in the ISR, not the
+ * leader's LEO: lib/core/replication), and long-polls by re-reading it.
  */
 import { SluiceError } from '../../errors.js';
 import type { Record as KafkaRecord } from '../record-batch/index.js';
@@ -12,6 +13,7 @@ import type { PartitionState } from './partition-state.js';
 import type { StoredBatch } from './reader.js';
 import { locateEntries, readBatches } from './reader.js';
 import { firstEntryReaching } from './time-index.js';
+import { highWatermarkOf } from '../replication/replica-state.js';
 
 export const MAX_WAIT_MS = 20_000;
 export const MAX_FETCH_BYTES = 4 * 1024 * 1024;
@@ -45,7 +47,7 @@ export class Fetcher {
   async fetchRecords(topicName: string, partition: number, request: FetchRequest): Promise<FetchedRecords> {
     const { topic, state } = await this.waitForData(topicName, partition, request);
     const bounds = boundsOf(state);
-    if (request.offset >= state.nextOffset) return { records: [], nextOffset: request.offset, ...bounds };
+    if (request.offset >= bounds.highWatermark) return { records: [], nextOffset: request.offset, ...bounds };
     const batches = await this.read(topic, partition, state, request);
     const records: KafkaRecord[] = [];
     let bytes = 0;
@@ -53,7 +55,7 @@ export class Fetcher {
     outer: for (const batch of batches) {
       for (const record of decodeRecordBatch(batch.bytes, { verifyCrc: false }).records) {
         if (record.offset < request.offset) continue;
-        if (record.offset >= state.nextOffset) break outer;
+        if (record.offset >= bounds.highWatermark) break outer;
         const size = recordSize(record);
         if (records.length > 0 && bytes + size > request.maxBytes) break outer;
         records.push(record);
@@ -63,7 +65,7 @@ export class Fetcher {
       // Offsets past the last record of a batch (compaction) are skipped, not refetched.
       nextOffset = Math.max(
         nextOffset,
-        Math.min(batch.baseOffset + batch.header.lastOffsetDelta + 1, state.nextOffset),
+        Math.min(batch.baseOffset + batch.header.lastOffsetDelta + 1, bounds.highWatermark),
       );
     }
     return { records, nextOffset, ...bounds };
@@ -73,13 +75,14 @@ export class Fetcher {
   async fetchBatches(topicName: string, partition: number, request: FetchRequest): Promise<FetchedBatches> {
     const { topic, state } = await this.waitForData(topicName, partition, request);
     const bounds = boundsOf(state);
-    if (request.offset >= state.nextOffset) return { batches: [], nextOffset: request.offset, ...bounds };
+    if (request.offset >= bounds.highWatermark) return { batches: [], nextOffset: request.offset, ...bounds };
     const stored = await this.read(topic, partition, state, request);
     const batches: Uint8Array[] = [];
     let bytes = 0;
     let nextOffset = request.offset;
     for (const batch of stored) {
       if (batch.baseOffset + batch.header.lastOffsetDelta < request.offset) continue;
+      if (batch.baseOffset >= bounds.highWatermark) break;
       if (batches.length > 0 && bytes + batch.bytes.length > request.maxBytes) break;
       batches.push(batch.bytes);
       bytes += batch.bytes.length;
@@ -97,12 +100,13 @@ export class Fetcher {
     const topic = await this.ctx.catalog.get(topicName);
     const state = await readPartitionState(this.ctx.store, topic, partition);
     if (at === 'earliest') return { offset: state.logStartOffset, timestamp: -1 };
-    if (at === 'latest') return { offset: state.nextOffset, timestamp: -1 };
+    if (at === 'latest') return { offset: highWatermarkOf(state), timestamp: -1 };
     const entry = await firstEntryReaching(this.ctx.store, topic.topicId, partition, state, at);
     if (!entry) return { offset: null, timestamp: null };
     const batches = await readBatches(this.leaderStore(state), [entry]);
     for (const batch of batches) {
       for (const record of decodeRecordBatch(batch.bytes, { verifyCrc: false }).records) {
+        if (record.offset >= highWatermarkOf(state)) break;
         if (record.offset >= state.logStartOffset && record.timestamp >= at) {
           return { offset: record.offset, timestamp: record.timestamp };
         }
@@ -120,11 +124,12 @@ export class Fetcher {
     const deadline = this.ctx.clock.now() + Math.min(request.maxWaitMs, MAX_WAIT_MS);
     for (;;) {
       const state = await readPartitionState(this.ctx.store, topic, partition);
-      if (request.offset < state.logStartOffset || request.offset > state.nextOffset) {
+      const hw = highWatermarkOf(state);
+      if (request.offset < state.logStartOffset || request.offset > hw) {
         throw outOfRange(topic, partition, request.offset, state);
       }
       const remaining = deadline - this.ctx.clock.now();
-      if (request.offset < state.nextOffset || remaining <= 0) return { topic, state };
+      if (request.offset < hw || remaining <= 0) return { topic, state };
       await this.ctx.clock.sleep(Math.min(this.ctx.pollIntervalMs, remaining));
     }
   }
@@ -175,11 +180,11 @@ export class Fetcher {
 const outOfRange = (topic: Topic, partition: number, offset: number, state: PartitionState): SluiceError =>
   new SluiceError(
     'OFFSET_OUT_OF_RANGE',
-    `offset ${offset} is outside ${topic.name}-${partition}'s log [${state.logStartOffset}, ${state.nextOffset}]`,
+    `offset ${offset} is outside ${topic.name}-${partition}'s log [${state.logStartOffset}, ${highWatermarkOf(state)}]`,
     { details: { ...boundsOf(state) } },
   );
 
 const boundsOf = (state: PartitionState): PartitionBounds => ({
-  highWatermark: state.nextOffset,
+  highWatermark: highWatermarkOf(state),
   logStartOffset: state.logStartOffset,
 });

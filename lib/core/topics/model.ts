@@ -18,6 +18,10 @@ export interface PartitionInfo {
   leaderEpoch: number;
   replicas: string[];
   isr: string[];
+  /** Replicas out of the ISR. */
+  osr: string[];
+  /** Each replica store's log end offset. */
+  logEndOffsets: Record<string, number>;
   logStartOffset: number;
   highWatermark: number;
 }

@@ -1,0 +1,162 @@
+/**
+ * The replicator: copies committed data from the leader's store to each follower store and moves the
+ * follower's LEO, the HW and the ISR in one conditional write per follower. It holds no state between
+ * passes, so the maintenance function (AWS) or a timer (`npm start`) can run it, and an acks=all writer
+ * that finds a follower behind runs it itself before committing.
+ *
+ * - A follower's LEO moves from `from` to `to` only if it is still `from` (no double move) under the
+ *   same leader epoch; the HW rises in the same write to the ISR's smallest LEO, conditioned on the
+ *   ISR read and on `hw <= new` (never backwards).
+ * - A follower out of the ISR that now holds at least the HW rejoins (Kafka's ISR expansion rule);
+ *   commits that wrote to the smaller ISR are then fenced by their ISR condition.
+ * - A follower whose store fails a copy, or that has not caught up for replica.lag.time.max.ms,
+ *   leaves the ISR; a leader whose store fails a read is replaced by an election.
+ */
+import type { Condition, UpdateAction } from '../../ports/metadata-store.js';
+import { ConditionFailedError } from '../../ports/metadata-store.js';
+import { keys } from '../keys.js';
+import { readPartitionState } from '../log/context.js';
+import type { PartitionState } from '../log/partition-state.js';
+import { asPartitionState } from '../log/partition-state.js';
+import { locateEntries } from '../log/reader.js';
+import type { Topic } from '../topics/model.js';
+import { electLeader } from './election.js';
+import { isLagging, removeFromIsr } from './isr.js';
+import type { ReplicationContext } from './replication-context.js';
+import { logEndOffsetOf, minLogEndOffset } from './replica-state.js';
+
+export interface ReplicationPass {
+  /** Objects copied to followers. */
+  copied: number;
+  /** Followers whose LEO moved. */
+  advanced: string[];
+  joined: string[];
+  left: string[];
+  /** The new leader when the leader's store failed. */
+  elected?: string;
+}
+
+type FollowerResult =
+  { kind: 'advanced' | 'joined' | 'idle' | 'raced' } | { kind: 'failed' } | { kind: 'leader-failed' };
+
+export const replicatePartition = async (
+  ctx: ReplicationContext,
+  topic: Topic,
+  partition: number,
+): Promise<ReplicationPass> => {
+  const pass: ReplicationPass = { copied: 0, advanced: [], joined: [], left: [] };
+  const state = await readPartitionState(ctx.store, topic, partition);
+  if (state.replicas.length < 2) return pass;
+  const readAt = ctx.clock.now();
+  const followers = state.replicas.filter((r) => r !== state.leader);
+  const results = await Promise.all(
+    followers.map((f) =>
+      catchUp(ctx, topic, partition, state, f, readAt, pass).catch((): FollowerResult => ({ kind: 'raced' })),
+    ),
+  );
+  if (results.some((r) => r.kind === 'leader-failed')) {
+    const outcome = await electLeader(ctx, topic, partition, {
+      type: 'FAILOVER',
+      exclude: [state.leader],
+      seenEpoch: state.leaderEpoch,
+    });
+    if (outcome.elected) pass.elected = outcome.state.leader;
+    return pass;
+  }
+  const now = ctx.clock.now();
+  const leaving = followers.filter(
+    (f, i) =>
+      state.isr.includes(f) &&
+      (results[i]!.kind === 'failed' ||
+        (results[i]!.kind !== 'advanced' && isLagging(state, f, now, ctx.replicaLagTimeMaxMs))),
+  );
+  if (leaving.length > 0) {
+    const failed = leaving.filter((f) => results[followers.indexOf(f)]!.kind === 'failed');
+    const lagging = leaving.filter((f) => !failed.includes(f));
+    if (failed.length > 0)
+      await removeFromIsr(ctx, topic, partition, failed, { reason: 'failed', seenEpoch: state.leaderEpoch });
+    if (lagging.length > 0)
+      await removeFromIsr(ctx, topic, partition, lagging, {
+        reason: 'lagging',
+        seenEpoch: state.leaderEpoch,
+      });
+    pass.left.push(...leaving);
+  }
+  return pass;
+};
+
+const catchUp = async (
+  ctx: ReplicationContext,
+  topic: Topic,
+  partition: number,
+  state: PartitionState,
+  follower: string,
+  readAt: number,
+  pass: ReplicationPass,
+): Promise<FollowerResult> => {
+  const from = logEndOffsetOf(state, follower);
+  const to = state.nextOffset;
+  if (from < to) {
+    const start = Math.max(from, state.logStartOffset);
+    const entries = await locateEntries(
+      ctx.store,
+      topic.topicId,
+      partition,
+      state,
+      start,
+      Number.POSITIVE_INFINITY,
+    );
+    const objects = [...new Set(entries.filter((e) => e.baseOffset < to).map((e) => e.entry.o))];
+    const source = ctx.objectStore(state.leader);
+    const target = ctx.objectStore(follower);
+    for (const key of objects) {
+      let body: Uint8Array;
+      try {
+        body = await source.get(key);
+      } catch {
+        return { kind: 'leader-failed' };
+      }
+      try {
+        await target.put(key, body);
+      } catch {
+        return { kind: 'failed' };
+      }
+      pass.copied++;
+    }
+  }
+  const inIsr = state.isr.includes(follower);
+  const joins = !inIsr && to >= state.hw;
+  // A caught-up ISR member only refreshes its caught-up time now and then (one write per half lag window).
+  const refresh = inIsr && readAt - (state.lc[follower] ?? 0) >= ctx.replicaLagTimeMaxMs / 2;
+  if (from === to && !joins && !refresh) return { kind: 'idle' };
+
+  const isr = joins ? state.replicas.filter((r) => state.isr.includes(r) || r === follower) : state.isr;
+  const conditions: Condition[] = [
+    { path: 'leaderEpoch', op: '=', value: state.leaderEpoch },
+    { path: ['leo', follower], op: '=', value: from },
+    { path: 'isr', op: '=', value: state.isr },
+  ];
+  const actions: UpdateAction[] = [
+    { set: ['leo', follower], value: to },
+    { set: ['lc', follower], value: readAt },
+  ];
+  if (joins) actions.push({ set: 'isr', value: isr });
+  const hw = minLogEndOffset({ leo: { ...state.leo, [follower]: to } }, isr);
+  if (hw > state.hw) {
+    actions.push({ set: 'hw', value: hw });
+    conditions.push({ path: 'hw', op: '<=', value: hw });
+  }
+  try {
+    const item = await ctx.store.update(keys.partitionState(topic.topicId, partition), actions, {
+      condition: { and: conditions },
+      returnValues: 'allNew',
+    });
+    if (item) ctx.leadership.remember(topic, partition, asPartitionState(item));
+  } catch (error) {
+    if (error instanceof ConditionFailedError) return { kind: 'raced' };
+    throw error;
+  }
+  if (from < to) pass.advanced.push(follower);
+  if (joins) pass.joined.push(follower);
+  return { kind: joins ? 'joined' : from < to ? 'advanced' : 'idle' };
+};
