@@ -36,6 +36,8 @@ export interface SluiceConfig {
   sessionTimeoutMs?: number;
   /** Kafka's group.consumer.heartbeat.interval.ms (default 5 s). */
   heartbeatIntervalMs?: number;
+  /** Kafka's replica.lag.time.max.ms (default 30 s). */
+  replicaLagTimeMaxMs?: number;
 }
 
 export interface SluiceDeps {
@@ -45,6 +47,8 @@ export interface SluiceDeps {
   config: SluiceConfig;
   log?: Logger;
   newId?: () => string;
+  /** Jitter source of retries (seeded in simulations). */
+  random?: () => number;
 }
 
 export interface Sluice {
@@ -76,6 +80,8 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     ...(config.maxRequestBytes !== undefined ? { maxRequestBytes: config.maxRequestBytes } : {}),
     ...(config.tailFlushEntries !== undefined ? { tailFlushEntries: config.tailFlushEntries } : {}),
     ...(config.pollIntervalMs !== undefined ? { pollIntervalMs: config.pollIntervalMs } : {}),
+    ...(config.replicaLagTimeMaxMs !== undefined ? { replicaLagTimeMaxMs: config.replicaLagTimeMaxMs } : {}),
+    ...(deps.random ? { random: deps.random } : {}),
     ...(deps.newId ? { newId: deps.newId } : {}),
   });
   const producer = new Producer(log);

@@ -393,7 +393,12 @@ export class Producer {
 
   /** One partition's batches as a new object for the current leadership (after an election or ISR change). */
   private async rewrite(topic: Topic, w: PartitionWrite, leadership: Leadership, acks: Acks): Promise<void> {
-    for (const b of w.batches) stampPartitionLeaderEpoch(b, leadership.leaderEpoch);
+    // Copies: the first object may still be in flight to a slow store, and it keeps its own epoch.
+    w.batches = w.batches.map((b) => {
+      const copy = new Uint8Array(b);
+      stampPartitionLeaderEpoch(copy, leadership.leaderEpoch);
+      return copy;
+    });
     const key = dataObjectKey(topic.topicId, this.ctx.newId());
     const body = w.batches.length === 1 ? w.batches[0]! : Buffer.concat(w.batches);
     const stores = acks === 'all' ? leadership.isr : [leadership.leader];

@@ -14,7 +14,7 @@
  */
 import type { Condition, UpdateAction } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
-import { keys } from '../keys.js';
+import { dataObjectPrefix, keys } from '../keys.js';
 import { readPartitionState } from '../log/context.js';
 import type { PartitionState } from '../log/partition-state.js';
 import { asPartitionState } from '../log/partition-state.js';
@@ -54,7 +54,18 @@ export const replicatePartition = async (
       catchUp(ctx, topic, partition, state, f, readAt, pass).catch((): FollowerResult => ({ kind: 'raced' })),
     ),
   );
-  if (results.some((r) => r.kind === 'leader-failed')) {
+  // With nothing to copy no read reached the leader's store: probe it, so a dead leader is replaced
+  // even while nobody produces (one LIST per partition per pass).
+  const probed =
+    pass.copied > 0 ||
+    (await ctx
+      .objectStore(state.leader)
+      .list(dataObjectPrefix(topic.topicId), { limit: 1 })
+      .then(
+        () => true,
+        () => false,
+      ));
+  if (!probed || results.some((r) => r.kind === 'leader-failed')) {
     const outcome = await electLeader(ctx, topic, partition, {
       type: 'FAILOVER',
       exclude: [state.leader],
@@ -126,6 +137,17 @@ const catchUp = async (
   }
   const inIsr = state.isr.includes(follower);
   const joins = !inIsr && to >= state.hw;
+  // A store rejoins only after it answered: with nothing to copy, ask it something.
+  if (joins && from === to) {
+    const alive = await ctx
+      .objectStore(follower)
+      .list(dataObjectPrefix(topic.topicId), { limit: 1 })
+      .then(
+        () => true,
+        () => false,
+      );
+    if (!alive) return { kind: 'failed' };
+  }
   // A caught-up ISR member only refreshes its caught-up time now and then (one write per half lag window).
   const refresh = inIsr && readAt - (state.lc[follower] ?? 0) >= ctx.replicaLagTimeMaxMs / 2;
   if (from === to && !joins && !refresh) return { kind: 'idle' };
@@ -140,7 +162,12 @@ const catchUp = async (
     { set: ['leo', follower], value: to },
     { set: ['lc', follower], value: readAt },
   ];
-  if (joins) actions.push({ set: 'isr', value: isr });
+  if (joins) {
+    // The HW may have moved past `to` while the copy ran: joining then would put a store in the ISR
+    // that lacks committed data.
+    actions.push({ set: 'isr', value: isr });
+    conditions.push({ path: 'hw', op: '<=', value: to });
+  }
   const hw = minLogEndOffset({ leo: { ...state.leo, [follower]: to } }, isr);
   if (hw > state.hw) {
     actions.push({ set: 'hw', value: hw });
