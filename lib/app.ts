@@ -5,6 +5,7 @@
 import type { Clock } from './ports/clock.js';
 import type { MetadataStore } from './ports/metadata-store.js';
 import type { ObjectStore } from './ports/object-store.js';
+import type { StoreInfo } from './core/topics/model.js';
 import { TopicCatalog } from './core/topics/catalog.js';
 import { createLogContext } from './core/log/context.js';
 import type { LogContext } from './core/log/context.js';
@@ -22,6 +23,7 @@ import { GroupCoordinator } from './core/groups/index.js';
 import type { GroupTopics, PartitionOffsets } from './core/groups/index.js';
 import { isSluiceError } from './errors.js';
 import { fetchRoutes, produceRoutes } from './http/routes/log.js';
+import { replicationRoutes } from './http/routes/replication.js';
 
 export const SLUICE_VERSION = '0.1.0';
 
@@ -68,7 +70,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
   const catalog = new TopicCatalog({
     store,
     clock,
-    stores: deps.objectStores.map(({ id, location }) => ({ id, location })),
+    stores: deps.objectStores.map(storeInfo),
     cacheTtlMs: config.topicCacheTtlMs ?? 5_000,
     ...(deps.newId ? { newId: deps.newId } : {}),
   });
@@ -108,6 +110,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     }),
     ...produceRoutes({ producer, maxRequestBytes: log.maxRequestBytes }),
     ...fetchRoutes({ fetcher }),
+    ...replicationRoutes({ log }),
     ...groupRoutes(groups),
   ];
   const routers = new Map<string, Router>();
@@ -130,6 +133,14 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     },
   };
 };
+
+/** What `GET /v1/cluster` says about a store. */
+const storeInfo = (s: ObjectStore): StoreInfo => ({
+  id: s.id,
+  location: s.location,
+  kind: s.kind ?? 'standard',
+  ...(s.zone !== undefined ? { zone: s.zone } : {}),
+});
 
 const jobOf = (route: Route): Job | undefined =>
   ROUTE_TABLE.find((spec) => spec.method === route.method && spec.pattern === route.pattern)?.job;

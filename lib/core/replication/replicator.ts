@@ -14,6 +14,7 @@
  */
 import type { Condition, UpdateAction } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
+import { SluiceError } from '../../errors.js';
 import { dataObjectPrefix, keys } from '../keys.js';
 import { readPartitionState } from '../log/context.js';
 import type { PartitionState } from '../log/partition-state.js';
@@ -66,12 +67,17 @@ export const replicatePartition = async (
         () => false,
       ));
   if (!probed || results.some((r) => r.kind === 'leader-failed')) {
-    const outcome = await electLeader(ctx, topic, partition, {
-      type: 'FAILOVER',
-      exclude: [state.leader],
-      seenEpoch: state.leaderEpoch,
-    });
-    if (outcome.elected) pass.elected = outcome.state.leader;
+    try {
+      const outcome = await electLeader(ctx, topic, partition, {
+        type: 'FAILOVER',
+        exclude: [state.leader],
+        seenEpoch: state.leaderEpoch,
+      });
+      if (outcome.elected) pass.elected = outcome.state.leader;
+    } catch (error) {
+      // Nobody may lead (Kafka's offline partition): the leader keeps the partition until it answers.
+      if (!(error instanceof SluiceError && error.code === 'ELIGIBLE_LEADERS_NOT_AVAILABLE')) throw error;
+    }
     return pass;
   }
   const now = ctx.clock.now();
@@ -93,7 +99,34 @@ export const replicatePartition = async (
       });
     pass.left.push(...leaving);
   }
+  // Followers moved in parallel, each from the same read: raise the HW once more from a fresh one.
+  if (pass.advanced.length > 0) await raiseHighWatermark(ctx, topic, partition);
   return pass;
+};
+
+/** HW := min LEO over the ISR, if that is higher, by a write conditioned on the epoch and ISR read. */
+const raiseHighWatermark = async (
+  ctx: ReplicationContext,
+  topic: Topic,
+  partition: number,
+): Promise<void> => {
+  const state = await readPartitionState(ctx.store, topic, partition);
+  const hw = minLogEndOffset(state, state.isr);
+  if (hw <= state.hw) return;
+  await ctx.store
+    .update(keys.partitionState(topic.topicId, partition), [{ set: 'hw', value: hw }], {
+      condition: {
+        and: [
+          { path: 'leaderEpoch', op: '=', value: state.leaderEpoch },
+          { path: 'isr', op: '=', value: state.isr },
+          { path: 'hw', op: '<=', value: hw },
+        ],
+      },
+    })
+    .catch((error: unknown) => {
+      // A commit or another replicator moved it first; the next pass looks again.
+      if (!(error instanceof ConditionFailedError)) throw error;
+    });
 };
 
 const catchUp = async (

@@ -29,6 +29,10 @@ export interface PartitionInfo {
 export interface StoreInfo {
   id: string;
   location: string;
+  /** S3 Standard (regional) or S3 Express One Zone (a directory bucket in one availability zone). */
+  kind: 'standard' | 'express';
+  /** The availability zone id of an Express One Zone store. */
+  zone?: string;
 }
 
 export const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
