@@ -41,6 +41,16 @@ export const sluiceFromEnv = (): Sluice => {
     .split(',')
     .map((b) => b.trim())
     .filter(Boolean);
+  // Locally each store may be its own emulator process with its own endpoint (local/stack.ts).
+  const storeEndpoints = process.env[ENV.storeEndpoints]?.split(',').filter(Boolean);
+  const s3ClientFor = (i: number) => {
+    const endpoint = storeEndpoints?.[i];
+    return endpoint === undefined ? clients.s3 : createAwsClients({ endpoints: { s3: endpoint } }).s3;
+  };
+  const replicaLagTimeMaxMs = Number(process.env[ENV.replicaLagTimeMaxMs] ?? 30_000);
+  if (!Number.isSafeInteger(replicaLagTimeMaxMs) || replicaLagTimeMaxMs < 1) {
+    throw new Error(`${ENV.replicaLagTimeMaxMs} must be a positive integer`);
+  }
   const maxRequestBytes = Number(process.env[ENV.maxRequestBytes] ?? DEFAULT_MAX_REQUEST_BYTES);
   if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes < 1) {
     throw new Error(`${ENV.maxRequestBytes} must be a positive integer`);
@@ -52,7 +62,8 @@ export const sluiceFromEnv = (): Sluice => {
       meter: meters.metadata,
     }),
     objectStores: buckets.map(
-      (bucket, i) => new S3ObjectStore({ client: clients.s3, bucket, id: storeId(i), meter: meters.objects }),
+      (bucket, i) =>
+        new S3ObjectStore({ client: s3ClientFor(i), bucket, id: storeId(i), meter: meters.objects }),
     ),
   };
   // Test-only knob for the soak test (test/harness/soak.ts): SLUICE_FAULTS, a JSON fault spec such as
@@ -63,7 +74,7 @@ export const sluiceFromEnv = (): Sluice => {
     store: storage.store,
     objectStores: storage.objectStores,
     clock: systemClock,
-    config: { clusterId: process.env[ENV.clusterId] ?? 'sluice', maxRequestBytes },
+    config: { clusterId: process.env[ENV.clusterId] ?? 'sluice', maxRequestBytes, replicaLagTimeMaxMs },
     log: (entry) => console.error(JSON.stringify(entry)),
   });
   return instance;

@@ -16,6 +16,13 @@ export const ENV = {
   clusterId: 'SLUICE_CLUSTER_ID',
   /** Largest accepted request body in bytes after decoding (RECORD_LIST_TOO_LARGE above it). */
   maxRequestBytes: 'SLUICE_MAX_REQUEST_BYTES',
+  /** Kafka's replica.lag.time.max.ms for this deployment (default 30000). */
+  replicaLagTimeMaxMs: 'SLUICE_REPLICA_LAG_TIME_MAX_MS',
+  /**
+   * Local stack only: comma-separated S3 endpoints, one per bucket, when each store is its own
+   * emulator process. Unset on AWS (every bucket is reached through the regional endpoint).
+   */
+  storeEndpoints: 'SLUICE_STORE_ENDPOINTS',
   /** Node's own options; set to `--enable-source-maps` so stack traces point into the TypeScript. */
   nodeOptions: 'NODE_OPTIONS',
 } as const;

@@ -4,12 +4,12 @@
  * Gateway, and the maintenance function on a timer.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createAwsClients } from '../lib/adapters/aws/clients.js';
 import { ensureBucket, ensureTable } from '../lib/adapters/aws/schema.js';
-import { ENV } from '../infra/config.js';
+import { ENV, storeId } from '../infra/config.js';
 import { resolveEndpoints, startEmulators } from './emulators.js';
 import type { Handlers } from './gateway.js';
 import { createGateway } from './gateway.js';
@@ -22,15 +22,31 @@ export interface LocalStackOptions {
   /** Environment to read AWS_ENDPOINT_URL* and SLUICE_* from (default process.env). */
   env?: Record<string, string | undefined>;
   tableName?: string;
-  /** Number of store buckets (replica stores). */
+  /**
+   * Number of replica stores (default 1). With the emulators each store is its own S3 emulator
+   * process on its own port, so one can be stopped, frozen or killed on its own.
+   */
   storeCount?: number;
   maintenanceIntervalMs?: number;
+  /** How often the replicator runs over every replicated partition (default 500 ms; 0 = never). */
+  replicationIntervalMs?: number;
+  /** Write the stack's description here (gateway URL, stores with endpoint and PID); removed on stop. */
+  stackFile?: string;
   log?: (line: string) => void;
+}
+
+/** What `stack.json` holds: where the gateway listens, and each store's endpoint and emulator PID. */
+export interface StackDescription {
+  url: string;
+  stores: { id: string; bucket: string; endpoint: string; pid: number | null }[];
+  /** The metadata table and where it is served. */
+  table: { name: string; endpoint: string };
 }
 
 export interface LocalStack {
   url: string;
   endpoints: { s3: string; dynamodb: string };
+  stores: StackDescription['stores'];
   tableName: string;
   buckets: string[];
   /** Runs the maintenance function once, now. */
@@ -45,7 +61,11 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
   const emulators =
     explicit?.s3 !== undefined && explicit.dynamodb !== undefined
       ? undefined
-      : await startEmulators({ ...(options.dataDir ? { dataDir: options.dataDir } : {}), log });
+      : await startEmulators({
+          ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+          s3Count: options.storeCount ?? 1,
+          log,
+        });
   const endpoints = {
     s3: explicit?.s3 ?? emulators!.s3Endpoint,
     dynamodb: explicit?.dynamodb ?? emulators!.dynamodbEndpoint,
@@ -57,9 +77,19 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       env[ENV.buckets]?.split(',') ?? Array.from({ length: storeCount }, (_, i) => `sluice-store-${i}`);
     const clusterId = env[ENV.clusterId] ?? (await persistentClusterId(options.dataDir));
 
+    // With the emulators each bucket lives in its own S3 process; otherwise all share one endpoint.
+    const storeEndpoints = buckets.map((_, i) =>
+      explicit?.s3 !== undefined ? endpoints.s3 : (emulators!.s3[i]?.endpoint ?? endpoints.s3),
+    );
     const clients = createAwsClients({ endpoints });
     await ensureTable(clients.dynamodb, tableName);
-    await Promise.all(buckets.map((bucket) => ensureBucket(clients.s3, bucket)));
+    await Promise.all(
+      buckets.map(async (bucket, i) => {
+        const store = createAwsClients({ endpoints: { s3: storeEndpoints[i]! } }).s3;
+        await ensureBucket(store, bucket);
+        store.destroy();
+      }),
+    );
     clients.s3.destroy();
     clients.dynamodb.destroy();
 
@@ -70,7 +100,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       [ENV.tableName]: tableName,
       [ENV.buckets]: buckets.join(','),
       [ENV.clusterId]: clusterId,
+      [ENV.storeEndpoints]: storeEndpoints.join(','),
       ...(env[ENV.maxRequestBytes] ? { [ENV.maxRequestBytes]: env[ENV.maxRequestBytes] } : {}),
+      ...(env[ENV.replicaLagTimeMaxMs] ? { [ENV.replicaLagTimeMaxMs]: env[ENV.replicaLagTimeMaxMs] } : {}),
     });
     const runtime = await import('../functions/runtime.js');
     runtime.resetSluice();
@@ -104,15 +136,34 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
           )
         : undefined;
     timer?.unref();
+    const replicator = startReplicator(runtime, options.replicationIntervalMs ?? 500, log);
+
+    const url = `http://127.0.0.1:${port}`;
+    const stores = buckets.map((bucket, i) => ({
+      id: storeId(i),
+      bucket,
+      endpoint: storeEndpoints[i]!,
+      pid: emulators?.s3[i]?.pid ?? null,
+    }));
+    if (options.stackFile) {
+      await mkdir(dirname(options.stackFile), { recursive: true });
+      await writeFile(
+        options.stackFile,
+        `${JSON.stringify({ url, stores, table: { name: tableName, endpoint: endpoints.dynamodb } } satisfies StackDescription, null, 2)}\n`,
+      );
+    }
 
     return {
-      url: `http://127.0.0.1:${port}`,
+      url,
       endpoints,
+      stores,
       tableName,
       buckets,
       runMaintenance,
       stop: async () => {
         if (timer) clearInterval(timer);
+        await replicator.stop();
+        if (options.stackFile) await rm(options.stackFile, { force: true });
         await running?.catch(() => undefined);
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
@@ -125,6 +176,30 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     await emulators?.stop();
     throw error;
   }
+};
+
+/** The replicator on a timer: one pass at a time, each over every replicated partition. */
+const startReplicator = (
+  runtime: typeof import('../functions/runtime.js'),
+  intervalMs: number,
+  log: (line: string) => void,
+): { stop(): Promise<void> } => {
+  if (intervalMs <= 0) return { stop: async () => {} };
+  let running: Promise<unknown> | undefined;
+  const timer = setInterval(() => {
+    running ??= runtime
+      .sluiceFromEnv()
+      .maintenance.replicate((what, error) => log(`${what} failed: ${String(error)}`))
+      .catch((error: unknown) => log(`replication failed: ${String(error)}`))
+      .finally(() => (running = undefined));
+  }, intervalMs);
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
 };
 
 const persistentClusterId = async (dataDir: string | undefined): Promise<string> => {

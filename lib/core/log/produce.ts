@@ -19,6 +19,7 @@ import type { Acks } from '../replication/commit-clauses.js';
 import { electLeader } from '../replication/election.js';
 import { removeFromIsr } from '../replication/isr.js';
 import { replicatePartition } from '../replication/replicator.js';
+import { withinLag } from '../replication/replication-context.js';
 import type { TopicConfig } from '../topics/configs.js';
 import { effectiveConfig } from '../topics/configs.js';
 import type { Topic } from '../topics/model.js';
@@ -378,7 +379,7 @@ export class Producer {
         const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
         const writtenAt = this.ctx.clock.now();
         const settled = await Promise.allSettled(
-          group.stores.map((id) => this.putWithin(id, key, body, group.stores.length > 1)),
+          group.stores.map((id) => this.putWithin(id, key, body, group.target.isr)),
         );
         const failed = group.stores.filter((_, i) => settled[i]!.status === 'rejected');
         const written: ReplicaWrites = {
@@ -404,7 +405,7 @@ export class Producer {
     const stores = acks === 'all' ? leadership.isr : [leadership.leader];
     const writtenAt = this.ctx.clock.now();
     const settled = await Promise.allSettled(
-      stores.map((id) => this.putWithin(id, key, body, stores.length > 1)),
+      stores.map((id) => this.putWithin(id, key, body, leadership.isr)),
     );
     const failed = stores.filter((_, i) => settled[i]!.status === 'rejected');
     w.entry = { ...w.entry!, o: key, b: 0, l: body.length };
@@ -413,18 +414,13 @@ export class Producer {
     await this.settleReplicas(topic, w);
   }
 
-  /** A store write; with followers in the set, one slower than replica.lag.time.max.ms counts as failed. */
-  private async putWithin(id: string, key: string, body: Uint8Array, bounded: boolean): Promise<void> {
+  /**
+   * A store write. With other in-sync stores to fall back on, one slower than replica.lag.time.max.ms
+   * counts as failed; a lone store is left to the client's own timeouts.
+   */
+  private putWithin(id: string, key: string, body: Uint8Array, isr: readonly string[]): Promise<void> {
     const put = this.ctx.objectStore(id).put(key, body);
-    if (!bounded) return put;
-    const limit = this.ctx.replicaLagTimeMaxMs;
-    let done = false;
-    return Promise.race([
-      put.finally(() => (done = true)),
-      this.ctx.clock.sleep(limit).then(() => {
-        if (!done) throw new SluiceError('REQUEST_TIMED_OUT', `store ${id} took over ${limit} ms`);
-      }),
-    ]);
+    return isr.length > 1 ? withinLag(this.ctx, id, put) : put;
   }
 
   /**

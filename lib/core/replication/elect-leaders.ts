@@ -11,6 +11,7 @@ import { effectiveConfig } from '../topics/configs.js';
 import type { Topic } from '../topics/model.js';
 import { electLeader } from './election.js';
 import type { ReplicationContext } from './replication-context.js';
+import { storeAnswers } from './replication-context.js';
 
 export type AdminElectionType = 'PREFERRED' | 'UNCLEAN';
 
@@ -57,13 +58,7 @@ export const electLeaders = async (
 
 const uncleanElection = async (ctx: ReplicationContext, topic: Topic, partition: number) => {
   const state = await readPartitionState(ctx.store, topic, partition);
-  const alive = await ctx
-    .objectStore(state.leader)
-    .list(dataObjectPrefix(topic.topicId), { limit: 1 })
-    .then(
-      () => true,
-      () => false,
-    );
+  const alive = await storeAnswers(ctx, state.leader, dataObjectPrefix(topic.topicId));
   if (alive)
     throw new SluiceError(
       'ELECTION_NOT_NEEDED',

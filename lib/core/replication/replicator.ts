@@ -24,6 +24,7 @@ import type { Topic } from '../topics/model.js';
 import { electLeader } from './election.js';
 import { isLagging, removeFromIsr } from './isr.js';
 import type { ReplicationContext } from './replication-context.js';
+import { storeAnswers, withinLag } from './replication-context.js';
 import { logEndOffsetOf, minLogEndOffset } from './replica-state.js';
 
 export interface ReplicationPass {
@@ -52,20 +53,12 @@ export const replicatePartition = async (
   const followers = state.replicas.filter((r) => r !== state.leader);
   const results = await Promise.all(
     followers.map((f) =>
-      catchUp(ctx, topic, partition, state, f, readAt, pass).catch((): FollowerResult => ({ kind: 'raced' })),
+      follow(ctx, topic, partition, state, f, readAt, pass).catch((): FollowerResult => ({ kind: 'raced' })),
     ),
   );
   // With nothing to copy no read reached the leader's store: probe it, so a dead leader is replaced
   // even while nobody produces (one LIST per partition per pass).
-  const probed =
-    pass.copied > 0 ||
-    (await ctx
-      .objectStore(state.leader)
-      .list(dataObjectPrefix(topic.topicId), { limit: 1 })
-      .then(
-        () => true,
-        () => false,
-      ));
+  const probed = pass.copied > 0 || (await storeAnswers(ctx, state.leader, dataObjectPrefix(topic.topicId)));
   if (!probed || results.some((r) => r.kind === 'leader-failed')) {
     try {
       const outcome = await electLeader(ctx, topic, partition, {
@@ -129,6 +122,36 @@ const raiseHighWatermark = async (
     });
 };
 
+/**
+ * Catches one follower up. An out-of-sync follower under a steady produce stream loses the race with
+ * the commits (the HW passes what it copied before it can join), so it tries again at once from a fresh
+ * read: each round copies only what was committed during the last one, and the rounds shrink until one
+ * fits between two commits.
+ */
+const JOIN_ROUNDS = 5;
+
+const follow = async (
+  ctx: ReplicationContext,
+  topic: Topic,
+  partition: number,
+  first: PartitionState,
+  follower: string,
+  firstReadAt: number,
+  pass: ReplicationPass,
+): Promise<FollowerResult> => {
+  let state = first;
+  let readAt = firstReadAt;
+  for (let round = 1; ; round++) {
+    const result = await catchUp(ctx, topic, partition, state, follower, readAt, pass);
+    if (result.kind !== 'raced' && result.kind !== 'advanced') return result;
+    if (round >= JOIN_ROUNDS) return result;
+    readAt = ctx.clock.now();
+    const next = await readPartitionState(ctx.store, topic, partition);
+    if (next.leaderEpoch !== first.leaderEpoch || next.isr.includes(follower)) return result;
+    state = next;
+  }
+};
+
 const catchUp = async (
   ctx: ReplicationContext,
   topic: Topic,
@@ -156,12 +179,12 @@ const catchUp = async (
     for (const key of objects) {
       let body: Uint8Array;
       try {
-        body = await source.get(key);
+        body = await withinLag(ctx, state.leader, source.get(key));
       } catch {
         return { kind: 'leader-failed' };
       }
       try {
-        await target.put(key, body);
+        await withinLag(ctx, follower, target.put(key, body));
       } catch {
         return { kind: 'failed' };
       }
@@ -172,13 +195,7 @@ const catchUp = async (
   const joins = !inIsr && to >= state.hw;
   // A store rejoins only after it answered: with nothing to copy, ask it something.
   if (joins && from === to) {
-    const alive = await ctx
-      .objectStore(follower)
-      .list(dataObjectPrefix(topic.topicId), { limit: 1 })
-      .then(
-        () => true,
-        () => false,
-      );
+    const alive = await storeAnswers(ctx, follower, dataObjectPrefix(topic.topicId));
     if (!alive) return { kind: 'failed' };
   }
   // A caught-up ISR member only refreshes its caught-up time now and then (one write per half lag window).
@@ -206,15 +223,29 @@ const catchUp = async (
     actions.push({ set: 'hw', value: hw });
     conditions.push({ path: 'hw', op: '<=', value: hw });
   }
-  try {
-    const item = await ctx.store.update(keys.partitionState(topic.topicId, partition), actions, {
-      condition: { and: conditions },
-      returnValues: 'allNew',
-    });
-    if (item) ctx.leadership.remember(topic, partition, asPartitionState(item));
-  } catch (error) {
-    if (error instanceof ConditionFailedError) return { kind: 'raced' };
-    throw error;
+  const write = (actions: UpdateAction[], conditions: Condition[]) =>
+    ctx.store
+      .update(keys.partitionState(topic.topicId, partition), actions, {
+        condition: { and: conditions },
+        returnValues: 'allNew',
+      })
+      .then((item) => {
+        if (item) ctx.leadership.remember(topic, partition, asPartitionState(item));
+        return true;
+      })
+      .catch((error: unknown) => {
+        if (error instanceof ConditionFailedError) return false;
+        throw error;
+      });
+  if (!(await write(actions, conditions))) {
+    // Joining lost to a commit that moved the HW past `to`: still keep what was copied.
+    if (!joins || from === to) return { kind: 'raced' };
+    const kept = await write(
+      actions.slice(0, 2),
+      conditions.filter((c) => !('path' in c && c.path === 'hw')),
+    );
+    if (kept) pass.advanced.push(follower);
+    return { kind: kept ? 'advanced' : 'raced' };
   }
   if (from < to) pass.advanced.push(follower);
   if (joins) pass.joined.push(follower);
