@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { createAwsClients } from '../lib/adapters/aws/clients.js';
 import { ensureBucket, ensureTable } from '../lib/adapters/aws/schema.js';
 import { ENV, storeId } from '../infra/config.js';
+import type * as Runtime from '../functions/runtime.js';
 import { resolveEndpoints, startEmulators } from './emulators.js';
 import type { Handlers } from './gateway.js';
 import { createGateway } from './gateway.js';
@@ -180,7 +181,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
 
 /** The replicator on a timer: one pass at a time, each over every replicated partition. */
 const startReplicator = (
-  runtime: typeof import('../functions/runtime.js'),
+  runtime: Pick<typeof Runtime, 'sluiceFromEnv'>,
   intervalMs: number,
   log: (line: string) => void,
 ): { stop(): Promise<void> } => {
