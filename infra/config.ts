@@ -51,6 +51,11 @@ export const CONTEXT = {
   deletionProtection: 'sluice:deletionProtection',
   /** integer ≥ 1, default 1: number of store buckets (replica stores). */
   storeCount: 'sluice:storeCount',
+  /**
+   * Comma-separated availability zone ids (e.g. "use1-az4,use1-az5,use1-az6"): the stores are S3
+   * Express One Zone directory buckets, one per zone, instead of S3 Standard buckets.
+   */
+  expressZones: 'sluice:expressZones',
   /** string, default: the CloudFormation stack's GUID (stable for the stack's lifetime). */
   clusterId: 'sluice:clusterId',
   /** integer, default 4194304. */
@@ -63,6 +68,7 @@ export const CONTEXT = {
 export interface SluiceContextSettings {
   readonly deletionProtection?: boolean;
   readonly storeCount?: number;
+  readonly expressZones?: readonly string[];
   readonly clusterId?: string;
   readonly maxRequestBytes?: number;
   readonly stackName?: string;
@@ -76,6 +82,7 @@ export function readContextSettings(node: { tryGetContext(key: string): unknown 
       node.tryGetContext(CONTEXT.deletionProtection),
     ),
     storeCount: parsePositiveInteger(CONTEXT.storeCount, node.tryGetContext(CONTEXT.storeCount)),
+    expressZones: parseList(CONTEXT.expressZones, node.tryGetContext(CONTEXT.expressZones)),
     clusterId: parseString(CONTEXT.clusterId, node.tryGetContext(CONTEXT.clusterId)),
     maxRequestBytes: parsePositiveInteger(
       CONTEXT.maxRequestBytes,
@@ -83,6 +90,14 @@ export function readContextSettings(node: { tryGetContext(key: string): unknown 
     ),
     stackName: parseString(CONTEXT.stackName, node.tryGetContext(CONTEXT.stackName)),
   };
+}
+
+function parseList(key: string, value: unknown): string[] | undefined {
+  if (value === undefined) return undefined;
+  const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : undefined;
+  if (!items || !items.every((x) => typeof x === 'string' && x.trim() !== ''))
+    throw new Error(`Context ${key} must be a comma-separated list, got ${JSON.stringify(value)}`);
+  return items.map((x: string) => x.trim());
 }
 
 function parseBoolean(key: string, value: unknown): boolean | undefined {

@@ -16,6 +16,11 @@ export interface SluiceStackProps extends StackProps {
    */
   readonly storeCount?: number;
   /**
+   * Availability zone ids for S3 Express One Zone stores, one directory bucket per zone.
+   * @default context `sluice:expressZones`, else none (S3 Standard buckets)
+   */
+  readonly expressZones?: readonly string[];
+  /**
    * Deletion protection on the metadata table.
    * @default context `sluice:deletionProtection`, else true
    */
@@ -53,8 +58,12 @@ export class SluiceStack extends Stack {
     });
     const context = readContextSettings(this.node);
 
+    const expressZones = props.expressZones ?? context.expressZones;
     this.storage = new LogStorage(this, 'Storage', {
-      storeCount: props.storeCount ?? context.storeCount ?? 1,
+      ...(expressZones ? { expressZones } : {}),
+      ...((props.storeCount ?? context.storeCount)
+        ? { storeCount: props.storeCount ?? context.storeCount }
+        : {}),
     });
     this.metadata = new MetadataTable(this, 'Metadata', {
       deletionProtection: props.deletionProtection ?? context.deletionProtection ?? true,
