@@ -1,3 +1,6 @@
+import type { LatencyModelName } from '../lib/adapters/latency/index.js';
+import { parseLatencyModel } from '../lib/adapters/latency/index.js';
+
 /** The benchmarks' command-line flags: `--name value` or `--name=value`. */
 export const flags = (argv: readonly string[] = process.argv.slice(2)): Map<string, string> => {
   const out = new Map<string, string>();
@@ -20,3 +23,7 @@ export const numberFlag = (f: Map<string, string>, name: string, fallback: numbe
     throw new Error(`--${name} must be a positive number, got ${raw}`);
   return value;
 };
+
+/** `--model none|standard|express`: the AWS latency model the in-process stack waits by. */
+export const modelFlag = (f: Map<string, string>, fallback: LatencyModelName = 'none'): LatencyModelName =>
+  f.has('model') ? parseLatencyModel(f.get('model')) : fallback;

@@ -8,6 +8,14 @@ import { startLocalStack } from '../local/stack.js';
 import type { MeterReading } from '../lib/ports/meter.js';
 import { StorageMeter } from '../lib/ports/meter.js';
 import type * as RuntimeModule from '../functions/runtime.js';
+import type { LatencyModelName } from '../lib/adapters/latency/index.js';
+
+/**
+ * The environment as the benchmark was started with it: a local stack writes its emulators' endpoints
+ * into process.env (the handlers read them there), which must not make the next stack of the same run
+ * think an emulator it stopped is still an explicit endpoint.
+ */
+const launchEnv = { ...process.env };
 
 type Runtime = Pick<typeof RuntimeModule, 'meters' | 'invocations'>;
 
@@ -30,7 +38,14 @@ export interface Readings {
 
 /** Starts the local stack on fresh, uniquely named table and bucket unless `url` is given. */
 export const startTarget = async (
-  options: { url?: string; log?: (line: string) => void } = {},
+  options: {
+    url?: string;
+    log?: (line: string) => void;
+    /** AWS latency model for every storage call (see lib/adapters/latency); default none. */
+    latencyModel?: LatencyModelName;
+    /** Replica stores (buckets), default 1. */
+    storeCount?: number;
+  } = {},
 ): Promise<BenchTarget> => {
   if (options.url) {
     const zero = (): Readings => ({
@@ -42,11 +57,13 @@ export const startTarget = async (
     return { url: options.url, stack: undefined, meterDelta: zero, stop: async () => {} };
   }
   const suffix = randomUUID().slice(0, 8);
+  const buckets = Array.from({ length: options.storeCount ?? 1 }, (_, i) => `bench-${suffix}-${i}`);
   const stack = await startLocalStack({
     port: 0,
     // Maintenance runs only when a bench asks for it, so its requests are counted apart.
     maintenanceIntervalMs: 0,
-    env: { ...process.env, SLUICE_TABLE_NAME: `bench-${suffix}`, SLUICE_BUCKETS: `bench-${suffix}` },
+    latencyModel: options.latencyModel ?? 'none',
+    env: { ...launchEnv, SLUICE_TABLE_NAME: `bench-${suffix}`, SLUICE_BUCKETS: buckets.join(',') },
     ...(options.log ? { log: options.log } : {}),
   });
   const runtime = await import('../functions/runtime.js');

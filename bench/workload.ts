@@ -9,6 +9,8 @@ export interface Workload {
   name: string;
   topics: number;
   partitionsPerTopic: number;
+  /** Sluice: replica stores per partition (default 1); the target needs that many stores. */
+  replicationFactor?: number;
   /** Bytes per message. */
   messageSize: number;
   subscriptionsPerTopic: number;
@@ -48,6 +50,7 @@ export const readWorkload = async (path: string): Promise<Workload> => {
 };
 
 export const withDefaults = (w: Workload): Required<Workload> => ({
+  replicationFactor: 1,
   batchBytes: 1024 * 1024,
   lingerMs: 5,
   maxWaitMs: 1_000,

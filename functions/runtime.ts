@@ -4,7 +4,6 @@
  * same handlers.
  */
 import { createAwsClients } from '../lib/adapters/aws/clients.js';
-import { parseFaultSpec, withFaults } from '../lib/adapters/fault/index.js';
 import { DynamoMetadataStore } from '../lib/adapters/aws/dynamodb-metadata-store.js';
 import { S3ObjectStore } from '../lib/adapters/aws/s3-object-store.js';
 import type { Sluice } from '../lib/app.js';
@@ -25,6 +24,25 @@ const required = (name: string): string => {
 };
 
 let instance: Sluice | undefined;
+
+/** The stores the handlers build from the environment. */
+export interface Storage {
+  store: MetadataStore;
+  objectStores: readonly ObjectStore[];
+}
+
+/**
+ * A layer over the stores, set only by the local stack (fault injection for the soak test, the AWS
+ * latency model): Lambda never sets one, so neither layer is in a deployed bundle.
+ */
+export type StorageLayer = (storage: Storage) => Storage;
+let storageLayer: StorageLayer | undefined;
+
+/** For the local stack: wrap the stores of the next instance built (undefined removes the layer). */
+export const setStorageLayer = (layer: StorageLayer | undefined): void => {
+  storageLayer = layer;
+  instance = undefined;
+};
 
 /**
  * This process's storage request counters and handler invocations per job. In Lambda they only live
@@ -55,7 +73,7 @@ export const sluiceFromEnv = (): Sluice => {
   if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes < 1) {
     throw new Error(`${ENV.maxRequestBytes} must be a positive integer`);
   }
-  const storage: { store: MetadataStore; objectStores: readonly ObjectStore[] } = {
+  const built: Storage = {
     store: new DynamoMetadataStore({
       client: clients.dynamodb,
       tableName: required(ENV.tableName),
@@ -66,10 +84,7 @@ export const sluiceFromEnv = (): Sluice => {
         new S3ObjectStore({ client: s3ClientFor(i), bucket, id: storeId(i), meter: meters.objects }),
     ),
   };
-  // Test-only knob for the soak test (test/harness/soak.ts): SLUICE_FAULTS, a JSON fault spec such as
-  // {"seed":1,"rate":0.05}, wraps the stores in seeded fault injectors. Never set it in a deployment.
-  const faults = process.env['SLUICE_FAULTS'];
-  if (faults) Object.assign(storage, withFaults(parseFaultSpec(faults), storage));
+  const storage = storageLayer ? storageLayer(built) : built;
   instance = createSluice({
     store: storage.store,
     objectStores: storage.objectStores,

@@ -10,7 +10,11 @@ import { dirname, join } from 'node:path';
 import { createAwsClients } from '../lib/adapters/aws/clients.js';
 import { ensureBucket, ensureTable } from '../lib/adapters/aws/schema.js';
 import { ENV, storeId } from '../infra/config.js';
+import { parseFaultSpec, withFaults } from '../lib/adapters/fault/index.js';
+import type { LatencyModelName } from '../lib/adapters/latency/index.js';
+import { latencyModels, parseLatencyModel, withLatency } from '../lib/adapters/latency/index.js';
 import type * as Runtime from '../functions/runtime.js';
+import type { StorageLayer } from '../functions/runtime.js';
 import { resolveEndpoints, startEmulators } from './emulators.js';
 import type { Handlers } from './gateway.js';
 import { createGateway } from './gateway.js';
@@ -33,6 +37,11 @@ export interface LocalStackOptions {
   replicationIntervalMs?: number;
   /** Write the stack's description here (gateway URL, stores with endpoint and PID); removed on stop. */
   stackFile?: string;
+  /**
+   * Wait as AWS would on every storage call (lib/adapters/latency); default SLUICE_LATENCY_MODEL, else
+   * `none`. Latencies measured under a model are modelled, not AWS measurements.
+   */
+  latencyModel?: LatencyModelName;
   log?: (line: string) => void;
 }
 
@@ -50,6 +59,7 @@ export interface LocalStack {
   stores: StackDescription['stores'];
   tableName: string;
   buckets: string[];
+  latencyModel: LatencyModelName;
   /** Runs the maintenance function once, now. */
   runMaintenance(): Promise<unknown>;
   stop(): Promise<void>;
@@ -106,7 +116,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       ...(env[ENV.replicaLagTimeMaxMs] ? { [ENV.replicaLagTimeMaxMs]: env[ENV.replicaLagTimeMaxMs] } : {}),
     });
     const runtime = await import('../functions/runtime.js');
-    runtime.resetSluice();
+    const latencyModel = options.latencyModel ?? parseLatencyModel(env['SLUICE_LATENCY_MODEL']);
+    runtime.setStorageLayer(storageLayer(latencyModel, env['SLUICE_FAULTS']));
     const handlers: Handlers = {
       admin: (await import('../functions/admin.js')).handler,
       produce: (await import('../functions/produce.js')).handler,
@@ -160,6 +171,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       stores,
       tableName,
       buckets,
+      latencyModel,
       runMaintenance,
       stop: async () => {
         if (timer) clearInterval(timer);
@@ -200,6 +212,19 @@ const startReplicator = (
       clearInterval(timer);
       await running;
     },
+  };
+};
+
+/**
+ * The local stack's layers over the handlers' stores: the latency model next to the stores (it stands
+ * for the network), and outside it the soak test's seeded faults (SLUICE_FAULTS, a JSON spec such as
+ * {"seed":1,"rate":0.05}; never for a deployment).
+ */
+const storageLayer = (model: LatencyModelName, faults: string | undefined): StorageLayer | undefined => {
+  if (model === 'none' && !faults) return undefined;
+  return (storage) => {
+    const timed = model === 'none' ? storage : withLatency(latencyModels[model], storage);
+    return faults ? withFaults(parseFaultSpec(faults), timed) : timed;
   };
 };
 

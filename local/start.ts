@@ -46,6 +46,10 @@ try {
       .map((s) => `${s.id}=${s.endpoint}${s.pid === null ? '' : ` (pid ${s.pid})`}`)
       .join('  ')}`,
   );
+  if (stack.latencyModel !== 'none')
+    console.log(
+      `sluice: latency model ${stack.latencyModel}: every storage call waits as on AWS (modelled, not measured)`,
+    );
   console.log(`sluice: ready in ${((Date.now() - started) / 1000).toFixed(1)} s — listening on ${stack.url}`);
   console.log(`sluice: try  curl ${stack.url}/v1/health`);
   let stopping = false;

@@ -42,6 +42,15 @@ describe('function bundles', () => {
     expect(/\bfrom\s*["']@aws-sdk\//.test(code)).toBe(false);
   });
 
+  // Fault injection and the latency model are the local stack's layers (local/stack.ts); a deployed
+  // function must not carry them, even unused.
+  it.each(JOBS)('%s carries no fault injector and no latency model', (job) => {
+    const code = readFileSync(bundles[job], 'utf8');
+    // includes(), not toContain(): a failure would print the whole minified bundle.
+    expect(code.includes('SLUICE_FAULTS must be a JSON object')).toBe(false);
+    expect(code.includes('unknown latency model')).toBe(false);
+  });
+
   // The assembly lives in a temporary directory outside the repo, so nothing but the bundle itself
   // can satisfy an import: an unbundled dependency fails here.
   it.each(JOBS)('%s loads on Node and exports a handler function', (job) => {

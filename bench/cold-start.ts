@@ -1,0 +1,188 @@
+/**
+ * `npm run bench:cold-start`: what a Lambda cold start costs each function. Each function is bundled
+ * exactly as the CDK app bundles it (esbuild, ESM, minified, node22, the pinned SDK inside); then, in a
+ * fresh Node process per function, against the local emulators: the time to import the bundle (Lambda's
+ * init phase) and to serve a first request (the first invoke: SDK clients, credentials, first
+ * connections). Repeated `--runs` times (default 5); the median is reported.
+ *
+ * Flags: --runs 5, --json (only the final JSON line). The last stdout line is one JSON object.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import { readFileSync } from 'node:fs';
+import { build } from 'esbuild';
+import { LOCAL_CREDENTIALS } from '../lib/adapters/aws/clients.js';
+import { encodeRecordBatch } from '../lib/core/record-batch/encode.js';
+import { SluiceClient } from '../sdk/client.js';
+import { startLocalStack } from '../local/stack.js';
+import { flags, numberFlag } from './flags.js';
+import { round, summarize } from './stats.js';
+
+const JOBS = ['admin', 'produce', 'fetch', 'groups', 'maintenance'] as const;
+type Job = (typeof JOBS)[number];
+
+/** The CDK app's bundling (infra/constructs/sluice-functions.ts), as esbuild options. */
+export const bundleFunction = async (job: Job, outDir: string): Promise<string> => {
+  const outfile = join(outDir, job, 'index.mjs');
+  await build({
+    entryPoints: [join('functions', `${job}.ts`)],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    minify: true,
+    mainFields: ['module', 'main'],
+    banner: {
+      js: "import { createRequire as __sluiceCreateRequire } from 'node:module'; const require = __sluiceCreateRequire(import.meta.url);",
+    },
+    logLevel: 'error',
+  });
+  return outfile;
+};
+
+const event = (method: string, path: string, body?: Uint8Array, query = '') => ({
+  version: '2.0',
+  routeKey: `${method} ${path}`,
+  rawPath: path,
+  rawQueryString: query,
+  headers: body ? { 'content-type': 'application/vnd.kafka.record-batch' } : {},
+  requestContext: { http: { method, path }, requestId: 'cold-start', stage: '$default' },
+  isBase64Encoded: body !== undefined,
+  ...(body ? { body: Buffer.from(body).toString('base64') } : {}),
+});
+
+/** The child: import the bundle, serve one request, print the two times. */
+const CHILD = `
+const t0 = performance.now();
+const m = await import(process.argv[2]);
+const t1 = performance.now();
+const ev = JSON.parse(process.argv[3]);
+const r = ev === null ? await m.handler() : await m.handler(ev);
+const t2 = performance.now();
+const status = ev === null ? (Array.isArray(r?.errors) && r.errors.length === 0 ? 200 : 500) : r.statusCode;
+console.log(JSON.stringify({ importMs: t1 - t0, firstRequestMs: t2 - t1, status }));
+`;
+
+const run = promisify(execFile);
+
+export interface ColdStart {
+  job: Job;
+  bundleBytes: number;
+  bundleGzipBytes: number;
+  importMs: number;
+  firstRequestMs: number;
+  coldStartMs: number;
+  processMs: number;
+  statuses: number[];
+}
+
+/** Bundles every function and measures `runs` cold starts of each (medians). */
+export const measureColdStarts = async (
+  runs: number,
+  print: (line: string) => void = () => {},
+): Promise<{
+  functions: ColdStart[];
+  coldStartMs: number;
+  worstFunction: Job;
+  produceColdStartMs: number;
+}> => {
+  const dir = await mkdtemp(join(tmpdir(), 'sluice-cold-'));
+  const stack = await startLocalStack({ port: 0, maintenanceIntervalMs: 0, storeCount: 1 });
+  try {
+    const client = new SluiceClient({ url: stack.url });
+    await client.admin().createTopic({ name: 'cold-start', partitions: 1 });
+    const batch = encodeRecordBatch([
+      { key: null, value: new TextEncoder().encode('hello'), timestamp: Date.now(), headers: [] },
+    ]);
+    const events: Record<Job, unknown> = {
+      admin: event('GET', '/v1/cluster'),
+      produce: event('POST', '/v1/topics/cold-start/partitions/0/batches', batch),
+      fetch: event('GET', '/v1/topics/cold-start/partitions/0/records', undefined, 'offset=0'),
+      groups: event('GET', '/v1/groups'),
+      maintenance: null,
+    };
+    const env = {
+      PATH: process.env['PATH'] ?? '',
+      AWS_REGION: 'us-east-1',
+      // What a function's role hands it in Lambda; the emulators accept these (LOCAL_CREDENTIALS).
+      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+      AWS_EC2_METADATA_DISABLED: 'true',
+      AWS_ENDPOINT_URL_S3: stack.endpoints.s3,
+      AWS_ENDPOINT_URL_DYNAMODB: stack.endpoints.dynamodb,
+      SLUICE_TABLE_NAME: stack.tableName,
+      SLUICE_BUCKETS: stack.buckets.join(','),
+      SLUICE_CLUSTER_ID: 'cold-start',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    };
+    const childFile = join(dir, 'child.mjs');
+    await writeFile(childFile, CHILD);
+    const results: ColdStart[] = [];
+    for (const job of JOBS) {
+      const bundle = await bundleFunction(job, dir);
+      const bytes = (await stat(bundle)).size;
+      const gzipBytes = gzipSync(readFileSync(bundle)).length;
+      const samples: { importMs: number; firstRequestMs: number; processMs: number; status: number }[] = [];
+      for (let i = 0; i < runs; i++) {
+        const started = performance.now();
+        const { stdout, stderr } = await run(
+          process.execPath,
+          [childFile, bundle, JSON.stringify(events[job])],
+          {
+            env,
+          },
+        );
+        const processMs = performance.now() - started;
+        const line = JSON.parse(stdout.trim().split('\n').at(-1)!) as {
+          importMs: number;
+          firstRequestMs: number;
+          status: number;
+        };
+        if (line.status >= 500)
+          throw new Error(`${job} answered ${line.status} on its first request:\n${stderr}`);
+        samples.push({ ...line, processMs });
+      }
+      const median = (xs: number[]) => summarize(xs).p50;
+      const r = {
+        job,
+        bundleBytes: bytes,
+        bundleGzipBytes: gzipBytes,
+        importMs: round(median(samples.map((s) => s.importMs)), 1),
+        firstRequestMs: round(median(samples.map((s) => s.firstRequestMs)), 1),
+        coldStartMs: round(median(samples.map((s) => s.importMs + s.firstRequestMs)), 1),
+        processMs: round(median(samples.map((s) => s.processMs)), 1),
+        statuses: [...new Set(samples.map((s) => s.status))],
+      };
+      results.push(r);
+      print(
+        `${job.padEnd(11)} bundle ${(bytes / 1024).toFixed(0)} KiB (${(gzipBytes / 1024).toFixed(0)} KiB gzip); ` +
+          `import ${r.importMs} ms + first request ${r.firstRequestMs} ms = ${r.coldStartMs} ms ` +
+          `(whole process ${r.processMs} ms; status ${r.statuses.join(',')})`,
+      );
+    }
+    const worst = results.reduce((a, b) => (b.coldStartMs > a.coldStartMs ? b : a));
+    return {
+      functions: results,
+      coldStartMs: worst.coldStartMs,
+      worstFunction: worst.job,
+      produceColdStartMs: results.find((r) => r.job === 'produce')!.coldStartMs,
+    };
+  } finally {
+    await stack.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+};
+
+const main = async () => {
+  const f = flags();
+  const runs = numberFlag(f, 'runs', 5);
+  const result = await measureColdStarts(runs, f.has('json') ? undefined : (line) => console.log(line));
+  console.log(JSON.stringify({ bench: 'cold-start', runs, ...result }));
+};
+
+if (process.argv[1]?.endsWith('cold-start.ts')) await main();
