@@ -4,7 +4,7 @@
  * the commit, so a crash before it leaves an orphan object (collected by maintenance), never a hole.
  */
 import { createHash } from 'node:crypto';
-import { SluiceError } from '../../errors.js';
+import { SluiceError, isSluiceError } from '../../errors.js';
 import { dataObjectKey, keys } from '../keys.js';
 import { partitionForKey } from '../partitioner.js';
 import type { RecordHeader, RecordInput } from '../record-batch/index.js';
@@ -86,6 +86,8 @@ interface ReplicaWrites {
   stores: string[];
   /** Stores whose write failed or timed out. */
   failed: string[];
+  /** Why the leader's write failed, if it did. */
+  leaderError?: unknown;
 }
 
 export class Producer {
@@ -386,6 +388,7 @@ export class Producer {
           ...group.target,
           stores: group.stores.filter((id) => !failed.includes(id)),
           failed,
+          ...leaderErrorOf(group.stores, settled, group.target.leader),
         };
         for (const w of group.writes) Object.assign(w, { written, writtenAt });
       }),
@@ -409,7 +412,13 @@ export class Producer {
     );
     const failed = stores.filter((_, i) => settled[i]!.status === 'rejected');
     w.entry = { ...w.entry!, o: key, b: 0, l: body.length };
-    w.written = { acks, ...leadership, stores: stores.filter((id) => !failed.includes(id)), failed };
+    w.written = {
+      acks,
+      ...leadership,
+      stores: stores.filter((id) => !failed.includes(id)),
+      failed,
+      ...leaderErrorOf(stores, settled, leadership.leader),
+    };
     w.writtenAt = writtenAt;
     await this.settleReplicas(topic, w);
   }
@@ -438,6 +447,13 @@ export class Producer {
         exclude: written.failed,
         seenEpoch: written.leaderEpoch,
       }).catch((error: unknown) => error);
+      // Nobody can take over (a single store, say): the store's own error says what happened.
+      if (
+        isSluiceError(election) &&
+        election.code === 'ELIGIBLE_LEADERS_NOT_AVAILABLE' &&
+        written.leaderError
+      )
+        throw written.leaderError;
       throw new SluiceError(
         'NOT_LEADER_OR_FOLLOWER',
         `the leader store ${written.leader} of ${where} failed the write; ${
@@ -629,6 +645,15 @@ const keyRequired = (topic: Topic, what: string): SluiceError =>
 
 export const idempotencyHash = (topicId: string, key: string): string =>
   createHash('sha256').update(topicId).update('\u0000').update(key).digest('base64url').slice(0, 22);
+
+const leaderErrorOf = (
+  stores: readonly string[],
+  settled: readonly PromiseSettledResult<void>[],
+  leader: string,
+): { leaderError?: unknown } => {
+  const result = settled[stores.indexOf(leader)];
+  return result?.status === 'rejected' ? { leaderError: result.reason } : {};
+};
 
 const toSluiceError = (error: unknown): SluiceError =>
   error instanceof SluiceError

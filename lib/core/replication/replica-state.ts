@@ -5,11 +5,6 @@
  */
 import type { PartitionState } from '../log/partition-state.js';
 
-export type ReplicaFields = Pick<
-  PartitionState,
-  'leader' | 'leaderEpoch' | 'replicas' | 'isr' | 'nextOffset' | 'hw' | 'leo' | 'lc'
->;
-
 /** Offsets below this are committed: every in-sync store holds them. Consumers never see past it. */
 export const highWatermarkOf = (state: Pick<PartitionState, 'hw'>): number => state.hw;
 
