@@ -11,6 +11,9 @@ import { createSluice } from '../lib/app.js';
 import type { ApiGatewayV2Event, ApiGatewayV2Result } from '../lib/http/apigw.js';
 import { requestFromEvent, resultFromResponse } from '../lib/http/apigw.js';
 import type { Job } from '../lib/http/route-table.js';
+import type { Authorizer } from '../lib/auth/authorizer.js';
+import { IAMClient } from '@aws-sdk/client-iam';
+import { IamSimulationAuthorizer } from '../lib/adapters/aws/iam-authorizer.js';
 import { systemClock } from '../lib/ports/clock.js';
 import type { MetadataStore } from '../lib/ports/metadata-store.js';
 import type { ObjectStore } from '../lib/ports/object-store.js';
@@ -24,6 +27,16 @@ const required = (name: string): string => {
 };
 
 let instance: Sluice | undefined;
+let authorizer: Authorizer | undefined;
+
+/**
+ * The authorizer of body-named resources (lib/auth). The local stack sets its policy evaluator here
+ * when SLUICE_AUTH=iam; the next request builds Sluice with it.
+ */
+export const setAuthorizer = (value: Authorizer | undefined): void => {
+  authorizer = value;
+  instance = undefined;
+};
 
 /** The stores the handlers build from the environment. */
 export interface Storage {
@@ -91,9 +104,22 @@ export const sluiceFromEnv = (): Sluice => {
     clock: systemClock,
     config: { clusterId: process.env[ENV.clusterId] ?? 'sluice', maxRequestBytes, replicaLagTimeMaxMs },
     log: (entry) => console.error(JSON.stringify(entry)),
+    ...(authorizer
+      ? { authorizer }
+      : process.env[ENV.authorizer] === 'iam'
+        ? { authorizer: iamAuthorizer() }
+        : {}),
   });
   return instance;
 };
+
+/** Body-named resources checked by IAM's policy simulator, for the caller API Gateway authenticated. */
+const iamAuthorizer = (): Authorizer =>
+  new IamSimulationAuthorizer({
+    client: new IAMClient({}),
+    region: required('AWS_REGION'),
+    clock: systemClock,
+  });
 
 /** For tests and the local stack: drop the cached instance so the next call rebuilds it. */
 export const resetSluice = (): void => {

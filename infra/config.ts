@@ -23,6 +23,12 @@ export const ENV = {
    * emulator process. Unset on AWS (every bucket is reached through the regional endpoint).
    */
   storeEndpoints: 'SLUICE_STORE_ENDPOINTS',
+  /**
+   * `iam`: check resources named in request bodies (heartbeat subscriptions, committed topics …) with
+   * IAM's policy simulator for the caller (lib/adapters/aws/iam-authorizer.ts). Set on the groups
+   * function, the one whose routes name resources in bodies.
+   */
+  authorizer: 'SLUICE_AUTHORIZER',
   /** Node's own options; set to `--enable-source-maps` so stack traces point into the TypeScript. */
   nodeOptions: 'NODE_OPTIONS',
 } as const;

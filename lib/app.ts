@@ -24,6 +24,8 @@ import type { GroupTopics, PartitionOffsets } from './core/groups/index.js';
 import { isSluiceError } from './errors.js';
 import { fetchRoutes, produceRoutes } from './http/routes/log.js';
 import { replicationRoutes } from './http/routes/replication.js';
+import type { Authorizer } from './auth/authorizer.js';
+import { impliedAccessGuard } from './auth/authorizer.js';
 
 export const SLUICE_VERSION = '0.1.0';
 
@@ -51,6 +53,8 @@ export interface SluiceDeps {
   newId?: () => string;
   /** Jitter source of retries (seeded in simulations). */
   random?: () => number;
+  /** Checks the resources a request names beyond its path (lib/auth); none: not checked. */
+  authorizer?: Authorizer;
 }
 
 export interface Sluice {
@@ -126,7 +130,11 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
       const key = job ?? 'all';
       let router = routers.get(key);
       if (!router) {
-        router = new Router(job === undefined ? routes : routes.filter((r) => jobOf(r) === job), deps.log);
+        router = new Router(
+          job === undefined ? routes : routes.filter((r) => jobOf(r) === job),
+          deps.log,
+          deps.authorizer ? impliedAccessGuard(deps.authorizer) : undefined,
+        );
         routers.set(key, router);
       }
       return router;

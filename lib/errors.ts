@@ -14,6 +14,7 @@ export const ERROR_CODES = {
   SASL_AUTHENTICATION_FAILED: { retriable: false },
   TOPIC_AUTHORIZATION_FAILED: { retriable: false },
   GROUP_AUTHORIZATION_FAILED: { retriable: false },
+  CLUSTER_AUTHORIZATION_FAILED: { retriable: false },
   UNKNOWN_TOPIC_OR_PARTITION: { retriable: false },
   GROUP_ID_NOT_FOUND: { retriable: false },
   UNKNOWN_MEMBER_ID: { retriable: false },

@@ -14,6 +14,7 @@ import type { Job } from '../lib/http/route-table.js';
 import { matchRoute, pathExists } from '../lib/http/route-table.js';
 import { errorEnvelope } from '../lib/http/router.js';
 import { SluiceError } from '../lib/errors.js';
+import type { GatewayAuth } from './auth/gateway-auth.js';
 
 export type Handlers = Record<Job, (event: ApiGatewayV2Event) => Promise<ApiGatewayV2Result>>;
 
@@ -21,9 +22,17 @@ export type Handlers = Record<Job, (event: ApiGatewayV2Event) => Promise<ApiGate
 const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 const TEXT_TYPES = /^(application\/(json|.*\+json|x-www-form-urlencoded)|text\/)/i;
 
-export const createGateway = (handlers: Handlers, log: (line: string) => void = () => {}): Server =>
+/**
+ * `auth` (SLUICE_AUTH=iam) does what API Gateway's AWS_IAM authorizer does between matching a route
+ * and invoking its function; without it every request passes, as in open local development.
+ */
+export const createGateway = (
+  handlers: Handlers,
+  log: (line: string) => void = () => {},
+  auth?: GatewayAuth,
+): Server =>
   createServer((req, res) => {
-    serve(handlers, req, res).catch((error: unknown) => {
+    serve(handlers, req, res, auth, log).catch((error: unknown) => {
       log(`gateway error: ${error instanceof Error ? error.stack : String(error)}`);
       if (!res.headersSent)
         send(
@@ -34,7 +43,13 @@ export const createGateway = (handlers: Handlers, log: (line: string) => void = 
     });
   });
 
-const serve = async (handlers: Handlers, req: IncomingMessage, res: ServerResponse): Promise<void> => {
+const serve = async (
+  handlers: Handlers,
+  req: IncomingMessage,
+  res: ServerResponse,
+  auth: GatewayAuth | undefined,
+  log: (line: string) => void,
+): Promise<void> => {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const method = (req.method ?? 'GET').toUpperCase();
   const body = await readBody(req);
@@ -58,7 +73,27 @@ const serve = async (handlers: Handlers, req: IncomingMessage, res: ServerRespon
       : new SluiceError('NOT_FOUND', `no route for ${method} ${url.pathname}`);
     return send(res, resultFromResponse(errorEnvelope(error)));
   }
-  const event = toEvent(req, method, url, body, `${route.method} ${route.pattern}`);
+  let context: Record<string, unknown> = {};
+  if (auth) {
+    const target = req.url ?? '/';
+    const query = target.indexOf('?');
+    const decision = await auth.check({
+      method,
+      route,
+      path: url.pathname,
+      rawPath: query < 0 ? target : target.slice(0, query),
+      rawQuery: query < 0 ? '' : target.slice(query + 1),
+      headers: flatHeaders(req),
+      body,
+    });
+    if ('refusal' in decision) {
+      // The caller only learns the code; the operator learns why (which principal, which rule).
+      log(`auth: ${method} ${url.pathname} refused: ${decision.refusal.code}: ${decision.reason}`);
+      return send(res, resultFromResponse(errorEnvelope(decision.refusal)));
+    }
+    context = decision.context;
+  }
+  const event = toEvent(req, method, url, body, `${route.method} ${route.pattern}`, context);
   send(res, await handlers[route.job](event));
 };
 
@@ -68,11 +103,9 @@ const toEvent = (
   url: URL,
   body: Buffer,
   routeKey: string,
+  context: Record<string, unknown> = {},
 ): ApiGatewayV2Event => {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
-  }
+  const headers = flatHeaders(req);
   const query: Record<string, string> = {};
   for (const [name, value] of url.searchParams)
     query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
@@ -98,11 +131,20 @@ const toEvent = (
       stage: '$default',
       time: new Date(now).toISOString(),
       timeEpoch: now,
+      ...context,
     },
     isBase64Encoded: body.length > 0 && !text,
   };
   // The handler runs in this process: it gets the bytes, and the event's body text only if it asks.
   return body.length > 0 ? attachRawBody(event, body, text ? 'utf8' : 'base64') : event;
+};
+
+const flatHeaders = (req: IncomingMessage): Record<string, string> => {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+  }
+  return headers;
 };
 
 const readBody = async (req: IncomingMessage): Promise<Buffer | undefined> => {

@@ -18,6 +18,8 @@ import type { StorageLayer } from '../functions/runtime.js';
 import { resolveEndpoints, startEmulators } from './emulators.js';
 import type { Handlers } from './gateway.js';
 import { createGateway } from './gateway.js';
+import type { GatewayAuth } from './auth/gateway-auth.js';
+import { loadGatewayAuth } from './auth/gateway-auth.js';
 
 export interface LocalStackOptions {
   /** Port to serve on; 0 picks a free one. */
@@ -60,6 +62,8 @@ export interface LocalStack {
   tableName: string;
   buckets: string[];
   latencyModel: LatencyModelName;
+  /** SLUICE_AUTH: whether requests must be signed and allowed by the policy file. */
+  auth: { mode: 'open' } | { mode: 'iam'; credentials: string; policy: string; region: string };
   /** Runs the maintenance function once, now. */
   runMaintenance(): Promise<unknown>;
   stop(): Promise<void>;
@@ -68,6 +72,9 @@ export interface LocalStack {
 export const startLocalStack = async (options: LocalStackOptions = {}): Promise<LocalStack> => {
   const env = options.env ?? process.env;
   const log = options.log ?? (() => {});
+  // Read the auth files before starting anything: a bad file must not leave an open gateway behind.
+  const authFiles = localAuthFiles(env, options.dataDir);
+  const gatewayAuth: GatewayAuth | undefined = authFiles ? await loadGatewayAuth(authFiles) : undefined;
   const explicit = resolveEndpoints(env);
   const emulators =
     explicit?.s3 !== undefined && explicit.dynamodb !== undefined
@@ -117,6 +124,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     });
     const runtime = await import('../functions/runtime.js');
     const latencyModel = options.latencyModel ?? parseLatencyModel(env['SLUICE_LATENCY_MODEL']);
+    runtime.setAuthorizer(gatewayAuth?.authorizer);
     runtime.setStorageLayer(storageLayer(latencyModel, env['SLUICE_FAULTS']));
     const handlers: Handlers = {
       admin: (await import('../functions/admin.js')).handler,
@@ -126,7 +134,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     };
     const maintenance = (await import('../functions/maintenance.js')).handler;
 
-    const server = createGateway(handlers, log);
+    const server = createGateway(handlers, log, gatewayAuth);
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -172,6 +180,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       tableName,
       buckets,
       latencyModel,
+      auth: authFiles ? { mode: 'iam', ...authFiles } : { mode: 'open' },
       runMaintenance,
       stop: async () => {
         if (timer) clearInterval(timer);
@@ -212,6 +221,26 @@ const startReplicator = (
       clearInterval(timer);
       await running;
     },
+  };
+};
+
+/** SLUICE_AUTH=iam: the credentials and policy files (SLUICE_AUTH_KEYS, SLUICE_AUTH_POLICY). */
+const localAuthFiles = (
+  env: Record<string, string | undefined>,
+  dataDir: string | undefined,
+): { credentials: string; policy: string; region: string } | undefined => {
+  const mode = env['SLUICE_AUTH'] ?? 'open';
+  if (mode === 'open') return undefined;
+  if (mode !== 'iam') throw new Error(`SLUICE_AUTH must be "open" or "iam", not "${mode}"`);
+  const file = (variable: string, name: string): string => {
+    const path = env[variable] ?? (dataDir ? join(dataDir, name) : undefined);
+    if (!path) throw new Error(`SLUICE_AUTH=iam needs ${variable} (or a data directory holding ${name})`);
+    return path;
+  };
+  return {
+    credentials: file('SLUICE_AUTH_KEYS', 'credentials.json'),
+    policy: file('SLUICE_AUTH_POLICY', 'policy.json'),
+    region: env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'] ?? 'us-east-1',
   };
 };
 

@@ -51,6 +51,11 @@ try {
       `sluice: latency model ${stack.latencyModel}: every storage call waits as on AWS (modelled, not measured)`,
     );
   console.log(`sluice: ready in ${((Date.now() - started) / 1000).toFixed(1)} s — listening on ${stack.url}`);
+  console.log(
+    stack.auth.mode === 'iam'
+      ? `sluice: SLUICE_AUTH=iam — requests must be SigV4-signed (service execute-api, region ${stack.auth.region}) with a key of ${stack.auth.credentials}, and are allowed by the IAM policies of ${stack.auth.policy}`
+      : 'sluice: authorization is OPEN — any caller may do anything (local development); SLUICE_AUTH=iam enforces SigV4 and IAM policies',
+  );
   console.log(`sluice: try  curl ${stack.url}/v1/health`);
   let stopping = false;
   const stop = async (signal: string) => {

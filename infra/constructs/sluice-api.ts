@@ -3,10 +3,13 @@ import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 
+import type { RouteGrant } from '../../lib/auth/grants.js';
+import { adminGrants, consumeGrants, produceGrants } from '../../lib/auth/grants.js';
 import type { Job } from '../../lib/http/route-table.js';
 import { ROUTE_TABLE } from '../../lib/http/route-table.js';
 
@@ -107,6 +110,36 @@ export class SluiceApi extends Construct {
         });
       }
     }
+  }
+
+  /**
+   * Lets `grantee` produce to `topic` (Kafka WRITE on the topic, IDEMPOTENT_WRITE on the cluster, and
+   * DESCRIBE on a literal topic): `orders`, or `orders-*` for every topic starting `orders-` (Kafka's
+   * PREFIXED pattern type).
+   */
+  grantProduce(grantee: iam.IGrantable, topic: string): iam.Grant {
+    return this.grantRoutes(grantee, produceGrants(topic));
+  }
+
+  /** Lets `grantee` consume `topic` as a member of `group` (READ/DESCRIBE on both); each may be a `prefix-*`. */
+  grantConsume(grantee: iam.IGrantable, topic: string, group: string): iam.Grant {
+    return this.grantRoutes(grantee, consumeGrants(topic, group));
+  }
+
+  /** Lets `grantee` call every route: create, alter and delete topics and groups (Kafka ALL). */
+  grantAdmin(grantee: iam.IGrantable): iam.Grant {
+    return this.grantRoutes(grantee, adminGrants());
+  }
+
+  /** execute-api:Invoke on exactly these routes of this API's stage. */
+  private grantRoutes(grantee: iam.IGrantable, routes: readonly RouteGrant[]): iam.Grant {
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['execute-api:Invoke'],
+      resourceArns: routes.map((route) =>
+        this.httpApi.arnForExecuteApi(route.method, route.path, this.stage.stageName),
+      ),
+    });
   }
 
   /** Base URL of the `$default` stage, ending in `/`. */

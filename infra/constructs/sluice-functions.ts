@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, Fn, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -102,7 +102,7 @@ export class SluiceFunctions extends Construct {
         timeout: sizing.timeout,
         role,
         logGroup,
-        environment,
+        environment: job === 'groups' ? { ...environment, [ENV.authorizer]: 'iam' } : environment,
         projectRoot: REPO_ROOT,
         depsLockFilePath: path.join(REPO_ROOT, 'package-lock.json'),
         bundling: {
@@ -142,6 +142,7 @@ export class SluiceFunctions extends Construct {
     storage.grantReadObjects(functions.fetch);
 
     table.grantReadWriteData(functions.groups);
+    grantPolicySimulation(functions.groups);
 
     table.grantReadWriteData(functions.admin);
     storage.grantReadObjects(functions.admin);
@@ -152,6 +153,35 @@ export class SluiceFunctions extends Construct {
     storage.grantPutObjects(functions.maintenance);
     storage.grantDeleteObjects(functions.maintenance);
   }
+}
+
+/**
+ * The groups function checks the topics a heartbeat, commit or reset names by simulating the caller's
+ * policies (lib/adapters/aws/iam-authorizer.ts): SimulatePrincipalPolicy on this account's users and
+ * roles, and GetRole to find an assumed-role session's role ARN.
+ */
+function grantPolicySimulation(fn: nodejs.NodejsFunction): void {
+  const stack = Stack.of(fn);
+  const arn = (resource: string) =>
+    stack.formatArn({
+      service: 'iam',
+      region: '',
+      resource,
+      resourceName: '*',
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
+  fn.addToRolePolicy(
+    new iam.PolicyStatement({
+      actions: ['iam:SimulatePrincipalPolicy'],
+      resources: [arn('user'), arn('role')],
+    }),
+  );
+  fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['iam:GetRole'], resources: [arn('role')] }));
+  for (const kind of ['user', 'role'])
+    Validations.of(fn.role!).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:${kind}/*]`,
+      reason: `Any ${kind} of this account may call the API; the groups function simulates the caller's own policies (read-only) to check the topics a request body names, and cannot know callers in advance.`,
+    });
 }
 
 function pascal(job: string): string {

@@ -2,7 +2,7 @@
  * API Gateway HTTP API (payload format 2.0) ⇄ Sluice's HTTP model. The only place that knows the
  * event's shape; structural types so lib stays free of Lambda packages.
  */
-import type { HttpRequest, HttpResponse } from './types.js';
+import type { CallerContext, HttpRequest, HttpResponse } from './types.js';
 
 /**
  * A binary body's bytes beside its base64 text, for a gateway that runs the handler in its own process
@@ -71,12 +71,28 @@ export const requestFromEvent = (event: ApiGatewayV2Event): Omit<HttpRequest, 'p
       ? new Uint8Array(0)
       : // A Buffer is a Uint8Array: no second copy of a body that may be megabytes.
         Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8'));
+  const caller = callerFromContext(event.requestContext);
   return {
     method: event.requestContext.http.method.toUpperCase(),
     path: event.rawPath,
     query,
     headers,
     body,
+    ...(caller ? { caller } : {}),
+  };
+};
+
+/** The IAM authorizer's identity (routes with AWS_IAM carry it), undefined on public routes. */
+const callerFromContext = (context: ApiGatewayV2Event['requestContext']): CallerContext | undefined => {
+  const authorizer = context['authorizer'] as { iam?: { userArn?: unknown } } | undefined;
+  const principalArn = authorizer?.iam?.userArn;
+  if (typeof principalArn !== 'string' || principalArn === '') return undefined;
+  const text = (key: string): string => (typeof context[key] === 'string' ? (context[key] as string) : '');
+  return {
+    principalArn,
+    accountId: text('accountId'),
+    apiId: text('apiId'),
+    stage: text('stage') || '$default',
   };
 };
 

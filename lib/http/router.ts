@@ -14,12 +14,22 @@ interface CompiledRoute extends Route {
 
 export type Logger = (entry: Record<string, unknown>) => void;
 
+/**
+ * Runs before a route's handler (route key `METHOD pattern`): throws to refuse the request, or returns
+ * a step that the handler's response passes through (authorization filters what a caller may see).
+ */
+export type RouteGuard = (
+  routeKey: string,
+  request: HttpRequest,
+) => Promise<((response: HttpResponse) => Promise<HttpResponse>) | undefined>;
+
 export class Router {
   private readonly routes: CompiledRoute[];
 
   constructor(
     routes: readonly Route[],
     private readonly log: Logger = () => {},
+    private readonly guard?: RouteGuard,
   ) {
     this.routes = routes.map((route) => {
       const names: string[] = [];
@@ -49,7 +59,10 @@ export class Router {
       }
       const params: Record<string, string> = {};
       for (const [i, name] of found.route.names.entries()) params[name] = decodeSegment(found.m[i + 1] ?? '');
-      return await found.route.handler({ ...request, params });
+      const routed = { ...request, params };
+      const after = await this.guard?.(`${found.route.method} ${found.route.pattern}`, routed);
+      const response = await found.route.handler(routed);
+      return after ? await after(response) : response;
     } catch (error) {
       return this.errorResponse(error, request);
     }

@@ -12,6 +12,18 @@ export interface HttpRequest {
   /** Lower-cased header names. */
   headers: Record<string, string>;
   body: Uint8Array;
+  /** Who signed the request and which API it reached (API Gateway's IAM authorizer context). */
+  caller?: CallerContext;
+}
+
+/** The signer's principal and the API it called: what an execute-api ARN is built from. */
+export interface CallerContext {
+  /** `requestContext.authorizer.iam.userArn`, e.g. `arn:aws:iam::111122223333:user/alice`. */
+  principalArn: string;
+  /** The API owner's account (`requestContext.accountId`). */
+  accountId: string;
+  apiId: string;
+  stage: string;
 }
 
 export interface HttpResponse {

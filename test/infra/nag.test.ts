@@ -69,6 +69,10 @@ describe('cdk-nag AwsSolutions', () => {
       'Sluice/Functions/ProduceRole': [objects],
       'Sluice/Functions/FetchRole': [objects],
       'Sluice/Functions/MaintenanceRole': [objects],
+      'Sluice/Functions/GroupsRole': [
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:user/*]',
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:role/*]',
+      ],
       'Sluice/Api/HttpApi/GET--v1--health': ['AwsSolutions-APIG4'],
     });
     for (const rules of Object.values(acks)) {

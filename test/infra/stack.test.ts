@@ -298,6 +298,8 @@ describe('functions', () => {
       SLUICE_CLUSTER_ID: { 'Fn::Select': [2, { 'Fn::Split': ['/', { Ref: 'AWS::StackId' }] }] },
       SLUICE_MAX_REQUEST_BYTES: '4194304',
       NODE_OPTIONS: '--enable-source-maps',
+      // Only the groups routes name resources in their bodies (subscribed and committed topics).
+      ...(job === 'groups' ? { SLUICE_AUTHORIZER: 'iam' } : {}),
     });
   });
 
@@ -372,6 +374,26 @@ describe('IAM', () => {
     expect(statements.groups.some((s) => [s.Action].flat().some((a) => String(a).startsWith('s3:')))).toBe(
       false,
     );
+  });
+
+  it('groups may simulate this account’s users’ and roles’ policies and read roles, and no other IAM action', () => {
+    const iamStatements = statements.groups.filter((s) =>
+      [s.Action].flat().some((a) => String(a).startsWith('iam:')),
+    );
+    const arn = (kind: string) => ({
+      'Fn::Join': [
+        '',
+        ['arn:', { Ref: 'AWS::Partition' }, ':iam::', { Ref: 'AWS::AccountId' }, `:${kind}/*`],
+      ],
+    });
+    expect(iamStatements).toEqual([
+      { Effect: 'Allow', Action: 'iam:SimulatePrincipalPolicy', Resource: [arn('role'), arn('user')] },
+      { Effect: 'Allow', Action: 'iam:GetRole', Resource: arn('role') },
+    ]);
+    for (const job of JOBS.filter((j) => j !== 'groups'))
+      expect(statements[job].some((s) => [s.Action].flat().some((a) => String(a).startsWith('iam:')))).toBe(
+        false,
+      );
   });
 
   it('admin reads and deletes objects but never puts them', () => {

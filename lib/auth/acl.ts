@@ -1,0 +1,188 @@
+/**
+ * Kafka ACLs on IAM: which Kafka operation on which resource each route of the route table is, and
+ * which further resources a request names in its body or query. Every check is a route-shaped
+ * (method, path) pair, so one `execute-api:Invoke` policy on route paths decides both: API Gateway
+ * checks the request's own path, and the handler checks the implied paths through the Authorizer port.
+ */
+import type { ErrorCode } from '../errors.js';
+import { SluiceError } from '../errors.js';
+import type { HttpMethod } from '../http/types.js';
+
+/** Kafka's AclOperation names (the ones Sluice's routes need). */
+export type AclOperation =
+  | 'READ'
+  | 'WRITE'
+  | 'CREATE'
+  | 'DELETE'
+  | 'ALTER'
+  | 'DESCRIBE'
+  | 'IDEMPOTENT_WRITE'
+  /** A route without a row in ROUTE_ACLS: its path is still checked, as API Gateway checks it. */
+  | 'ALL';
+
+/** Kafka's ResourceType names. */
+export type AclResourceType = 'TOPIC' | 'GROUP' | 'CLUSTER';
+
+/** Kafka names the one cluster resource `kafka-cluster`. */
+export const CLUSTER_RESOURCE = 'kafka-cluster';
+
+export interface RouteAcl {
+  operation: AclOperation;
+  resourceType: AclResourceType;
+  /** The path parameter that names the resource; absent for the cluster. */
+  param?: 'topic' | 'group';
+}
+
+/** Route (`METHOD pattern` of lib/http/route-table.ts) → the Kafka ACL its path grants. */
+export const ROUTE_ACLS: Readonly<Record<string, RouteAcl>> = {
+  'GET /v1/cluster': { operation: 'DESCRIBE', resourceType: 'CLUSTER' },
+  'POST /v1/topics': { operation: 'CREATE', resourceType: 'CLUSTER' },
+  'GET /v1/topics': { operation: 'DESCRIBE', resourceType: 'CLUSTER' },
+  'GET /v1/topics/{topic}': { operation: 'DESCRIBE', resourceType: 'TOPIC', param: 'topic' },
+  'PATCH /v1/topics/{topic}': { operation: 'ALTER', resourceType: 'TOPIC', param: 'topic' },
+  'DELETE /v1/topics/{topic}': { operation: 'DELETE', resourceType: 'TOPIC', param: 'topic' },
+  'POST /v1/topics/{topic}/records': { operation: 'WRITE', resourceType: 'TOPIC', param: 'topic' },
+  'POST /v1/topics/{topic}/partitions/{partition}/batches': {
+    operation: 'WRITE',
+    resourceType: 'TOPIC',
+    param: 'topic',
+  },
+  'POST /v1/producers': { operation: 'IDEMPOTENT_WRITE', resourceType: 'CLUSTER' },
+  'GET /v1/topics/{topic}/partitions/{partition}/records': {
+    operation: 'READ',
+    resourceType: 'TOPIC',
+    param: 'topic',
+  },
+  'GET /v1/topics/{topic}/partitions/{partition}/offsets': {
+    operation: 'DESCRIBE',
+    resourceType: 'TOPIC',
+    param: 'topic',
+  },
+  'POST /v1/groups/{group}/heartbeat': { operation: 'READ', resourceType: 'GROUP', param: 'group' },
+  'POST /v1/groups/{group}/offsets': { operation: 'READ', resourceType: 'GROUP', param: 'group' },
+  'GET /v1/groups/{group}/offsets': { operation: 'DESCRIBE', resourceType: 'GROUP', param: 'group' },
+  'POST /v1/groups/{group}/offsets/reset': { operation: 'READ', resourceType: 'GROUP', param: 'group' },
+  'GET /v1/groups': { operation: 'DESCRIBE', resourceType: 'CLUSTER' },
+  'GET /v1/groups/{group}': { operation: 'DESCRIBE', resourceType: 'GROUP', param: 'group' },
+  'DELETE /v1/groups/{group}': { operation: 'DELETE', resourceType: 'GROUP', param: 'group' },
+};
+
+/** One permission to check: the Kafka ACL, and the route path whose `execute-api:Invoke` grants it. */
+export interface AccessCheck {
+  operation: AclOperation;
+  resourceType: AclResourceType;
+  resource: string;
+  method: HttpMethod;
+  /** Percent-encoded request path, e.g. `/v1/topics/orders/partitions/*\/records`. */
+  path: string;
+}
+
+const seg = (name: string): string => encodeURIComponent(name);
+
+/**
+ * READ on a topic named in a body is checked as fetching from it, on every partition (`*` is literal
+ * in the checked path, so only a policy wildcard covering all partitions matches): a principal that
+ * may not fetch a topic cannot subscribe to it or commit offsets for it either.
+ */
+export const topicRead = (topic: string): AccessCheck => ({
+  operation: 'READ',
+  resourceType: 'TOPIC',
+  resource: topic,
+  method: 'GET',
+  path: `/v1/topics/${seg(topic)}/partitions/*/records`,
+});
+
+/** DESCRIBE on a topic is checked as describing it. */
+export const topicDescribe = (topic: string): AccessCheck => ({
+  operation: 'DESCRIBE',
+  resourceType: 'TOPIC',
+  resource: topic,
+  method: 'GET',
+  path: `/v1/topics/${seg(topic)}`,
+});
+
+/**
+ * The check of a request's own path (what API Gateway's AWS_IAM authorizer decides). A route that has
+ * no ACL row yet is checked on its path all the same, refused as CLUSTER (fail closed, never open).
+ */
+export const routeCheck = (
+  routeKey: string,
+  path: string,
+  params: Readonly<Record<string, string>>,
+): AccessCheck => {
+  const acl = ROUTE_ACLS[routeKey] ?? { operation: 'ALL', resourceType: 'CLUSTER' };
+  const method = routeKey.slice(0, routeKey.indexOf(' ')) as HttpMethod;
+  return {
+    operation: acl.operation,
+    resourceType: acl.resourceType,
+    resource: acl.param ? (params[acl.param] ?? '') : CLUSTER_RESOURCE,
+    method,
+    path,
+  };
+};
+
+const strings = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+
+const objects = (value: unknown): Record<string, unknown>[] =>
+  Array.isArray(value)
+    ? value.filter((v): v is Record<string, unknown> => v !== null && typeof v === 'object')
+    : [];
+
+/**
+ * The further resources a request names beyond its path. Reads only the fields that name resources
+ * and ignores malformed ones: the handler's own validation answers those with a 400, which says
+ * nothing about any resource.
+ */
+export const impliedChecks = (
+  routeKey: string,
+  query: Readonly<Record<string, string>>,
+  body: unknown,
+): AccessCheck[] => {
+  const fields = body !== null && typeof body === 'object' ? (body as Record<string, unknown>) : {};
+  const topics: string[] = [];
+  switch (routeKey) {
+    case 'POST /v1/groups/{group}/heartbeat':
+      topics.push(...strings(fields['subscribedTopics']));
+      topics.push(...objects(fields['ownedPartitions']).flatMap((o) => strings([o['topic']])));
+      break;
+    case 'POST /v1/groups/{group}/offsets':
+      topics.push(...objects(fields['offsets']).flatMap((o) => strings([o['topic']])));
+      break;
+    case 'POST /v1/groups/{group}/offsets/reset':
+      topics.push(...strings([fields['topic']]));
+      break;
+    case 'GET /v1/groups/{group}/offsets':
+      return query['topic'] === undefined ? [] : [topicDescribe(query['topic'])];
+    default:
+      return [];
+  }
+  return [...new Set(topics)].map(topicRead);
+};
+
+/** Routes whose bodies name resources (the handler parses these bodies once more for the check). */
+export const BODY_NAMED_ROUTES: ReadonlySet<string> = new Set([
+  'POST /v1/groups/{group}/heartbeat',
+  'POST /v1/groups/{group}/offsets',
+  'POST /v1/groups/{group}/offsets/reset',
+]);
+
+const REFUSAL: Record<AclResourceType, ErrorCode> = {
+  TOPIC: 'TOPIC_AUTHORIZATION_FAILED',
+  GROUP: 'GROUP_AUTHORIZATION_FAILED',
+  CLUSTER: 'CLUSTER_AUTHORIZATION_FAILED',
+};
+
+/**
+ * The answer to a denied check. It names only what the caller asked for and is the same whether the
+ * resource exists or not: it is decided before anything is looked up.
+ */
+export const refusal = (check: AccessCheck): SluiceError =>
+  new SluiceError(
+    REFUSAL[check.resourceType],
+    check.operation === 'ALL'
+      ? `not authorized to call ${check.method} ${check.path}`
+      : check.resourceType === 'CLUSTER'
+        ? `not authorized to ${check.operation} the cluster`
+        : `not authorized to ${check.operation} ${check.resourceType.toLowerCase()} ${check.resource}`,
+  );

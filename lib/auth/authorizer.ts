@@ -1,0 +1,86 @@
+/**
+ * The Authorizer port: may this caller invoke these route-shaped checks? API Gateway's AWS_IAM
+ * authorizer only sees a request's own path, so the handler asks this port about the resources a body
+ * names (lib/auth/acl.ts), before it looks anything up. On AWS it is answered by IAM's policy
+ * simulator for the caller's principal (lib/adapters/aws/iam-authorizer.ts); locally by the same
+ * policy evaluator the local gateway uses (PolicyAuthorizer below).
+ */
+import { SluiceError } from '../errors.js';
+import type { RouteGuard } from '../http/router.js';
+import type { CallerContext, HttpRequest } from '../http/types.js';
+import type { AccessCheck } from './acl.js';
+import { BODY_NAMED_ROUTES, impliedChecks, refusal } from './acl.js';
+import type { Decision, PolicyDocument } from './policy.js';
+import { evaluatePolicies } from './policy.js';
+import { OFFSET_LISTINGS, describableTopicsOnly } from './visibility.js';
+
+export const INVOKE_ACTION = 'execute-api:Invoke';
+
+export interface Authorizer {
+  /** One answer per check, in order: true when the caller's policies allow `execute-api:Invoke`. */
+  allowed(caller: CallerContext, checks: readonly AccessCheck[]): Promise<boolean[]>;
+}
+
+/** `arn:aws:execute-api:{region}:{account}:{apiId}/{stage}/{METHOD}{path}`, as IAM sees an invocation. */
+export const executeApiArn = (
+  region: string,
+  caller: Pick<CallerContext, 'accountId' | 'apiId' | 'stage'>,
+  check: Pick<AccessCheck, 'method' | 'path'>,
+): string =>
+  `arn:aws:execute-api:${region}:${caller.accountId}:${caller.apiId}/${caller.stage}/${check.method}${check.path}`;
+
+/** Decides checks with IAM's evaluation of a principal's identity policies (no AWS call). */
+export class PolicyAuthorizer implements Authorizer {
+  constructor(
+    private readonly options: {
+      region: string;
+      /** The identity policies attached to a principal; none for an unknown one. */
+      policiesFor: (principalArn: string) => readonly PolicyDocument[];
+    },
+  ) {}
+
+  /** IAM's decision (allow, explicit or implicit deny) for one check. */
+  decide(caller: CallerContext, check: Pick<AccessCheck, 'method' | 'path'>): Decision {
+    return evaluatePolicies(
+      this.options.policiesFor(caller.principalArn),
+      INVOKE_ACTION,
+      executeApiArn(this.options.region, caller, check),
+    );
+  }
+
+  allowed(caller: CallerContext, checks: readonly AccessCheck[]): Promise<boolean[]> {
+    return Promise.resolve(checks.map((check) => this.decide(caller, check) === 'allow'));
+  }
+}
+
+const parseBody = (request: HttpRequest): unknown => {
+  try {
+    return JSON.parse(
+      Buffer.from(request.body.buffer, request.body.byteOffset, request.body.length).toString(),
+    );
+  } catch {
+    // The handler answers a malformed body with 400 INVALID_REQUEST; there is nothing to check here.
+    return undefined;
+  }
+};
+
+/**
+ * The router's guard: refuses a request whose body or query names a resource the caller may not use,
+ * before the handler runs, and filters offset listings to the topics the caller may describe. Without a caller (a public route, or no IAM context at all) a request that
+ * names resources is refused: the deployment asked for checks, so they never silently pass.
+ */
+export const impliedAccessGuard =
+  (authorizer: Authorizer): RouteGuard =>
+  async (routeKey: string, request: HttpRequest) => {
+    const body = BODY_NAMED_ROUTES.has(routeKey) && request.body.length > 0 ? parseBody(request) : undefined;
+    const checks = impliedChecks(routeKey, request.query, body);
+    if (checks.length > 0) {
+      if (!request.caller) throw new SluiceError('SASL_AUTHENTICATION_FAILED', 'the request is not signed');
+      const answers = await authorizer.allowed(request.caller, checks);
+      const denied = checks.find((_, i) => answers[i] !== true);
+      if (denied) throw refusal(denied);
+    }
+    return OFFSET_LISTINGS.has(routeKey) && request.query['topic'] === undefined
+      ? (response) => describableTopicsOnly(authorizer, request.caller, response)
+      : undefined;
+  };

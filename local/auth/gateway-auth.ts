@@ -1,0 +1,136 @@
+/**
+ * `SLUICE_AUTH=iam` for the local gateway: what API Gateway's AWS_IAM authorizer does before a Lambda
+ * runs. It verifies the SigV4 signature (401 SASL_AUTHENTICATION_FAILED), evaluates the signer's
+ * identity policies for `execute-api:Invoke` on the route's ARN (403 with the Kafka code of the
+ * route's resource), and hands the handler the same `requestContext.authorizer.iam` identity AWS
+ * does, so the handler's checks of body-named resources see the same caller.
+ */
+import { refusal, routeCheck } from '../../lib/auth/acl.js';
+import { PolicyAuthorizer, executeApiArn } from '../../lib/auth/authorizer.js';
+import type { PolicyDocument } from '../../lib/auth/policy.js';
+import { SluiceError, isSluiceError } from '../../lib/errors.js';
+import type { RouteSpec } from '../../lib/http/route-table.js';
+import type { LocalCredential } from './files.js';
+import { loadCredentials, loadPolicies } from './files.js';
+import { verifySigV4 } from './sigv4.js';
+
+/** The local API's identity in execute-api ARNs: arn:aws:execute-api:{region}:000000000000:sluice-local/$default/… */
+export const LOCAL_API = { accountId: '000000000000', apiId: 'sluice-local', stage: '$default' } as const;
+
+export interface GatewayRequest {
+  method: string;
+  route: RouteSpec;
+  /** The path the route matched (URL-normalized). */
+  path: string;
+  /** The request target's path as sent, for the signature. */
+  rawPath: string;
+  rawQuery: string;
+  headers: Readonly<Record<string, string>>;
+  body: Uint8Array;
+}
+
+/** Either the event's extra `requestContext` fields, or the refusal to answer with. */
+export type GatewayAuthResult =
+  | { context: Record<string, unknown> }
+  /** `reason` is for the operator's log, never for the answer. */
+  | { refusal: SluiceError; reason: string };
+
+export interface GatewayAuth {
+  check(request: GatewayRequest): Promise<GatewayAuthResult>;
+  /** Decides the handler's body-named checks with the same policies. */
+  authorizer: PolicyAuthorizer;
+}
+
+export interface LocalAuthOptions {
+  credentials: ReadonlyMap<string, LocalCredential>;
+  policies: ReadonlyMap<string, readonly PolicyDocument[]>;
+  region: string;
+  now?: () => number;
+}
+
+/**
+ * The path as an ARN names it: each segment decoded and encoded again in one canonical form, so
+ * `%6Frders` and `orders` are the same resource to a policy (as they are to the router).
+ */
+export const canonicalPath = (path: string): string | undefined => {
+  try {
+    return path
+      .split('/')
+      .map((s) => encodeURIComponent(decodeURIComponent(s)))
+      .join('/');
+  } catch {
+    return undefined;
+  }
+};
+
+const paramsOf = (pattern: string, path: string): Record<string, string> => {
+  const names = [...pattern.matchAll(/\{([a-zA-Z]+)\}/g)].map((m) => m[1]!);
+  const m = new RegExp(`^${pattern.replace(/\{[a-zA-Z]+\}/g, '([^/]+)')}/?$`).exec(path);
+  const params: Record<string, string> = {};
+  names.forEach((name, i) => (params[name] = decodeURIComponent(m?.[i + 1] ?? '')));
+  return params;
+};
+
+export const createGatewayAuth = (options: LocalAuthOptions): GatewayAuth => {
+  const authorizer = new PolicyAuthorizer({
+    region: options.region,
+    policiesFor: (arn) => options.policies.get(arn) ?? [],
+  });
+  const now = options.now ?? Date.now;
+  const check = async (request: GatewayRequest): Promise<GatewayAuthResult> => {
+    if (request.route.public) return { context: {} };
+    let credential: LocalCredential;
+    try {
+      credential = await verifySigV4(request, {
+        region: options.region,
+        now: now(),
+        credential: (id) => options.credentials.get(id),
+      });
+    } catch (error) {
+      if (isSluiceError(error)) return { refusal: error, reason: error.message };
+      throw error;
+    }
+    const path = canonicalPath(request.path);
+    if (path === undefined)
+      return {
+        refusal: new SluiceError('INVALID_REQUEST', 'the path is not valid percent-encoding'),
+        reason: 'bad percent-encoding',
+      };
+    const routeKey = `${request.route.method} ${request.route.pattern}`;
+    const accessCheck = routeCheck(routeKey, path, paramsOf(request.route.pattern, path));
+    const caller = { principalArn: credential.principalArn, ...LOCAL_API };
+    const decision = authorizer.decide(caller, accessCheck);
+    if (decision !== 'allow')
+      return {
+        refusal: refusal(accessCheck),
+        reason: `${decision} of execute-api:Invoke for ${credential.principalArn} on ${executeApiArn(options.region, caller, accessCheck)}`,
+      };
+    return {
+      context: {
+        accountId: LOCAL_API.accountId,
+        apiId: LOCAL_API.apiId,
+        authorizer: {
+          iam: {
+            accessKey: credential.accessKeyId,
+            accountId: /::(\d{12}):/.exec(credential.principalArn)?.[1] ?? '',
+            callerId: credential.accessKeyId,
+            userArn: credential.principalArn,
+          },
+        },
+      },
+    };
+  };
+  return { check, authorizer };
+};
+
+/** Builds the gateway's auth from the credentials and policy files (paths already resolved). */
+export const loadGatewayAuth = async (files: {
+  credentials: string;
+  policy: string;
+  region: string;
+}): Promise<GatewayAuth> =>
+  createGatewayAuth({
+    credentials: await loadCredentials(files.credentials),
+    policies: await loadPolicies(files.policy),
+    region: files.region,
+  });

@@ -1,0 +1,213 @@
+/**
+ * The authorization matrix: every route of lib/http/route-table.ts × (allowed, implicitly denied,
+ * explicitly denied, unsigned, tampered body or query, tampered date, expired) through `npm start`'s
+ * gateway in SLUICE_AUTH=iam mode, over real sockets against DynamoDB Local and s3rver. Every refusal must leave every table
+ * item and object as it was, and must not reach the handler at all (no invocation, no read).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROUTE_ACLS } from '../../lib/auth/acl.js';
+import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import { ROUTE_TABLE } from '../../lib/http/route-table.js';
+import type { AuthStack, CallOptions } from './auth-stack.js';
+import { API_ARN, arn, invokePolicy, startAuthStack } from './auth-stack.js';
+
+/** One concrete request per route, in route-table order, and the answer it gets when allowed. */
+interface Row {
+  key: string;
+  path: string;
+  body?: unknown;
+  contentType?: string;
+  status: number;
+}
+
+const HEARTBEAT = { memberId: null, memberEpoch: 0, subscribedTopics: ['orders'], ownedPartitions: [] };
+const ROWS: Row[] = [
+  { key: 'GET /v1/health', path: '/v1/health', status: 200 },
+  { key: 'GET /v1/cluster', path: '/v1/cluster', status: 200 },
+  { key: 'POST /v1/topics', path: '/v1/topics', body: { name: 'fresh', partitions: 1 }, status: 201 },
+  { key: 'GET /v1/topics', path: '/v1/topics', status: 200 },
+  { key: 'GET /v1/topics/{topic}', path: '/v1/topics/orders', status: 200 },
+  { key: 'PATCH /v1/topics/{topic}', path: '/v1/topics/orders', body: { partitions: 3 }, status: 200 },
+  { key: 'DELETE /v1/topics/{topic}', path: '/v1/topics/victim', status: 204 },
+  {
+    key: 'POST /v1/topics/{topic}/records',
+    path: '/v1/topics/orders/records',
+    body: { records: [{ key: 'k', value: 'v' }] },
+    status: 200,
+  },
+  {
+    key: 'POST /v1/topics/{topic}/partitions/{partition}/batches',
+    path: '/v1/topics/orders/partitions/0/batches',
+    body: encodeRecordBatch([
+      { key: Buffer.from('k'), value: Buffer.from('batch'), timestamp: 1_700_000_000_000 },
+    ]),
+    contentType: 'application/vnd.kafka.record-batch',
+    status: 200,
+  },
+  { key: 'POST /v1/producers', path: '/v1/producers', status: 200 },
+  {
+    key: 'GET /v1/topics/{topic}/partitions/{partition}/records',
+    path: '/v1/topics/orders/partitions/0/records?offset=0',
+    status: 200,
+  },
+  {
+    key: 'GET /v1/topics/{topic}/partitions/{partition}/offsets',
+    path: '/v1/topics/orders/partitions/0/offsets?at=latest',
+    status: 200,
+  },
+  {
+    key: 'POST /v1/groups/{group}/heartbeat',
+    path: '/v1/groups/billing/heartbeat',
+    body: HEARTBEAT,
+    status: 200,
+  },
+  {
+    key: 'POST /v1/groups/{group}/offsets',
+    path: '/v1/groups/ledger/offsets',
+    body: { offsets: [{ topic: 'orders', partition: 0, offset: 1 }] },
+    status: 200,
+  },
+  { key: 'GET /v1/groups/{group}/offsets', path: '/v1/groups/ledger/offsets', status: 200 },
+  {
+    key: 'POST /v1/groups/{group}/offsets/reset',
+    path: '/v1/groups/ledger/offsets/reset',
+    body: { topic: 'orders', to: 'earliest' },
+    status: 200,
+  },
+  { key: 'GET /v1/groups', path: '/v1/groups', status: 200 },
+  { key: 'GET /v1/groups/{group}', path: '/v1/groups/billing', status: 200 },
+  { key: 'DELETE /v1/groups/{group}', path: '/v1/groups/ledger', status: 204 },
+];
+
+const method = (row: Row): string => row.key.split(' ')[0]!;
+const pathOnly = (row: Row): string => row.path.split('?')[0]!;
+const rowArns = ROWS.map((row) => arn(method(row), pathOnly(row)));
+
+const CODES = {
+  TOPIC: 'TOPIC_AUTHORIZATION_FAILED',
+  GROUP: 'GROUP_AUTHORIZATION_FAILED',
+  CLUSTER: 'CLUSTER_AUTHORIZATION_FAILED',
+};
+
+let t: AuthStack;
+beforeAll(async () => {
+  t = await startAuthStack([
+    { name: 'admin', policies: [invokePolicy([`${API_ARN}/*`])] },
+    // Exactly the matrix's requests, plus READ on orders for the group routes' body-named checks.
+    {
+      name: 'app',
+      policies: [invokePolicy([...rowArns, arn('GET', '/v1/topics/orders/partitions/*/records')])],
+    },
+    // Allowed something else only: an implicit deny on every row.
+    { name: 'outsider', policies: [invokePolicy([arn('GET', '/v1/topics/unrelated')])] },
+    // Allowed everything, then an explicit Deny on every row: Deny wins.
+    { name: 'fenced', policies: [invokePolicy([`${API_ARN}/*`]), invokePolicy([], rowArns)] },
+  ]);
+  for (const [name, partitions] of [
+    ['orders', 2],
+    ['victim', 1],
+  ] as const) {
+    expect((await t.call('admin', 'POST', '/v1/topics', { body: { name, partitions } })).status).toBe(201);
+  }
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+const flipLastByte = (body: Uint8Array): Uint8Array => {
+  const copy = Uint8Array.from(body);
+  copy[copy.length - 1] = copy[copy.length - 1]! ^ 0x20;
+  return copy;
+};
+
+/** After signing: change a body byte, or add a query parameter to a request without a body. */
+const tamper: CallOptions['tamper'] = ({ path, body, headers }) =>
+  body && body.length > 0
+    ? { path, body: flipLastByte(body), headers }
+    : { path: `${path}${path.includes('?') ? '&' : '?'}offset=1`, body, headers };
+
+/** After signing: move X-Amz-Date one second (inside the window: only the signature can tell). */
+const redate: CallOptions['tamper'] = (sent) => {
+  const at = sent.headers['x-amz-date']!;
+  const seconds = (Number(at.slice(13, 15)) + 1) % 60;
+  return {
+    ...sent,
+    headers: { ...sent.headers, 'x-amz-date': `${at.slice(0, 13)}${String(seconds).padStart(2, '0')}Z` },
+  };
+};
+
+const SIXTEEN_MINUTES_AGO = () => new Date(Date.now() - 16 * 60 * 1000);
+
+describe('every route × every way in', () => {
+  it('covers every route of the route table, each with an ACL', () => {
+    expect(ROWS.map((r) => r.key)).toEqual(ROUTE_TABLE.map((s) => `${s.method} ${s.pattern}`));
+    expect(Object.keys(ROUTE_ACLS).sort()).toEqual(
+      ROUTE_TABLE.filter((s) => !s.public)
+        .map((s) => `${s.method} ${s.pattern}`)
+        .sort(),
+    );
+  });
+
+  for (const row of ROWS) {
+    const acl = ROUTE_ACLS[row.key];
+    it(`${row.key}: refused six ways with nothing written or read, then allowed`, async () => {
+      const base = { body: row.body, ...(row.contentType ? { contentType: row.contentType } : {}) };
+      const cases: [string, string | undefined, CallOptions, number, string][] = acl
+        ? [
+            ['implicit deny', 'outsider', base, 403, CODES[acl.resourceType]],
+            ['explicit deny', 'fenced', base, 403, CODES[acl.resourceType]],
+            ['unsigned', undefined, base, 401, 'SASL_AUTHENTICATION_FAILED'],
+            ['tampered', 'app', { ...base, tamper }, 401, 'SASL_AUTHENTICATION_FAILED'],
+            ['tampered date', 'app', { ...base, tamper: redate }, 401, 'SASL_AUTHENTICATION_FAILED'],
+            [
+              'expired',
+              'app',
+              { ...base, signedAt: SIXTEEN_MINUTES_AGO() },
+              401,
+              'SASL_AUTHENTICATION_FAILED',
+            ],
+          ]
+        : [];
+      for (const [what, principal, options, status, code] of cases) {
+        const before = await t.snapshot();
+        const reply = await t.call(principal, method(row), row.path, options);
+        expect({ what, status: reply.status, code: reply.json?.error?.code }).toEqual({ what, status, code });
+        expect(reply.json.error.retriable).toBe(false);
+        expect(await t.snapshot(), what).toEqual(before);
+      }
+      if (!acl) {
+        // The public health probe: every caller, signed or not, valid or not, gets the same 200.
+        for (const principal of [undefined, 'outsider', 'fenced']) {
+          expect((await t.call(principal, 'GET', row.path)).status).toBe(200);
+        }
+        expect((await t.call('app', 'GET', row.path, { signedAt: SIXTEEN_MINUTES_AGO() })).status).toBe(200);
+      }
+      const allowed = await t.call('app', method(row), row.path, base);
+      expect({ status: allowed.status, body: allowed.json }).toMatchObject({ status: row.status });
+    });
+  }
+});
+
+describe('a refused caller learns nothing about existence', () => {
+  const pairs: [string, string, string][] = [
+    ['GET', '/v1/topics/orders', '/v1/topics/ghost'],
+    ['DELETE', '/v1/topics/orders', '/v1/topics/ghost'],
+    [
+      'GET',
+      '/v1/topics/orders/partitions/0/records?offset=0',
+      '/v1/topics/ghost/partitions/0/records?offset=0',
+    ],
+    ['GET', '/v1/groups/billing', '/v1/groups/ghost'],
+    ['GET', '/v1/groups/billing/offsets', '/v1/groups/ghost/offsets'],
+  ];
+  it.each(pairs)('%s %s and its missing twin get the same answer', async (verb, existing, missing) => {
+    const name = (path: string) => path.split('/')[3]!;
+    const a = await t.call('outsider', verb, existing);
+    const b = await t.call('outsider', verb, missing);
+    expect(a.status).toBe(403);
+    expect(b.status).toBe(a.status);
+    expect(JSON.stringify(b.json).replaceAll(name(missing), 'X')).toBe(
+      JSON.stringify(a.json).replaceAll(name(existing), 'X'),
+    );
+  });
+});

@@ -1,0 +1,188 @@
+/**
+ * The handler side of authorization, as it runs in Lambda: the caller comes from the event's IAM
+ * authorizer context, and the router's guard checks body-named resources through the Authorizer port
+ * before the route's handler (and so before any storage access).
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
+import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
+import { impliedChecks } from '../../lib/auth/acl.js';
+import type { Authorizer } from '../../lib/auth/authorizer.js';
+import { createSluice } from '../../lib/app.js';
+import type { ApiGatewayV2Event } from '../../lib/http/apigw.js';
+import { requestFromEvent } from '../../lib/http/apigw.js';
+import { describableTopicsOnly } from '../../lib/auth/visibility.js';
+import type { CallerContext } from '../../lib/http/types.js';
+import { TestClock } from './log-support.js';
+
+const event = (over: Partial<ApiGatewayV2Event['requestContext']>, body: unknown): ApiGatewayV2Event => ({
+  version: '2.0',
+  routeKey: 'POST /v1/groups/{group}/heartbeat',
+  rawPath: '/v1/groups/billing/heartbeat',
+  rawQueryString: '',
+  headers: { 'content-type': 'application/json' },
+  requestContext: {
+    http: { method: 'POST', path: '/v1/groups/billing/heartbeat' },
+    requestId: 'r1',
+    accountId: '123456789012',
+    apiId: 'abc123',
+    stage: '$default',
+    ...over,
+  },
+  body: JSON.stringify(body),
+  isBase64Encoded: false,
+});
+
+const IAM = { authorizer: { iam: { userArn: 'arn:aws:iam::111122223333:user/alice', accessKey: 'AKID' } } };
+const JOIN = { memberId: null, memberEpoch: 0, subscribedTopics: ['orders', 'secret'], ownedPartitions: [] };
+
+describe('the caller from the event', () => {
+  it('is the IAM authorizer’s principal and the API the request reached', () => {
+    expect(requestFromEvent(event(IAM, JOIN)).caller).toEqual({
+      principalArn: 'arn:aws:iam::111122223333:user/alice',
+      accountId: '123456789012',
+      apiId: 'abc123',
+      stage: '$default',
+    });
+  });
+
+  it('is absent on a route without IAM authorization', () => {
+    expect(requestFromEvent(event({}, JOIN)).caller).toBeUndefined();
+  });
+});
+
+describe('implied checks', () => {
+  it('names each body topic once, and nothing for malformed fields', () => {
+    const checks = impliedChecks(
+      'POST /v1/groups/{group}/heartbeat',
+      {},
+      {
+        subscribedTopics: ['a', 'b', 'a', 7, null],
+        ownedPartitions: [{ topic: 'b' }, { topic: 'c' }, 'x', null, { topic: 1 }],
+      },
+    );
+    expect(checks.map((c) => `${c.operation} ${c.method} ${c.path}`)).toEqual([
+      'READ GET /v1/topics/a/partitions/*/records',
+      'READ GET /v1/topics/b/partitions/*/records',
+      'READ GET /v1/topics/c/partitions/*/records',
+    ]);
+    expect(impliedChecks('POST /v1/groups/{group}/offsets', {}, { offsets: 'nope' })).toEqual([]);
+    expect(impliedChecks('POST /v1/topics/{topic}/records', {}, { topic: 'x' })).toEqual([]);
+    expect(impliedChecks('GET /v1/groups/{group}/offsets', { topic: 'a/b' }, undefined)[0]?.path).toBe(
+      '/v1/topics/a%2Fb',
+    );
+  });
+});
+
+describe('the router guard', () => {
+  const setup = () => {
+    const store = new MemoryMetadataStore();
+    const asked: string[][] = [];
+    const authorizer: Authorizer = {
+      allowed: async (caller: CallerContext, checks) => {
+        asked.push(checks.map((c) => `${caller.principalArn} ${c.resource}`));
+        return checks.map((c) => c.resource !== 'secret');
+      },
+    };
+    const clock = new TestClock();
+    const sluice = createSluice({
+      store,
+      objectStores: [new MemoryObjectStore('s0', undefined, clock)],
+      clock,
+      config: { clusterId: 't' },
+      authorizer,
+    });
+    return { store, asked, router: sluice.router('groups') };
+  };
+
+  it('refuses a body naming a topic the caller may not read, before the handler touches storage', async () => {
+    const { store, asked, router } = setup();
+    const response = await router.handle(requestFromEvent(event(IAM, JOIN)));
+    expect(response).toMatchObject({
+      status: 403,
+      body: {
+        error: {
+          code: 'TOPIC_AUTHORIZATION_FAILED',
+          message: 'not authorized to READ topic secret',
+          retriable: false,
+        },
+      },
+    });
+    expect(asked).toEqual([
+      ['arn:aws:iam::111122223333:user/alice orders', 'arn:aws:iam::111122223333:user/alice secret'],
+    ]);
+    expect(store.meter.read().metadataReads).toBe(0);
+    expect(store.dump()).toEqual([]);
+  });
+
+  it('fails closed: a body naming resources without a caller is a 401', async () => {
+    const { store, router } = setup();
+    const response = await router.handle(requestFromEvent(event({}, JOIN)));
+    expect(response).toMatchObject({ status: 401, body: { error: { code: 'SASL_AUTHENTICATION_FAILED' } } });
+    expect(store.meter.read().metadataReads).toBe(0);
+  });
+
+  it('lets an allowed body through to the handler', async () => {
+    const { router } = setup();
+    const response = await router.handle(
+      requestFromEvent(event(IAM, { ...JOIN, subscribedTopics: ['orders'] })),
+    );
+    expect(response.status).toBe(200);
+  });
+});
+
+describe('group listings', () => {
+  const authorizer: Authorizer = { allowed: async (_, checks) => checks.map((c) => c.resource === 'orders') };
+  const caller: CallerContext = {
+    principalArn: 'arn:aws:iam::1:user/a',
+    accountId: '1',
+    apiId: 'x',
+    stage: '$default',
+  };
+
+  it('leave out undescribable topics from offsets, subscriptions and assignments, keeping the rest', async () => {
+    const body = {
+      groupId: 'g',
+      members: [
+        {
+          memberId: 'm',
+          subscribedTopics: ['secret', 'orders'],
+          assignment: {
+            topicPartitions: [
+              { topic: 'secret', partitions: [0] },
+              { topic: 'orders', partitions: [1] },
+            ],
+          },
+        },
+        { memberId: 'n', subscribedTopics: ['secret'], assignment: null },
+      ],
+      offsets: [
+        { topic: 'secret', partition: 0 },
+        { topic: 'orders', partition: 1 },
+      ],
+    };
+    const filtered = await describableTopicsOnly(authorizer, caller, { status: 200, body });
+    expect(filtered.body).toEqual({
+      groupId: 'g',
+      members: [
+        {
+          memberId: 'm',
+          subscribedTopics: ['orders'],
+          assignment: { topicPartitions: [{ topic: 'orders', partitions: [1] }] },
+        },
+        { memberId: 'n', subscribedTopics: [], assignment: null },
+      ],
+      offsets: [{ topic: 'orders', partition: 1 }],
+    });
+    expect((await describableTopicsOnly(authorizer, undefined, { status: 200, body })).body).toMatchObject({
+      offsets: [],
+    });
+  });
+
+  it('pass errors and bodies that list no topics through untouched', async () => {
+    const error = { status: 404, body: { error: { code: 'GROUP_ID_NOT_FOUND' } } };
+    expect(await describableTopicsOnly(authorizer, caller, error)).toBe(error);
+    const empty = { status: 200, body: { offsets: [] } };
+    expect(await describableTopicsOnly(authorizer, caller, empty)).toBe(empty);
+  });
+});
