@@ -35,7 +35,7 @@ export interface LocalStackOptions {
    */
   storeCount?: number;
   maintenanceIntervalMs?: number;
-  /** How often the replicator runs over every replicated partition (default 500 ms; 0 = never). */
+  /** How often the replicator runs over every replicated partition (default 0 = never; npm start: 500 ms). */
   replicationIntervalMs?: number;
   /** Write the stack's description here (gateway URL, stores with endpoint and PID); removed on stop. */
   stackFile?: string;
@@ -156,7 +156,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
           )
         : undefined;
     timer?.unref();
-    const replicator = startReplicator(runtime, options.replicationIntervalMs ?? 500, log);
+    const replicator = startReplicator(runtime, options.replicationIntervalMs ?? 0, log);
 
     const url = `http://127.0.0.1:${port}`;
     const stores = buckets.map((bucket, i) => ({
