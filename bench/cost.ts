@@ -28,6 +28,25 @@ export const PRICES = {
 
 export type Prices = typeof PRICES;
 
+/**
+ * Storage at rest and S3 Express One Zone's request prices, for the tiered-storage comparison of
+ * bench/segments.ts (us-east-1, read on 2026-12-01 from https://aws.amazon.com/s3/pricing/ and the S3
+ * FAQ's Express One Zone examples): Standard $0.023 per GB-month (first 50 TB); Express One Zone
+ * $0.11 per GB-month, PUT $0.00113 and GET $0.00003 per 1,000, plus $0.0032 per GB uploaded and
+ * $0.0006 per GB retrieved.
+ */
+export const STORAGE_PRICES = {
+  readOn: '2026-12-01',
+  s3StandardPerGiBMonth: 0.023,
+  s3Express: {
+    perGiBMonth: 0.11,
+    perThousandPuts: 0.00113,
+    perThousandGets: 0.00003,
+    perGiBUploaded: 0.0032,
+    perGiBRetrieved: 0.0006,
+  },
+} as const;
+
 /** Memory of each function as infra/constructs/sluice-functions.ts sizes it. */
 export const FUNCTION_MEMORY_MB = {
   admin: 512,

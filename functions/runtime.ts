@@ -18,7 +18,7 @@ import { systemClock } from '../lib/ports/clock.js';
 import type { MetadataStore } from '../lib/ports/metadata-store.js';
 import type { ObjectStore } from '../lib/ports/object-store.js';
 import { StorageMeter } from '../lib/ports/meter.js';
-import { DEFAULT_MAX_REQUEST_BYTES, ENV, storeId } from '../infra/config.js';
+import { DEFAULT_MAX_REQUEST_BYTES, ENV, SEGMENT_STORE_ID, storeId } from '../infra/config.js';
 
 const required = (name: string): string => {
   const value = process.env[name];
@@ -86,6 +86,7 @@ export const sluiceFromEnv = (): Sluice => {
   if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes < 1) {
     throw new Error(`${ENV.maxRequestBytes} must be a positive integer`);
   }
+  const segmentBucket = process.env[ENV.segmentBucket];
   const built: Storage = {
     store: new DynamoMetadataStore({
       client: clients.dynamodb,
@@ -101,6 +102,20 @@ export const sluiceFromEnv = (): Sluice => {
   instance = createSluice({
     store: storage.store,
     objectStores: storage.objectStores,
+    ...(segmentBucket
+      ? {
+          segmentStore: new S3ObjectStore({
+            // Locally the segment store may be an emulator of its own (local/stack.ts).
+            client:
+              process.env[ENV.segmentEndpoint] === undefined
+                ? clients.s3
+                : createAwsClients({ endpoints: { s3: process.env[ENV.segmentEndpoint] } }).s3,
+            bucket: segmentBucket,
+            id: SEGMENT_STORE_ID,
+            meter: meters.objects,
+          }),
+        }
+      : {}),
     clock: systemClock,
     config: { clusterId: process.env[ENV.clusterId] ?? 'sluice', maxRequestBytes, replicaLagTimeMaxMs },
     log: (entry) => console.error(JSON.stringify(entry)),

@@ -12,6 +12,8 @@ export const ENV = {
   tableName: 'SLUICE_TABLE_NAME',
   /** Comma-separated bucket names; store ids are s0, s1, … in this order. */
   buckets: 'SLUICE_BUCKETS',
+  /** Bucket of the segment store, where maintenance tiers rolled segments (unset: no rolling). */
+  segmentBucket: 'SLUICE_SEGMENT_BUCKET',
   /** Stable id of this deployment, reported by `GET /v1/cluster`. */
   clusterId: 'SLUICE_CLUSTER_ID',
   /** Largest accepted request body in bytes after decoding (RECORD_LIST_TOO_LARGE above it). */
@@ -23,6 +25,8 @@ export const ENV = {
    * emulator process. Unset on AWS (every bucket is reached through the regional endpoint).
    */
   storeEndpoints: 'SLUICE_STORE_ENDPOINTS',
+  /** Local stack only: the segment store's S3 endpoint when it is an emulator process of its own. */
+  segmentEndpoint: 'SLUICE_SEGMENT_ENDPOINT',
   /**
    * `iam`: check resources named in request bodies (heartbeat subscriptions, committed topics …) with
    * IAM's policy simulator for the caller (lib/adapters/aws/iam-authorizer.ts). Set on the groups
@@ -35,6 +39,9 @@ export const ENV = {
 
 export const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 export const NODE_OPTIONS_VALUE = '--enable-source-maps';
+
+/** Id of the segment store (not a replica store: reported apart, never in a topic's replicas). */
+export const SEGMENT_STORE_ID = 'segments';
 
 /** Store ids in bucket order: s0, s1, … */
 export function storeId(index: number): string {

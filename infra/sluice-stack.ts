@@ -6,6 +6,7 @@ import { LogStorage } from './constructs/log-storage.js';
 import { MaintenanceSchedule } from './constructs/maintenance-schedule.js';
 import { MetadataTable } from './constructs/metadata-table.js';
 import { SluiceApi } from './constructs/sluice-api.js';
+import { SegmentStorage } from './constructs/segment-storage.js';
 import { SluiceFunctions } from './constructs/sluice-functions.js';
 
 /** Props win over the `sluice:*` context values, which win over the defaults. */
@@ -46,6 +47,7 @@ export interface SluiceStackProps extends StackProps {
 /** A whole Sluice deployment: storage, metadata, functions, HTTP API and the maintenance schedule. */
 export class SluiceStack extends Stack {
   readonly storage: LogStorage;
+  readonly segments: SegmentStorage;
   readonly metadata: MetadataTable;
   readonly functions: SluiceFunctions;
   readonly api: SluiceApi;
@@ -65,12 +67,14 @@ export class SluiceStack extends Stack {
         ? { storeCount: props.storeCount ?? context.storeCount }
         : {}),
     });
+    this.segments = new SegmentStorage(this, 'Segments', { accessLogBucket: this.storage.accessLogBucket });
     this.metadata = new MetadataTable(this, 'Metadata', {
       deletionProtection: props.deletionProtection ?? context.deletionProtection ?? true,
     });
     this.functions = new SluiceFunctions(this, 'Functions', {
       table: this.metadata,
       storage: this.storage,
+      segments: this.segments,
       clusterId: props.clusterId ?? context.clusterId ?? Fn.select(2, Fn.split('/', Aws.STACK_ID)),
       maxRequestBytes: props.maxRequestBytes ?? context.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
       ...(props.functionsEntryDir ? { entryDir: props.functionsEntryDir } : {}),
@@ -84,6 +88,10 @@ export class SluiceStack extends Stack {
     new CfnOutput(this, 'BucketNames', {
       value: Fn.join(',', this.storage.bucketNames),
       description: 'Store buckets, comma-separated, in store-id order (s0, s1, …)',
+    });
+    new CfnOutput(this, 'SegmentBucket', {
+      value: this.segments.bucket.bucketName,
+      description: 'The segment store: rolled segments, written once whatever the replication factor',
     });
   }
 }

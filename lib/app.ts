@@ -47,6 +47,8 @@ export interface SluiceConfig {
 export interface SluiceDeps {
   store: MetadataStore;
   objectStores: readonly ObjectStore[];
+  /** The segment store (KIP-405's remote tier); without one, segments are not rolled. */
+  segmentStore?: ObjectStore;
   clock: Clock;
   config: SluiceConfig;
   log?: Logger;
@@ -81,6 +83,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
   const log = createLogContext({
     store,
     objectStores: deps.objectStores,
+    ...(deps.segmentStore ? { segmentStore: deps.segmentStore } : {}),
     catalog,
     clock,
     ...(config.maxRequestBytes !== undefined ? { maxRequestBytes: config.maxRequestBytes } : {}),

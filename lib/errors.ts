@@ -26,7 +26,11 @@ export const ERROR_CODES = {
   UNRELEASED_INSTANCE_ID: { retriable: false },
   NON_EMPTY_GROUP: { retriable: false },
   INVALID_PRODUCER_EPOCH: { retriable: false },
+  /** A producer id this cluster never issued (ids come from POST /v1/producers, InitProducerId). */
+  UNKNOWN_PRODUCER_ID: { retriable: false },
   OUT_OF_ORDER_SEQUENCE_NUMBER: { retriable: false },
+  /** An Idempotency-Key sent again with a different request (IETF Idempotency-Key draft: 422). */
+  IDEMPOTENCY_KEY_REUSED: { retriable: false },
   FENCED_LEADER_EPOCH: { retriable: true },
   MESSAGE_TOO_LARGE: { retriable: false },
   RECORD_LIST_TOO_LARGE: { retriable: false },

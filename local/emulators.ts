@@ -19,6 +19,11 @@ export interface EmulatorOptions {
   dataDir?: string;
   /** S3 emulator processes to run, one per replica store, each on its own port (default 1). */
   s3Count?: number;
+  /**
+   * Also run the segment store's S3 emulator, a process of its own: on AWS the segment store is a
+   * separate regional bucket, so stopping a replica store's emulator must not take it down too.
+   */
+  segmentStore?: boolean;
   log?: (line: string) => void;
 }
 
@@ -33,6 +38,8 @@ export interface Emulators {
   /** The first store's endpoint. */
   s3Endpoint: string;
   s3: S3Emulator[];
+  /** The segment store's emulator, when asked for. */
+  segments?: S3Emulator;
   stop(): Promise<void>;
 }
 
@@ -88,19 +95,28 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
     const s3Dirs = Array.from({ length: options.s3Count ?? 1 }, (_, i) =>
       i === 0 ? s3Dir : `${s3Dir}-${i}`,
     );
-    await Promise.all(s3Dirs.map((d) => mkdir(d, { recursive: true })));
-    const [dynamodbEndpoint, ...s3] = await Promise.all([
+    const segmentDir = options.segmentStore === true ? `${s3Dir}-segments` : undefined;
+    await Promise.all(
+      [...s3Dirs, ...(segmentDir === undefined ? [] : [segmentDir])].map((d) =>
+        mkdir(d, { recursive: true }),
+      ),
+    );
+    const [dynamodbEndpoint, segments, ...s3] = await Promise.all([
       startDynamoDbLocal(dynamoDir, log, children, watchdog),
-      ...s3Dirs.map((d, i) => startS3rver(d, log, children, watchdog, i)),
+      segmentDir === undefined ? undefined : startS3rver(segmentDir, log, children, watchdog, 's3-segments'),
+      ...s3Dirs.map((d, i) => startS3rver(d, log, children, watchdog, i === 0 ? 's3' : `s3-${i}`)),
     ]);
     const stores = s3 as S3Emulator[];
     log(
-      `emulators ready: dynamodb ${dynamodbEndpoint as string}, s3 ${stores.map((e) => e.endpoint).join(' ')}`,
+      `emulators ready: dynamodb ${dynamodbEndpoint as string}, s3 ${stores.map((e) => e.endpoint).join(' ')}${
+        segments ? `, segments ${(segments as S3Emulator).endpoint}` : ''
+      }`,
     );
     return {
       dynamodbEndpoint: dynamodbEndpoint as string,
       s3Endpoint: stores[0]!.endpoint,
       s3: stores,
+      ...(segments ? { segments: segments as S3Emulator } : {}),
       stop,
     };
   } catch (error) {
@@ -146,7 +162,7 @@ const startS3rver = async (
   log: (line: string) => void,
   children: ManagedChild[],
   watchdog: Watchdog,
-  index: number,
+  name: string,
 ): Promise<S3Emulator> => {
   const bin = join(
     dirname(createRequire(import.meta.url).resolve('s3rver/package.json')),
@@ -161,7 +177,7 @@ const startS3rver = async (
     stdio: ['ignore', 'pipe', 'pipe'],
     env: withoutNodeOptions(process.env),
   });
-  const managed = manage(child, index === 0 ? 's3' : `s3-${index}`, log, watchdog);
+  const managed = manage(child, name, log, watchdog);
   children.push(managed);
   const port = await waitFor(
     managed,

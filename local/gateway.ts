@@ -43,6 +43,30 @@ export const createGateway = (
     });
   });
 
+/**
+ * The request target as API Gateway sees it: the raw path, never normalised (a WHATWG URL would turn
+ * `\` into `/` and resolve `..`, routing `/v1/topics/a\..\b` to topic b), and the raw query string.
+ */
+const splitTarget = (target: string): { rawPath: string; rawQueryString: string } => {
+  const q = target.indexOf('?');
+  return q < 0
+    ? { rawPath: target, rawQueryString: '' }
+    : { rawPath: target.slice(0, q), rawQueryString: target.slice(q + 1) };
+};
+
+/**
+ * The path routes are matched on. HTTP API percent-decodes the path once before matching (so
+ * `a%2Fb` is two segments and matches no `{topic}` route: 404) and resolves no dot segments; the
+ * handler gets the raw path and decodes parameters itself. Undecodable escapes match nothing.
+ */
+const routingPath = (rawPath: string): string | undefined => {
+  try {
+    return decodeURIComponent(rawPath);
+  } catch {
+    return undefined;
+  }
+};
+
 const serve = async (
   handlers: Handlers,
   req: IncomingMessage,
@@ -50,7 +74,7 @@ const serve = async (
   auth: GatewayAuth | undefined,
   log: (line: string) => void,
 ): Promise<void> => {
-  const url = new URL(req.url ?? '/', 'http://localhost');
+  const { rawPath, rawQueryString } = splitTarget(req.url ?? '/');
   const method = (req.method ?? 'GET').toUpperCase();
   const body = await readBody(req);
   if (body === undefined) {
@@ -66,62 +90,70 @@ const serve = async (
       ),
     );
   }
-  const route = matchRoute(method, url.pathname);
+  const path = routingPath(rawPath);
+  const route = path === undefined ? undefined : matchRoute(method, path);
   if (!route) {
-    const error = pathExists(url.pathname)
-      ? new SluiceError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${url.pathname}`)
-      : new SluiceError('NOT_FOUND', `no route for ${method} ${url.pathname}`);
+    const error =
+      path !== undefined && pathExists(path)
+        ? new SluiceError('METHOD_NOT_ALLOWED', `${method} is not allowed on this path`)
+        : new SluiceError('NOT_FOUND', `no route for ${method} on this path`);
     return send(res, resultFromResponse(errorEnvelope(error)));
   }
   let context: Record<string, unknown> = {};
   if (auth) {
-    const target = req.url ?? '/';
-    const query = target.indexOf('?');
+    // The raw path: auth decodes each segment once, as the handler does, so both see the same names.
     const decision = await auth.check({
       method,
       route,
-      path: url.pathname,
-      rawPath: query < 0 ? target : target.slice(0, query),
-      rawQuery: query < 0 ? '' : target.slice(query + 1),
+      path: rawPath,
+      rawPath,
+      rawQuery: rawQueryString,
       headers: flatHeaders(req),
       body,
     });
     if ('refusal' in decision) {
       // The caller only learns the code; the operator learns why (which principal, which rule).
-      log(`auth: ${method} ${url.pathname} refused: ${decision.refusal.code}: ${decision.reason}`);
+      log(`auth: ${method} ${rawPath.slice(0, 200)} refused: ${decision.refusal.code}: ${decision.reason}`);
       return send(res, resultFromResponse(errorEnvelope(decision.refusal)));
     }
     context = decision.context;
   }
-  const event = toEvent(req, method, url, body, `${route.method} ${route.pattern}`, context);
+  const event = toEvent(
+    req,
+    method,
+    { rawPath, rawQueryString },
+    body,
+    `${route.method} ${route.pattern}`,
+    context,
+  );
   send(res, await handlers[route.job](event));
 };
 
 const toEvent = (
   req: IncomingMessage,
   method: string,
-  url: URL,
+  target: { rawPath: string; rawQueryString: string },
   body: Buffer,
   routeKey: string,
   context: Record<string, unknown> = {},
 ): ApiGatewayV2Event => {
   const headers = flatHeaders(req);
   const query: Record<string, string> = {};
-  for (const [name, value] of url.searchParams)
+  for (const [name, value] of new URLSearchParams(target.rawQueryString))
     query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
   const text = TEXT_TYPES.test(headers['content-type'] ?? '');
   const now = Date.now();
   const event: ApiGatewayV2Event = {
     version: '2.0',
     routeKey,
-    rawPath: url.pathname,
-    rawQueryString: url.search.slice(1),
+    rawPath: target.rawPath,
+    rawQueryString: target.rawQueryString,
     headers,
     ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
     requestContext: {
       http: {
         method,
-        path: url.pathname,
+        path: target.rawPath,
         protocol: `HTTP/${req.httpVersion}`,
         sourceIp: req.socket.remoteAddress ?? '',
         userAgent: headers['user-agent'] ?? '',
@@ -150,7 +182,8 @@ const flatHeaders = (req: IncomingMessage): Record<string, string> => {
 const readBody = async (req: IncomingMessage): Promise<Buffer | undefined> => {
   const declared = Number(req.headers['content-length']);
   if (declared > MAX_PAYLOAD_BYTES) {
-    req.resume();
+    // Read to the end before answering: an answer ahead of an unread body closes the connection.
+    for await (const chunk of req) void chunk;
     return undefined;
   }
   // With a Content-Length the chunks go straight into one buffer: no second copy of a 1 MiB body.
@@ -165,10 +198,11 @@ const readBody = async (req: IncomingMessage): Promise<Buffer | undefined> => {
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_PAYLOAD_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
+    // Past the limit the rest is read and dropped, not left unread: leaving the loop would destroy
+    // the request and leave a keep-alive connection that never answers its next request.
+    if (size <= MAX_PAYLOAD_BYTES) chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks);
+  return size > MAX_PAYLOAD_BYTES ? undefined : Buffer.concat(chunks);
 };
 
 const send = (res: ServerResponse, result: ApiGatewayV2Result): void => {

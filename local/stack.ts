@@ -51,6 +51,8 @@ export interface LocalStackOptions {
 export interface StackDescription {
   url: string;
   stores: { id: string; bucket: string; endpoint: string; pid: number | null }[];
+  /** The segment store: not a replica store, on an emulator of its own. */
+  segments: { bucket: string; endpoint: string; pid: number | null };
   /** The metadata table and where it is served. */
   table: { name: string; endpoint: string };
 }
@@ -59,8 +61,11 @@ export interface LocalStack {
   url: string;
   endpoints: { s3: string; dynamodb: string };
   stores: StackDescription['stores'];
+  segments: StackDescription['segments'];
   tableName: string;
   buckets: string[];
+  /** The segment store's bucket. */
+  segmentBucket: string;
   latencyModel: LatencyModelName;
   /** SLUICE_AUTH: whether requests must be signed and allowed by the policy file. */
   auth: { mode: 'open' } | { mode: 'iam'; credentials: string; policy: string; region: string };
@@ -82,6 +87,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       : await startEmulators({
           ...(options.dataDir ? { dataDir: options.dataDir } : {}),
           s3Count: options.storeCount ?? 1,
+          segmentStore: true,
           log,
         });
   const endpoints = {
@@ -93,12 +99,18 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     const storeCount = options.storeCount ?? 1;
     const buckets =
       env[ENV.buckets]?.split(',') ?? Array.from({ length: storeCount }, (_, i) => `sluice-store-${i}`);
+    // The segment store is its own bucket, as on AWS (a separate S3 Standard bucket).
+    const segmentBucket = env[ENV.segmentBucket] ?? 'sluice-segments';
     const clusterId = env[ENV.clusterId] ?? (await persistentClusterId(options.dataDir));
 
     // With the emulators each bucket lives in its own S3 process; otherwise all share one endpoint.
     const storeEndpoints = buckets.map((_, i) =>
       explicit?.s3 !== undefined ? endpoints.s3 : (emulators!.s3[i]?.endpoint ?? endpoints.s3),
     );
+    // The segment store has an emulator of its own (a separate bucket on AWS): stopping a replica
+    // store's emulator leaves it up. With explicit endpoints it shares them, as on AWS.
+    const segmentEndpoint =
+      explicit?.s3 !== undefined ? endpoints.s3 : (emulators!.segments?.endpoint ?? endpoints.s3);
     const clients = createAwsClients({ endpoints });
     await ensureTable(clients.dynamodb, tableName);
     await Promise.all(
@@ -108,6 +120,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
         store.destroy();
       }),
     );
+    const segments = createAwsClients({ endpoints: { s3: segmentEndpoint } }).s3;
+    await ensureBucket(segments, segmentBucket);
+    segments.destroy();
     clients.s3.destroy();
     clients.dynamodb.destroy();
 
@@ -117,8 +132,10 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
       [ENV.tableName]: tableName,
       [ENV.buckets]: buckets.join(','),
+      [ENV.segmentBucket]: segmentBucket,
       [ENV.clusterId]: clusterId,
       [ENV.storeEndpoints]: storeEndpoints.join(','),
+      [ENV.segmentEndpoint]: segmentEndpoint,
       ...(env[ENV.maxRequestBytes] ? { [ENV.maxRequestBytes]: env[ENV.maxRequestBytes] } : {}),
       ...(env[ENV.replicaLagTimeMaxMs] ? { [ENV.replicaLagTimeMaxMs]: env[ENV.replicaLagTimeMaxMs] } : {}),
     });
@@ -165,11 +182,16 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       endpoint: storeEndpoints[i]!,
       pid: emulators?.s3[i]?.pid ?? null,
     }));
+    const segmentStore = {
+      bucket: segmentBucket,
+      endpoint: segmentEndpoint,
+      pid: emulators?.segments?.pid ?? null,
+    };
     if (options.stackFile) {
       await mkdir(dirname(options.stackFile), { recursive: true });
       await writeFile(
         options.stackFile,
-        `${JSON.stringify({ url, stores, table: { name: tableName, endpoint: endpoints.dynamodb } } satisfies StackDescription, null, 2)}\n`,
+        `${JSON.stringify({ url, stores, segments: segmentStore, table: { name: tableName, endpoint: endpoints.dynamodb } } satisfies StackDescription, null, 2)}\n`,
       );
     }
 
@@ -177,8 +199,10 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       url,
       endpoints,
       stores,
+      segments: segmentStore,
       tableName,
       buckets,
+      segmentBucket,
       latencyModel,
       auth: authFiles ? { mode: 'iam', ...authFiles } : { mode: 'open' },
       runMaintenance,

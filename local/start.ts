@@ -44,7 +44,9 @@ try {
   console.log(
     `sluice: DynamoDB ${stack.endpoints.dynamodb}  table ${stack.tableName}  stores ${stack.stores
       .map((s) => `${s.id}=${s.endpoint}${s.pid === null ? '' : ` (pid ${s.pid})`}`)
-      .join('  ')}`,
+      .join('  ')}  segments ${stack.segments.bucket}=${stack.segments.endpoint}${
+      stack.segments.pid === null ? '' : ` (pid ${stack.segments.pid})`
+    }`,
   );
   if (stack.latencyModel !== 'none')
     console.log(

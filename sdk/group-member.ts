@@ -3,6 +3,7 @@
  * heartbeats with what it owns, the server answers with its target assignment, and member epochs fence
  * zombies. This class only speaks the protocol; the consumer decides what to fetch.
  */
+import { EDGE_LIMITS } from '../lib/http/limits.js';
 import { SluiceError } from './errors.js';
 import type { Retrier } from './retry.js';
 import type { Transport } from './transport.js';
@@ -96,9 +97,17 @@ export class GroupMember {
     }
   }
 
-  /** Commits offsets under this member's epoch (STALE_MEMBER_EPOCH when it moved on meanwhile). */
+  /**
+   * Commits offsets under this member's epoch (STALE_MEMBER_EPOCH when it moved on meanwhile). The
+   * server takes at most EDGE_LIMITS.maxCommitPartitions per commit, each commit all-or-nothing: more
+   * go in several commits, in order, stopping at the first that fails.
+   */
   async commit(offsets: { topic: string; partition: number; offset: number }[]): Promise<void> {
-    if (offsets.length === 0) return;
+    const max = EDGE_LIMITS.maxCommitPartitions;
+    for (let i = 0; i < offsets.length; i += max) await this.commitOnce(offsets.slice(i, i + max));
+  }
+
+  private async commitOnce(offsets: { topic: string; partition: number; offset: number }[]): Promise<void> {
     const body = {
       memberId: this.memberId,
       memberEpoch: this.memberEpoch,

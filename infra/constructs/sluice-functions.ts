@@ -9,6 +9,7 @@ import { Construct } from 'constructs';
 import { ENV, NODE_OPTIONS_VALUE } from '../config.js';
 import type { LogStorage } from './log-storage.js';
 import type { MetadataTable } from './metadata-table.js';
+import type { SegmentStorage } from './segment-storage.js';
 
 /** The jobs that get a function each; `functions/<job>.ts` exports `handler`. */
 export const SLUICE_JOBS = ['admin', 'produce', 'fetch', 'groups', 'maintenance'] as const;
@@ -41,6 +42,11 @@ const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export interface SluiceFunctionsProps {
   readonly table: MetadataTable;
   readonly storage: LogStorage;
+  /**
+   * The segment store; without it SLUICE_SEGMENT_BUCKET is unset and maintenance does not roll.
+   * @default none
+   */
+  readonly segments?: SegmentStorage;
   /** Value of SLUICE_CLUSTER_ID. */
   readonly clusterId: string;
   /** Value of SLUICE_MAX_REQUEST_BYTES. */
@@ -73,6 +79,7 @@ export class SluiceFunctions extends Construct {
     const environment: Record<string, string> = {
       [ENV.tableName]: props.table.tableName,
       [ENV.buckets]: Fn.join(',', props.storage.bucketNames),
+      ...(props.segments ? { [ENV.segmentBucket]: props.segments.bucket.bucketName } : {}),
       [ENV.clusterId]: props.clusterId,
       [ENV.maxRequestBytes]: String(props.maxRequestBytes),
       [ENV.nodeOptions]: NODE_OPTIONS_VALUE,
@@ -152,6 +159,11 @@ export class SluiceFunctions extends Construct {
     storage.grantReadObjects(functions.maintenance);
     storage.grantPutObjects(functions.maintenance);
     storage.grantDeleteObjects(functions.maintenance);
+
+    const { segments } = props;
+    segments?.grantRead(functions.fetch);
+    segments?.grantReadWrite(functions.maintenance);
+    segments?.grantDelete(functions.admin);
   }
 }
 

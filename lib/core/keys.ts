@@ -24,6 +24,16 @@ export const keys = {
   }),
   batchPrefix: 'B#',
   /**
+   * Segment index item: a rolled segment's chunks, by the segment's base offset (see
+   * log/segments/segment-index.ts). Beside the batch index, not in it, so the pages a roll replaces stay
+   * in place as the local tier's copy until local retention retires them.
+   */
+  segment: (topicId: string, partition: number, baseOffset: number) => ({
+    pk: keys.partitionPk(topicId, partition),
+    sk: `G#${pad(baseOffset)}`,
+  }),
+  segmentPrefix: 'G#',
+  /**
    * Sparse time index: a run of batches in which the partition's running max timestamp rose to `ts`,
    * first rising at `baseOffset` (see log/time-index.ts).
    */
@@ -64,5 +74,19 @@ export const keys = {
 export const dataObjectKey = (topicId: string, id: string): string =>
   `${dataObjectPrefix(topicId)}${id.slice(0, 2)}/${id}`;
 export const dataObjectPrefix = (topicId: string): string => `d/${topicId}/`;
+
+/**
+ * Segment objects live in the segment store under one prefix per topic, with the partition and base
+ * offset in the key (readable in a bucket listing) and a fresh id: a segment is never overwritten, not
+ * even by a second roll of the same range.
+ */
+export const segmentObjectKey = (
+  topicId: string,
+  partition: number,
+  baseOffset: number,
+  id: string,
+): string => `${segmentObjectPrefix(topicId)}${partition}/${pad(baseOffset)}-${id}`;
+export const segmentObjectPrefix = (topicId: string): string => `g/${topicId}/`;
+export const isSegmentObjectKey = (key: string): boolean => key.startsWith('g/');
 
 export const offsetFromBatchSk = (sk: string): number => Number(sk.slice(2));

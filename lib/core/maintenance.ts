@@ -1,10 +1,14 @@
 /**
  * The scheduled maintenance run (no process holds state between runs): moves partition tails into the
- * batch index, applies retention and compaction, purges deleted topics, collects orphan objects left by
- * produces that failed before their commit, and lets other services (consumer groups) sweep expired state.
+ * batch index, rolls closed data into segments and retires their local copies, applies retention and
+ * compaction, purges deleted topics, collects orphan objects left by produces that failed before their
+ * commit (and by rolls and cleaners that lost a race), and lets other services (consumer groups) sweep
+ * expired state. Each step is incremental and resumable, and a run stops starting new rolls once its
+ * time budget is spent, so it fits the function's timeout; the next run carries on.
  */
+import type { Item } from '../ports/metadata-store.js';
 import type { ObjectStore } from '../ports/object-store.js';
-import { dataObjectPrefix, keys } from './keys.js';
+import { dataObjectPrefix, keys, segmentObjectPrefix } from './keys.js';
 import { queryAll } from './query-all.js';
 import type { LogContext } from './log/context.js';
 import { compactPartition } from './log/compaction.js';
@@ -12,6 +16,8 @@ import { materializeTail } from './log/materialize.js';
 import { pageEntries } from './log/batch-index.js';
 import { asPartitionState } from './log/partition-state.js';
 import { applyRetention } from './log/retention.js';
+import { retireLocalCopies } from './log/segments/local-retention.js';
+import { rollSegment } from './log/segments/roll.js';
 import { effectiveConfig } from './topics/configs.js';
 import { replicatePartition } from './replication/replicator.js';
 
@@ -22,6 +28,8 @@ export interface MaintenanceOptions {
   orphanGraceMs?: number;
   /** How long a deleted topic's id keeps being purged (late writers may still put objects). */
   deletedTopicGraceMs?: number;
+  /** How long one run may keep starting new rolls (the maintenance function times out at 5 minutes). */
+  runBudgetMs?: number;
   /** Extra sweeps to run, e.g. consumer-group session expiry. */
   sweeps?: Record<string, () => Promise<unknown>>;
 }
@@ -29,6 +37,9 @@ export interface MaintenanceOptions {
 export interface MaintenanceReport {
   partitions: number;
   entriesIndexed: number;
+  segmentsRolled: number;
+  /** Batch pages whose replica-store copies local retention retired. */
+  localPagesRetired: number;
   batchesExpired: number;
   /** Records the log cleaner removed (superseded, keyless, or expired tombstones). */
   recordsCompacted: number;
@@ -54,7 +65,10 @@ export class Maintenance {
   constructor(private readonly options: MaintenanceOptions) {
     this.orphanGraceMs = options.orphanGraceMs ?? 15 * 60_000;
     this.deletedTopicGraceMs = options.deletedTopicGraceMs ?? 60 * 60_000;
+    this.runBudgetMs = options.runBudgetMs ?? 4 * 60_000;
   }
+
+  private readonly runBudgetMs: number;
 
   addSweep(name: string, sweep: () => Promise<unknown>): void {
     this.options.sweeps = { ...this.options.sweeps, [name]: sweep };
@@ -64,6 +78,8 @@ export class Maintenance {
     const report: MaintenanceReport = {
       partitions: 0,
       entriesIndexed: 0,
+      segmentsRolled: 0,
+      localPagesRetired: 0,
       batchesExpired: 0,
       recordsCompacted: 0,
       topicsPurged: 0,
@@ -84,11 +100,17 @@ export class Maintenance {
       report.errors.push(`${what}: ${error instanceof Error ? error.message : String(error)}`),
     );
     const { catalog, clock, store } = this.options.log;
+    const deadline = clock.now() + this.runBudgetMs;
     for (const topic of await catalog.list()) {
       for (let p = 0; p < topic.partitions; p++) {
         report.partitions++;
         await attempt(`index ${topic.name}-${p}`, async () => {
           report.entriesIndexed += await this.indexTail(topic.topicId, p);
+        });
+        await attempt(`roll ${topic.name}-${p}`, async () => {
+          const config = effectiveConfig(topic.configs);
+          report.segmentsRolled += await this.rollSegments(topic.topicId, p, config, deadline);
+          report.localPagesRetired += await retireLocalCopies(store, topic.topicId, p, config, clock.now());
         });
         await attempt(`retention ${topic.name}-${p}`, async () => {
           const config = effectiveConfig(topic.configs);
@@ -150,12 +172,13 @@ export class Maintenance {
 
   /** Moves the whole tail of one partition into the index (several passes when it is long). */
   async indexTail(topicId: string, partition: number): Promise<number> {
-    const { store, clock, producerExpirationMs } = this.options.log;
+    const { store, clock, producerExpirationMs, maxProducersPerPartition } = this.options.log;
     let total = 0;
     for (let pass = 0; pass < 16; pass++) {
       const moved = await materializeTail(store, topicId, partition, {
         now: clock.now(),
         producerExpirationMs,
+        maxProducers: maxProducersPerPartition,
       });
       total += moved;
       if (moved === 0) break;
@@ -163,12 +186,34 @@ export class Maintenance {
     return total;
   }
 
+  /** Rolls every closed segment of one partition, until none is closed or the run's budget is spent. */
+  async rollSegments(
+    topicId: string,
+    partition: number,
+    config: Parameters<typeof rollSegment>[3],
+    deadline = this.options.log.clock.now() + this.runBudgetMs,
+  ): Promise<number> {
+    const { log } = this.options;
+    const segmentStore = log.segmentStore;
+    if (!segmentStore) return 0;
+    let rolled = 0;
+    while (log.clock.now() < deadline) {
+      const result = await rollSegment({ ...log, segmentStore }, topicId, partition, config, { deadline });
+      if (!result.rolled) break;
+      rolled++;
+    }
+    return rolled;
+  }
+
   /**
    * Deletes objects of a topic that no index or tail entry references and that are older than the
-   * grace period (a produce that wrote its object and then failed, or was killed, before committing).
+   * grace period (a produce that wrote its object and then failed, or was killed, before committing; a
+   * roll or a cleaner whose swap did not happen). Objects of pages that local retention retired stay
+   * for the grace period after their retirement, for readers still holding the page.
    */
   async collectOrphans(topicId: string, partitions: number): Promise<number> {
     const { store, clock } = this.options.log;
+    const cutoff = clock.now() - this.orphanGraceMs;
     const referenced = new Set<string>();
     for (let p = 0; p < partitions; p++) {
       // State first: anything that leaves the tail afterwards is already in the index, and entries below
@@ -176,28 +221,40 @@ export class Maintenance {
       const item = await store.get(keys.partitionState(topicId, p), { consistent: true });
       const state = item && asPartitionState(item);
       for (const entry of state?.tail ?? []) referenced.add(entry.o);
-      const pages = await queryAll(store, {
-        pk: keys.partitionPk(topicId, p),
-        sk: { beginsWith: keys.batchPrefix },
-        consistent: true,
-      });
+      const pages: Item[] = [];
+      for (const prefix of [keys.batchPrefix, keys.segmentPrefix]) {
+        pages.push(
+          ...(await queryAll(store, {
+            pk: keys.partitionPk(topicId, p),
+            sk: { beginsWith: prefix },
+            consistent: true,
+          })),
+        );
+      }
       for (const { baseOffset, entry } of pages.flatMap(pageEntries))
         if (baseOffset + entry.n > (state?.logStartOffset ?? 0)) referenced.add(entry.o);
+      for (const page of pages) {
+        const objs = page['objs'];
+        if (Array.isArray(objs) && (page['retiredAt'] as number) >= cutoff)
+          for (const o of objs) referenced.add(String(o));
+      }
     }
-    const cutoff = clock.now() - this.orphanGraceMs;
     let deleted = 0;
-    for (const objectStore of this.options.objectStores) {
+    const sweep = async (objectStore: ObjectStore, prefix: string) => {
       const orphans: string[] = [];
       let cursor: string | undefined;
       do {
-        const page = await objectStore.list(dataObjectPrefix(topicId), cursor ? { cursor } : {});
+        const page = await objectStore.list(prefix, cursor ? { cursor } : {});
         for (const o of page.objects)
           if (o.lastModified < cutoff && !referenced.has(o.key)) orphans.push(o.key);
         cursor = page.cursor;
       } while (cursor);
       if (orphans.length > 0) await objectStore.delete(orphans);
       deleted += orphans.length;
-    }
+    };
+    for (const objectStore of this.options.objectStores) await sweep(objectStore, dataObjectPrefix(topicId));
+    const segmentStore = this.options.log.segmentStore;
+    if (segmentStore) await sweep(segmentStore, segmentObjectPrefix(topicId));
     return deleted;
   }
 
@@ -219,10 +276,13 @@ export class Maintenance {
         cursor = page.cursor;
       } while (cursor);
     }
-    for (const objectStore of this.options.objectStores) {
+    const stores = this.options.objectStores.map((s) => [s, dataObjectPrefix(topicId)] as const);
+    const segmentStore = this.options.log.segmentStore;
+    if (segmentStore) stores.push([segmentStore, segmentObjectPrefix(topicId)]);
+    for (const [objectStore, prefix] of stores) {
       let cursor: string | undefined;
       do {
-        const page = await objectStore.list(dataObjectPrefix(topicId), cursor ? { cursor } : {});
+        const page = await objectStore.list(prefix, cursor ? { cursor } : {});
         if (page.objects.length > 0) await objectStore.delete(page.objects.map((o) => o.key));
         cursor = page.cursor;
       } while (cursor);

@@ -3,6 +3,7 @@
  * of Lambda: the function entry points and the local gateway both call `handle`.
  */
 import { SluiceError, isSluiceError } from '../errors.js';
+import { checkPathParam } from './limits.js';
 import { STATUS_BY_CODE } from './status.js';
 import type { HttpRequest, HttpResponse, Route } from './types.js';
 import { json } from './types.js';
@@ -58,7 +59,10 @@ export class Router {
         );
       }
       const params: Record<string, string> = {};
-      for (const [i, name] of found.route.names.entries()) params[name] = decodeSegment(found.m[i + 1] ?? '');
+      for (const [i, name] of found.route.names.entries()) {
+        params[name] = decodeSegment(found.m[i + 1] ?? '');
+        checkPathParam(name, params[name]);
+      }
       const routed = { ...request, params };
       const after = await this.guard?.(`${found.route.method} ${found.route.pattern}`, routed);
       const response = await found.route.handler(routed);
@@ -80,6 +84,12 @@ export class Router {
         path: request.path,
         code: e.code,
         error: describe(error),
+      });
+    }
+    // A 500 is a bug or a misconfiguration: its words are for the log, never for the client.
+    if (e.code === 'UNKNOWN_SERVER_ERROR') {
+      return json(status, {
+        error: { code: e.code, message: 'internal error; see the server log', retriable: e.retriable },
       });
     }
     return errorEnvelope(e, status);

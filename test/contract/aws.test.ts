@@ -41,6 +41,10 @@ const expectSluiceError = (error: unknown, code: SluiceError['code']): void => {
   expect((error as SluiceError).code).toBe(code);
   expect(error).not.toHaveProperty('$metadata');
   expect((error as Error).name).not.toMatch(/Exception$/);
+  // The message reaches clients: no service, operation, table, bucket or AWS exception name in it.
+  expect((error as Error).message).not.toMatch(
+    /DynamoDB|S3|Exception|Item|Query|Object|Bucket|sluice-contract/,
+  );
 };
 
 describe('aws adapters', () => {
@@ -60,6 +64,17 @@ describe('aws adapters', () => {
     const bucket = new S3ObjectStore({ client: clients.s3, bucket: `${name}-missing`, id: 's9' });
     expectSluiceError(await failure(bucket.put('k', new Uint8Array([1]))), 'UNKNOWN_SERVER_ERROR');
     expectSluiceError(await failure(bucket.list('')), 'UNKNOWN_SERVER_ERROR');
+  });
+
+  it("keeps DynamoDB's own validation failures (a 3 KB key, a 500 KB item) out of the message", async () => {
+    const table = new DynamoMetadataStore({ client: clients.dynamodb, tableName: name });
+    const longKey = await failure(table.get({ pk: 'T#'.padEnd(3000, 'x'), sk: 'META' }));
+    expectSluiceError(longKey, 'UNKNOWN_SERVER_ERROR');
+    expect(String((longKey as Error).cause)).toMatch(/ValidationException/);
+    expectSluiceError(
+      await failure(table.put({ pk: 'big', sk: 'x', blob: 'y'.repeat(500 * 1024) })),
+      'UNKNOWN_SERVER_ERROR',
+    );
   });
 
   it('translates an unreachable endpoint into a retriable storage error', async () => {

@@ -11,8 +11,16 @@ import { GroupCoordinator } from '../../lib/core/groups/index.js';
 import { isSluiceError } from '../../lib/errors.js';
 import { Router } from '../../lib/http/router.js';
 import { groupRoutes } from '../../lib/http/routes/groups.js';
-import type { FaultCounts, FaultInjector, FaultSpec } from '../../lib/adapters/fault/index.js';
-import { ManualClock, drive, seededRandom, withFaults, zeroCounts } from '../../lib/adapters/fault/index.js';
+import type { FaultCounts, FaultSpec } from '../../lib/adapters/fault/index.js';
+import {
+  FaultInjector,
+  FaultyObjectStore,
+  ManualClock,
+  drive,
+  seededRandom,
+  withFaults,
+  zeroCounts,
+} from '../../lib/adapters/fault/index.js';
 import type { Random } from '../../lib/adapters/fault/random.js';
 import { randomInt } from '../../lib/adapters/fault/random.js';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
@@ -46,6 +54,8 @@ export interface SimWorldOptions {
   wrapStore?: (store: MetadataStore) => MetadataStore;
   wrapObjectStore?: (store: ObjectStore) => ObjectStore;
   orphanGraceMs?: number;
+  /** A segment store (its own fault injector, seeded seed + 100), so maintenance rolls segments. */
+  segmentStore?: boolean;
   /** Consumer-group session timeout (default 3 s of virtual time). */
   sessionTimeoutMs?: number;
 }
@@ -54,7 +64,7 @@ export interface SimWorld {
   seed: number;
   clock: ManualClock;
   random: Random;
-  memory: { store: MemoryMetadataStore; objectStores: MemoryObjectStore[] };
+  memory: { store: MemoryMetadataStore; objectStores: MemoryObjectStore[]; segmentStore?: MemoryObjectStore };
   injectors: FaultInjector[];
   sluice: Sluice;
   /** Maintenance over the same stores with the simulation's grace period. */
@@ -84,6 +94,15 @@ export const createSimWorld = (options: SimWorldOptions): SimWorld => {
     ),
   };
   const faulty = withFaults({ seed, ...(options.faults || { rate: 0 }) }, memory, clock);
+  const segmentMemory = options.segmentStore
+    ? new MemoryObjectStore('segments', undefined, clock)
+    : undefined;
+  const segmentInjector = segmentMemory
+    ? new FaultInjector({ seed: seed + 100, ...(options.faults || { rate: 0 }) }, clock)
+    : undefined;
+  if (segmentInjector) faulty.injectors.push(segmentInjector);
+  const segmentStore =
+    segmentMemory && segmentInjector ? new FaultyObjectStore(segmentMemory, segmentInjector) : undefined;
   const store = options.wrapStore ? options.wrapStore(faulty.store) : faulty.store;
   const objectStores = options.wrapObjectStore
     ? faulty.objectStores.map(options.wrapObjectStore)
@@ -92,6 +111,7 @@ export const createSimWorld = (options: SimWorldOptions): SimWorld => {
   const sluice = createSluice({
     store,
     objectStores,
+    ...(segmentStore ? { segmentStore } : {}),
     clock,
     config: {
       clusterId: `sim-${seed}`,
@@ -144,7 +164,7 @@ export const createSimWorld = (options: SimWorldOptions): SimWorld => {
     seed,
     clock,
     random,
-    memory,
+    memory: { ...memory, ...(segmentMemory ? { segmentStore: segmentMemory } : {}) },
     injectors: faulty.injectors,
     sluice,
     maintenance,
@@ -313,7 +333,13 @@ export const runLogSimulation = async (options: LogSimulationOptions): Promise<L
       options.topicConfigs?.['retention.ms'] !== undefined ||
       options.topicConfigs?.['retention.bytes'] !== undefined,
   });
-  const storage = await checkStorage(world.memory.store, world.memory.objectStores, topicId, partitions);
+  const storage = await checkStorage(
+    world.memory.store,
+    world.memory.objectStores,
+    topicId,
+    partitions,
+    world.memory.segmentStore,
+  );
   world.dispose();
   return {
     seed: options.seed,

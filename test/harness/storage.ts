@@ -7,8 +7,8 @@
  */
 import type { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import type { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
-import { dataObjectPrefix, keys } from '../../lib/core/keys.js';
-import { pageEntries } from '../../lib/core/log/batch-index.js';
+import { dataObjectPrefix, isSegmentObjectKey, keys, segmentObjectPrefix } from '../../lib/core/keys.js';
+import { pageEnd, pageEntries } from '../../lib/core/log/batch-index.js';
 import type { PartitionState, TailEntry } from '../../lib/core/log/partition-state.js';
 import { asPartitionState, tailOffsets } from '../../lib/core/log/partition-state.js';
 import { splitBatches } from '../../lib/core/record-batch/index.js';
@@ -35,6 +35,7 @@ export const checkStorage = async (
   objectStores: readonly MemoryObjectStore[],
   topicId: string,
   partitions: number,
+  segmentStore?: MemoryObjectStore,
 ): Promise<StorageReport> => {
   const report: StorageReport = {
     partitions,
@@ -48,6 +49,7 @@ export const checkStorage = async (
   };
   const items = store.dump();
   const byId = new Map(objectStores.map((s) => [s.id, s]));
+  if (segmentStore) byId.set(segmentStore.id, segmentStore);
   const referenced = new Set<string>();
   for (let p = 0; p < partitions; p++) {
     const pk = keys.partitionPk(topicId, p);
@@ -58,9 +60,29 @@ export const checkStorage = async (
     }
     const state = asPartitionState(stateItem);
     const entries = new Map<number, Entry>();
+    // Live segment items tile [first, segmentsEnd); batch pages below segmentsEnd are the replica
+    // stores' copies of the same offsets (checked for their objects, not for tiling).
+    let segmentsEnd = state.logStartOffset;
+    const segments = items
+      .filter((i) => i.pk === pk && i.sk.startsWith(keys.segmentPrefix) && pageEntries(i).length > 0)
+      .filter((i) => pageEnd(i) > state.logStartOffset);
+    for (const item of segments) {
+      for (const { baseOffset, entry } of pageEntries(item)) {
+        if (entries.has(baseOffset)) report.overlaps.push(`p${p}@${baseOffset}: held by two segment items`);
+        entries.set(baseOffset, entry);
+      }
+      segmentsEnd = Math.max(segmentsEnd, pageEnd(item));
+    }
     for (const item of items) {
       if (item.pk !== pk || !item.sk.startsWith(keys.batchPrefix)) continue;
       for (const { baseOffset, entry } of pageEntries(item)) {
+        if (baseOffset < segmentsEnd && segments.length > 0) {
+          if (baseOffset + entry.n > state.logStartOffset) {
+            referenced.add(entry.o);
+            await checkEntry(report, byId, state, p, baseOffset, entry);
+          }
+          continue;
+        }
         // Pages tile the log: two that hold the same offset overlap, whatever they say.
         if (entries.has(baseOffset)) report.overlaps.push(`p${p}@${baseOffset}: held by two index pages`);
         entries.set(baseOffset, entry);
@@ -98,6 +120,11 @@ export const checkStorage = async (
       if (!referenced.has(key)) report.unreferenced.push(`${s.id}:${key}`);
     }
   }
+  for (const key of segmentStore?.keys() ?? []) {
+    if (!key.startsWith(segmentObjectPrefix(topicId))) continue;
+    report.objects++;
+    if (!referenced.has(key)) report.unreferenced.push(`${segmentStore!.id}:${key}`);
+  }
   return report;
 };
 
@@ -110,7 +137,9 @@ const checkEntry = async (
   entry: Entry,
 ): Promise<void> => {
   const where = `p${partition}@${base} (${entry.o} [${entry.b}, ${entry.b + entry.l}))`;
-  for (const id of state.isr) {
+  // A segment lives once, in the segment store; other objects in every in-sync replica store.
+  const holders = isSegmentObjectKey(entry.o) ? ['segments'] : state.isr;
+  for (const id of holders) {
     const store = stores.get(id);
     if (!store || !store.keys().includes(entry.o)) {
       report.dangling.push(`${where}: missing from ${id}`);

@@ -42,7 +42,11 @@ describe('S3 Express One Zone stores', () => {
       });
       expect(r.DeletionPolicy).toBe('Retain');
     }
-    expect(resourcesOfType(template, 'AWS::S3::Bucket').map(([id]) => id)).toEqual(['StorageAccessLogs']);
+    // The only Standard buckets: the access logs and the segment store (regional, not a replica store).
+    expect(resourcesOfType(template, 'AWS::S3::Bucket').map(([id]) => id)).toEqual([
+      'StorageAccessLogs',
+      'Segments',
+    ]);
   });
 
   it('passes the directory bucket names to the functions in store order', () => {

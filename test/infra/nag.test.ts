@@ -56,6 +56,7 @@ describe('cdk-nag AwsSolutions', () => {
   it('acknowledges exactly the expected findings, each with a written reason', () => {
     const acks = acknowledgements(app);
     const objects = 'AwsSolutions-IAM5[Resource::<StorageStore0.Arn>/*]';
+    const segments = 'AwsSolutions-IAM5[Resource::<Segments.Arn>/*]';
     expect(
       Object.fromEntries(Object.entries(acks).map(([path, rules]) => [path, Object.keys(rules)])),
     ).toEqual({
@@ -65,10 +66,10 @@ describe('cdk-nag AwsSolutions', () => {
       'Sluice/Functions/Fetch': ['AwsSolutions-L1'],
       'Sluice/Functions/Groups': ['AwsSolutions-L1'],
       'Sluice/Functions/Maintenance': ['AwsSolutions-L1'],
-      'Sluice/Functions/AdminRole': [objects],
+      'Sluice/Functions/AdminRole': [objects, segments],
       'Sluice/Functions/ProduceRole': [objects],
-      'Sluice/Functions/FetchRole': [objects],
-      'Sluice/Functions/MaintenanceRole': [objects],
+      'Sluice/Functions/FetchRole': [objects, segments],
+      'Sluice/Functions/MaintenanceRole': [objects, segments],
       'Sluice/Functions/GroupsRole': [
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:user/*]',
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:role/*]',

@@ -185,7 +185,7 @@ describe('log storage', () => {
 
   it('blocks all public access, encrypts with SSE-S3, keeps no versions, and is retained', () => {
     const buckets = resourcesOfType(template, 'AWS::S3::Bucket');
-    expect(buckets).toHaveLength(2);
+    expect(buckets.map(([id]) => id).sort()).toEqual(['Segments', 'StorageAccessLogs', 'StorageStore0']);
     for (const [id, bucket] of buckets) {
       const p = props(bucket);
       expect([id, p.PublicAccessBlockConfiguration]).toEqual([
@@ -246,6 +246,21 @@ describe('log storage', () => {
     }
   });
 
+  it('has one segment bucket whatever the store count, logged under segments/, expiring nothing', () => {
+    for (const t of [template, configured]) {
+      const segments = resourcesOfType(t, 'AWS::S3::Bucket').filter(([id]) => id === 'Segments');
+      expect(segments).toHaveLength(1);
+      const p = props(segments[0]![1]);
+      expect(p.LoggingConfiguration).toEqual({
+        DestinationBucketName: { Ref: 'StorageAccessLogs' },
+        LogFilePrefix: 'segments/',
+      });
+      const rules = (p.LifecycleConfiguration as { Rules: Record<string, unknown>[] }).Rules;
+      // Segments are deleted by Sluice's retention, compaction and collector only.
+      expect(rules.filter((r) => r.ExpirationInDays !== undefined)).toEqual([]);
+    }
+  });
+
   it('sends server access logs of each store to the log bucket under its store id', () => {
     expect(storeBuckets(configured).map(([, b]) => props(b).LoggingConfiguration)).toEqual([
       { DestinationBucketName: { Ref: 'StorageAccessLogs' }, LogFilePrefix: 's0/' },
@@ -297,6 +312,7 @@ describe('functions', () => {
       SLUICE_BUCKETS: { Ref: 'StorageStore0' },
       SLUICE_CLUSTER_ID: { 'Fn::Select': [2, { 'Fn::Split': ['/', { Ref: 'AWS::StackId' }] }] },
       SLUICE_MAX_REQUEST_BYTES: '4194304',
+      SLUICE_SEGMENT_BUCKET: { Ref: 'Segments' },
       NODE_OPTIONS: '--enable-source-maps',
       // Only the groups routes name resources in their bodies (subscribed and committed topics).
       ...(job === 'groups' ? { SLUICE_AUTHORIZER: 'iam' } : {}),
@@ -412,6 +428,19 @@ describe('IAM', () => {
     expect(allows(s, 'dynamodb:UpdateItem', 'MetadataTable')).toBe(true);
   });
 
+  it('gives the segment store to fetch (read), maintenance (read, write, delete) and admin (delete) only', () => {
+    expect(allows(statements.fetch, 's3:GetObject', 'Segments')).toBe(true);
+    expect(allows(statements.fetch, 's3:PutObject', 'Segments')).toBe(false);
+    expect(allows(statements.fetch, 's3:DeleteObject', 'Segments')).toBe(false);
+    for (const action of ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:ListBucket'])
+      expect([action, allows(statements.maintenance, action, 'Segments')]).toEqual([action, true]);
+    expect(allows(statements.admin, 's3:DeleteObject', 'Segments')).toBe(true);
+    expect(allows(statements.admin, 's3:PutObject', 'Segments')).toBe(false);
+    expect(allows(statements.produce, 's3:GetObject', 'Segments')).toBe(false);
+    expect(allows(statements.produce, 's3:PutObject', 'Segments')).toBe(false);
+    expect(allows(statements.groups, 's3:GetObject', 'Segments')).toBe(false);
+  });
+
   it('grants object access on every store when there are several', () => {
     const id = configuredStack.getLogicalId(
       configuredStack.functions.functions.fetch.node.defaultChild as CfnElement,
@@ -456,7 +485,7 @@ describe('maintenance schedule', () => {
 describe('outputs', () => {
   it('exports the API URL, table name and bucket names', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
-    expect(Object.keys(outputs).sort()).toEqual(['ApiUrl', 'BucketNames', 'TableName']);
+    expect(Object.keys(outputs).sort()).toEqual(['ApiUrl', 'BucketNames', 'SegmentBucket', 'TableName']);
     expect(outputs.TableName?.Value).toEqual({ Ref: 'MetadataTable' });
     expect(JSON.stringify(outputs.ApiUrl?.Value)).toContain('execute-api');
     expect((configured.toJSON().Outputs as Record<string, { Value: unknown }>).BucketNames?.Value).toEqual({

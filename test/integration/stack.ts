@@ -33,6 +33,7 @@ export const startTestStack = async (): Promise<TestStack> => {
       AWS_ENDPOINT_URL_DYNAMODB: inject('dynamodbEndpoint'),
       SLUICE_TABLE_NAME: `it-${suffix}`,
       SLUICE_BUCKETS: `it-${suffix}`,
+      SLUICE_SEGMENT_BUCKET: `it-${suffix}-segments`,
     },
   });
   return {

@@ -4,6 +4,8 @@ import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import type { SluiceConfig } from '../../lib/app.js';
 import { createSluice } from '../../lib/app.js';
 import type { Clock } from '../../lib/ports/clock.js';
+import type { MetadataStore } from '../../lib/ports/metadata-store.js';
+import type { ObjectStore } from '../../lib/ports/object-store.js';
 
 export class TestClock implements Clock {
   constructor(public time = 1_700_000_000_000) {}
@@ -16,14 +18,25 @@ export class TestClock implements Clock {
   }
 }
 
-export const memorySluice = (config: Partial<SluiceConfig> = {}) => {
+export interface MemorySluiceOptions {
+  segmentStore?: boolean;
+  /** Decorators between Sluice and the memory stores (fault injectors, interceptors). */
+  wrapStore?: (store: MetadataStore) => MetadataStore;
+  wrapSegmentStore?: (store: ObjectStore) => ObjectStore;
+}
+
+export const memorySluice = (config: Partial<SluiceConfig> = {}, options: MemorySluiceOptions = {}) => {
   const clock = new TestClock();
   const store = new MemoryMetadataStore();
   const objects = new MemoryObjectStore('s0', undefined, clock);
+  const segments = options.segmentStore ? new MemoryObjectStore('segments', undefined, clock) : undefined;
   let id = 0;
   const sluice = createSluice({
-    store,
+    store: options.wrapStore ? options.wrapStore(store) : store,
     objectStores: [objects],
+    ...(segments
+      ? { segmentStore: options.wrapSegmentStore ? options.wrapSegmentStore(segments) : segments }
+      : {}),
     clock,
     config: { clusterId: 'test', topicCacheTtlMs: 60_000, ...config },
     newId: () => `id-${++id}`,
@@ -46,5 +59,5 @@ export const memorySluice = (config: Partial<SluiceConfig> = {}) => {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     return response as { status: number; headers?: Record<string, string>; body: any };
   };
-  return { sluice, store, objects, clock, http };
+  return { sluice, store, objects, segments, clock, http };
 };

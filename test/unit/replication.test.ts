@@ -8,6 +8,8 @@ import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import { createSluice } from '../../lib/app.js';
 import { readPartitionState } from '../../lib/core/log/context.js';
+import type { PartitionState } from '../../lib/core/log/partition-state.js';
+import { effectiveConfig } from '../../lib/core/topics/configs.js';
 import { decodeRecordBatch } from '../../lib/core/record-batch/index.js';
 import { assignReplicas } from '../../lib/core/replication/assignment.js';
 import { replicatePartition } from '../../lib/core/replication/replicator.js';
@@ -17,8 +19,9 @@ import { TestClock } from './log-support.js';
 
 const LAG_MS = 1_000;
 
-const cluster = (storeCount = 3) => {
+const cluster = (storeCount = 3, { segments = false } = {}) => {
   const clock = new TestClock();
+  const segmentStore = segments ? new MemoryObjectStore('segments', undefined, clock) : undefined;
   const store = new MemoryMetadataStore();
   const raw = Array.from({ length: storeCount }, (_, i) => new MemoryObjectStore(`s${i}`, undefined, clock));
   const down = new Set<string>();
@@ -33,6 +36,7 @@ const cluster = (storeCount = 3) => {
   const sluice = createSluice({
     store,
     objectStores,
+    ...(segmentStore ? { segmentStore } : {}),
     clock,
     config: { clusterId: 'test', topicCacheTtlMs: 60_000, replicaLagTimeMaxMs: LAG_MS },
     newId: () => `id-${++id}`,
@@ -68,7 +72,7 @@ const cluster = (storeCount = 3) => {
       body: r.body,
     };
   };
-  return { clock, store, raw, down, sluice, http, create, send, read };
+  return { clock, store, raw, down, sluice, http, create, send, read, segmentStore };
 };
 
 describe('replica assignment', () => {
@@ -154,6 +158,33 @@ describe('acks=all', () => {
     const s = await state();
     expect(s.isr).toEqual(s.replicas);
     expect(s.leo[third!]).toBe(2);
+    expect((await c.read(third)).values).toEqual(['a', 'b']);
+  });
+});
+
+describe('replication beside segments', () => {
+  it('rejoins a follower whose LEO is below the rolled segments without reading them from the leader store', async () => {
+    const c = cluster(3, { segments: true });
+    const { topic, state } = await c.create({ 'segment.ms': '1' });
+    const before = await state();
+    const [, , third] = before.replicas;
+    c.down.add(third!);
+    await c.send('a');
+    await c.send('b');
+    expect((await state()).isr).not.toContain(third);
+    await c.sluice.maintenance.indexTail(topic.topicId, 0);
+    c.clock.time += 1_000;
+    const config = effectiveConfig(topic.configs);
+    expect(await c.sluice.maintenance.rollSegments(topic.topicId, 0, config)).toBe(1);
+    expect((await state())['segEnd' as keyof PartitionState]).toBe(2);
+    c.down.delete(third!);
+    // The segment lives in the segment store only: copying it from the leader's store would fail and
+    // be taken for a dead leader (an election).
+    const pass = await replicatePartition(c.sluice.log, topic, 0);
+    expect(pass.elected).toBeUndefined();
+    expect(pass).toMatchObject({ joined: [third], left: [] });
+    const s = await state();
+    expect([s.leader, s.leaderEpoch, s.isr]).toEqual([before.leader, before.leaderEpoch, s.replicas]);
     expect((await c.read(third)).values).toEqual(['a', 'b']);
   });
 });

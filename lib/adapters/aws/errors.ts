@@ -2,7 +2,7 @@
  * Turns AWS SDK failures into Sluice's errors, so nothing above this folder sees an AWS exception.
  */
 import { SluiceError } from '../../errors.js';
-import { storageUnavailable, throttled } from '../../ports/storage-errors.js';
+import { StorageFailure, storageUnavailable, throttled } from '../../ports/storage-errors.js';
 
 const THROTTLING = new Set([
   'ProvisionedThroughputExceededException',
@@ -79,7 +79,7 @@ export const translateAwsError = (error: unknown, what: string): SluiceError => 
   // The service understood the request and refused it, or the SDK failed before sending: a bug or a
   // misconfiguration in Sluice (ValidationException, a missing table or bucket, denied access), not
   // the user's input, and not worth retrying.
-  return new SluiceError('UNKNOWN_SERVER_ERROR', `${what} failed: ${name}: ${e.message ?? String(error)}`, {
-    cause: error,
+  return new SluiceError('UNKNOWN_SERVER_ERROR', 'storage refused the request; see the server log', {
+    cause: new StorageFailure(`${what} failed`, error),
   });
 };

@@ -7,14 +7,18 @@
 import { SluiceError } from '../../errors.js';
 import type { MetadataStore, TransactOp } from '../../ports/metadata-store.js';
 import { StaleRead } from './cas-retry.js';
+import { OFFSETS_PER_COMMIT } from './commit-limit.js';
 import { liveMembers, newGroupMeta } from './group.js';
 import type { GroupItems, LoadedGroup } from './group-items.js';
 import { encodeOffset, groupKeys } from './group-items.js';
 import { isExpired } from './member.js';
 import type { CommittedOffset } from './types.js';
 
-/** DynamoDB's 100 items per transaction, one of them the guard. */
-const OFFSETS_PER_TRANSACTION = 99;
+/**
+ * A commit fits one transaction (validateCommit refuses more rather than split it into transactions
+ * that could half-apply); a reset of a wide topic still takes several.
+ */
+const OFFSETS_PER_TRANSACTION = OFFSETS_PER_COMMIT;
 
 export type OffsetGuard = Extract<TransactOp, { check: unknown }>;
 

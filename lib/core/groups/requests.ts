@@ -3,6 +3,7 @@
  * 400 INVALID_REQUEST that names the field, raised before anything is read or written.
  */
 import { invalidRequest } from '../../errors.js';
+import { OFFSETS_PER_COMMIT } from './commit-limit.js';
 import { fromTopicPartitions } from './partition-map.js';
 import type {
   AssignorName,
@@ -143,6 +144,14 @@ export const validateHeartbeat = (request: HeartbeatRequest): void => {
   }
 };
 
+const checkCommitSize = (partitions: number): void => {
+  if (partitions > OFFSETS_PER_COMMIT) {
+    throw invalidRequest(
+      `offsets lists ${partitions} partitions; one commit is atomic and takes at most ${OFFSETS_PER_COMMIT}: commit in several requests`,
+    );
+  }
+};
+
 export const parseCommitRequest = (body: Body): CommitRequest => {
   rejectUnknown(body, ['memberId', 'memberEpoch', 'offsets'], 'offset commit');
   const memberId = identifierOrNull(body['memberId'], 'memberId');
@@ -155,6 +164,7 @@ export const parseCommitRequest = (body: Body): CommitRequest => {
     );
   }
   const seen = new Set<string>();
+  checkCommitSize(array(body['offsets'], 'offsets').length);
   const offsets = array(body['offsets'], 'offsets').map((entry, i): OffsetCommitEntry => {
     const where = `offsets[${i}]`;
     const o = asObject(entry, where);
@@ -178,6 +188,7 @@ export const parseCommitRequest = (body: Body): CommitRequest => {
 
 /** The commit rules, for requests that do not come through HTTP (parseCommitRequest applies them too). */
 export const validateCommit = (request: CommitRequest): void => {
+  checkCommitSize(request.offsets.length);
   if ((request.memberId === null) !== (request.memberEpoch === null)) {
     throw invalidRequest(
       'memberId and memberEpoch go together (omit both to commit outside the group protocol)',

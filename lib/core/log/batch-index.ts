@@ -13,7 +13,7 @@
  * most); DynamoDB's TTL removes the marker.
  */
 import type { Item, MetadataStore } from '../../ports/metadata-store.js';
-import { keys, offsetFromBatchSk } from '../keys.js';
+import { keys, offsetFromBatchSk, pad } from '../keys.js';
 import type { TailEntry } from './partition-state.js';
 import { decodeTailEntry, encodeTailEntry, topicIdOf } from './partition-state.js';
 
@@ -53,18 +53,35 @@ export const retiredPageItem = (page: Item, now: number): Item => ({
 
 export const isRetired = (page: Item): boolean => !Array.isArray(page['e']);
 
+/**
+ * Entries that point into the item's own object (`o`, a segment item's segment) store `=` for the key,
+ * which would otherwise repeat in every chunk of the item.
+ */
+const SHARED_OBJECT = '=';
+
 /** The page's entries with their base offsets (none for a retired page). */
 export const pageEntries = (page: Item): IndexedEntry[] => {
   const list = page['e'];
   if (!Array.isArray(list)) return [];
   let next = offsetFromBatchSk(page.sk);
   const topicId = topicIdOf(page);
+  const shared = typeof page['o'] === 'string' ? page['o'] : undefined;
   return list.map((s) => {
     const entry = decodeTailEntry(String(s), topicId);
+    if (entry.o === SHARED_OBJECT && shared !== undefined) entry.o = shared;
     const located = { baseOffset: next, entry, page: page.sk };
     next += entry.n;
     return located;
   });
+};
+
+/** The `e` attribute of a page or segment item holding these entries. */
+export const encodePageEntries = (page: Item, entries: readonly Pick<IndexedEntry, 'entry'>[]): string[] => {
+  const topicId = topicIdOf(page);
+  const shared = typeof page['o'] === 'string' ? page['o'] : undefined;
+  return entries.map(({ entry }) =>
+    encodeTailEntry(entry.o === shared ? { ...entry, o: SHARED_OBJECT } : entry, topicId ?? ''),
+  );
 };
 
 /** The offset after the page's last entry. */
@@ -76,7 +93,8 @@ export const pageEnd = (page: Item): number => {
 
 /**
  * Index entries overlapping offsets [from, to), in offset order, read a few pages at a time as the
- * caller goes (stop early by breaking out of the loop).
+ * caller goes (stop early by breaking out of the loop). The batch index by default; the segment index
+ * (same item shape, `G#` keys) with `prefix: keys.segmentPrefix`.
  */
 export async function* indexEntries(
   store: MetadataStore,
@@ -84,9 +102,13 @@ export async function* indexEntries(
   partition: number,
   from: number,
   to: number,
+  prefix: string = keys.batchPrefix,
+  /** Told every index item read (the fetch path caches segment items). */
+  onPage?: (page: Item) => void,
 ): AsyncGenerator<IndexedEntry> {
   if (to <= from) return;
   const pk = keys.partitionPk(topicId, partition);
+  const skAt = (offset: number) => `${prefix}${pad(offset)}`;
   const within = function* (page: Item): Generator<IndexedEntry, boolean> {
     for (const located of pageEntries(page)) {
       if (located.baseOffset >= to) return false;
@@ -96,12 +118,13 @@ export async function* indexEntries(
   };
   const holding = await store.query({
     pk,
-    sk: { between: [keys.batchPrefix, keys.batch(topicId, partition, from).sk] },
+    sk: { between: [prefix, skAt(from)] },
     reverse: true,
     limit: 1,
     consistent: true,
   });
   const head = holding.items[0];
+  if (head) onPage?.(head);
   if (head && !(yield* within(head))) return;
   const next = head ? pageEnd(head) : from;
   if (next >= to) return;
@@ -109,12 +132,15 @@ export async function* indexEntries(
   do {
     const page = await store.query({
       pk,
-      sk: { between: [keys.batch(topicId, partition, next).sk, keys.batch(topicId, partition, to - 1).sk] },
+      sk: { between: [skAt(next), skAt(to - 1)] },
       limit: PAGES_PER_QUERY,
       consistent: true,
       ...(cursor ? { cursor } : {}),
     });
-    for (const item of page.items) if (!(yield* within(item))) return;
+    for (const item of page.items) {
+      onPage?.(item);
+      if (!(yield* within(item))) return;
+    }
     cursor = page.cursor;
   } while (cursor);
 }

@@ -3,13 +3,17 @@
  * update's operands are evaluated against the item before the update, so `nextOffset + n` and the
  * returned old image give this batch's base offset atomically, in the same order as the tail list.
  * The condition fences stale leaders (leader epoch and ISR, lib/core/replication/commit-clauses.ts),
- * moves replica LEOs and the high watermark, enforces idempotent-producer sequences and Idempotency-Keys; on failure the store hands back the current item, which tells us why — a
- * duplicate is answered from it with the original offset and no second read.
+ * and deleted topics (`deleted`, set by a topic delete), moves replica LEOs and the high watermark,
+ * enforces idempotent-producer sequences and Idempotency-Keys; on failure the store hands back the
+ * current item, which tells us why — a duplicate is answered from it with the original offset and no
+ * second read.
  */
 import type { Condition, MetadataStore, UpdateAction } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { SluiceError } from '../../errors.js';
 import { keys } from '../keys.js';
+import { TopicGoneError } from './context.js';
+import { markHash } from './idempotency.js';
 import type { PartitionState, TailEntry } from './partition-state.js';
 import { asPartitionState, encodeTailEntry, tailOffsets } from './partition-state.js';
 import { findMaterializedBatch } from './producer-history.js';
@@ -47,7 +51,8 @@ export type CommitOutcome =
 export const commitBatch = async (store: MetadataStore, input: CommitInput): Promise<CommitOutcome> => {
   const { entry, producer, idempotency } = input;
   const replica = replicaCommitClauses({ ...input.replica, span: entry.n, now: input.now });
-  const conditions: Condition[] = [...replica.conditions];
+  // `deleted` fences writers whose cached topic id outlived a delete (and a re-create of the name).
+  const conditions: Condition[] = [...replica.conditions, { notExists: 'deleted' }];
   const actions: UpdateAction[] = [
     { set: 'nextOffset', add: entry.n },
     { set: 'tail', append: [encodeTailEntry(entry, input.topicId)] },
@@ -107,7 +112,9 @@ const explainFailure = async (
   state: PartitionState | undefined,
 ): Promise<CommitOutcome> => {
   const where = `${input.topic}-${input.partition}`;
-  if (!state) throw new SluiceError('UNKNOWN_TOPIC_OR_PARTITION', `partition ${where} does not exist`);
+  if (!state || state.deleted === true) {
+    throw new TopicGoneError(input.topic, input.partition);
+  }
   const replicaFailure = explainReplicaFailure(input.replica, state);
   if (replicaFailure === 'fenced-epoch') {
     throw new SluiceError(
@@ -150,7 +157,7 @@ const explainFailure = async (
   if (input.idempotency) {
     if (state.ik.includes(input.idempotency.hash)) {
       const offsets = tailOffsets(state);
-      const i = state.tail.findIndex((e) => e.k === input.idempotency!.hash);
+      const i = state.tail.findIndex((e) => e.k !== undefined && markHash(e.k) === input.idempotency!.hash);
       if (i >= 0)
         return {
           kind: 'duplicate',

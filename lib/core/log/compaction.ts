@@ -24,20 +24,22 @@ import type { Clock } from '../../ports/clock.js';
 import type { Item, MetadataStore, TransactOp } from '../../ports/metadata-store.js';
 import { ConditionFailedError, TransactionCanceledError } from '../../ports/metadata-store.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import { dataObjectKey, keys } from '../keys.js';
+import { dataObjectKey, keys, segmentObjectKey } from '../keys.js';
 import { queryAll } from '../query-all.js';
 import type { Record as KafkaRecord } from '../record-batch/index.js';
 import { decodeRecordBatch, encodeRecordBatch } from '../record-batch/index.js';
 import type { TopicConfig } from '../topics/configs.js';
 import type { PartitionState } from './partition-state.js';
-import { asPartitionState, encodeTailEntry } from './partition-state.js';
+import { asPartitionState } from './partition-state.js';
 import type { IndexedEntry, LocatedEntry } from './batch-index.js';
-import { indexEntries, isRetired, pageEntries } from './batch-index.js';
+import { encodePageEntries, isRetired, pageEntries } from './batch-index.js';
 import type { StoredBatch } from './reader.js';
 import { readBatches } from './reader.js';
 import { timeMarkItem, timeMarks } from './time-index.js';
+import type { StoreResolver } from './segments/segment-index.js';
+import { logEntries, segmentEndOf, tieredStores } from './segments/segment-index.js';
 
-/** Kafka's `min.cleanable.dirty.ratio` default; Sluice has no such topic config yet. */
+/** Kafka's `min.cleanable.dirty.ratio` default, when the caller passes no topic config for it. */
 export const MIN_CLEANABLE_DIRTY_RATIO = 0.5;
 /** Records mapped per pass (Kafka bounds its offset map by `log.cleaner.dedupe.buffer.size` the same way). */
 const MAX_MAPPED_RECORDS = 500_000;
@@ -61,6 +63,8 @@ export interface CompactionDeps {
   clock: Clock;
   newId: () => string;
   objectStore(id: string): ObjectStore;
+  /** Where rewritten segments go (a segment's cleaned batches stay in the segment tier). */
+  segmentStore?: ObjectStore | undefined;
 }
 
 export interface CompactionOptions {
@@ -87,7 +91,8 @@ export const compactPartition = async (
   deps: CompactionDeps,
   topicId: string,
   partition: number,
-  config: Pick<TopicConfig, 'cleanup.policy' | 'delete.retention.ms'>,
+  config: Pick<TopicConfig, 'cleanup.policy' | 'delete.retention.ms'> &
+    Partial<Pick<TopicConfig, 'min.cleanable.dirty.ratio'>>,
   now: number,
   options: CompactionOptions = {},
 ): Promise<CompactionResult> => {
@@ -106,16 +111,18 @@ export const compactPartition = async (
   const start = state.logStartOffset;
   const cleanedThrough = Math.min(Math.max(state.cleanedThrough ?? 0, start), state.tailBase);
   const cleanBytes = (state.cleanedThrough ?? 0) > start ? (state.cleanBytes ?? 0) : 0;
-  const dirty = await indexRange(store, topicId, partition, cleanedThrough, state.tailBase);
+  const segmentEnd = segmentEndOf(state);
+  const dirty = await indexRange(store, topicId, partition, segmentEnd, cleanedThrough, state.tailBase);
   const dirtyBytes = dirty.reduce((sum, d) => sum + d.entry.l, 0);
   result.dirtyRatio = dirtyBytes === 0 ? 0 : dirtyBytes / (cleanBytes + dirtyBytes);
   const deleteHorizon = now - config['delete.retention.ms'];
   const tombstonesDue = state.oldestTombstone !== undefined && state.oldestTombstone < deleteHorizon;
-  if (result.dirtyRatio < MIN_CLEANABLE_DIRTY_RATIO && !tombstonesDue) {
+  const minRatio = config['min.cleanable.dirty.ratio'] ?? MIN_CLEANABLE_DIRTY_RATIO;
+  if ((dirtyBytes === 0 || result.dirtyRatio < minRatio) && !tombstonesDue) {
     return { ...result, skipped: 'below-dirty-ratio' };
   }
 
-  const leader = deps.objectStore(state.leader);
+  const leader = tieredStores(deps.objectStore(state.leader), deps.segmentStore);
   const mapped: LocatedEntry[] = [];
   let mappedRecords = 0;
   for (const d of dirty) {
@@ -137,7 +144,8 @@ export const compactPartition = async (
   const cleaner = new Rewriter(deps, topicId, state, options.swapDeadlineMs ?? 5 * 60_000);
   let stopped: CompactionResult['skipped'];
   try {
-    stopped = await cleanRange(cleaner, leader, await indexRange(store, topicId, partition, start, end), {
+    const range = await indexRange(store, topicId, partition, segmentEnd, start, end);
+    stopped = await cleanRange(cleaner, leader, range, {
       latest,
       deleteHorizon,
     });
@@ -173,7 +181,7 @@ export const compactPartition = async (
 /** Cleans the entries in order; returns why it stopped early, if it did. */
 const cleanRange = async (
   cleaner: Rewriter,
-  leader: ObjectStore,
+  leader: StoreResolver,
   entries: readonly IndexedEntry[],
   rule: { latest: ReadonlyMap<string, number>; deleteHorizon: number },
 ): Promise<CompactionResult['skipped']> => {
@@ -311,6 +319,12 @@ class Rewriter {
       this.bytes += located.entry.l;
       return undefined;
     }
+    // A group's object goes to one tier: segment entries' to the segment store, batch pages' to replicas.
+    const open = this.group[0];
+    if (open && isSegmentEntry(open.located) !== isSegmentEntry(located)) {
+      const stopped = await this.flush();
+      if (stopped) return stopped;
+    }
     const bytes = Buffer.concat(cleaned.batches);
     this.group.push({ located, cleaned, bytes });
     this.groupBytes += bytes.length;
@@ -325,10 +339,15 @@ class Rewriter {
     this.group = [];
     this.groupBytes = 0;
     const { deps, state } = this;
-    const key = dataObjectKey(this.topicId, deps.newId());
+    // A group cleaned out of segments is a segment again, written once to the segment tier.
+    const segment = deps.segmentStore && isSegmentEntry(group[0]!.located);
+    const key = segment
+      ? segmentObjectKey(this.topicId, state.partition, group[0]!.located.baseOffset, deps.newId())
+      : dataObjectKey(this.topicId, deps.newId());
     const body = Buffer.concat(group.map((p) => p.bytes));
     const writtenAt = deps.clock.now();
-    await Promise.all(state.isr.map((id) => deps.objectStore(id).put(key, body)));
+    const targets = segment ? [deps.segmentStore!] : state.isr.map((id) => deps.objectStore(id));
+    await Promise.all(targets.map((target) => target.put(key, body)));
     if (deps.clock.now() - writtenAt > this.swapDeadlineMs) return 'deadline';
 
     const ops = await this.swaps(key, group);
@@ -389,13 +408,15 @@ class Rewriter {
       }
       ops.push({
         update: { pk, sk: page.sk },
-        actions: [{ set: 'e', value: entries.map((x) => encodeTailEntry(x.entry, this.topicId)) }],
+        actions: [{ set: 'e', value: encodePageEntries(page, entries) }],
         condition: { path: 'e', op: '=', value: page['e']! },
       });
     }
     return ops;
   }
 }
+
+const isSegmentEntry = (located: IndexedEntry): boolean => located.page.startsWith(keys.segmentPrefix);
 
 const recordsOf = (batch: StoredBatch): KafkaRecord[] =>
   // readBatches verified every CRC already.
@@ -405,16 +426,17 @@ const recordsOf = (batch: StoredBatch): KafkaRecord[] =>
 const keyString = (key: Uint8Array): string =>
   Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
 
-/** Batch index entries with base offsets in [from, to) (both are entry boundaries). */
+/** Index entries (either tier) with base offsets in [from, to) (both are entry boundaries). */
 const indexRange = async (
   store: MetadataStore,
   topicId: string,
   partition: number,
+  segmentEnd: number,
   from: number,
   to: number,
 ): Promise<IndexedEntry[]> => {
   const out: IndexedEntry[] = [];
-  for await (const located of indexEntries(store, topicId, partition, from, to)) out.push(located);
+  for await (const located of logEntries(store, topicId, partition, segmentEnd, from, to)) out.push(located);
   return out;
 };
 
@@ -429,8 +451,16 @@ const rebuildTimeIndex = async (store: MetadataStore, topicId: string, partition
   for (let attempt = 0; attempt < 3; attempt++) {
     const item = await store.get(key, { consistent: true });
     if (!item) return;
-    const { logStartOffset, tailBase } = asPartitionState(item);
-    const entries = await indexRange(store, topicId, partition, logStartOffset, tailBase);
+    const current = asPartitionState(item);
+    const { logStartOffset, tailBase } = current;
+    const entries = await indexRange(
+      store,
+      topicId,
+      partition,
+      segmentEndOf(current),
+      logStartOffset,
+      tailBase,
+    );
     const { marks: rebuilt, runningMax } = timeMarks(
       entries.map(({ baseOffset, entry }) => ({ baseOffset, t: entry.t })),
       -1,

@@ -11,11 +11,14 @@ import { keys } from '../keys.js';
 import type { TopicCatalog } from '../topics/catalog.js';
 import type { Topic } from '../topics/model.js';
 import type { PartitionState } from './partition-state.js';
+import { MAX_PRODUCERS_PER_PARTITION } from './producer-bounds.js';
 import { asPartitionState } from './partition-state.js';
 
 export interface LogOptions {
   store: MetadataStore;
   objectStores: readonly ObjectStore[];
+  /** Where rolled segments go (KIP-405's remote tier); without one, maintenance does not roll. */
+  segmentStore?: ObjectStore;
   catalog: TopicCatalog;
   clock: Clock;
   /** Largest produce body accepted, after decoding (API.md default 4 MiB). */
@@ -25,6 +28,8 @@ export interface LogOptions {
   /** Long-poll re-check interval. */
   pollIntervalMs?: number;
   producerExpirationMs?: number;
+  /** Idempotent producer states one partition item keeps (default MAX_PRODUCERS_PER_PARTITION). */
+  maxProducersPerPartition?: number;
   /**
    * A produce commits only if its data object was written less than this long ago; it must stay well
    * below maintenance's orphan grace period, or a stalled produce could commit an object the collector
@@ -49,11 +54,13 @@ export interface LogContext {
   tailFlushEntries: number;
   pollIntervalMs: number;
   producerExpirationMs: number;
+  maxProducersPerPartition: number;
   commitDeadlineMs: number;
   replicaLagTimeMaxMs: number;
   random: () => number;
   newId: () => string;
   objectStore(id: string): ObjectStore;
+  segmentStore: ObjectStore | undefined;
   leadership: LeadershipCache;
 }
 
@@ -67,6 +74,7 @@ export const createLogContext = (options: LogOptions): LogContext => {
     tailFlushEntries: options.tailFlushEntries ?? 16,
     pollIntervalMs: options.pollIntervalMs ?? 100,
     producerExpirationMs: options.producerExpirationMs ?? 86_400_000,
+    maxProducersPerPartition: options.maxProducersPerPartition ?? MAX_PRODUCERS_PER_PARTITION,
     commitDeadlineMs: options.commitDeadlineMs ?? 5 * 60_000,
     replicaLagTimeMaxMs: options.replicaLagTimeMaxMs ?? 30_000,
     random: options.random ?? Math.random,
@@ -77,6 +85,7 @@ export const createLogContext = (options: LogOptions): LogContext => {
         throw new SluiceError('NOT_LEADER_OR_FOLLOWER', `store ${id} is not configured in this deployment`);
       return store;
     },
+    segmentStore: options.segmentStore,
     leadership: new LeadershipCache(options.store),
   };
 };
@@ -114,12 +123,38 @@ export const readPartitionState = async (
 ): Promise<PartitionState> => {
   checkPartition(topic, partition);
   const item = await store.get(keys.partitionState(topic.topicId, partition), { consistent: true });
-  if (!item)
-    throw new SluiceError(
-      'UNKNOWN_TOPIC_OR_PARTITION',
-      `partition ${topic.name}-${partition} does not exist`,
-    );
+  if (!item || item['deleted'] === true) throw new TopicGoneError(topic.name, partition);
   return asPartitionState(item);
+};
+
+/**
+ * The partition item of a topic id the catalog handed out is gone or marked deleted: the topic was
+ * deleted (and perhaps re-created under a new id) after this instance cached it.
+ */
+export class TopicGoneError extends SluiceError {
+  constructor(topic: string, partition: number) {
+    super('UNKNOWN_TOPIC_OR_PARTITION', `partition ${topic}-${partition} does not exist`);
+    this.name = 'TopicGoneError';
+  }
+}
+
+/**
+ * Runs `fn` with the topic as cached; if it finds the cached topic deleted, runs it once more with the
+ * registry's current entry (a re-created topic of that name, or UNKNOWN_TOPIC_OR_PARTITION). `fn` must
+ * have had no effect when it throws TopicGoneError: the commit condition guarantees that for writes.
+ */
+export const withCurrentTopic = async <T>(
+  ctx: Pick<LogContext, 'catalog'>,
+  name: string,
+  fn: (topic: Topic) => Promise<T>,
+): Promise<T> => {
+  try {
+    return await fn(await ctx.catalog.get(name));
+  } catch (error) {
+    if (!(error instanceof TopicGoneError)) throw error;
+    ctx.catalog.forget(name);
+    return fn(await ctx.catalog.get(name, { fresh: true }));
+  }
 };
 
 export const checkPartition = (topic: Topic, partition: number): void => {

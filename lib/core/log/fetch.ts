@@ -3,15 +3,20 @@
  * tail), never returns anything at or above the high watermark (the smallest LEO in the ISR, not the
  * leader's LEO: lib/core/replication), and long-polls by re-reading it.
  */
-import { SluiceError } from '../../errors.js';
+import { SluiceError, isSluiceError } from '../../errors.js';
 import type { Record as KafkaRecord } from '../record-batch/index.js';
 import { decodeRecordBatch, recordSize } from '../record-batch/index.js';
 import type { Topic } from '../topics/model.js';
 import type { LogContext } from './context.js';
-import { readPartitionState } from './context.js';
+import { readPartitionState, withCurrentTopic } from './context.js';
 import type { PartitionState } from './partition-state.js';
 import type { StoredBatch } from './reader.js';
-import { locateEntries, readBatches } from './reader.js';
+import { locateEntries, readBatches, storedDataError } from './reader.js';
+import { SegmentItemCache } from './segments/segment-cache.js';
+import type { SegmentLookup } from './segments/segment-index.js';
+import { segmentEndOf, tieredStores } from './segments/segment-index.js';
+import type { LocatedEntry } from './batch-index.js';
+import { indexEntries } from './batch-index.js';
 import { firstEntryReaching } from './time-index.js';
 import { highWatermarkOf } from '../replication/replica-state.js';
 
@@ -41,19 +46,38 @@ export interface FetchedBatches extends PartitionBounds {
   nextOffset: number;
 }
 
+/** A stored batch's records; one that does not decode is the store's fault, never the reader's (503). */
+const decodeStored = (batch: StoredBatch): KafkaRecord[] => {
+  try {
+    return decodeRecordBatch(batch.bytes, { verifyCrc: false }).records;
+  } catch (error) {
+    throw storedDataError(`stored batch at offset ${batch.baseOffset} does not decode`, error);
+  }
+};
+
 export class Fetcher {
+  /** Segment index items this process read lately (see segment-cache.ts). */
+  private readonly segmentItems = new SegmentItemCache();
+
   constructor(private readonly ctx: LogContext) {}
 
   async fetchRecords(topicName: string, partition: number, request: FetchRequest): Promise<FetchedRecords> {
     const { topic, state } = await this.waitForData(topicName, partition, request);
     const bounds = boundsOf(state);
     if (request.offset >= bounds.highWatermark) return { records: [], nextOffset: request.offset, ...bounds };
-    const batches = await this.read(topic, partition, state, request);
     const records: KafkaRecord[] = [];
     let bytes = 0;
     let nextOffset = request.offset;
-    outer: for (const batch of batches) {
-      for (const record of decodeRecordBatch(batch.bytes, { verifyCrc: false }).records) {
+    outer: for await (const batch of this.batchesFrom(topic, partition, state, request)) {
+      let decoded: KafkaRecord[];
+      try {
+        decoded = decodeStored(batch);
+      } catch (error) {
+        // A stored batch that does not decode ends the answer; the records before it stay readable.
+        if (records.length > 0) break;
+        throw error;
+      }
+      for (const record of decoded) {
         if (record.offset < request.offset) continue;
         if (record.offset >= bounds.highWatermark) break outer;
         const size = recordSize(record);
@@ -76,11 +100,10 @@ export class Fetcher {
     const { topic, state } = await this.waitForData(topicName, partition, request);
     const bounds = boundsOf(state);
     if (request.offset >= bounds.highWatermark) return { batches: [], nextOffset: request.offset, ...bounds };
-    const stored = await this.read(topic, partition, state, request);
     const batches: Uint8Array[] = [];
     let bytes = 0;
     let nextOffset = request.offset;
-    for (const batch of stored) {
+    for await (const batch of this.batchesFrom(topic, partition, state, request)) {
       if (batch.baseOffset + batch.header.lastOffsetDelta < request.offset) continue;
       if (batch.baseOffset >= bounds.highWatermark) break;
       if (batches.length > 0 && bytes + batch.bytes.length > request.maxBytes) break;
@@ -97,15 +120,17 @@ export class Fetcher {
     partition: number,
     at: 'earliest' | 'latest' | number,
   ): Promise<{ offset: number | null; timestamp: number | null }> {
-    const topic = await this.ctx.catalog.get(topicName);
-    const state = await readPartitionState(this.ctx.store, topic, partition);
+    const { topic, state } = await withCurrentTopic(this.ctx, topicName, async (topic) => ({
+      topic,
+      state: await readPartitionState(this.ctx.store, topic, partition),
+    }));
     if (at === 'earliest') return { offset: state.logStartOffset, timestamp: -1 };
     if (at === 'latest') return { offset: highWatermarkOf(state), timestamp: -1 };
     const entry = await firstEntryReaching(this.ctx.store, topic.topicId, partition, state, at);
     if (!entry) return { offset: null, timestamp: null };
-    const batches = await readBatches(this.leaderStore(state), [entry]);
+    const batches = await this.readEntry(topic, partition, state, entry);
     for (const batch of batches) {
-      for (const record of decodeRecordBatch(batch.bytes, { verifyCrc: false }).records) {
+      for (const record of decodeStored(batch)) {
         if (record.offset >= highWatermarkOf(state)) break;
         if (record.offset >= state.logStartOffset && record.timestamp >= at) {
           return { offset: record.offset, timestamp: record.timestamp };
@@ -115,12 +140,45 @@ export class Fetcher {
     return { offset: null, timestamp: null };
   }
 
+  /** One entry's batches, from the replica stores' copy when its segment cannot be read (see read). */
+  private async readEntry(
+    topic: Topic,
+    partition: number,
+    state: PartitionState,
+    entry: LocatedEntry,
+  ): Promise<StoredBatch[]> {
+    const stores = tieredStores(this.leaderStore(state), this.ctx.segmentStore);
+    try {
+      return await readBatches(stores, [entry]);
+    } catch (error) {
+      if (!isSluiceError(error) || error.code !== 'KAFKA_STORAGE_ERROR') throw error;
+      const end = entry.baseOffset + entry.entry.n;
+      const local: LocatedEntry[] = [];
+      for await (const x of indexEntries(this.ctx.store, topic.topicId, partition, entry.baseOffset, end))
+        local.push(x);
+      const tiles = local.every(
+        (x, i) =>
+          x.baseOffset === (i === 0 ? entry.baseOffset : local[i - 1]!.baseOffset + local[i - 1]!.entry.n),
+      );
+      const last = local.at(-1);
+      if (!tiles || !last || last.baseOffset + last.entry.n !== end) throw error;
+      return readBatches(stores, local);
+    }
+  }
+
   private async waitForData(
     topicName: string,
     partition: number,
     request: FetchRequest,
   ): Promise<{ topic: Topic; state: PartitionState }> {
-    const topic = await this.ctx.catalog.get(topicName);
+    return withCurrentTopic(this.ctx, topicName, (topic) => this.poll(topic, partition, request));
+  }
+
+  private async poll(
+    topic: Topic,
+    partition: number,
+    request: FetchRequest,
+  ): Promise<{ topic: Topic; state: PartitionState }> {
     const deadline = this.ctx.clock.now() + Math.min(request.maxWaitMs, MAX_WAIT_MS);
     for (;;) {
       const state = await readPartitionState(this.ctx.store, topic, partition);
@@ -134,11 +192,98 @@ export class Fetcher {
     }
   }
 
+  /**
+   * The stored batches from the one holding `request.offset` up to the high watermark, read as the
+   * caller consumes them (it stops once its maxBytes is reached). So a fetch returns the same batches
+   * and records however the log is laid out: a read of the index entries covering maxBytes usually
+   * suffices, and a segment chunk that starts before the offset is not counted against it. A later
+   * read that fails (retention passed the offset meanwhile) ends the fetch with what it has.
+   */
+  private async *batchesFrom(
+    topic: Topic,
+    partition: number,
+    state: PartitionState,
+    request: FetchRequest,
+  ): AsyncGenerator<StoredBatch> {
+    const hw = highWatermarkOf(state);
+    let next = request.offset;
+    for (let round = 0; next < hw; round++) {
+      let batches: StoredBatch[];
+      try {
+        batches = await this.read(topic, partition, state, { ...request, offset: next });
+      } catch (error) {
+        if (round === 0) throw error;
+        return;
+      }
+      const before = next;
+      for (const batch of batches) {
+        const end = batch.baseOffset + batch.header.lastOffsetDelta + 1;
+        if (end <= next) continue;
+        yield batch;
+        next = end;
+      }
+      if (next <= before) return;
+    }
+  }
+
   private async read(
     topic: Topic,
     partition: number,
     state: PartitionState,
     request: FetchRequest,
+  ): Promise<StoredBatch[]> {
+    const key = `${topic.topicId}#${partition}`;
+    const generation = (state as PartitionState & { cleanedThrough?: number }).cleanedThrough ?? -1;
+    const now = this.ctx.clock.now();
+    let cached = false;
+    const lookup: SegmentLookup = {
+      holding: (offset) => {
+        const item = this.segmentItems.holding(key, offset, generation, now);
+        cached ||= item !== undefined;
+        return item;
+      },
+      remember: (item) => this.segmentItems.remember(key, item, generation, now),
+    };
+    let failure: unknown;
+    try {
+      return await this.readFrom(topic, partition, state, request, lookup);
+    } catch (error) {
+      failure = error;
+    }
+    // A cached segment item may name an object since rewritten and collected: read the index afresh.
+    if (cached) {
+      this.segmentItems.forget(key);
+      try {
+        return await this.readFrom(topic, partition, state, request, undefined);
+      } catch (error) {
+        failure = error;
+      }
+    }
+    // The segment store failed to answer: the replica stores' copy serves while local retention keeps
+    // it (KIP-405's local log); once it is retired, the segment store's error stands.
+    const segmentEnd = segmentEndOf(state);
+    if (request.offset < segmentEnd && isSluiceError(failure) && failure.code === 'KAFKA_STORAGE_ERROR') {
+      try {
+        return await this.readFrom(
+          topic,
+          partition,
+          { ...state, segEnd: 0 } as PartitionState,
+          request,
+          undefined,
+        );
+      } catch {
+        throw failure;
+      }
+    }
+    throw failure;
+  }
+
+  private async readFrom(
+    topic: Topic,
+    partition: number,
+    state: PartitionState,
+    request: FetchRequest,
+    cache: SegmentLookup | undefined,
   ): Promise<StoredBatch[]> {
     const entries = await locateEntries(
       this.ctx.store,
@@ -147,6 +292,7 @@ export class Fetcher {
       state,
       request.offset,
       request.maxBytes,
+      cache,
     );
     // Retention may have dropped the start of the range since the state was read: answer as Kafka does
     // when the log start passed the offset, rather than skip to what is left.
@@ -158,7 +304,15 @@ export class Fetcher {
         `the batch index of ${topic.name}-${partition} has no entry for offset ${request.offset}`,
       );
     }
-    return readBatches(this.storeFor(state, request.replica), entries);
+    // Entries at or past the HW may not be on every ISR store yet (acks=1), nor kept (an election may
+    // truncate them): never read them.
+    const hw = highWatermarkOf(state);
+    const committed = entries.filter((e) => e.baseOffset < hw);
+    return readBatches(
+      tieredStores(this.storeFor(state, request.replica), this.ctx.segmentStore),
+      committed,
+      { partial: true },
+    );
   }
 
   private leaderStore(state: PartitionState) {

@@ -8,9 +8,11 @@
 import type { Condition, Item, MetadataStore, UpdateAction } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { keys } from '../keys.js';
+import { markHash } from './idempotency.js';
 import { isRetired, pageEnd, pageEntries, pageItem } from './batch-index.js';
 import type { PartitionState, TailEntry } from './partition-state.js';
 import { asPartitionState, tailOffsets } from './partition-state.js';
+import { producersToExpire } from './producer-bounds.js';
 import { producerHistoryItems } from './producer-history.js';
 import { timeMarkItem, timeMarks } from './time-index.js';
 
@@ -22,6 +24,8 @@ export interface MaterializeOptions {
   now: number;
   /** Producers idle longer than this lose their state (Kafka's producer.id.expiration.ms). */
   producerExpirationMs: number;
+  /** Beyond this many, the least recently active producers lose their state (producer-bounds.ts). */
+  maxProducers?: number;
 }
 
 /** Returns the number of entries moved (0 when there was nothing to do or another materializer won). */
@@ -40,12 +44,7 @@ export const materializeTail = async (
   const offsets = tailOffsets(state);
   const committed = state.tail.filter((e, i) => offsets[i]! + e.n <= state.hw).length;
   const count = Math.min(committed, MAX_ENTRIES_PER_PASS);
-  const expired = Object.entries(state.pr)
-    .filter(
-      ([pid, p]) =>
-        options.now - p.t > options.producerExpirationMs && !state.tail.some((e) => e.p === Number(pid)),
-    )
-    .map(([pid]) => pid);
+  const expired = producersToExpire(state, options.now, options.producerExpirationMs, options.maxProducers);
   if (count === 0 && expired.length === 0) return 0;
 
   const moved: Located[] = state.tail.slice(0, count).map((entry, i) => ({ baseOffset: offsets[i]!, entry }));
@@ -152,10 +151,13 @@ const recordFacts = (
   for (const { baseOffset, entry } of entries) {
     if (entry.k === undefined) continue;
     remembered.push({
-      ...keys.idempotencyKey(topicId, partition, entry.k),
+      ...keys.idempotencyKey(topicId, partition, markHash(entry.k)),
       o: baseOffset,
       n: entry.n,
       t: entry.t,
+      // The whole mark (fingerprint, request time): a retry after the entry left the tail is checked
+      // and answered from it exactly as from the tail.
+      m: entry.k,
       expiresAt: Math.ceil((options.now + IDEMPOTENCY_WINDOW_MS) / 1000),
     });
   }

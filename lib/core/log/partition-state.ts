@@ -26,7 +26,7 @@ export interface TailEntry {
   e?: number;
   q?: number;
   z?: number;
-  /** Idempotency-Key hash of a JSON produce. */
+  /** Idempotency-Key mark of a JSON produce: hash, request fingerprint, request time (idempotency.ts). */
   k?: string;
 }
 
@@ -63,6 +63,8 @@ export interface PartitionState {
   leo: Record<string, number>;
   /** When each replica last held everything up to the leader's LEO (Kafka's lastCaughtUpTimeMs). */
   lc: Record<string, number>;
+  /** Set when the topic is deleted, before maintenance purges the item: every commit tests it. */
+  deleted?: boolean;
 }
 
 export const initialPartitionState = (

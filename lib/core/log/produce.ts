@@ -3,16 +3,15 @@
  * every in-sync store, then commit each partition (lib/core/log/commit.ts). Offsets exist only after
  * the commit, so a crash before it leaves an orphan object (collected by maintenance), never a hole.
  */
-import { createHash } from 'node:crypto';
 import { SluiceError, isSluiceError } from '../../errors.js';
 import { dataObjectKey, keys } from '../keys.js';
 import { partitionForKey } from '../partitioner.js';
 import type { RecordHeader, RecordInput } from '../record-batch/index.js';
 import {
-  decodeRecordBatch,
   encodeRecordBatch,
   splitBatches,
   stampPartitionLeaderEpoch,
+  validateProducerBatch,
   withLogAppendTime,
 } from '../record-batch/index.js';
 import type { Acks } from '../replication/commit-clauses.js';
@@ -27,7 +26,15 @@ import type { CommitOutcome, ProducerBatchInfo } from './commit.js';
 import { commitBatch } from './commit.js';
 import type { LogContext } from './context.js';
 import type { Leadership } from './context.js';
-import { checkPartition, readPartitionState } from './context.js';
+import {
+  checkSameRequest,
+  decodeMark,
+  encodeMark,
+  idempotencyHash,
+  markHash,
+  requestFingerprint,
+} from './idempotency.js';
+import { checkPartition, readPartitionState, withCurrentTopic } from './context.js';
 import { materializeTail } from './materialize.js';
 import type { TailEntry } from './partition-state.js';
 
@@ -70,7 +77,10 @@ interface PartitionWrite {
   batches: Uint8Array[];
   timestamps: number[];
   entry?: TailEntry;
-  duplicate?: { baseOffset: number };
+  /** The original commit of this request (Idempotency-Key): its base offset and request time. */
+  duplicate?: { baseOffset: number; requestTime: number | undefined };
+  /** With an Idempotency-Key: this request's fingerprint. */
+  fingerprint?: string;
   ikGeneration?: number;
   /** Where the data object went, under which leadership, and when its write started. */
   written?: ReplicaWrites;
@@ -92,12 +102,17 @@ interface ReplicaWrites {
 
 export class Producer {
   private stickyCounter = Math.floor(Math.random() * 1_000_000);
+  /** Producer ids below this are known to be issued (the counter only grows, so it may lag). */
+  private issuedBelow = 0;
 
   constructor(private readonly ctx: LogContext) {}
 
   async produce(topicName: string, request: ProduceRequest): Promise<ProduceResult[]> {
+    return withCurrentTopic(this.ctx, topicName, (topic) => this.produceTo(topic, request));
+  }
+
+  private async produceTo(topic: Topic, request: ProduceRequest): Promise<ProduceResult[]> {
     const { ctx } = this;
-    const topic = await ctx.catalog.get(topicName);
     const config = effectiveConfig(topic.configs);
     const keyless = request.records.findIndex((r) => r.key === null);
     if (keyless >= 0 && config['cleanup.policy'] !== 'delete') throw keyRequired(topic, `record ${keyless}`);
@@ -107,12 +122,20 @@ export class Producer {
         ? undefined
         : idempotencyHash(topic.topicId, request.idempotencyKey);
     const writes = this.assignPartitions(topic, request, ikHash);
-    for (const write of writes.values()) this.buildBatches(write, request.records, config, now);
+    const fingerprint = ikHash === undefined ? undefined : requestFingerprint(request.records);
+    for (const write of writes.values()) {
+      this.buildBatches(write, request.records, config, now);
+      if (fingerprint !== undefined) write.fingerprint = fingerprint;
+    }
 
     if (ikHash !== undefined) await this.findDuplicates(topic, [...writes.values()], ikHash);
     const fresh = [...writes.values()].filter((w) => !w.duplicate);
     await this.checkReplicas(topic, fresh, config, request.acks);
-    await this.writeObjects(topic, fresh, config, now, ikHash, request.acks);
+    const mark =
+      ikHash === undefined
+        ? undefined
+        : encodeMark({ hash: ikHash, fingerprint: fingerprint!, requestTime: now });
+    await this.writeObjects(topic, fresh, config, now, mark, request.acks);
 
     const outcomes = await Promise.all(
       fresh.map((w) =>
@@ -137,9 +160,18 @@ export class Producer {
       }
       const base =
         w.duplicate?.baseOffset ?? (settled as { outcome: { baseOffset: number } }).outcome.baseOffset;
-      w.indexes.forEach(
-        (i, k) => (results[i] = { partition: w.partition, offset: base + k, timestamp: w.timestamps[k]! }),
-      );
+      // A duplicate answers the original's timestamps: those the records carried, else its clock.
+      const original = w.duplicate?.requestTime;
+      const logAppend = config['message.timestamp.type'] === 'LogAppendTime';
+      w.indexes.forEach((i, k) => {
+        const timestamp =
+          original === undefined
+            ? w.timestamps[k]!
+            : logAppend
+              ? original
+              : (request.records[i]!.timestamp ?? original);
+        results[i] = { partition: w.partition, offset: base + k, timestamp };
+      });
     }
     return results;
   }
@@ -151,8 +183,18 @@ export class Producer {
     body: Uint8Array,
     acks: Acks,
   ): Promise<BatchProduceResult> {
+    return withCurrentTopic(this.ctx, topicName, (topic) =>
+      this.produceBatchesTo(topic, partition, body, acks),
+    );
+  }
+
+  private async produceBatchesTo(
+    topic: Topic,
+    partition: number,
+    body: Uint8Array,
+    acks: Acks,
+  ): Promise<BatchProduceResult> {
     const { ctx } = this;
-    const topic = await ctx.catalog.get(topicName);
     checkPartition(topic, partition);
     const config = effectiveConfig(topic.configs);
     if (body.length === 0) throw new SluiceError('CORRUPT_MESSAGE', 'the body holds no RecordBatch');
@@ -164,27 +206,12 @@ export class Producer {
     let records = 0;
     let maxTs = -1;
     let firstTs = Number.MAX_SAFE_INTEGER;
+    const limits = { maxMessageBytes: config['max.message.bytes'] };
     const batches = parts.map(({ start, end, header }, i) => {
-      if (end - start > config['max.message.bytes']) {
-        throw new SluiceError(
-          'MESSAGE_TOO_LARGE',
-          `batch ${i} is ${end - start} bytes; topic ${topic.name} allows max.message.bytes=${config['max.message.bytes']}`,
-        );
-      }
-      if (header.isTransactional || header.isControl) {
-        throw new SluiceError('INVALID_RECORD', 'transactional and control batches are not supported');
-      }
-      if (
-        config['cleanup.policy'] !== 'delete' &&
-        decodeRecordBatch(body.subarray(start, end), { verifyCrc: false }).records.some((r) => r.key === null)
-      )
+      // Every batch is decoded and checked in full before anything is written (Kafka's LogValidator).
+      const decoded = validateProducerBatch(body.subarray(start, end), header, limits, i);
+      if (config['cleanup.policy'] !== 'delete' && decoded.some((r) => r.key === null))
         throw keyRequired(topic, `batch ${i}`);
-      if (header.recordCount < 1 || header.lastOffsetDelta < header.recordCount - 1) {
-        throw new SluiceError(
-          'CORRUPT_MESSAGE',
-          `batch ${i} has ${header.recordCount} records and lastOffsetDelta ${header.lastOffsetDelta}`,
-        );
-      }
       producer = chainProducer(producer, header, i);
       span += header.lastOffsetDelta + 1;
       records += header.recordCount;
@@ -193,6 +220,7 @@ export class Producer {
       const bytes = body.subarray(start, end);
       return logAppend ? withLogAppendTime(bytes, now) : bytes;
     });
+    if (producer) await this.checkIssued(producer.producerId);
     const write: PartitionWrite = { partition, indexes: [], batches, timestamps: [] };
     await this.checkReplicas(topic, [write], config, acks);
     await this.writeObjects(topic, [write], config, now, undefined, acks, {
@@ -218,6 +246,22 @@ export class Producer {
       returnValues: 'allNew',
     });
     return { producerId: (item!['next'] as number) - 1, producerEpoch: 0 };
+  }
+
+  /**
+   * Idempotent batches must carry an id from InitProducerId: an invented id would add state to the
+   * partition item that no producer owns. One consistent read when this instance meets a newer id.
+   */
+  private async checkIssued(producerId: number): Promise<void> {
+    if (producerId < this.issuedBelow) return;
+    const item = await this.ctx.store.get(keys.producerIds, { consistent: true });
+    this.issuedBelow = Math.max(this.issuedBelow, (item?.['next'] as number | undefined) ?? 0);
+    if (producerId >= this.issuedBelow) {
+      throw new SluiceError(
+        'UNKNOWN_PRODUCER_ID',
+        `producer id ${producerId} was never issued; get one from POST /v1/producers`,
+      );
+    }
   }
 
   private assignPartitions(
@@ -293,19 +337,27 @@ export class Producer {
         const state = await readPartitionState(this.ctx.store, topic, w.partition);
         this.ctx.leadership.remember(topic, w.partition, state);
         w.ikGeneration = state.ikGen;
-        const inTail = state.tail.findIndex((e) => e.k === ikHash);
+        const inTail = state.tail.findIndex((e) => e.k !== undefined && markHash(e.k) === ikHash);
         if (inTail >= 0) {
           let base = state.tailBase;
           for (let i = 0; i < inTail; i++) base += state.tail[i]!.n;
-          w.duplicate = { baseOffset: base };
+          this.answerFromOriginal(topic, w, base, state.tail[inTail]!.k!);
           return;
         }
         const old = await this.ctx.store.get(keys.idempotencyKey(topic.topicId, w.partition, ikHash), {
           consistent: true,
         });
-        if (old) w.duplicate = { baseOffset: old['o'] as number };
+        if (old)
+          this.answerFromOriginal(topic, w, old['o'] as number, (old['m'] as string | undefined) ?? ikHash);
       }),
     );
+  }
+
+  /** Marks `w` as answered by its original commit, unless that commit was of a different request. */
+  private answerFromOriginal(topic: Topic, w: PartitionWrite, baseOffset: number, storedMark: string): void {
+    const mark = decodeMark(storedMark);
+    checkSameRequest(mark, w.fingerprint ?? '', `${topic.name}-${w.partition}`);
+    w.duplicate = { baseOffset, requestTime: mark.requestTime };
   }
 
   private async checkReplicas(
@@ -336,7 +388,7 @@ export class Producer {
     writes: PartitionWrite[],
     config: TopicConfig,
     now: number,
-    ikHash: string | undefined,
+    mark: string | undefined,
     acks: Acks,
     override?: Pick<TailEntry, 'n' | 'c' | 't' | 'f'>,
   ): Promise<void> {
@@ -374,7 +426,7 @@ export class Producer {
             c: override?.c ?? w.indexes.length,
             t: override?.t ?? Math.max(...ts),
             f: override?.f ?? Math.min(...ts),
-            ...(ikHash === undefined ? {} : { k: ikHash }),
+            ...(mark === undefined ? {} : { k: mark }),
           };
         }
         // One batch (a binary produce's usual body) is stored as is, without a copy.
@@ -545,7 +597,13 @@ export class Producer {
           await this.maybeMaterialize(topic, w.partition, outcome.tailLength + 1);
           return outcome;
         }
-        if (outcome.kind === 'duplicate') return outcome;
+        if (outcome.kind === 'duplicate') {
+          // Another attempt of this request committed first: answer as it was, if it was this request.
+          if (ikHash !== undefined && outcome.entry?.k !== undefined) {
+            this.answerFromOriginal(topic, w, outcome.baseOffset, outcome.entry.k);
+          }
+          return outcome;
+        }
         if (outcome.kind === 'lagging') {
           // acks=all needs every ISR store at the leader's LEO: copy what acks=1 writes left behind.
           await replicatePartition(ctx, topic, w.partition);
@@ -588,6 +646,7 @@ export class Producer {
       await materializeTail(this.ctx.store, topic.topicId, partition, {
         now: this.ctx.clock.now(),
         producerExpirationMs: this.ctx.producerExpirationMs,
+        maxProducers: this.ctx.maxProducersPerPartition,
       });
     } catch {
       // The commit stands; the next committer or the maintenance run moves the tail.
@@ -642,9 +701,6 @@ const keyRequired = (topic: Topic, what: string): SluiceError =>
     'INVALID_RECORD',
     `compacted topic ${topic.name} cannot accept a record without a key (${what} has none)`,
   );
-
-export const idempotencyHash = (topicId: string, key: string): string =>
-  createHash('sha256').update(topicId).update('\u0000').update(key).digest('base64url').slice(0, 22);
 
 const leaderErrorOf = (
   stores: readonly string[],

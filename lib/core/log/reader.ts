@@ -9,9 +9,10 @@ import { SluiceError, isSluiceError } from '../../errors.js';
 import type { BatchHeader } from '../record-batch/index.js';
 import { splitBatches, withBaseOffset } from '../record-batch/index.js';
 import type { LocatedEntry } from './batch-index.js';
-import { indexEntries } from './batch-index.js';
 import type { PartitionState } from './partition-state.js';
 import { tailOffsets } from './partition-state.js';
+import type { SegmentLookup, StoreResolver } from './segments/segment-index.js';
+import { logEntries, segmentEndOf } from './segments/segment-index.js';
 
 export interface StoredBatch {
   baseOffset: number;
@@ -31,14 +32,18 @@ export const locateEntries = async (
   state: PartitionState,
   offset: number,
   maxBytes: number,
+  cache?: SegmentLookup,
 ): Promise<LocatedEntry[]> => {
   const out: LocatedEntry[] = [];
   let bytes = 0;
   const full = () => out.length > 0 && bytes >= maxBytes;
   if (offset < state.tailBase) {
-    for await (const located of indexEntries(store, topicId, partition, offset, state.tailBase)) {
+    const segmentEnd = segmentEndOf(state);
+    const entries = logEntries(store, topicId, partition, segmentEnd, offset, state.tailBase, cache);
+    for await (const located of entries) {
       out.push(located);
-      bytes += located.entry.l;
+      // A segment chunk holds the offset somewhere inside: its bytes before it are not the fetch's.
+      if (located.baseOffset >= offset) bytes += located.entry.l;
       if (full()) return out;
     }
   }
@@ -52,11 +57,21 @@ export const locateEntries = async (
   return out;
 };
 
-/** Reads and verifies the batches of the given entries, coalescing adjacent ranges of one object. */
+/**
+ * Reads and verifies the batches of the given entries, coalescing adjacent ranges of one object (the
+ * chunks of a segment become one ranged GET). Objects are read from `stores`, or from the store each
+ * key resolves to (segments live in the segment store). An entry that cannot be read or verified
+ * throws, unless `partial` is set: then it ends the answer there and the batches before it are
+ * returned (a fetch of good records is never failed by a bad neighbour after them; only a read that
+ * starts at the bad entry gets the error). Maintenance (roll, compaction) must never take a partial
+ * read for the whole range, so partial is for client reads only.
+ */
 export const readBatches = async (
-  objectStore: ObjectStore,
+  stores: ObjectStore | StoreResolver,
   entries: readonly LocatedEntry[],
+  { partial = false }: { partial?: boolean } = {},
 ): Promise<StoredBatch[]> => {
+  const storeOf = typeof stores === 'function' ? stores : () => stores;
   const runs: { key: string; start: number; end: number; entries: LocatedEntry[] }[] = [];
   for (const located of entries) {
     const last = runs.at(-1);
@@ -66,48 +81,63 @@ export const readBatches = async (
       last.entries.push(located);
     } else runs.push({ key: o, start: b, end: b + l, entries: [located] });
   }
-  const bodies = await Promise.all(
-    runs.map((run) =>
-      objectStore.get(run.key, { start: run.start, end: run.end }).catch((error: unknown) => {
-        throw storedDataError(`object ${run.key} could not be read`, error);
-      }),
-    ),
+  const bodies = await Promise.allSettled(
+    runs.map((run) => storeOf(run.key).get(run.key, { start: run.start, end: run.end })),
   );
   const out: StoredBatch[] = [];
-  runs.forEach((run, r) => {
-    const body = bodies[r]!;
+  for (const [r, run] of runs.entries()) {
+    const settled = bodies[r]!;
+    if (settled.status === 'rejected') {
+      if (partial && out.length > 0) return out;
+      throw storedDataError(`object ${run.key} could not be read`, settled.reason);
+    }
     for (const located of run.entries) {
-      const from = located.entry.b - run.start;
-      const bytes = body.subarray(from, from + located.entry.l);
-      if (bytes.length !== located.entry.l) {
-        throw storedDataError(
-          `object ${run.key} is shorter than its index entry at offset ${located.baseOffset}`,
-        );
-      }
-      let next = located.baseOffset;
-      let parts;
       try {
-        parts = splitBatches(bytes);
+        out.push(...verifyEntry(settled.value, run, located));
       } catch (error) {
-        throw storedDataError(
-          `stored batch at offset ${located.baseOffset} in ${run.key} failed verification`,
-          error,
-        );
-      }
-      for (const { start, end, header } of parts) {
-        out.push({
-          baseOffset: next,
-          header: { ...header, baseOffset: next },
-          bytes: withBaseOffset(bytes.subarray(start, end), next),
-        });
-        next += header.lastOffsetDelta + 1;
+        if (partial && out.length > 0) return out;
+        throw error;
       }
     }
-  });
+  }
   return out;
 };
 
-const storedDataError = (message: string, cause?: unknown): SluiceError =>
+const verifyEntry = (
+  body: Uint8Array,
+  run: { key: string; start: number },
+  located: LocatedEntry,
+): StoredBatch[] => {
+  const from = located.entry.b - run.start;
+  const bytes = body.subarray(from, from + located.entry.l);
+  if (bytes.length !== located.entry.l) {
+    throw storedDataError(
+      `object ${run.key} is shorter than its index entry at offset ${located.baseOffset}`,
+    );
+  }
+  let parts;
+  try {
+    parts = splitBatches(bytes);
+  } catch (error) {
+    throw storedDataError(
+      `stored batch at offset ${located.baseOffset} in ${run.key} failed verification`,
+      error,
+    );
+  }
+  const out: StoredBatch[] = [];
+  let next = located.baseOffset;
+  for (const { start, end, header } of parts) {
+    out.push({
+      baseOffset: next,
+      header: { ...header, baseOffset: next },
+      bytes: withBaseOffset(bytes.subarray(start, end), next),
+    });
+    next += header.lastOffsetDelta + 1;
+  }
+  return out;
+};
+
+export const storedDataError = (message: string, cause?: unknown): SluiceError =>
   new SluiceError('KAFKA_STORAGE_ERROR', `${message}${isSluiceError(cause) ? `: ${cause.message}` : ''}`, {
     cause,
     retriable: false,

@@ -1,7 +1,8 @@
 /**
- * Retention for `cleanup.policy=delete`: drops the oldest committed batches past `retention.ms` or
- * beyond `retention.bytes`, Kafka's way (whole batches from the start of the log, never the newest
- * ones still in the partition item's tail). `logStartOffset` advances first, monotonically, with a
+ * Retention for `cleanup.policy=delete`: drops the oldest committed data past `retention.ms` or
+ * beyond `retention.bytes`, Kafka's way: whole segments from the start of the log (by a segment's
+ * largest timestamp), then, past the segment index, whole batches not yet rolled, never the newest
+ * ones still in the partition item's tail. `logStartOffset` advances first, monotonically, with a
  * conditional update; then the index pages wholly below it are retired and the time index repaired.
  * Objects are left to the orphan collector, which deletes them once nothing references them and
  * readers in flight are done.
@@ -11,8 +12,10 @@ import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { keys } from '../keys.js';
 import { queryAll } from '../query-all.js';
 import type { TopicConfig } from '../topics/configs.js';
-import { indexEntries, isRetired, pageEnd, pageEntries, retiredPageItem } from './batch-index.js';
+import type { Item } from '../../ports/metadata-store.js';
+import { isRetired, pageEnd, pageEntries, retiredPageItem } from './batch-index.js';
 import { asPartitionState } from './partition-state.js';
+import { logEntries, segmentEndOf } from './segments/segment-index.js';
 import { timeMarkItem, timeMarks } from './time-index.js';
 
 export interface RetentionResult {
@@ -36,32 +39,38 @@ export const applyRetention = async (
   const retentionBytes = config['retention.bytes'];
   if (!config['cleanup.policy'].includes('delete') || (retentionMs < 0 && retentionBytes < 0)) return none;
 
-  // Pages wholly below the log start are leftovers of a run that failed after it moved the start:
+  // Items wholly below the log start are leftovers of a run that failed after it moved the start:
   // retire them now (else their objects are never collected), and count no bytes below the start.
-  const pages = await queryAll(store, {
-    pk: keys.partitionPk(topicId, partition),
-    sk: { beginsWith: keys.batchPrefix },
-    consistent: true,
-  });
-  const live = pages.filter((page) => !isRetired(page));
-  const leftovers = live.filter((page) => pageEnd(page) <= state.logStartOffset);
+  const [segments, pages] = await Promise.all(
+    [keys.segmentPrefix, keys.batchPrefix].map(async (prefix) =>
+      (
+        await queryAll(store, {
+          pk: keys.partitionPk(topicId, partition),
+          sk: { beginsWith: prefix },
+          consistent: true,
+        })
+      ).filter((item) => !isRetired(item)),
+    ),
+  );
+  const live = [...segments!, ...pages!];
+  const leftovers = live.filter((item) => pageEnd(item) <= state.logStartOffset);
   if (leftovers.length > 0) await store.batchWrite({ puts: leftovers.map((p) => retiredPageItem(p, now)) });
-  const batches = live
-    .flatMap(pageEntries)
-    .filter((x) => x.baseOffset + x.entry.n > state.logStartOffset && x.baseOffset < state.tailBase);
+  const units = retentionUnits(segments!, pages!, state.logStartOffset, state.tailBase);
   const tailBytes = state.tail.reduce((sum, e) => sum + e.l, 0);
-  let remaining = batches.reduce((sum, x) => sum + x.entry.l, 0) + tailBytes;
+  let remaining = units.reduce((sum, u) => sum + u.bytes, 0) + tailBytes;
   let doomed = 0;
-  for (const { entry } of batches) {
-    const expired = retentionMs >= 0 && entry.t < now - retentionMs;
-    const oversize = retentionBytes >= 0 && remaining - entry.l >= retentionBytes;
+  let batchesDeleted = 0;
+  for (const unit of units) {
+    const expired = retentionMs >= 0 && unit.t < now - retentionMs;
+    const oversize = retentionBytes >= 0 && remaining - unit.bytes >= retentionBytes;
     if (!expired && !oversize) break;
     doomed++;
-    remaining -= entry.l;
+    batchesDeleted += unit.batches;
+    remaining -= unit.bytes;
   }
-  const last = batches[doomed - 1];
+  const last = units[doomed - 1];
   if (!last) return none;
-  const logStartOffset = last.baseOffset + last.entry.n;
+  const logStartOffset = last.end;
   if (logStartOffset <= state.logStartOffset) return none;
   try {
     await store.update(key, [{ set: 'logStartOffset', value: logStartOffset }], {
@@ -76,13 +85,51 @@ export const applyRetention = async (
     if (error instanceof ConditionFailedError) return none;
     throw error;
   }
-  // A page that still holds batches at or past the new start stays until the start passes its end.
+  // An item that still holds batches at or past the new start stays until the start passes its end.
   const retired = live.filter(
-    (page) => pageEnd(page) > state.logStartOffset && pageEnd(page) <= logStartOffset,
+    (item) => pageEnd(item) > state.logStartOffset && pageEnd(item) <= logStartOffset,
   );
-  await store.batchWrite({ puts: retired.map((page) => retiredPageItem(page, now)) });
+  await store.batchWrite({ puts: retired.map((item) => retiredPageItem(item, now)) });
   await repairTimeIndex(store, topicId, partition, logStartOffset);
-  return { logStartOffset, batchesDeleted: doomed };
+  return { logStartOffset, batchesDeleted };
+};
+
+interface RetentionUnit {
+  end: number;
+  bytes: number;
+  /** Largest timestamp (Kafka ages a segment by it). */
+  t: number;
+  batches: number;
+}
+
+/**
+ * What retention deletes whole, in offset order from the log start: each segment, then each batch past
+ * the segment index (the batch pages below it are the local tier's copies of the same offsets).
+ */
+const retentionUnits = (
+  segments: readonly Item[],
+  pages: readonly Item[],
+  logStartOffset: number,
+  tailBase: number,
+): RetentionUnit[] => {
+  const units: RetentionUnit[] = [];
+  let indexedThrough = logStartOffset;
+  for (const segment of segments) {
+    if (pageEnd(segment) <= logStartOffset) continue;
+    const chunks = pageEntries(segment);
+    units.push({
+      end: pageEnd(segment),
+      bytes: chunks.reduce((sum, x) => sum + x.entry.l, 0),
+      t: Math.max(-1, ...chunks.map((x) => x.entry.t)),
+      batches: chunks.length,
+    });
+    indexedThrough = pageEnd(segment);
+  }
+  for (const { baseOffset, entry } of pages.flatMap(pageEntries)) {
+    if (baseOffset < indexedThrough || baseOffset >= tailBase) continue;
+    units.push({ end: baseOffset + entry.n, bytes: entry.l, t: entry.t, batches: 1 });
+  }
+  return units;
 };
 
 /**
@@ -100,7 +147,8 @@ const repairTimeIndex = async (
   for (let attempt = 0; attempt < 3; attempt++) {
     const item = await store.get(keys.partitionState(topicId, partition), { consistent: true });
     if (!item) return;
-    const { tailBase } = asPartitionState(item);
+    const state = asPartitionState(item);
+    const { tailBase } = state;
     const marks = await queryAll(store, {
       pk: keys.partitionPk(topicId, partition),
       sk: { beginsWith: keys.timePrefix },
@@ -109,7 +157,15 @@ const repairTimeIndex = async (
     const firstKept = marks.find((m) => (m['o'] as number) >= logStartOffset);
     const survivors: { baseOffset: number; t: number }[] = [];
     const until = firstKept ? (firstKept['o'] as number) : tailBase;
-    for await (const { baseOffset, entry } of indexEntries(store, topicId, partition, logStartOffset, until))
+    const segmentEnd = segmentEndOf(state);
+    for await (const { baseOffset, entry } of logEntries(
+      store,
+      topicId,
+      partition,
+      segmentEnd,
+      logStartOffset,
+      until,
+    ))
       survivors.push({ baseOffset, t: entry.t });
     const { marks: repaired, runningMax } = timeMarks(survivors, -1);
     const puts = repaired.map((mark) => timeMarkItem(topicId, partition, mark));

@@ -20,7 +20,7 @@ import { keys, pad } from '../keys.js';
 import type { PartitionState } from './partition-state.js';
 import { tailOffsets } from './partition-state.js';
 import type { LocatedEntry } from './batch-index.js';
-import { indexEntries } from './batch-index.js';
+import { logEntries, segmentEndOf } from './segments/segment-index.js';
 
 /** Batches one mark covers at most: as many as a materialization pass moves. */
 export const MARK_SPAN = 64;
@@ -78,7 +78,14 @@ export const firstEntryReaching = async (
   // No indexed batch is above the partition's running max: past it, only the tail may reach the timestamp.
   const start = mark ? (mark['o'] as number) : timestamp > state.tsMax ? state.tailBase : 0;
   const from = Math.max(start, state.logStartOffset);
-  for await (const located of indexEntries(store, topicId, partition, from, state.tailBase)) {
+  for await (const located of logEntries(
+    store,
+    topicId,
+    partition,
+    segmentEndOf(state),
+    from,
+    state.tailBase,
+  )) {
     if (located.entry.t >= timestamp) return located;
   }
   const offsets = tailOffsets(state);

@@ -18,3 +18,5 @@ export { decodeRecordBatch, splitBatches } from './decode.js';
 export { encodeRecordBatch, stampPartitionLeaderEpoch, withBaseOffset, withLogAppendTime } from './encode.js';
 export { RECORD_BATCH_OVERHEAD, readBatchHeader } from './header.js';
 export { recordSize } from './record-size.js';
+export { validateProducerBatch } from './validate.js';
+export type { ValidateOptions } from './validate.js';

@@ -15,7 +15,7 @@
 import type { Condition, UpdateAction } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { SluiceError } from '../../errors.js';
-import { dataObjectPrefix, keys } from '../keys.js';
+import { dataObjectPrefix, isSegmentObjectKey, keys } from '../keys.js';
 import { readPartitionState } from '../log/context.js';
 import type { PartitionState } from '../log/partition-state.js';
 import { asPartitionState } from '../log/partition-state.js';
@@ -173,7 +173,13 @@ const catchUp = async (
       start,
       Number.POSITIVE_INFINITY,
     );
-    const objects = [...new Set(entries.filter((e) => e.baseOffset < to).map((e) => e.entry.o))];
+    // Offsets already rolled into the segment store are held there for every replica (KIP-405: a
+    // follower starts from the leader's local log); a segment object is never in a replica store.
+    const objects = [
+      ...new Set(
+        entries.filter((e) => e.baseOffset < to && !isSegmentObjectKey(e.entry.o)).map((e) => e.entry.o),
+      ),
+    ];
     const source = ctx.objectStore(state.leader);
     const target = ctx.objectStore(follower);
     for (const key of objects) {

@@ -35,11 +35,20 @@ export interface CreateTopicInput {
   configs?: unknown;
 }
 
+// Any JSON value may arrive here: describe it without serializing it (a deep value overflows the stack).
+/** Partition items fenced at once when a topic is deleted. */
+const FENCE_CONCURRENCY = 16;
+
+const describeName = (name: unknown): string =>
+  typeof name === 'string'
+    ? JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name)
+    : `of type ${typeof name}`;
+
 export const validateTopicName = (name: unknown): string => {
   if (typeof name !== 'string' || !TOPIC_NAME.test(name) || name === '.' || name === '..') {
     throw new SluiceError(
       'INVALID_TOPIC_EXCEPTION',
-      `topic name ${JSON.stringify(name)} is invalid: use 1-249 of [a-zA-Z0-9._-], not "." or ".."`,
+      `topic name ${describeName(name)} is invalid: use 1-249 of [a-zA-Z0-9._-], not "." or ".."`,
     );
   }
   return name;
@@ -217,7 +226,31 @@ export class TopicCatalog {
         throw error;
       });
     this.cache.delete(name);
+    await this.fencePartitions(current);
     return current;
+  }
+
+  /**
+   * Marks every partition item of a deleted topic: another instance that still caches the topic id
+   * then fails its commits and reads (TopicGoneError) instead of acknowledging writes nobody can read
+   * or serving the deleted data, until maintenance purges the items. Absent items stay absent.
+   */
+  private async fencePartitions(topic: Topic): Promise<void> {
+    const { store } = this.options;
+    for (let from = 0; from < topic.partitions; from += FENCE_CONCURRENCY) {
+      const upTo = Math.min(topic.partitions, from + FENCE_CONCURRENCY);
+      await Promise.all(
+        Array.from({ length: upTo - from }, (_, i) =>
+          store
+            .update(keys.partitionState(topic.topicId, from + i), [{ set: 'deleted', value: true }], {
+              condition: { exists: 'pk' },
+            })
+            .catch((error: unknown) => {
+              if (!(error instanceof ConditionFailedError)) throw error;
+            }),
+        ),
+      );
+    }
   }
 
   private async writePartitions(topic: Topic, from: number, to: number): Promise<void> {

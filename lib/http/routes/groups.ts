@@ -3,8 +3,20 @@ import { invalidRequest } from '../../errors.js';
 import type { GroupCoordinator } from '../../core/groups/coordinator.js';
 import { parseCommitRequest, parseHeartbeatRequest, parseResetRequest } from '../../core/groups/requests.js';
 import { readJsonObject } from '../body.js';
+import { EDGE_LIMITS } from '../limits.js';
 import type { HttpRequest, Route } from '../types.js';
 import { json } from '../types.js';
+
+/** The member's subscription is stored in its item: bound it so that item always fits. */
+const checkSubscription = (topics: readonly string[] | null): void => {
+  if (topics === null) return;
+  const chars = topics.reduce((n, t) => n + t.length, 0);
+  if (topics.length > EDGE_LIMITS.maxSubscribedTopics || chars > EDGE_LIMITS.maxSubscriptionChars) {
+    throw invalidRequest(
+      `subscribedTopics lists ${topics.length} topics (${chars} characters); at most ${EDGE_LIMITS.maxSubscribedTopics} topics of ${EDGE_LIMITS.maxSubscriptionChars} characters in all`,
+    );
+  }
+};
 
 const group = (request: HttpRequest): string => request.params['group'] ?? '';
 
@@ -21,6 +33,7 @@ export function groupRoutes(coordinator: GroupCoordinator): Route[] {
       handler: async (request) => {
         rejectQuery(request);
         const body = parseHeartbeatRequest(readJsonObject(request));
+        checkSubscription(body.subscribedTopics);
         return json(200, await coordinator.heartbeat(group(request), body));
       },
     },
