@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', '.sluice/', 'coverage/', 'bench/results/'] },
+  { ignores: ['node_modules/', 'cdk.out/', '.sluice/', 'coverage/', 'bench/results/', 'dist/', 'reports/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

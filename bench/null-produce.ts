@@ -70,6 +70,7 @@ export const startNullProduceGateway = async (
     produce,
     fetch: (await import('../functions/fetch.js')).handler,
     groups: (await import('../functions/groups.js')).handler,
+    connect: (await import('../functions/connect.js')).handler,
   };
   const server = createGateway(handlers);
   server.keepAliveTimeout = 65_000;

@@ -1,141 +1,145 @@
-/** The endpoints of API.md the command line uses, typed, one method each. */
-import type { HttpClient } from './http.js';
-import { path } from './http.js';
-
-export type Encoding = 'utf8' | 'base64' | 'json';
-export const ENCODINGS: readonly Encoding[] = ['utf8', 'base64', 'json'];
-
-// Shapes the SDK already declares for API.md's bodies.
+/**
+ * The endpoints the command line uses, one method each, over the SDK: its transport (fetch, timeouts,
+ * the error envelope), its retrier and its admin client. The CLI keeps only what is its own: which
+ * calls are safe to repeat (reads, commits, produce with an Idempotency-Key), a shorter backoff for a
+ * person waiting, and no retry when nothing listens at the URL.
+ */
+import { Admin } from '../sdk/admin.js';
+import { ConnectAdmin } from '../sdk/connect.js';
+import { SluiceError } from '../sdk/errors.js';
+import type { GroupMemberOptions } from '../sdk/group-member.js';
+import { GroupMember } from '../sdk/group-member.js';
+import type { Bail, Retrier } from '../sdk/retry.js';
+import { createRetrier } from '../sdk/retry.js';
+import type { FetchLike } from '../sdk/transport.js';
+import { Transport, path } from '../sdk/transport.js';
 import type {
   ClusterDescription,
   CommittedOffset,
-  HeartbeatResponse,
+  Encoding,
+  FetchResult,
+  GroupDescription,
+  GroupSummary,
+  OffsetCommitResult,
+  OffsetSpec,
+  ProduceRecord,
+  RecordResult,
+  ResetTarget,
   TopicDescription,
-  TopicPartitions,
   TopicSummary,
-} from '../sdk/types.js';
-export type {
-  ClusterDescription,
-  CommittedOffset,
-  HeartbeatResponse,
-  PartitionDescription,
-  TopicDescription,
-  TopicPartitions,
-  TopicSummary,
-} from '../sdk/types.js';
+} from '../lib/wire/types.js';
+export { ENCODINGS } from '../lib/wire/types.js';
+export type * from '../lib/wire/types.js';
+export type ProduceResult = RecordResult;
 
-export interface Header {
-  key: string;
-  value: string | null;
+export interface SluiceApiOptions {
+  /** Base URL, e.g. `http://127.0.0.1:8787`; the `/v1/...` paths are appended. */
+  url: string;
+  fetch?: FetchLike;
+  /** Retries of a retriable failure after the first attempt (default 3). */
+  retries?: number;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
 }
 
-export interface ProduceRecord {
-  key?: string | null;
-  /** Under `json` encoding any JSON value; otherwise text (utf8) or base64 of the bytes. */
-  value: unknown;
-  headers?: Header[];
-  partition?: number;
-}
+/** The error's `attempts`: how many times the request was sent. */
+export const attemptsOf = (error: SluiceError): number =>
+  typeof error.details['attempts'] === 'number' ? error.details['attempts'] : 1;
 
-export interface RecordError {
-  code: string;
-  message: string;
-  retriable: boolean;
-}
-
-export type ProduceResult =
-  { partition: number; offset: number; timestamp: number } | { partition?: number; error: RecordError };
-
-export interface FetchedRecord {
-  offset: number;
-  timestamp: number;
-  key: string | null;
-  value: unknown;
-  headers: Header[];
-}
-
-export interface FetchResult {
-  records: FetchedRecord[];
-  nextOffset: number;
-  highWatermark: number;
-  logStartOffset: number;
-}
-
-export interface HeartbeatRequest {
-  memberId: string | null;
-  memberEpoch: number;
-  subscribedTopics?: string[];
-  ownedPartitions?: TopicPartitions[];
-  rebalanceTimeoutMs?: number;
-}
-
-export interface OffsetCommitResult {
-  topic: string;
-  partition: number;
-  error?: RecordError;
-}
-
-export interface GroupSummary {
-  groupId: string;
-  state: string;
-  members: number;
-}
-
-export interface GroupMember {
-  memberId: string;
-  instanceId: string | null;
-  memberEpoch: number;
-  subscribedTopics: string[];
-  assignment: { topicPartitions: TopicPartitions[] };
-}
-
-export interface GroupOffset {
-  topic: string;
-  partition: number;
-  committedOffset: number;
-  highWatermark: number | null;
-  lag: number | null;
-}
-
-export interface GroupDescription {
-  groupId: string;
-  state: string;
-  groupEpoch: number;
-  assignor: string;
-  members: GroupMember[];
-  offsets: GroupOffset[];
-}
-
-/** Where `offsets/reset` moves a group: kafka-consumer-groups' --to-earliest, --to-latest, --to-datetime, --to-offset. */
-export type ResetTarget = 'earliest' | 'latest' | number | { offset: number };
-
-/** `at` of ListOffsets: a timestamp in ms, or the log's ends. */
-export type OffsetSpec = 'earliest' | 'latest' | number;
+export const isAborted = (error: unknown): boolean =>
+  error instanceof SluiceError && error.code === 'ABORTED';
 
 export class SluiceApi {
-  constructor(readonly http: HttpClient) {}
+  readonly url: string;
+  private readonly transport: Transport;
+  private readonly retrier: Retrier;
+  /** The SDK's admin, for the calls whose retry policy is the SDK's. */
+  private readonly admin: Admin;
 
-  get url(): string {
-    return this.http.url;
+  constructor({ url, fetch, retries = 3, sleep, random }: SluiceApiOptions) {
+    this.url = url.replace(/\/+$/, '');
+    this.transport = new Transport({ url, ...(fetch ? { fetch } : {}) });
+    // A person is waiting: back off from 200 ms, ±25 %, never more than 5 s at a time.
+    this.retrier = createRetrier(
+      { retries, initialRetryTimeMs: 200, maxRetryTimeMs: 5_000, jitter: 0.25 },
+      { ...(sleep ? { sleep } : {}), ...(random ? { random } : {}) },
+    );
+    this.admin = new Admin(this.transport, (operation) => this.retry(true, (bail) => operation(bail, 0)));
+  }
+
+  /** Runs `call` once, or (when it is safe to repeat) under the retrier; stamps `attempts` on failure. */
+  private async retry<T>(repeatable: boolean, call: (bail: Bail) => Promise<T>): Promise<T> {
+    let attempts = 0;
+    try {
+      return await this.retrier(async (bail) => {
+        attempts += 1;
+        try {
+          return await call(bail);
+        } catch (error) {
+          // Nothing listens at the URL: trying again at once will not help.
+          if (!repeatable || (error instanceof SluiceError && error.details['refused'] === true)) bail(error);
+          throw error;
+        }
+      });
+    } catch (error) {
+      if (error instanceof SluiceError) error.details['attempts'] = attempts;
+      throw error;
+    }
+  }
+
+  /** Kafka Connect's REST API through this API's transport and retrier. */
+  connect(): ConnectAdmin {
+    return new ConnectAdmin(this.transport, (operation) => this.retry(true, (bail) => operation(bail, 0)));
+  }
+
+  /** A KIP-848 member of `groupId` speaking through this API (heartbeats are not retried: the loop is). */
+  groupMember(options: GroupMemberOptions): GroupMember {
+    return new GroupMember(
+      this.transport,
+      (operation) => this.retry(false, (bail) => operation(bail, 0)),
+      options,
+    );
+  }
+
+  private request<T>(
+    repeatable: boolean,
+    method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+    where: string,
+    options: {
+      query?: Record<string, string | number | undefined>;
+      body?: unknown;
+      headers?: Record<string, string>;
+      signal?: AbortSignal;
+      extraTimeoutMs?: number;
+    } = {},
+  ): Promise<T> {
+    return this.retry(repeatable, () =>
+      this.transport.json<T>({
+        method,
+        path: where,
+        ...(options.query ? { query: options.query } : {}),
+        ...(options.body === undefined ? {} : { json: options.body }),
+        headers: { accept: 'application/json', ...options.headers },
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.extraTimeoutMs ? { extraTimeoutMs: options.extraTimeoutMs } : {}),
+      }),
+    );
   }
 
   health(): Promise<{ status: string }> {
-    return this.http.request('GET', '/v1/health', { retry: true });
+    return this.request(true, 'GET', '/v1/health');
   }
 
   cluster(): Promise<ClusterDescription> {
-    return this.http.request('GET', '/v1/cluster', { retry: true });
+    return this.admin.cluster();
   }
 
-  async listTopics(): Promise<TopicSummary[]> {
-    const { topics } = await this.http.request<{ topics: TopicSummary[] }>('GET', '/v1/topics', {
-      retry: true,
-    });
-    return topics;
+  listTopics(): Promise<TopicSummary[]> {
+    return this.admin.listTopics();
   }
 
   describeTopic(topic: string): Promise<TopicDescription> {
-    return this.http.request('GET', path`/v1/topics/${topic}`, { retry: true });
+    return this.admin.describeTopic(topic);
   }
 
   createTopic(body: {
@@ -144,18 +148,18 @@ export class SluiceApi {
     replicationFactor?: number;
     configs?: Record<string, string>;
   }): Promise<TopicDescription> {
-    return this.http.request('POST', '/v1/topics', { body });
+    return this.request(false, 'POST', '/v1/topics', { body });
   }
 
   alterTopic(
     topic: string,
     body: { partitions?: number; configs?: Record<string, string> },
   ): Promise<TopicDescription> {
-    return this.http.request('PATCH', path`/v1/topics/${topic}`, { body });
+    return this.request(false, 'PATCH', path`/v1/topics/${topic}`, { body });
   }
 
   async deleteTopic(topic: string): Promise<void> {
-    await this.http.request('DELETE', path`/v1/topics/${topic}`);
+    await this.request(false, 'DELETE', path`/v1/topics/${topic}`);
   }
 
   /** Produces one request's records; with an idempotency key a retry cannot write twice, so it retries. */
@@ -164,15 +168,11 @@ export class SluiceApi {
     body: { records: ProduceRecord[]; encoding: Encoding; acks?: 'all' | '1' },
     idempotencyKey?: string,
   ): Promise<ProduceResult[]> {
-    const { results } = await this.http.request<{ results: ProduceResult[] }>(
+    const { results } = await this.request<{ results: ProduceResult[] }>(
+      idempotencyKey !== undefined,
       'POST',
       path`/v1/topics/${topic}/records`,
-      {
-        body,
-        ...(idempotencyKey === undefined
-          ? {}
-          : { headers: { 'idempotency-key': idempotencyKey }, retry: true }),
-      },
+      { body, ...(idempotencyKey === undefined ? {} : { headers: { 'idempotency-key': idempotencyKey } }) },
     );
     return results;
   }
@@ -189,14 +189,13 @@ export class SluiceApi {
     },
   ): Promise<FetchResult> {
     const maxWaitMs = options.maxWaitMs ?? 0;
-    return this.http.request('GET', path`/v1/topics/${topic}/partitions/${partition}/records`, {
+    return this.request(true, 'GET', path`/v1/topics/${topic}/partitions/${partition}/records`, {
       query: {
         offset: options.offset,
         maxWaitMs: maxWaitMs > 0 ? maxWaitMs : undefined,
         maxBytes: options.maxBytes,
         encoding: options.encoding,
       },
-      retry: true,
       extraTimeoutMs: maxWaitMs,
       ...(options.signal ? { signal: options.signal } : {}),
     });
@@ -207,14 +206,9 @@ export class SluiceApi {
     partition: number,
     at: OffsetSpec,
   ): Promise<{ offset: number | null; timestamp?: number }> {
-    return this.http.request('GET', path`/v1/topics/${topic}/partitions/${partition}/offsets`, {
+    return this.request(true, 'GET', path`/v1/topics/${topic}/partitions/${partition}/offsets`, {
       query: { at },
-      retry: true,
     });
-  }
-
-  heartbeat(group: string, body: HeartbeatRequest): Promise<HeartbeatResponse> {
-    return this.http.request('POST', path`/v1/groups/${group}/heartbeat`, { body });
   }
 
   async commitOffsets(
@@ -226,44 +220,32 @@ export class SluiceApi {
     },
   ): Promise<OffsetCommitResult[]> {
     // Committing the same offsets twice leaves the same state: safe to retry.
-    const { results } = await this.http.request<{ results: OffsetCommitResult[] }>(
+    const { results } = await this.request<{ results: OffsetCommitResult[] }>(
+      true,
       'POST',
       path`/v1/groups/${group}/offsets`,
-      { body, retry: true },
+      { body },
     );
     return results;
   }
 
-  async committedOffsets(group: string, topic?: string): Promise<CommittedOffset[]> {
-    const { offsets } = await this.http.request<{ offsets: CommittedOffset[] }>(
-      'GET',
-      path`/v1/groups/${group}/offsets`,
-      { query: { topic }, retry: true },
-    );
-    return offsets;
+  committedOffsets(group: string, topic?: string): Promise<CommittedOffset[]> {
+    return this.admin.fetchOffsets(group, topic);
   }
 
   async listGroups(): Promise<GroupSummary[]> {
-    const { groups } = await this.http.request<{ groups: GroupSummary[] }>('GET', '/v1/groups', {
-      retry: true,
-    });
-    return groups;
+    return (await this.admin.listGroups()) as GroupSummary[];
   }
 
-  describeGroup(group: string): Promise<GroupDescription> {
-    return this.http.request('GET', path`/v1/groups/${group}`, { retry: true });
+  async describeGroup(group: string): Promise<GroupDescription> {
+    return (await this.admin.describeGroup(group)) as unknown as GroupDescription;
   }
 
   async deleteGroup(group: string): Promise<void> {
-    await this.http.request('DELETE', path`/v1/groups/${group}`);
+    await this.request(false, 'DELETE', path`/v1/groups/${group}`);
   }
 
   async resetOffsets(group: string, topic: string, to: ResetTarget): Promise<CommittedOffset[]> {
-    const { offsets } = await this.http.request<{ offsets: CommittedOffset[] }>(
-      'POST',
-      path`/v1/groups/${group}/offsets/reset`,
-      { body: { topic, to }, retry: true },
-    );
-    return offsets;
+    return ((await this.admin.resetOffsets(group, topic, to)) as { offsets: CommittedOffset[] }).offsets;
   }
 }

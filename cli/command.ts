@@ -155,3 +155,57 @@ export const parseTimestamp = (text: string, what: string, command?: CommandSpec
   }
   return ms;
 };
+
+/**
+ * Repeated `--property k=v` options (Kafka's tools) as a map, refusing names this command does not
+ * know with the nearest known one.
+ */
+export const propertyMap = (
+  value: OptionValue,
+  flag: string,
+  known: readonly string[],
+  command?: CommandSpec,
+): Map<string, string> => {
+  const out = new Map<string, string>();
+  const list =
+    value === undefined || typeof value === 'boolean' ? [] : Array.isArray(value) ? value : [value];
+  for (const item of list.map(String)) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw new UsageError(`${flag} takes key=value, got ${JSON.stringify(item)}`, command);
+    const name = item.slice(0, eq);
+    if (!known.includes(name)) {
+      const near = didYouMean(name, known);
+      throw new UsageError(
+        `${flag} ${name} is not supported here${near ? ` (did you mean ${near}?)` : ''}; known: ${known.join(', ')}`,
+        command,
+      );
+    }
+    out.set(name, item.slice(eq + 1));
+  }
+  return out;
+};
+
+/** Levenshtein distance, for "did you mean" (a dozen lines; not worth a dependency in the CLI). */
+export const editDistance = (a: string, b: string): number => {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+};
+
+/** The known word nearest to `word`, when it is near enough to be a typo (or `word` is its prefix). */
+export const didYouMean = (word: string, known: Iterable<string>): string | undefined => {
+  let best: { candidate: string; distance: number } | undefined;
+  for (const candidate of known) {
+    const distance = candidate.startsWith(word) && word.length >= 3 ? 1 : editDistance(word, candidate);
+    if (!best || distance < best.distance) best = { candidate, distance };
+  }
+  const limit = Math.max(1, Math.floor(word.length / 3));
+  return best && best.distance <= limit && best.candidate !== word ? best.candidate : undefined;
+};

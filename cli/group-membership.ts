@@ -2,16 +2,18 @@
  * One consumer's membership of a group under KIP-848 (API.md "Consumer groups"): join with epoch 0,
  * heartbeat at the interval the server asks for while reporting the partitions it owns, reconcile each
  * new assignment (revoked partitions are committed and released before the next heartbeat stops listing
- * them), rejoin after FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID, and leave with epoch -1.
+ * them), rejoin after FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID, and leave with epoch -1. The
+ * protocol itself (bodies, epochs, fencing) is the SDK's GroupMember; this adds the CLI's reconciling.
  */
 import { randomUUID } from 'node:crypto';
-import type { HeartbeatRequest, SluiceApi } from './api.js';
+import type { SluiceApi } from './api.js';
 import { describePartitions } from './format.js';
-import { ApiError } from './http.js';
+import { SluiceError } from '../sdk/errors.js';
+import type { GroupMember } from '../sdk/group-member.js';
+import { JOIN_EPOCH } from '../sdk/group-member.js';
 import { delay } from './io.js';
 
-export const JOIN_EPOCH = 0;
-export const LEAVE_EPOCH = -1;
+export { JOIN_EPOCH, LEAVE_EPOCH } from '../sdk/group-member.js';
 /** Heartbeat failures in a row that are tolerated (with backoff) before the consumer gives up. */
 const MAX_HEARTBEAT_FAILURES = 5;
 
@@ -40,53 +42,55 @@ export interface GroupMembershipOptions {
 }
 
 export class GroupMembership {
-  memberId: string;
-  memberEpoch = JOIN_EPOCH;
-  heartbeatIntervalMs = 5_000;
   /** Partitions this member consumes and reports as owned. */
   readonly owned = new Set<number>();
   /** Whether an assignment has been received since the last (re)join. */
   assigned = false;
+  private readonly member: GroupMember;
 
   constructor(private readonly options: GroupMembershipOptions) {
-    this.memberId = options.memberId ?? randomUUID();
+    this.member = options.api.groupMember({
+      groupId: options.groupId,
+      subscribedTopics: [options.topic],
+      ...(options.rebalanceTimeoutMs === undefined ? {} : { rebalanceTimeoutMs: options.rebalanceTimeoutMs }),
+    });
+    // KIP-1082: the client picks its member id, so a retried join lands on the same member.
+    this.member.memberId = options.memberId ?? randomUUID();
+  }
+
+  get memberId(): string {
+    return this.member.memberId ?? '';
+  }
+
+  get memberEpoch(): number {
+    return this.member.memberEpoch;
+  }
+
+  get heartbeatIntervalMs(): number {
+    return this.member.heartbeatIntervalMs;
   }
 
   /** One heartbeat and the reconciliation its answer asks for; true when the next should go at once. */
   async heartbeat(): Promise<boolean> {
-    const { api, groupId, topic, reconciler, note } = this.options;
-    const joining = this.memberEpoch === JOIN_EPOCH;
-    const request: HeartbeatRequest = {
-      memberId: this.memberId,
-      memberEpoch: this.memberEpoch,
-      ownedPartitions:
-        this.owned.size === 0 ? [] : [{ topic, partitions: [...this.owned].sort((a, b) => a - b) }],
-      ...(joining
-        ? { subscribedTopics: [topic], rebalanceTimeoutMs: this.options.rebalanceTimeoutMs ?? 60_000 }
-        : {}),
-    };
-    let answer;
-    try {
-      answer = await api.heartbeat(groupId, request);
-    } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      if (error.code !== 'FENCED_MEMBER_EPOCH' && error.code !== 'UNKNOWN_MEMBER_ID') throw error;
+    const { groupId, topic, reconciler, note } = this.options;
+    const memberId = this.memberId;
+    const owned = this.owned.size === 0 ? [] : [{ topic, partitions: [...this.owned].sort((a, b) => a - b) }];
+    const outcome = await this.member.heartbeat(owned);
+    if (outcome.kind === 'fenced') {
       const lost = [...this.owned];
       note(
-        `${error.code}: member ${this.memberId} lost ${lost.length > 0 ? describePartitions(lost) : 'its membership'}; rejoining`,
+        `${outcome.code}: member ${memberId} lost ${lost.length > 0 ? describePartitions(lost) : 'its membership'}; rejoining`,
       );
+      // A forgotten member rejoins under a new id of its own choosing.
+      this.member.memberId ??= randomUUID();
       this.owned.clear();
-      this.memberEpoch = JOIN_EPOCH;
       this.assigned = false;
-      await reconciler.lose(lost, error.code);
+      await reconciler.lose(lost, outcome.code);
       return true;
     }
-    this.memberId = answer.memberId;
-    this.memberEpoch = answer.memberEpoch;
-    this.heartbeatIntervalMs = answer.heartbeatIntervalMs;
-    if (answer.assignment === null) return false;
+    if (outcome.kind === 'unchanged') return false;
     const target = new Set(
-      answer.assignment.topicPartitions.filter((tp) => tp.topic === topic).flatMap((tp) => tp.partitions),
+      outcome.topicPartitions.filter((tp) => tp.topic === topic).flatMap((tp) => tp.partitions),
     );
     const revoked = [...this.owned].filter((p) => !target.has(p));
     const added = [...target].filter((p) => !this.owned.has(p)).sort((a, b) => a - b);
@@ -124,7 +128,7 @@ export class GroupMembership {
         now = await this.heartbeat();
         failures = 0;
       } catch (error) {
-        const retriable = error instanceof ApiError && error.retriable;
+        const retriable = error instanceof SluiceError && error.retriable;
         if (!retriable || ++failures > MAX_HEARTBEAT_FAILURES) throw error;
         this.options.note(`heartbeat failed (${error.code}: ${error.message}); retrying`);
         now = false;
@@ -136,20 +140,16 @@ export class GroupMembership {
   async leave(): Promise<void> {
     if (this.memberEpoch === JOIN_EPOCH && !this.assigned) return;
     try {
-      await this.options.api.heartbeat(this.options.groupId, {
-        memberId: this.memberId,
-        memberEpoch: LEAVE_EPOCH,
-      });
+      await this.member.leave();
     } catch (error) {
       // Already gone (expired or fenced): there is nothing to leave.
       if (!(
-        error instanceof ApiError &&
+        error instanceof SluiceError &&
         (error.code === 'UNKNOWN_MEMBER_ID' || error.code === 'FENCED_MEMBER_EPOCH')
       )) {
         throw error;
       }
     } finally {
-      this.memberEpoch = JOIN_EPOCH;
       this.assigned = false;
       this.owned.clear();
     }

@@ -10,7 +10,18 @@ export const GLOBAL_OPTIONS = {
   url: {
     type: 'string',
     valueName: 'URL',
-    description: `API base URL (default $SLUICE_URL, else ${DEFAULT_URL})`,
+    description: `API base URL (default $SLUICE_URL, else the local stack's, else ${DEFAULT_URL})`,
+  },
+  'bootstrap-server': { type: 'string', valueName: 'URL', description: "Kafka's name for --url" },
+  region: {
+    type: 'string',
+    valueName: 'R',
+    description: 'sign requests with SigV4 for this region (default $AWS_REGION when signing)',
+  },
+  profile: {
+    type: 'string',
+    valueName: 'P',
+    description: 'sign requests with this AWS profile (default $AWS_PROFILE)',
   },
   json: { type: 'boolean', description: 'machine output: JSON on stdout, one value per line' },
   quiet: { type: 'boolean', short: 'q', description: 'no progress or status lines on stderr' },

@@ -1,10 +1,11 @@
 /** What to do about an API error, in a line: the command to run next, or the setting to check. */
-import type { ApiError } from './http.js';
+import type { SluiceError } from '../sdk/errors.js';
+import { attemptsOf } from './api.js';
 
 const REJOIN = 'the group moved on without this member: run the consumer again to rejoin';
 const UNSIGNED =
-  'the deployed API takes SigV4-signed requests (execute-api:Invoke) and this command line does not sign; ' +
-  'use it against `npm start` or through a signing proxy';
+  'the API takes SigV4-signed requests from a caller allowed execute-api:Invoke on this route: pass ' +
+  '--region (and --profile), and check the credentials and their IAM policy';
 
 const BY_CODE: Record<string, string> = {
   UNKNOWN_TOPIC_OR_PARTITION:
@@ -31,11 +32,13 @@ const BY_CODE: Record<string, string> = {
 };
 
 /** The hint printed under an error, or undefined when the message says it all. */
-export const hintFor = (error: ApiError, url: string): string | undefined => {
-  if (error.refused) {
+export const hintFor = (error: SluiceError, url: string): string | undefined => {
+  if (error.details['refused'] === true) {
     return `nothing answers at ${url}: is \`npm start\` running? (or point --url / SLUICE_URL at the API)`;
   }
   const hints: string[] = [];
+  if (typeof error.details['didYouMean'] === 'string')
+    hints.push(`did you mean ${error.details['didYouMean']}?`);
   if (error.code === 'NETWORK_EXCEPTION') hints.push(`check --url (${url}) and the network`);
   if (error.code === 'NOT_FOUND' || error.code === 'METHOD_NOT_ALLOWED') {
     hints.push(`is ${url} the base URL of a Sluice API (without /v1)?`);
@@ -52,7 +55,7 @@ export const hintFor = (error: ApiError, url: string): string | undefined => {
   if (known) hints.push(known);
   if (error.retriable) {
     hints.push(
-      `retriable — try again${error.attempts > 1 ? ` (this command already tried ${error.attempts} times)` : ''}`,
+      `retriable — try again${attemptsOf(error) > 1 ? ` (this command already tried ${attemptsOf(error)} times)` : ''}`,
     );
   }
   return hints.length > 0 ? hints.join('; ') : undefined;

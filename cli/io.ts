@@ -2,7 +2,7 @@
  * What the command line touches outside itself, injectable so tests run `run(argv, io)` in-process:
  * the output streams, stdin, the environment, fetch, the clock and the interrupt signal.
  */
-import type { FetchLike } from './http.js';
+import type { FetchLike } from '../sdk/transport.js';
 
 export interface Output {
   /** May return a promise when the stream is full; long outputs await it. */

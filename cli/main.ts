@@ -8,16 +8,19 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SluiceApi } from './api.js';
 import type { CommandSpec, Context } from './command.js';
-import { UsageError, commandName } from './command.js';
+import { UsageError, commandName, didYouMean } from './command.js';
+import { localStackUrl, signingFor } from './endpoint.js';
+import { sigV4Fetch } from '../sdk/sigv4.js';
 import { cluster, health } from './commands/cluster.js';
 import { consume } from './commands/consume.js';
 import { groupCommands } from './commands/groups.js';
+import { connectCommands } from './commands/connect.js';
 import { offsets } from './commands/offsets.js';
 import { produce } from './commands/produce.js';
 import { topicCommands } from './commands/topics.js';
 import { DEFAULT_URL, GLOBAL_OPTIONS, PROGRAM, commandHelp, overviewHelp, usageLine } from './help.js';
 import { hintFor } from './hints.js';
-import { ApiError, HttpClient } from './http.js';
+import { SluiceError } from '../sdk/errors.js';
 import type { Io, Output } from './io.js';
 
 export const EXIT_OK = 0;
@@ -29,13 +32,14 @@ export const COMMANDS: readonly CommandSpec[] = [
   produce,
   consume,
   ...groupCommands,
+  ...connectCommands,
   offsets,
   cluster,
   health,
 ];
 
 /** Global options that take a value, so the command words can be found before the command is known. */
-const VALUE_OPTIONS = new Set(['--url']);
+const VALUE_OPTIONS = new Set(['--url', '--bootstrap-server', '--region', '--profile']);
 const FLAG_OPTIONS = new Set(['--json', '--quiet', '-q', '--help', '-h']);
 
 /** The words before the first command option: `topics create` in `--url U topics create t --partitions 3`. */
@@ -82,23 +86,66 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     }
     const args = parsed.positionals.slice(spec.words.length);
     checkArguments(spec, args);
-    url = stringValue(parsed.values['url']) ?? io.env?.['SLUICE_URL'] ?? DEFAULT_URL;
+    url =
+      stringValue(parsed.values['url']) ??
+      stringValue(parsed.values['bootstrap-server']) ??
+      io.env?.['SLUICE_URL'] ??
+      (await localStackUrl(io.env ?? {})) ??
+      DEFAULT_URL;
     checkUrl(url, spec);
-    const ctx = createContext(io, url, parsed.values['json'] === true, parsed.values['quiet'] === true);
-    return (await spec.run(ctx, { args, values: parsed.values })) ?? EXIT_OK;
+    const signing = signingFor(url, parsed.values, io.env ?? {}, spec);
+    const ctx = createContext(
+      io,
+      url,
+      parsed.values['json'] === true,
+      parsed.values['quiet'] === true,
+      signing,
+    );
+    try {
+      return (await spec.run(ctx, { args, values: parsed.values })) ?? EXIT_OK;
+    } catch (error) {
+      await suggestTopic(error, ctx, spec, args);
+      throw error;
+    }
   } catch (error) {
     return report(error, io.stderr, { json: wantsJson, url, spec, words });
   }
 }
 
-const createContext = (io: Io, url: string, json: boolean, quiet: boolean): Context => ({
-  api: new SluiceApi(
-    new HttpClient({
-      url,
-      ...(io.fetch ? { fetch: io.fetch } : {}),
-      ...(io.sleep ? { sleep: io.sleep } : {}),
-    }),
-  ),
+/** An unknown topic named as the command's argument: the nearest existing one goes into the hint. */
+const suggestTopic = async (
+  error: unknown,
+  ctx: Context,
+  spec: CommandSpec,
+  args: string[],
+): Promise<void> => {
+  const topic = args[0];
+  if (!(error instanceof SluiceError) || error.code !== 'UNKNOWN_TOPIC_OR_PARTITION') return;
+  if (spec.args[0]?.name !== 'topic' || topic === undefined) return;
+  const topics = await ctx.api.listTopics().catch(() => []);
+  const near = didYouMean(
+    topic,
+    topics.map((t) => t.name),
+  );
+  if (near) error.details['didYouMean'] = near;
+};
+
+const createContext = (
+  io: Io,
+  url: string,
+  json: boolean,
+  quiet: boolean,
+  signing: { region: string; profile?: string } | undefined,
+): Context => ({
+  api: new SluiceApi({
+    url,
+    ...(signing
+      ? { fetch: sigV4Fetch({ ...signing, ...(io.fetch ? { fetch: io.fetch } : {}) }) }
+      : io.fetch
+        ? { fetch: io.fetch }
+        : {}),
+    ...(io.sleep ? { sleep: io.sleep } : {}),
+  }),
   json,
   quiet,
   stdout: io.stdout,
@@ -120,7 +167,7 @@ const parseOptions = (
 ): ReturnType<typeof parseArgs> => {
   try {
     return parseArgs({
-      args: [...argv],
+      args: joinNegativeValues(argv, options),
       // parseArgs only needs type, short and multiple; descriptions stay in the specs.
       options: Object.fromEntries(
         Object.entries(options).map(([name, o]) => [
@@ -133,10 +180,32 @@ const parseOptions = (
     });
   } catch (error) {
     // Node's messages end with advice about `--` that does not apply here; the first sentence says it.
-    const message =
+    let message =
       error instanceof Error ? (error.message.split(/(?<=\.) /)[0] ?? error.message) : String(error);
+    const unknown = /^Unknown option '--([^']+)'/.exec(message)?.[1];
+    const near = unknown === undefined ? undefined : didYouMean(unknown, Object.keys(options));
+    if (near) message = `${message.replace(/\.$/, '')} (did you mean --${near}?)`;
     throw new UsageError(message, spec);
   }
+};
+
+/** `--shift-by -6`: a negative number after an option that takes a value is its value, not a flag. */
+const joinNegativeValues = (argv: readonly string[], options: CommandSpec['options']): string[] => {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    if (
+      arg.startsWith('--') &&
+      options[arg.slice(2)]?.type === 'string' &&
+      next !== undefined &&
+      /^-\d+$/.test(next)
+    ) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
 };
 
 const checkArguments = (spec: CommandSpec, args: readonly string[]): void => {
@@ -170,10 +239,19 @@ const unknownCommand = (words: readonly string[]): UsageError => {
     return new UsageError(
       words[1] === undefined
         ? `${words[0]} needs a command: ${subcommands.join(', ')}`
-        : `unknown command "${words[0]} ${words[1]}"; ${words[0]} has ${subcommands.join(', ')}`,
+        : `unknown command "${words[0]} ${words[1]}"; ${didYouMeanText(words[1], subcommands)}${words[0]} has ${subcommands.join(', ')}`,
     );
   }
-  return new UsageError(`unknown command "${words[0]}"`);
+  const near = didYouMean(words[0]!, new Set(COMMANDS.map((c) => c.words[0]!)));
+  return new UsageError(`unknown command "${words[0]}"${near ? `; did you mean "${near}"?` : ''}`);
+};
+
+const didYouMeanText = (word: string, known: readonly (string | undefined)[]): string => {
+  const near = didYouMean(
+    word,
+    known.filter((k): k is string => k !== undefined),
+  );
+  return near ? `did you mean "${near}"? ` : '';
 };
 
 const printHelp = async (out: Output, rest: readonly string[]): Promise<number> => {
@@ -212,7 +290,7 @@ const report = async (
     );
     return EXIT_USAGE;
   }
-  if (error instanceof ApiError) {
+  if (error instanceof SluiceError) {
     const hint = hintFor(error, url);
     const { code, message, retriable, status } = error;
     if (json) {
@@ -254,17 +332,8 @@ const streamOutput = (stream: NodeJS.WriteStream, onClosed: () => void): Output 
   };
 };
 
-const isMain = (): boolean => {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(script)).href;
-  } catch {
-    return false;
-  }
-};
-
-if (isMain()) {
+/** The `sluice` command: runs `run` over this process's streams, environment and signals. */
+export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
   const interrupt = new AbortController();
   let interrupts = 0;
   process.on('SIGINT', () => {
@@ -272,7 +341,7 @@ if (isMain()) {
     if (++interrupts > 1) process.exit(130);
     interrupt.abort();
   });
-  const code = await run(process.argv.slice(2), {
+  const code = await run(argv, {
     stdout: streamOutput(process.stdout, () => interrupt.abort()),
     stderr: streamOutput(process.stderr, () => {}),
     stdin: process.stdin,
@@ -284,3 +353,15 @@ if (isMain()) {
   // An unread or interactive stdin would keep the process alive.
   process.stdin.destroy();
 }
+
+const isMain = (): boolean => {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(script)).href;
+  } catch {
+    return false;
+  }
+};
+
+if (isMain()) await main();

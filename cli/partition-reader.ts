@@ -1,6 +1,7 @@
 /** Reads one partition from an offset: until the high watermark, or (following) by long polls until stopped. */
 import type { Encoding, FetchedRecord, SluiceApi } from './api.js';
-import { ApiError, isAborted } from './http.js';
+import { isAborted } from './api.js';
+import { SluiceError } from '../sdk/errors.js';
 
 /** How long one long poll waits for new records when following (API.md allows up to 20000). */
 export const FOLLOW_WAIT_MS = 10_000;
@@ -55,7 +56,7 @@ export const readPartition = async (options: PartitionReaderOptions): Promise<'c
 };
 
 const outOfRange = (error: unknown): { logStartOffset: number; highWatermark: number } | undefined => {
-  if (!(error instanceof ApiError) || error.code !== 'OFFSET_OUT_OF_RANGE') return undefined;
+  if (!(error instanceof SluiceError) || error.code !== 'OFFSET_OUT_OF_RANGE') return undefined;
   const { logStartOffset, highWatermark } = error.details;
   return typeof logStartOffset === 'number' && typeof highWatermark === 'number'
     ? { logStartOffset, highWatermark }

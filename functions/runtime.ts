@@ -62,7 +62,16 @@ export const setStorageLayer = (layer: StorageLayer | undefined): void => {
  * as long as a container; the benchmarks read them when they run the local stack in-process.
  */
 export const meters = { metadata: new StorageMeter(), objects: new StorageMeter() };
-export const invocations: Record<Job, number> = { admin: 0, produce: 0, fetch: 0, groups: 0 };
+export const invocations: Record<Job, number> = { admin: 0, produce: 0, fetch: 0, groups: 0, connect: 0 };
+
+/** An optional positive integer setting of the environment, as `{ [key]: value }` or nothing. */
+const optionalMs = <K extends string>(name: string, key: K): Partial<Record<K, number>> => {
+  const text = process.env[name];
+  if (text === undefined || text === '') return {};
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
+  return { [key]: value } as Partial<Record<K, number>>;
+};
 
 /** The process's Sluice, built on first use from SLUICE_* and AWS_* variables. */
 export const sluiceFromEnv = (): Sluice => {
@@ -117,7 +126,13 @@ export const sluiceFromEnv = (): Sluice => {
         }
       : {}),
     clock: systemClock,
-    config: { clusterId: process.env[ENV.clusterId] ?? 'sluice', maxRequestBytes, replicaLagTimeMaxMs },
+    config: {
+      clusterId: process.env[ENV.clusterId] ?? 'sluice',
+      maxRequestBytes,
+      replicaLagTimeMaxMs,
+      ...optionalMs(ENV.groupSessionTimeoutMs, 'sessionTimeoutMs'),
+      ...optionalMs(ENV.groupHeartbeatIntervalMs, 'heartbeatIntervalMs'),
+    },
     log: (entry) => console.error(JSON.stringify(entry)),
     ...(authorizer
       ? { authorizer }

@@ -27,6 +27,10 @@ export const ENV = {
   storeEndpoints: 'SLUICE_STORE_ENDPOINTS',
   /** Local stack only: the segment store's S3 endpoint when it is an emulator process of its own. */
   segmentEndpoint: 'SLUICE_SEGMENT_ENDPOINT',
+  /** Kafka's group.consumer.session.timeout.ms: a member silent this long is removed (default 45000). */
+  groupSessionTimeoutMs: 'SLUICE_GROUP_SESSION_TIMEOUT_MS',
+  /** Kafka's group.consumer.heartbeat.interval.ms: how often members are told to heartbeat (default 5000). */
+  groupHeartbeatIntervalMs: 'SLUICE_GROUP_HEARTBEAT_INTERVAL_MS',
   /**
    * `iam`: check resources named in request bodies (heartbeat subscriptions, committed topics …) with
    * IAM's policy simulator for the caller (lib/adapters/aws/iam-authorizer.ts). Set on the groups
@@ -35,6 +39,10 @@ export const ENV = {
   authorizer: 'SLUICE_AUTHORIZER',
   /** Node's own options; set to `--enable-source-maps` so stack traces point into the TypeScript. */
   nodeOptions: 'NODE_OPTIONS',
+  /** How long one Connect task runs per scheduled invocation of the connect-worker function (ms). */
+  connectBudgetMs: 'SLUICE_CONNECT_BUDGET_MS',
+  /** Length of a Connect task's lease (ms); a dead invocation's tasks move on within it. */
+  connectLeaseMs: 'SLUICE_CONNECT_LEASE_MS',
 } as const;
 
 export const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;

@@ -4,6 +4,7 @@ import type { Construct } from 'constructs';
 import { DEFAULT_MAX_REQUEST_BYTES, readContextSettings } from './config.js';
 import { LogStorage } from './constructs/log-storage.js';
 import { MaintenanceSchedule } from './constructs/maintenance-schedule.js';
+import { ConnectRuntime } from './constructs/connect-runtime.js';
 import { MetadataTable } from './constructs/metadata-table.js';
 import { SluiceApi } from './constructs/sluice-api.js';
 import { SegmentStorage } from './constructs/segment-storage.js';
@@ -52,6 +53,8 @@ export class SluiceStack extends Stack {
   readonly functions: SluiceFunctions;
   readonly api: SluiceApi;
   readonly maintenance: MaintenanceSchedule;
+  /** The schedule of the Connect runtime; grantSinkBucket lets S3 sinks write a bucket. */
+  readonly connect: ConnectRuntime;
 
   constructor(scope: Construct, id: string, props: SluiceStackProps = {}) {
     super(scope, id, {
@@ -79,8 +82,11 @@ export class SluiceStack extends Stack {
       maxRequestBytes: props.maxRequestBytes ?? context.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
       ...(props.functionsEntryDir ? { entryDir: props.functionsEntryDir } : {}),
     });
-    const { admin, produce, fetch, groups, maintenance } = this.functions.functions;
-    this.api = new SluiceApi(this, 'Api', { handlers: { admin, produce, fetch, groups } });
+    const { admin, produce, fetch, groups, connect, maintenance } = this.functions.functions;
+    this.connect = new ConnectRuntime(this, 'Connect', {
+      handler: this.functions.functions['connect-worker'],
+    });
+    this.api = new SluiceApi(this, 'Api', { handlers: { admin, produce, fetch, groups, connect } });
     this.maintenance = new MaintenanceSchedule(this, 'Maintenance', { handler: maintenance });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the HTTP API' });

@@ -24,6 +24,9 @@ import type { GroupTopics, PartitionOffsets } from './core/groups/index.js';
 import { isSluiceError } from './errors.js';
 import { fetchRoutes, produceRoutes } from './http/routes/log.js';
 import { replicationRoutes } from './http/routes/replication.js';
+import { connectRoutes } from '../connect/rest.js';
+import { Herder } from '../connect/herder.js';
+import { ConnectStateStore } from '../connect/state-store.js';
 import type { Authorizer } from './auth/authorizer.js';
 import { impliedAccessGuard } from './auth/authorizer.js';
 
@@ -60,6 +63,8 @@ export interface SluiceDeps {
 }
 
 export interface Sluice {
+  /** The metadata store everything is built on (the Connect runtime keeps its state there too). */
+  store: MetadataStore;
   catalog: TopicCatalog;
   log: LogContext;
   producer: Producer;
@@ -119,9 +124,11 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     ...fetchRoutes({ fetcher }),
     ...replicationRoutes({ log }),
     ...groupRoutes(groups),
+    ...connectRoutes(new Herder(new ConnectStateStore(store), groups)),
   ];
   const routers = new Map<string, Router>();
   return {
+    store,
     catalog,
     log,
     producer,

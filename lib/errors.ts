@@ -21,6 +21,8 @@ export const ERROR_CODES = {
   NOT_FOUND: { retriable: false },
   METHOD_NOT_ALLOWED: { retriable: false },
   TOPIC_ALREADY_EXISTS: { retriable: false },
+  /** Kafka Connect's AlreadyExistsException (a connector name in use). */
+  ALREADY_EXISTS: { retriable: false },
   FENCED_MEMBER_EPOCH: { retriable: false },
   STALE_MEMBER_EPOCH: { retriable: false },
   UNRELEASED_INSTANCE_ID: { retriable: false },

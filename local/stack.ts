@@ -18,6 +18,8 @@ import type { StorageLayer } from '../functions/runtime.js';
 import { resolveEndpoints, startEmulators } from './emulators.js';
 import type { Handlers } from './gateway.js';
 import { createGateway } from './gateway.js';
+import { startConnectTimer } from './connect-timer.js';
+import { ConnectStateStore } from '../connect/state-store.js';
 import type { GatewayAuth } from './auth/gateway-auth.js';
 import { loadGatewayAuth } from './auth/gateway-auth.js';
 
@@ -39,6 +41,11 @@ export interface LocalStackOptions {
   replicationIntervalMs?: number;
   /** Write the stack's description here (gateway URL, stores with endpoint and PID); removed on stop. */
   stackFile?: string;
+  /**
+   * Pause between invocations of the Connect runtime (each a child process running the
+   * connect-worker function once); 0 (the default) runs none.
+   */
+  connectIntervalMs?: number;
   /**
    * Wait as AWS would on every storage call (lib/adapters/latency); default SLUICE_LATENCY_MODEL, else
    * `none`. Latencies measured under a model are modelled, not AWS measurements.
@@ -71,6 +78,8 @@ export interface LocalStack {
   auth: { mode: 'open' } | { mode: 'iam'; credentials: string; policy: string; region: string };
   /** Runs the maintenance function once, now. */
   runMaintenance(): Promise<unknown>;
+  /** The pid of the Connect invocation running now (when connectIntervalMs > 0). */
+  connectWorkerPid(): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -148,6 +157,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       produce: (await import('../functions/produce.js')).handler,
       fetch: (await import('../functions/fetch.js')).handler,
       groups: (await import('../functions/groups.js')).handler,
+      connect: (await import('../functions/connect.js')).handler,
     };
     const maintenance = (await import('../functions/maintenance.js')).handler;
 
@@ -194,6 +204,19 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
         `${JSON.stringify({ url, stores, segments: segmentStore, table: { name: tableName, endpoint: endpoints.dynamodb } } satisfies StackDescription, null, 2)}\n`,
       );
     }
+    const connect =
+      (options.connectIntervalMs ?? 0) > 0
+        ? startConnectTimer({
+            intervalMs: options.connectIntervalMs!,
+            env: { ...process.env, SLUICE_URL: `http://127.0.0.1:${port}` },
+            ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+            log,
+            anyStarted: async () =>
+              (await new ConnectStateStore(runtime.sluiceFromEnv().store).list()).some(
+                (c) => c.targetState === 'STARTED',
+              ),
+          })
+        : undefined;
 
     return {
       url,
@@ -206,9 +229,11 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       latencyModel,
       auth: authFiles ? { mode: 'iam', ...authFiles } : { mode: 'open' },
       runMaintenance,
+      connectWorkerPid: () => connect?.pid(),
       stop: async () => {
         if (timer) clearInterval(timer);
         await replicator.stop();
+        await connect?.stop();
         if (options.stackFile) await rm(options.stackFile, { force: true });
         await running?.catch(() => undefined);
         await new Promise<void>((resolve) => {

@@ -3,6 +3,7 @@
  * restart — even after kill -9 — keeps every topic and record.
  */
 import { join, resolve } from 'node:path';
+import { DataDirInUseError, lockDataDir } from './data-dir-lock.js';
 import { startLocalStack } from './stack.js';
 
 const env = process.env;
@@ -13,6 +14,7 @@ const dataDir = resolve(env.SLUICE_DATA_DIR ?? '.sluice');
 const maintenanceIntervalMs = Number(env.SLUICE_MAINTENANCE_INTERVAL_MS ?? 10_000);
 const storeCount = Number(env.SLUICE_STORE_COUNT ?? 3);
 const replicationIntervalMs = Number(env.SLUICE_REPLICATION_INTERVAL_MS ?? 500);
+const connectIntervalMs = Number(env.SLUICE_CONNECT_INTERVAL_MS ?? 1_000);
 const verbose = env.SLUICE_VERBOSE === '1';
 
 for (const [name, value] of [
@@ -20,6 +22,7 @@ for (const [name, value] of [
   ['SLUICE_MAINTENANCE_INTERVAL_MS', maintenanceIntervalMs],
   ['SLUICE_STORE_COUNT', storeCount],
   ['SLUICE_REPLICATION_INTERVAL_MS', replicationIntervalMs],
+  ['SLUICE_CONNECT_INTERVAL_MS', connectIntervalMs],
 ] as const) {
   if (!Number.isInteger(value) || value < 0) {
     console.error(`sluice: ${name} must be a non-negative integer`);
@@ -30,11 +33,14 @@ for (const [name, value] of [
 console.log(`sluice: starting (data in ${dataDir})…`);
 const started = Date.now();
 try {
+  const unlock = await lockDataDir(dataDir);
+  process.on('exit', unlock);
   const stack = await startLocalStack({
     port,
     dataDir,
     maintenanceIntervalMs,
     replicationIntervalMs,
+    connectIntervalMs,
     storeCount: Math.max(1, storeCount),
     stackFile: join(dataDir, 'stack.json'),
     log: (line) => {
@@ -65,11 +71,16 @@ try {
     stopping = true;
     console.log(`sluice: ${signal}, stopping…`);
     await stack.stop();
+    unlock();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 } catch (error) {
+  if (error instanceof DataDirInUseError) {
+    console.error(`sluice: ${error.message}`);
+    process.exit(1);
+  }
   console.error(`sluice: could not start: ${error instanceof Error ? error.message : String(error)}`);
   if (error instanceof Error && error.message.includes('EADDRINUSE'))
     console.error(`sluice: port ${port} is taken; set PORT=…`);

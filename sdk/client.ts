@@ -5,10 +5,15 @@
 import { Admin } from './admin.js';
 import type { ConsumerOptions } from './consumer.js';
 import { Consumer } from './consumer.js';
+import { ConnectAdmin } from './connect.js';
+import type { GroupMemberOptions } from './group-member.js';
+import { GroupMember } from './group-member.js';
 import type { ProducerOptions } from './producer.js';
 import { Producer } from './producer.js';
 import type { Retrier, RetryDeps, RetryOptions } from './retry.js';
 import { createRetrier } from './retry.js';
+import type { AwsCredentials, AwsCredentialsProvider } from './sigv4.js';
+import { sigV4Fetch } from './sigv4.js';
 import type { FetchLike } from './transport.js';
 import { Transport } from './transport.js';
 
@@ -23,16 +28,43 @@ export interface SluiceClientOptions {
   headers?: Record<string, string>;
   /** Per-request timeout in ms (default 30000). */
   requestTimeoutMs?: number;
+  /**
+   * Sign every request with SigV4 for API Gateway (`execute-api`) in this region, as a deployed
+   * Sluice requires. Without it requests go unsigned (the local stack).
+   */
+  region?: string;
+  /** Credentials to sign with (default: the AWS SDK's default chain); only with `region`. */
+  credentials?: AwsCredentials | AwsCredentialsProvider;
+  /** A profile of ~/.aws/config for the default chain; only with `region`. */
+  profile?: string;
 }
 
 export class SluiceClient {
   private readonly transport: Transport;
   private readonly retrier: Retrier;
 
-  constructor({ url, fetch, retry = {}, headers, requestTimeoutMs }: SluiceClientOptions) {
+  constructor({
+    url,
+    fetch,
+    retry = {},
+    headers,
+    requestTimeoutMs,
+    region,
+    credentials,
+    profile,
+  }: SluiceClientOptions) {
+    const send =
+      region === undefined
+        ? fetch
+        : sigV4Fetch({
+            region,
+            ...(credentials ? { credentials } : {}),
+            ...(profile ? { profile } : {}),
+            ...(fetch ? { fetch } : {}),
+          });
     this.transport = new Transport({
       url,
-      ...(fetch ? { fetch } : {}),
+      ...(send ? { fetch: send } : {}),
       ...(headers ? { headers } : {}),
       ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
     });
@@ -50,5 +82,18 @@ export class SluiceClient {
 
   consumer(options: ConsumerOptions = {}): Consumer {
     return new Consumer(this.transport, this.retrier, options);
+  }
+
+  /** Kafka Connect's REST API: connectors, their status, lifecycle and offsets. */
+  connect(): ConnectAdmin {
+    return new ConnectAdmin(this.transport, this.retrier);
+  }
+
+  /**
+   * A bare KIP-848 group member (heartbeat, commit, leave) for callers that fetch and commit on their
+   * own schedule, such as Connect's sink tasks (they commit only what their sink made durable) and Streams' tasks.
+   */
+  groupMember(options: GroupMemberOptions): GroupMember {
+    return new GroupMember(this.transport, this.retrier, options);
   }
 }

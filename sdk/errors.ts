@@ -63,12 +63,15 @@ export const errorFromResponse = (status: number, bodyText: string): SluiceError
     );
   }
   // An answer without the envelope comes from something in front of Sluice (a proxy, API Gateway).
+  // API Gateway answers a missing, invalid or refused signature with a bare 401/403.
   const code =
-    status === 429
-      ? 'THROTTLING_QUOTA_EXCEEDED'
-      : status === 504
-        ? 'REQUEST_TIMED_OUT'
-        : 'UNKNOWN_SERVER_ERROR';
+    status === 401 || status === 403
+      ? 'SASL_AUTHENTICATION_FAILED'
+      : status === 429
+        ? 'THROTTLING_QUOTA_EXCEEDED'
+        : status === 504
+          ? 'REQUEST_TIMED_OUT'
+          : 'UNKNOWN_SERVER_ERROR';
   const snippet = bodyText.length > 200 ? `${bodyText.slice(0, 200)}…` : bodyText;
   return new SluiceError(code, `HTTP ${status}${snippet ? `: ${snippet}` : ''}`, {
     retriable: RETRIABLE_STATUSES.has(status),
@@ -76,17 +79,41 @@ export const errorFromResponse = (status: number, bodyText: string): SluiceError
   });
 };
 
-/** A request that got no answer: the connection failed, or it was aborted by our timeout. */
-export const errorFromFailure = (cause: unknown, timedOut: boolean): SluiceError =>
-  timedOut
-    ? new SluiceError('REQUEST_TIMED_OUT', 'the request timed out before an answer came', {
-        retriable: true,
-        cause,
-      })
-    : new SluiceError('NETWORK_EXCEPTION', `the request failed: ${messageOf(cause)}`, {
-        retriable: true,
-        cause,
-      });
+/**
+ * A request that got no answer: the connection failed, or it was aborted by our timeout. `details.refused`
+ * says nothing listens at the address (connection refused), where retrying at once will not help.
+ */
+export const errorFromFailure = (cause: unknown, timedOut: boolean, base?: string): SluiceError => {
+  if (timedOut) {
+    return new SluiceError(
+      'REQUEST_TIMED_OUT',
+      base ? `no answer from ${base} in time` : 'the request timed out before an answer came',
+      { retriable: true, cause },
+    );
+  }
+  const refused = socketErrors(cause).some((e) => asRecord(e)?.['code'] === 'ECONNREFUSED');
+  return new SluiceError(
+    'NETWORK_EXCEPTION',
+    base
+      ? `cannot reach ${base}: ${describeFailure(cause)}`
+      : `the request failed: ${describeFailure(cause)}`,
+    { retriable: true, cause, ...(refused ? { details: { refused: true } } : {}) },
+  );
+};
+
+/** Node's fetch hides the socket error in `cause` (an AggregateError when it tried several addresses). */
+const socketErrors = (error: unknown): unknown[] => {
+  const cause = error instanceof Error ? error.cause : undefined;
+  const nested = cause instanceof AggregateError ? cause.errors : [];
+  return [error, cause, ...nested];
+};
+
+const describeFailure = (error: unknown): string => {
+  const codes = socketErrors(error)
+    .map((e) => asRecord(e)?.['code'])
+    .filter((c): c is string => typeof c === 'string');
+  return codes.length > 0 ? [...new Set(codes)].join(', ') : messageOf(error);
+};
 
 const asRecord = (value: unknown): Record<string, unknown> | undefined =>
   value !== null && typeof value === 'object' && !Array.isArray(value)

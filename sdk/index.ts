@@ -6,11 +6,23 @@ export type { CreateTopicOptions, PartitionOffsets } from './admin.js';
 export { Producer, RECORD_BATCH_MEDIA_TYPE } from './producer.js';
 export type { ProducerOptions } from './producer.js';
 export { Consumer } from './consumer.js';
+export { ConnectAdmin } from './connect.js';
+export type {
+  ConfigInfos,
+  ConnectorInfo,
+  ConnectorOffset,
+  ConnectorStatus,
+  InitialState,
+} from './connect.js';
+export { GroupMember } from './group-member.js';
+export type { GroupMemberOptions, HeartbeatOutcome } from './group-member.js';
 export type { ConsumerOptions, FetchedBatch, RunHandlers } from './consumer.js';
 export { SluiceError, isSluiceError } from './errors.js';
 export { createRetrier, isRetriable } from './retry.js';
 export type { Bail, Retrier, RetryDeps, RetryOptions } from './retry.js';
 export type { FetchLike } from './transport.js';
 export { nodeHttpFetch } from './node-http.js';
+export { createSigner, sigV4Fetch } from './sigv4.js';
+export type { AwsCredentials, AwsCredentialsProvider, SigV4Options } from './sigv4.js';
 export type { NodeHttpFetchOptions } from './node-http.js';
 export type * from './types.js';

@@ -70,10 +70,17 @@ export class Producer {
     topic,
     messages,
     acks = this.acks,
+    idempotencyKey,
   }: {
     topic: string;
     messages: Message[];
     acks?: Acks;
+    /**
+     * The request's Idempotency-Key (default: a fresh one per send). A caller that may send the same
+     * records again after a crash passes a key derived from them (Connect's sources, Streams' exactly-once outbox), so the resend
+     * writes nothing twice.
+     */
+    idempotencyKey?: string;
   }): Promise<RecordResult[]> {
     const binary = messages.some(hasBinary);
     const encode = (b: Bytes | null | undefined): string | null =>
@@ -92,9 +99,10 @@ export class Producer {
       ...(m.timestamp === undefined ? {} : { timestamp: m.timestamp }),
     }));
     const body = { records, encoding: binary ? 'base64' : 'utf8', acks };
-    const headers: Record<string, string> = this.idempotent
-      ? { 'idempotency-key': globalThis.crypto.randomUUID() }
-      : {};
+    const headers: Record<string, string> =
+      this.idempotent || idempotencyKey !== undefined
+        ? { 'idempotency-key': idempotencyKey ?? globalThis.crypto.randomUUID() }
+        : {};
     return this.retry(async (bail) => {
       const { results } = await this.transport.json<{ results: RecordResult[] }>({
         method: 'POST',

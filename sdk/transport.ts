@@ -17,7 +17,7 @@ export interface TransportOptions {
 }
 
 export interface HttpCall {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path below the base URL with segments already encoded (see `path`). */
   path: string;
   query?: Record<string, string | number | undefined>;
@@ -85,7 +85,7 @@ export class Transport {
     } catch (cause) {
       if (call.signal?.aborted)
         throw new SluiceError('ABORTED', 'the request was cancelled', { retriable: false, cause });
-      throw errorFromFailure(cause, timeout.aborted);
+      throw errorFromFailure(cause, timeout.aborted, this.base);
     }
     if (response.status < 200 || response.status > 299) {
       throw errorFromResponse(response.status, new TextDecoder().decode(bytes));

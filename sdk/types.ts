@@ -1,34 +1,5 @@
-/** The shapes of API.md's request and response bodies, as the SDK sends and receives them. */
-
-export interface ClusterDescription {
-  clusterId: string;
-  version: string;
-  stores: { id: string; location: string }[];
-}
-
-export interface TopicSummary {
-  name: string;
-  partitions: number;
-  replicationFactor: number;
-}
-
-export interface PartitionDescription {
-  partition: number;
-  leader: string;
-  leaderEpoch: number;
-  replicas: string[];
-  isr: string[];
-  logStartOffset: number;
-  highWatermark: number;
-}
-
-export interface TopicDescription {
-  name: string;
-  topicId: string;
-  replicationFactor: number;
-  configs: Record<string, string>;
-  partitions: PartitionDescription[];
-}
+/** The SDK's own shapes beside the API's bodies (lib/wire/types.ts, re-exported here). */
+export type * from '../lib/wire/types.js';
 
 export type Acks = 'all' | '1';
 
@@ -46,17 +17,6 @@ export interface Message {
   timestamp?: number;
 }
 
-export type RecordResult =
-  | { partition: number; offset: number; timestamp: number }
-  | { partition: number; error: { code: string; message: string; retriable: boolean } };
-
-export interface BatchResult {
-  baseOffset: number;
-  lastOffset: number;
-  logAppendTime: number;
-  logStartOffset: number;
-}
-
 export interface ConsumedRecord {
   topic: string;
   partition: number;
@@ -65,23 +25,4 @@ export interface ConsumedRecord {
   key: Uint8Array | null;
   value: Uint8Array | null;
   headers: { key: string; value: Uint8Array | null }[];
-}
-
-export interface TopicPartitions {
-  topic: string;
-  partitions: number[];
-}
-
-export interface HeartbeatResponse {
-  memberId: string;
-  memberEpoch: number;
-  heartbeatIntervalMs: number;
-  assignment: { topicPartitions: TopicPartitions[] } | null;
-}
-
-export interface CommittedOffset {
-  topic: string;
-  partition: number;
-  offset: number;
-  metadata: string;
 }

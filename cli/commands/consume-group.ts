@@ -8,7 +8,7 @@ import type { Context } from '../command.js';
 import { describePartitions } from '../format.js';
 import type { Reconciler } from '../group-membership.js';
 import { GroupMembership } from '../group-membership.js';
-import { ApiError } from '../http.js';
+import { SluiceError } from '../../sdk/errors.js';
 import { delay } from '../io.js';
 import { readPartition } from '../partition-reader.js';
 import type { ConsumeSettings } from './consume.js';
@@ -204,7 +204,7 @@ class GroupConsumer implements Reconciler {
         offsets,
       });
     } catch (error) {
-      if (error instanceof ApiError && RECOVERABLE_COMMIT_ERRORS.has(error.code)) {
+      if (error instanceof SluiceError && RECOVERABLE_COMMIT_ERRORS.has(error.code)) {
         this.ctx.note(`Commit not accepted (${error.code}); committing again after the next heartbeat.`);
         return;
       }
@@ -232,7 +232,7 @@ const aborted = (signal: AbortSignal): Promise<void> =>
   });
 
 const describe = (error: unknown): string =>
-  error instanceof ApiError
+  error instanceof SluiceError
     ? `${error.code}: ${error.message}`
     : error instanceof Error
       ? error.message

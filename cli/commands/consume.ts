@@ -6,8 +6,10 @@
 import type { Encoding, FetchedRecord, OffsetSpec, TopicDescription } from '../api.js';
 import { ENCODINGS } from '../api.js';
 import type { CommandSpec, Context } from '../command.js';
-import { Options, UsageError, parseInteger, parseTimestamp } from '../command.js';
-import { describePartitions, formatDuration, plural } from '../format.js';
+import type { Values } from '../command.js';
+import { Options, UsageError, parseInteger, parseTimestamp, propertyMap } from '../command.js';
+import { describePartitions, formatCount, formatDuration, formatRate, plural } from '../format.js';
+import { ProgressLine } from '../progress.js';
 import { readPartition } from '../partition-reader.js';
 import { consumeInGroup } from './consume-group.js';
 
@@ -24,7 +26,41 @@ export const parseStartPosition = (text: string, command?: CommandSpec): StartPo
   );
 };
 
-export type OutputMode = 'json' | 'value' | 'text';
+export type OutputMode = 'json' | 'value' | 'text' | KafkaFormat;
+
+/** kafka-console-consumer's DefaultMessageFormatter settings (`--property print.key=true` …). */
+export interface KafkaFormat {
+  printTimestamp: boolean;
+  printPartition: boolean;
+  printOffset: boolean;
+  printHeaders: boolean;
+  printKey: boolean;
+  keySeparator: string;
+}
+
+const PRINT_PROPERTIES = [
+  'print.timestamp',
+  'print.partition',
+  'print.offset',
+  'print.headers',
+  'print.key',
+  'print.value',
+  'key.separator',
+] as const;
+
+/** The `--property` settings as a format, or undefined when none was given (today's formats apply). */
+export const kafkaFormat = (props: Map<string, string>): KafkaFormat | undefined => {
+  if (props.size === 0) return undefined;
+  const on = (name: string): boolean => props.get(name) === 'true';
+  return {
+    printTimestamp: on('print.timestamp'),
+    printPartition: on('print.partition'),
+    printOffset: on('print.offset'),
+    printHeaders: on('print.headers'),
+    printKey: on('print.key'),
+    keySeparator: props.get('key.separator') ?? '\t',
+  };
+};
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/g;
@@ -45,6 +81,21 @@ export const formatRecord = (
 ): string => {
   if (mode === 'json') return JSON.stringify({ topic, partition, ...record });
   if (mode === 'value') return textOf(record.value);
+  if (typeof mode === 'object') {
+    // Kafka's field order: timestamp, partition, offset, headers, key, value.
+    const fields: string[] = [];
+    if (mode.printTimestamp) fields.push(`CreateTime:${record.timestamp}`);
+    if (mode.printPartition) fields.push(`Partition:${partition}`);
+    if (mode.printOffset) fields.push(`Offset:${record.offset}`);
+    if (mode.printHeaders)
+      fields.push(
+        record.headers.length === 0
+          ? 'NO_HEADERS'
+          : record.headers.map((h) => `${h.key}:${textOf(h.value)}`).join(','),
+      );
+    if (mode.printKey) fields.push(textOf(record.key));
+    return [...fields, textOf(record.value)].join(mode.keySeparator);
+  }
   return `Partition:${partition}\tOffset:${record.offset}\t${textOf(record.key)}\t${textOf(record.value)}`;
 };
 
@@ -60,14 +111,45 @@ export class RecordSink {
     private readonly max: number,
     /** Aborted by the sink when --max is reached; once aborted (Ctrl-C, a closed pipe), nothing more prints. */
     private readonly stop: AbortController,
-  ) {}
+    /** --timeout-ms: stop when no record arrives for this long. */
+    private readonly idleMs?: number,
+  ) {
+    this.progress = new ProgressLine(
+      ctx.stderr,
+      ctx.now,
+      ctx.stderr.isTTY === true && ctx.stdout.isTTY !== true && !ctx.quiet,
+    );
+    this.started = ctx.now();
+    this.arm();
+  }
+
+  private idle: NodeJS.Timeout | undefined;
+  /** On a terminal, while the records go to a file or a pipe: a running count on stderr. */
+  private readonly progress: ProgressLine;
+  private readonly started: number;
+
+  private arm(): void {
+    if (this.idleMs === undefined) return;
+    clearTimeout(this.idle);
+    this.idle = setTimeout(() => this.stop.abort(), this.idleMs);
+  }
+
+  close(): void {
+    clearTimeout(this.idle);
+    this.progress.done();
+  }
 
   async deliver(partition: number, records: FetchedRecord[], nextOffset: number): Promise<boolean> {
+    if (records.length > 0) this.arm();
     for (const record of records) {
       if (this.stop.signal.aborted) return false;
       await this.ctx.print(formatRecord(this.topic, partition, record, this.mode));
       this.printed += 1;
       this.positions.set(partition, record.offset + 1);
+      this.progress.update(
+        () =>
+          `${formatCount(this.printed)} records consumed, ${formatRate(this.printed, this.ctx.now() - this.started)}`,
+      );
       if (this.printed >= this.max) {
         this.stop.abort();
         return false;
@@ -188,6 +270,25 @@ export const consume: CommandSpec = {
       valueName: 'MS',
       description: 'with --group, commit this often (default 5000) and on exit',
     },
+    'from-beginning': { type: 'boolean', description: 'kafka-console-consumer: same as --from earliest' },
+    'max-messages': { type: 'string', valueName: 'N', description: 'kafka-console-consumer: same as --max' },
+    'timeout-ms': {
+      type: 'string',
+      valueName: 'MS',
+      description: 'exit when no record has arrived for MS (implies --follow)',
+    },
+    property: {
+      type: 'string',
+      multiple: true,
+      valueName: 'K=V',
+      description: `the record format: ${PRINT_PROPERTIES.join(', ')} (=true; key.separator=S)`,
+    },
+    'consumer-property': {
+      type: 'string',
+      multiple: true,
+      valueName: 'K=V',
+      description: 'auto.offset.reset=earliest|latest: where a group without committed offsets starts',
+    },
   },
   examples: [
     'sluice consume orders --from earliest --max 10',
@@ -195,16 +296,25 @@ export const consume: CommandSpec = {
     'sluice consume orders --group billing --follow',
   ],
   async run(ctx, { args: [topic], values }) {
-    const options = new Options(values, consume);
+    const options = new Options(withConsumerAliases(values), consume);
     const partitionText = options.string('partition') ?? 'all';
     const group = options.string('group');
     const fromText = options.string('from');
-    const from = fromText === undefined ? 'earliest' : parseStartPosition(fromText, consume);
+    // A group without committed offsets starts at auto.offset.reset, Kafka's default `latest`; a
+    // plain read of partitions starts at the beginning.
+    const from =
+      fromText === undefined
+        ? group === undefined
+          ? 'earliest'
+          : 'latest'
+        : parseStartPosition(fromText, consume);
     const max = options.int('max', { min: 1 }) ?? Number.POSITIVE_INFINITY;
     const encoding = options.choice('encoding', ENCODINGS) ?? 'utf8';
-    const follow = options.flag('follow');
+    const timeoutMs = options.int('timeout-ms', { min: 1 });
+    const follow = options.flag('follow') || timeoutMs !== undefined;
     const commitIntervalMs = options.int('commit-interval-ms', { min: 100 }) ?? 5_000;
-    const mode: OutputMode = ctx.json ? 'json' : options.flag('value-only') ? 'value' : 'text';
+    const format = kafkaFormat(propertyMap(values['property'], '--property', PRINT_PROPERTIES, consume));
+    const mode: OutputMode = ctx.json ? 'json' : (format ?? (options.flag('value-only') ? 'value' : 'text'));
     if (group !== undefined) {
       if (options.string('partition') !== undefined) {
         throw new UsageError('--partition does not go with --group: the group assigns partitions', consume);
@@ -221,7 +331,7 @@ export const consume: CommandSpec = {
     const onInterrupt = (): void => stop.abort();
     ctx.signal.addEventListener('abort', onInterrupt, { once: true });
     if (ctx.signal.aborted) stop.abort();
-    const sink = new RecordSink(ctx, topic!, mode, max, stop);
+    const sink = new RecordSink(ctx, topic!, mode, max, stop, timeoutMs);
     const settings: ConsumeSettings = {
       topic: topic!,
       encoding,
@@ -245,7 +355,40 @@ export const consume: CommandSpec = {
       }
     } finally {
       ctx.signal.removeEventListener('abort', onInterrupt);
+      sink.close();
     }
     ctx.note(`Consumed ${plural(sink.printed, 'record')} in ${formatDuration(ctx.now() - started)}.`);
   },
 };
+
+/** Kafka's console-consumer spellings as this command's own options (an explicit option wins). */
+const withConsumerAliases = (values: Values): Values => {
+  const out: Values = { ...values };
+  const consumer = propertyMap(
+    values['consumer-property'],
+    '--consumer-property',
+    CONSUMER_SETTINGS,
+    consume,
+  );
+  if (consumer.has('session.timeout.ms')) {
+    // KIP-848 moved the session timeout to the group coordinator (group.consumer.session.timeout.ms).
+    throw new UsageError(
+      'session.timeout.ms is not a consumer setting under KIP-848: the server sets the session timeout (45 s)',
+      consume,
+    );
+  }
+  const reset = consumer.get('auto.offset.reset');
+  if (reset !== undefined && reset !== 'earliest' && reset !== 'latest')
+    throw new UsageError(
+      `auto.offset.reset must be earliest or latest, got ${JSON.stringify(reset)}`,
+      consume,
+    );
+  if (values['from-beginning'] === true) {
+    if (values['from'] !== undefined) throw new UsageError('--from-beginning and --from conflict', consume);
+    out['from'] = 'earliest';
+  } else if (reset !== undefined && out['from'] === undefined) out['from'] = reset;
+  if (out['max'] === undefined && values['max-messages'] !== undefined) out['max'] = values['max-messages'];
+  return out;
+};
+
+const CONSUMER_SETTINGS = ['auto.offset.reset', 'session.timeout.ms'] as const;

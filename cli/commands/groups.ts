@@ -1,22 +1,11 @@
 /** `groups list | describe | delete | reset-offsets`, after kafka-consumer-groups.sh. */
-import type { GroupDescription, ResetTarget } from '../api.js';
+import type { GroupDescription } from '../api.js';
 import type { CommandSpec } from '../command.js';
-import { Options, UsageError, parseInteger, parseTimestamp } from '../command.js';
-import { formatCount, formatPartitions, plural } from '../format.js';
+import { formatCount, formatPartitions } from '../format.js';
 import { renderFields, renderTable } from '../table.js';
+import { resetOffsets } from './reset-offsets.js';
 
 const GROUP_ARG = { name: 'group', required: true, description: 'consumer group id' } as const;
-
-/** `--to`: earliest, latest, offset:<n>, or a timestamp (ms, @ms or ISO 8601). */
-export const parseResetTarget = (text: string, command?: CommandSpec): ResetTarget => {
-  if (text === 'earliest' || text === 'latest') return text;
-  if (text.startsWith('offset:')) return { offset: parseInteger(text.slice(7), '--to offset:', {}, command) };
-  if (/^@?\d/.test(text)) return parseTimestamp(text.replace(/^@/, ''), '--to', command);
-  throw new UsageError(
-    `--to must be earliest, latest, offset:<n> or a timestamp, got ${JSON.stringify(text)}`,
-    command,
-  );
-};
 
 const assignmentText = (tps: { topic: string; partitions: number[] }[]): string =>
   tps.length === 0 ? '-' : tps.map((tp) => `${tp.topic}:${formatPartitions(tp.partitions)}`).join(' ');
@@ -108,48 +97,6 @@ const remove: CommandSpec = {
     await ctx.api.deleteGroup(groupId!);
     await ctx.print(
       ctx.json ? JSON.stringify({ deleted: true, group: groupId }) : `Deleted group ${groupId}.`,
-    );
-  },
-};
-
-const resetOffsets: CommandSpec = {
-  words: ['groups', 'reset-offsets'],
-  summary: "Move a group's committed offsets for every partition of a topic (only while it has no members).",
-  args: [GROUP_ARG],
-  options: {
-    topic: { type: 'string', valueName: 'T', description: 'the topic whose offsets move (required)' },
-    to: {
-      type: 'string',
-      valueName: 'POS',
-      description: 'earliest | latest | offset:<n> | a timestamp (ms or ISO 8601) (required)',
-    },
-  },
-  examples: [
-    'sluice groups reset-offsets billing --topic orders --to earliest',
-    'sluice groups reset-offsets billing --topic orders --to 2024-05-01T00:00:00Z',
-  ],
-  async run(ctx, { args: [groupId], values }) {
-    const options = new Options(values, resetOffsets);
-    const topic = options.string('topic');
-    const toText = options.string('to');
-    if (topic === undefined || toText === undefined) {
-      throw new UsageError('--topic and --to are required', resetOffsets);
-    }
-    const to = parseResetTarget(toText, resetOffsets);
-    const offsets = (await ctx.api.resetOffsets(groupId!, topic, to)).sort(
-      (a, b) => a.partition - b.partition,
-    );
-    if (ctx.json) return void (await ctx.print(JSON.stringify({ group: groupId, offsets })));
-    await ctx.print(
-      `Reset ${plural(offsets.length, 'partition')} of ${topic} for group ${groupId}:\n` +
-        renderTable(
-          [
-            { header: 'TOPIC', value: (o) => o.topic },
-            { header: 'PARTITION', value: (o) => o.partition },
-            { header: 'NEW OFFSET', value: (o) => o.offset },
-          ],
-          offsets,
-        ),
     );
   },
 };

@@ -6,10 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Encoding, Header, ProduceRecord, ProduceResult } from '../api.js';
 import { ENCODINGS } from '../api.js';
-import type { CommandSpec } from '../command.js';
-import { Options, UsageError } from '../command.js';
+import type { CommandSpec, Values } from '../command.js';
+import { Options, UsageError, propertyMap } from '../command.js';
 import { formatCount, formatDuration, formatRate, plural } from '../format.js';
-import { ApiError } from '../http.js';
+import { SluiceError } from '../../sdk/errors.js';
 import { readLines } from '../io.js';
 import { ProgressLine } from '../progress.js';
 import { renderTable } from '../table.js';
@@ -74,14 +74,14 @@ export class ProduceSummary {
   records = 0;
   requests = 0;
   failed = 0;
-  firstError: ApiError | undefined;
+  firstError: SluiceError | undefined;
 
   add(results: readonly ProduceResult[]): void {
     this.requests += 1;
     for (const result of results) {
       if ('error' in result) {
         this.failed += 1;
-        this.firstError ??= new ApiError(result.error.code, result.error.message, {
+        this.firstError ??= new SluiceError(result.error.code, result.error.message, {
           retriable: result.error.retriable,
         });
         continue;
@@ -186,7 +186,19 @@ export const produce: CommandSpec = {
     'linger-ms': {
       type: 'string',
       valueName: 'MS',
-      description: `send a partial batch after MS without new input (default ${DEFAULT_LINGER_MS})`,
+      description: `a record waits at most MS for its batch to fill (linger.ms, default ${DEFAULT_LINGER_MS})`,
+    },
+    property: {
+      type: 'string',
+      multiple: true,
+      valueName: 'K=V',
+      description: 'kafka-console-producer: parse.key=true, key.separator=S (default a tab), null.marker=S',
+    },
+    'producer-property': {
+      type: 'string',
+      multiple: true,
+      valueName: 'K=V',
+      description: 'linger.ms=MS, acks=all|1, batch.size=BYTES',
     },
   },
   examples: [
@@ -195,7 +207,7 @@ export const produce: CommandSpec = {
     'sluice produce events --encoding json < events.jsonl',
   ],
   async run(ctx, { args: [topic], values }) {
-    const options = new Options(values, produce);
+    const options = new Options(withProducerProperties(values), produce);
     const encoding = options.choice('encoding', ENCODINGS) ?? 'utf8';
     const separator = options.string('separator');
     const key = options.string('key');
@@ -236,6 +248,8 @@ export const produce: CommandSpec = {
     const progress = new ProgressLine(ctx.stderr, ctx.now, !ctx.quiet);
     let batch: ProduceRecord[] = [];
     let batchBytes = 0;
+    /** When the oldest record of the batch has waited linger.ms: it goes then, however full the batch. */
+    let lingerDeadline = 0;
 
     const flush = async (): Promise<void> => {
       if (batch.length === 0) return;
@@ -258,6 +272,7 @@ export const produce: CommandSpec = {
     const add = async (record: ProduceRecord): Promise<void> => {
       const size = recordBytes(record);
       if (batch.length > 0 && (batch.length >= maxRecords || batchBytes + size > maxBytes)) await flush();
+      if (batch.length === 0) lingerDeadline = ctx.now() + lingerMs;
       batch.push(record);
       batchBytes += size;
     };
@@ -281,11 +296,12 @@ export const produce: CommandSpec = {
         );
         let next = iterator.next();
         while (!ctx.signal.aborted && summary.failed === 0) {
-          // Like linger.ms: a partial batch goes out when input pauses, so `tail -f | sluice produce` flows.
+          // linger.ms is a maximum delay, as in Kafka's producer: a slow trickle (`tail -f | sluice
+          // produce`) still goes out within it, not only when input pauses.
           const item =
             batch.length === 0
               ? await Promise.race([next, interrupted])
-              : await raceLinger(next, lingerMs, interrupted);
+              : await raceLinger(next, Math.max(0, lingerDeadline - ctx.now()), interrupted);
           if (item === LINGERED) {
             await flush();
             continue;
@@ -317,7 +333,7 @@ export const produce: CommandSpec = {
     }
     if (summary.firstError) {
       const e = summary.firstError;
-      throw new ApiError(e.code, `${plural(summary.failed, 'record')} not written: ${e.message}`, {
+      throw new SluiceError(e.code, `${plural(summary.failed, 'record')} not written: ${e.message}`, {
         retriable: e.retriable,
       });
     }
@@ -345,3 +361,33 @@ const raceLinger = async <T>(
 };
 
 async function* emptyInput(): AsyncGenerator<string> {}
+
+/**
+ * kafka-console-producer's `--property` and `--producer-property` settings as this command's own
+ * options (an explicit option wins): parse.key/key.separator → --separator, null.marker,
+ * linger.ms, acks, batch.size → --batch-bytes.
+ */
+const withProducerProperties = (values: Values): Values => {
+  const props = propertyMap(values['property'], '--property', PRODUCER_PROPERTIES, produce);
+  const producer = propertyMap(
+    values['producer-property'],
+    '--producer-property',
+    PRODUCER_SETTINGS,
+    produce,
+  );
+  const out: Values = { ...values };
+  const set = (name: string, value: string | undefined): void => {
+    if (value !== undefined && out[name] === undefined) out[name] = value;
+  };
+  if (props.get('parse.key') === 'true') set('separator', props.get('key.separator') ?? '\t');
+  else if (props.has('key.separator') && props.get('parse.key') !== 'false')
+    throw new UsageError('key.separator needs --property parse.key=true', produce);
+  set('null-marker', props.get('null.marker'));
+  set('linger-ms', producer.get('linger.ms'));
+  set('acks', producer.get('acks'));
+  set('batch-bytes', producer.get('batch.size'));
+  return out;
+};
+
+const PRODUCER_PROPERTIES = ['parse.key', 'key.separator', 'null.marker'] as const;
+const PRODUCER_SETTINGS = ['linger.ms', 'acks', 'batch.size'] as const;

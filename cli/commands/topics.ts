@@ -3,7 +3,7 @@ import type { TopicDescription } from '../api.js';
 import type { CommandSpec } from '../command.js';
 import { Options, UsageError } from '../command.js';
 import { plural } from '../format.js';
-import { ApiError } from '../http.js';
+import { SluiceError } from '../../sdk/errors.js';
 import { renderFields, renderTable } from '../table.js';
 
 const TOPIC_ARG = { name: 'topic', required: true, description: 'topic name' } as const;
@@ -114,7 +114,7 @@ const create: CommandSpec = {
       });
     } catch (error) {
       if (!(
-        error instanceof ApiError &&
+        error instanceof SluiceError &&
         error.code === 'TOPIC_ALREADY_EXISTS' &&
         options.flag('if-not-exists')
       )) {
@@ -179,7 +179,7 @@ const remove: CommandSpec = {
     try {
       await ctx.api.deleteTopic(name!);
     } catch (error) {
-      const missing = error instanceof ApiError && error.code === 'UNKNOWN_TOPIC_OR_PARTITION';
+      const missing = error instanceof SluiceError && error.code === 'UNKNOWN_TOPIC_OR_PARTITION';
       if (!(missing && new Options(values).flag('if-exists'))) throw error;
       ctx.note(`Topic ${name} does not exist.`);
       if (ctx.json) await ctx.print(JSON.stringify({ deleted: false, topic: name }));

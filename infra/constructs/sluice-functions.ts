@@ -12,7 +12,15 @@ import type { MetadataTable } from './metadata-table.js';
 import type { SegmentStorage } from './segment-storage.js';
 
 /** The jobs that get a function each; `functions/<job>.ts` exports `handler`. */
-export const SLUICE_JOBS = ['admin', 'produce', 'fetch', 'groups', 'maintenance'] as const;
+export const SLUICE_JOBS = [
+  'admin',
+  'produce',
+  'fetch',
+  'groups',
+  'connect',
+  'connect-worker',
+  'maintenance',
+] as const;
 export type SluiceJob = (typeof SLUICE_JOBS)[number];
 
 interface JobSizing {
@@ -29,6 +37,14 @@ const SIZING: Record<SluiceJob, JobSizing> = {
   // Long-polls up to 20 s (maxWaitMs) and then still has to read and decode.
   fetch: { memorySize: 1024, timeout: Duration.seconds(30), description: 'Sluice fetch and list offsets' },
   groups: { memorySize: 512, timeout: Duration.seconds(15), description: 'Sluice consumer groups' },
+  connect: { memorySize: 512, timeout: Duration.seconds(15), description: 'Sluice Kafka Connect REST API' },
+  // Runs every Connect task for SLUICE_CONNECT_BUDGET_MS (45 s) with Sluice in-process; the rest of the
+  // timeout covers the final commits and lease releases.
+  'connect-worker': {
+    memorySize: 1024,
+    timeout: Duration.seconds(90),
+    description: 'Sluice Connect runtime (connector tasks)',
+  },
   // Flushes segments, compacts, applies retention and collects garbage in one scheduled run.
   maintenance: {
     memorySize: 1024,
@@ -122,6 +138,8 @@ export class SluiceFunctions extends Construct {
           mainFields: ['module', 'main'],
           // Bundle the SDK version pinned in package.json instead of the runtime's floating copy.
           bundleAwsSDK: true,
+          // pg's optional native binding (pg-native) is never installed; pg falls back to pure JS.
+          externalModules: ['pg-native'],
           // CommonJS dependencies call require(); ESM output has none unless the banner makes one.
           banner:
             "import { createRequire as __sluiceCreateRequire } from 'node:module'; const require = __sluiceCreateRequire(import.meta.url);",
@@ -150,6 +168,13 @@ export class SluiceFunctions extends Construct {
 
     table.grantReadWriteData(functions.groups);
     grantPolicySimulation(functions.groups);
+
+    // Connector configs, states and source offsets (and the sink groups' offsets) live in the table.
+    table.grantReadWriteData(functions.connect);
+    // The runtime hosts Sluice in-process (its tasks produce, fetch and commit through the router).
+    table.grantReadWriteData(functions['connect-worker']);
+    storage.grantReadObjects(functions['connect-worker']);
+    storage.grantPutObjects(functions['connect-worker']);
 
     table.grantReadWriteData(functions.admin);
     storage.grantReadObjects(functions.admin);
@@ -197,5 +222,8 @@ function grantPolicySimulation(fn: nodejs.NodejsFunction): void {
 }
 
 function pascal(job: string): string {
-  return job.charAt(0).toUpperCase() + job.slice(1);
+  return job
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
 }

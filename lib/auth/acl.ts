@@ -67,6 +67,35 @@ export const ROUTE_ACLS: Readonly<Record<string, RouteAcl>> = {
   'GET /v1/groups': { operation: 'DESCRIBE', resourceType: 'CLUSTER' },
   'GET /v1/groups/{group}': { operation: 'DESCRIBE', resourceType: 'GROUP', param: 'group' },
   'DELETE /v1/groups/{group}': { operation: 'DELETE', resourceType: 'GROUP', param: 'group' },
+  // Kafka Connect's REST API has no Kafka ACLs of its own; a connector is cluster configuration, so
+  // reading it is DESCRIBE and changing it ALTER on the cluster (the route path still scopes the policy).
+  ...Object.fromEntries(
+    [
+      'GET /v1/connect/connectors',
+      'GET /v1/connect/connectors/{connector}',
+      'GET /v1/connect/connectors/{connector}/config',
+      'GET /v1/connect/connectors/{connector}/status',
+      'GET /v1/connect/connectors/{connector}/tasks',
+      'GET /v1/connect/connectors/{connector}/tasks/{task}/status',
+      'GET /v1/connect/connectors/{connector}/offsets',
+      'GET /v1/connect/connector-plugins',
+      'PUT /v1/connect/connector-plugins/{plugin}/config/validate',
+    ].map((route) => [route, { operation: 'DESCRIBE', resourceType: 'CLUSTER' } as const]),
+  ),
+  ...Object.fromEntries(
+    [
+      'POST /v1/connect/connectors',
+      'DELETE /v1/connect/connectors/{connector}',
+      'PUT /v1/connect/connectors/{connector}/config',
+      'POST /v1/connect/connectors/{connector}/tasks/{task}/restart',
+      'PUT /v1/connect/connectors/{connector}/pause',
+      'PUT /v1/connect/connectors/{connector}/resume',
+      'PUT /v1/connect/connectors/{connector}/stop',
+      'POST /v1/connect/connectors/{connector}/restart',
+      'PATCH /v1/connect/connectors/{connector}/offsets',
+      'DELETE /v1/connect/connectors/{connector}/offsets',
+    ].map((route) => [route, { operation: 'ALTER', resourceType: 'CLUSTER' } as const]),
+  ),
 };
 
 /** One permission to check: the Kafka ACL, and the route path whose `execute-api:Invoke` grants it. */

@@ -4,7 +4,7 @@
  */
 import type { HttpMethod } from './types.js';
 
-export type Job = 'admin' | 'produce' | 'fetch' | 'groups';
+export type Job = 'admin' | 'produce' | 'fetch' | 'groups' | 'connect';
 
 export interface RouteSpec {
   method: HttpMethod;
@@ -35,6 +35,26 @@ export const ROUTE_TABLE: readonly RouteSpec[] = [
   { method: 'GET', pattern: '/v1/groups', job: 'groups' },
   { method: 'GET', pattern: '/v1/groups/{group}', job: 'groups' },
   { method: 'DELETE', pattern: '/v1/groups/{group}', job: 'groups' },
+  // Kafka Connect's REST API (connect/rest.ts).
+  { method: 'GET', pattern: '/v1/connect/connectors', job: 'connect' },
+  { method: 'POST', pattern: '/v1/connect/connectors', job: 'connect' },
+  { method: 'GET', pattern: '/v1/connect/connectors/{connector}', job: 'connect' },
+  { method: 'DELETE', pattern: '/v1/connect/connectors/{connector}', job: 'connect' },
+  { method: 'GET', pattern: '/v1/connect/connectors/{connector}/config', job: 'connect' },
+  { method: 'PUT', pattern: '/v1/connect/connectors/{connector}/config', job: 'connect' },
+  { method: 'GET', pattern: '/v1/connect/connectors/{connector}/status', job: 'connect' },
+  { method: 'GET', pattern: '/v1/connect/connectors/{connector}/tasks', job: 'connect' },
+  { method: 'GET', pattern: '/v1/connect/connectors/{connector}/tasks/{task}/status', job: 'connect' },
+  { method: 'POST', pattern: '/v1/connect/connectors/{connector}/tasks/{task}/restart', job: 'connect' },
+  { method: 'PUT', pattern: '/v1/connect/connectors/{connector}/pause', job: 'connect' },
+  { method: 'PUT', pattern: '/v1/connect/connectors/{connector}/resume', job: 'connect' },
+  { method: 'PUT', pattern: '/v1/connect/connectors/{connector}/stop', job: 'connect' },
+  { method: 'POST', pattern: '/v1/connect/connectors/{connector}/restart', job: 'connect' },
+  { method: 'GET', pattern: '/v1/connect/connectors/{connector}/offsets', job: 'connect' },
+  { method: 'PATCH', pattern: '/v1/connect/connectors/{connector}/offsets', job: 'connect' },
+  { method: 'DELETE', pattern: '/v1/connect/connectors/{connector}/offsets', job: 'connect' },
+  { method: 'GET', pattern: '/v1/connect/connector-plugins', job: 'connect' },
+  { method: 'PUT', pattern: '/v1/connect/connector-plugins/{plugin}/config/validate', job: 'connect' },
 ];
 
 const compiled = ROUTE_TABLE.map((spec) => ({

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect, it } from 'vitest';
-import type { Item, MetadataStore, QueryInput } from '../../lib/ports/index.js';
+import type { Condition, Item, MetadataStore, QueryInput } from '../../lib/ports/index.js';
 import { ConditionFailedError, TransactionCanceledError } from '../../lib/ports/index.js';
 import { SluiceError } from '../../lib/errors.js';
 import type { FixtureRef } from './storage-contract.js';
@@ -279,6 +279,36 @@ export const metadataStoreContract = (fixture: FixtureRef): void => {
       listReordered: false,
       listShorter: false,
     });
+  });
+
+  it('refuses an unknown comparison operator wherever it sits, before reading the item', async () => {
+    const key = { pk: pk('badop'), sk: 'S' };
+    const missing = { pk: pk('badop'), sk: 'MISSING' };
+    await store().put({ ...key, n: 5 });
+    // A typo for '>=': no store may take it for some other comparison, nor skip it.
+    const typo = { path: 'n', op: '=>', value: 5 } as unknown as Condition;
+    const refused = async (write: Promise<unknown>) => {
+      const error = await failure(write);
+      expect(error).toBeInstanceOf(SluiceError);
+      expect(error).not.toBeInstanceOf(ConditionFailedError);
+      expect(error).not.toBeInstanceOf(TransactionCanceledError);
+    };
+    const set = [{ set: 'n', value: 6 }] as const;
+    await refused(store().update(key, set, { condition: typo }));
+    // Behind an AND that already fails, an OR that already holds, and on an item that does not exist.
+    await refused(store().update(key, set, { condition: { and: [{ notExists: 'pk' }, typo] } }));
+    await refused(store().update(key, set, { condition: { or: [{ exists: 'pk' }, typo] } }));
+    await refused(store().update(missing, set, { condition: { not: typo } }));
+    await refused(store().put({ ...key, n: 7 }, { condition: typo }));
+    await refused(store().delete(key, { condition: typo }));
+    await refused(
+      store().transact([
+        { check: key, condition: { notExists: 'pk' } },
+        { update: missing, actions: set, condition: typo },
+      ]),
+    );
+    expect(await store().get(key, { consistent: true })).toEqual({ ...key, n: 5 });
+    expect(await store().get(missing, { consistent: true })).toBeUndefined();
   });
 
   it('fails conditions on missing items with no current item and writes nothing', async () => {

@@ -371,9 +371,17 @@ export const failureMessage = (result: LogSimulationResult, test: string): strin
     ...result.unexpected.slice(0, 5).map((u) => `unexpected: ${u}`),
   ].join('\n');
 
-/** Seeds to run: SLUICE_SEED=<n> replays one; otherwise `count` seeds from `base`. */
+/**
+ * Seeds to run: SLUICE_SEED=<n> replays one; otherwise `count` seeds from `base`, at most
+ * SLUICE_SIM_SEEDS of them when that is set (the mutation run reruns the sims per mutant).
+ */
 export const seedsFor = (base: number, count: number): number[] => {
   const forced = process.env['SLUICE_SEED'];
   if (forced !== undefined && forced !== '') return [Number(forced)];
-  return Array.from({ length: count }, (_, i) => base + i);
+  const cap = Number(process.env['SLUICE_SIM_SEEDS'] || count);
+  return Array.from({ length: Math.min(count, cap) }, (_, i) => base + i);
 };
+
+/** Whether seedsFor runs fewer seeds than asked: totals over a run ("exercised the cases…") do not hold. */
+export const seedSubset = (): boolean =>
+  Boolean(process.env['SLUICE_SEED'] || process.env['SLUICE_SIM_SEEDS']);

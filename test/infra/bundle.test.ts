@@ -8,7 +8,7 @@ import { sluiceApp } from './app.js';
 // The one test that runs esbuild: it checks what skipping bundling elsewhere cannot, that each
 // bundle is ESM that loads on Node with its CommonJS dependencies and the pinned SDK inside.
 
-const JOBS = ['admin', 'produce', 'fetch', 'groups', 'maintenance'] as const;
+const JOBS = ['admin', 'produce', 'fetch', 'groups', 'connect', 'connect-worker', 'maintenance'] as const;
 type Job = (typeof JOBS)[number];
 
 let bundles: Record<Job, string>;

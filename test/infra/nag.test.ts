@@ -65,10 +65,13 @@ describe('cdk-nag AwsSolutions', () => {
       'Sluice/Functions/Produce': ['AwsSolutions-L1'],
       'Sluice/Functions/Fetch': ['AwsSolutions-L1'],
       'Sluice/Functions/Groups': ['AwsSolutions-L1'],
+      'Sluice/Functions/Connect': ['AwsSolutions-L1'],
+      'Sluice/Functions/ConnectWorker': ['AwsSolutions-L1'],
       'Sluice/Functions/Maintenance': ['AwsSolutions-L1'],
       'Sluice/Functions/AdminRole': [objects, segments],
       'Sluice/Functions/ProduceRole': [objects],
       'Sluice/Functions/FetchRole': [objects, segments],
+      'Sluice/Functions/ConnectWorkerRole': [objects],
       'Sluice/Functions/MaintenanceRole': [objects, segments],
       'Sluice/Functions/GroupsRole': [
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:user/*]',

@@ -14,8 +14,8 @@ import {
 } from './template.js';
 import type { CfnResource, PolicyStatement } from './template.js';
 
-type Job = 'admin' | 'produce' | 'fetch' | 'groups' | 'maintenance';
-const JOBS: Job[] = ['admin', 'produce', 'fetch', 'groups', 'maintenance'];
+type Job = 'admin' | 'produce' | 'fetch' | 'groups' | 'connect' | 'connect-worker' | 'maintenance';
+const JOBS: Job[] = ['admin', 'produce', 'fetch', 'groups', 'connect', 'connect-worker', 'maintenance'];
 
 // API.md, written out independently of infra/constructs/sluice-api.ts: route key → serving function.
 const API_MD_ROUTES: Record<string, Job> = {
@@ -39,6 +39,25 @@ const API_MD_ROUTES: Record<string, Job> = {
   'GET /v1/groups': 'groups',
   'GET /v1/groups/{group}': 'groups',
   'DELETE /v1/groups/{group}': 'groups',
+  'GET /v1/connect/connectors': 'connect',
+  'POST /v1/connect/connectors': 'connect',
+  'GET /v1/connect/connectors/{connector}': 'connect',
+  'DELETE /v1/connect/connectors/{connector}': 'connect',
+  'GET /v1/connect/connectors/{connector}/config': 'connect',
+  'PUT /v1/connect/connectors/{connector}/config': 'connect',
+  'GET /v1/connect/connectors/{connector}/status': 'connect',
+  'GET /v1/connect/connectors/{connector}/tasks': 'connect',
+  'GET /v1/connect/connectors/{connector}/tasks/{task}/status': 'connect',
+  'POST /v1/connect/connectors/{connector}/tasks/{task}/restart': 'connect',
+  'PUT /v1/connect/connectors/{connector}/pause': 'connect',
+  'PUT /v1/connect/connectors/{connector}/resume': 'connect',
+  'PUT /v1/connect/connectors/{connector}/stop': 'connect',
+  'POST /v1/connect/connectors/{connector}/restart': 'connect',
+  'GET /v1/connect/connectors/{connector}/offsets': 'connect',
+  'PATCH /v1/connect/connectors/{connector}/offsets': 'connect',
+  'DELETE /v1/connect/connectors/{connector}/offsets': 'connect',
+  'GET /v1/connect/connector-plugins': 'connect',
+  'PUT /v1/connect/connector-plugins/{plugin}/config/validate': 'connect',
 };
 
 const SIZING: Record<Job, { memory: number; timeoutSeconds: number }> = {
@@ -46,6 +65,8 @@ const SIZING: Record<Job, { memory: number; timeoutSeconds: number }> = {
   produce: { memory: 1024, timeoutSeconds: 30 },
   fetch: { memory: 1024, timeoutSeconds: 30 },
   groups: { memory: 512, timeoutSeconds: 15 },
+  connect: { memory: 512, timeoutSeconds: 15 },
+  'connect-worker': { memory: 1024, timeoutSeconds: 90 },
   maintenance: { memory: 1024, timeoutSeconds: 300 },
 };
 
@@ -458,9 +479,36 @@ describe('IAM', () => {
   });
 });
 
+describe('connect runtime', () => {
+  it('runs the connect-worker function every minute without retries', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      Description: 'Runs Sluice Connect tasks',
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [functionIds['connect-worker'], 'Arn'] },
+          RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 },
+        }),
+      ],
+    });
+  });
+
+  it('the REST function touches the table only; the runtime also reads and puts log objects', () => {
+    expect(allows(statements.connect, 'dynamodb:UpdateItem', 'MetadataTable')).toBe(true);
+    expect(statements.connect.some((s) => [s.Action].flat().some((a) => String(a).startsWith('s3:')))).toBe(
+      false,
+    );
+    const w = statements['connect-worker'];
+    expect(allows(w, 'dynamodb:UpdateItem', 'MetadataTable')).toBe(true);
+    expect(allows(w, 's3:GetObject', 'StorageStore0')).toBe(true);
+    expect(allows(w, 's3:PutObject', 'StorageStore0')).toBe(true);
+    expect(allows(w, 's3:DeleteObject')).toBe(false);
+  });
+});
+
 describe('maintenance schedule', () => {
   it('runs maintenance every minute without retrying missed runs', () => {
-    template.resourceCountIs('AWS::Events::Rule', 1);
+    template.resourceCountIs('AWS::Events::Rule', 2);
     template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(1 minute)',
       State: 'ENABLED',

@@ -20,6 +20,13 @@ interface Row {
   status: number;
 }
 
+const CONNECT = '/v1/connect/connectors';
+const SINK = {
+  'connector.class': 'S3SinkConnector',
+  topics: 'orders',
+  's3.bucket.name': 'archive',
+  'flush.size': '10',
+};
 const HEARTBEAT = { memberId: null, memberEpoch: 0, subscribedTopics: ['orders'], ownedPartitions: [] };
 const ROWS: Row[] = [
   { key: 'GET /v1/health', path: '/v1/health', status: 200 },
@@ -83,6 +90,55 @@ const ROWS: Row[] = [
   { key: 'GET /v1/groups', path: '/v1/groups', status: 200 },
   { key: 'GET /v1/groups/{group}', path: '/v1/groups/billing', status: 200 },
   { key: 'DELETE /v1/groups/{group}', path: '/v1/groups/ledger', status: 204 },
+  // Connect: 'mirror' and 'gone' exist from beforeAll; the rows run in route-table order.
+  { key: 'GET /v1/connect/connectors', path: CONNECT, status: 200 },
+  { key: 'POST /v1/connect/connectors', path: CONNECT, body: { name: 'fresh', config: SINK }, status: 201 },
+  { key: 'GET /v1/connect/connectors/{connector}', path: `${CONNECT}/mirror`, status: 200 },
+  { key: 'DELETE /v1/connect/connectors/{connector}', path: `${CONNECT}/gone`, status: 204 },
+  { key: 'GET /v1/connect/connectors/{connector}/config', path: `${CONNECT}/mirror/config`, status: 200 },
+  {
+    key: 'PUT /v1/connect/connectors/{connector}/config',
+    path: `${CONNECT}/mirror/config`,
+    body: SINK,
+    status: 200,
+  },
+  { key: 'GET /v1/connect/connectors/{connector}/status', path: `${CONNECT}/mirror/status`, status: 200 },
+  { key: 'GET /v1/connect/connectors/{connector}/tasks', path: `${CONNECT}/mirror/tasks`, status: 200 },
+  {
+    key: 'GET /v1/connect/connectors/{connector}/tasks/{task}/status',
+    path: `${CONNECT}/mirror/tasks/0/status`,
+    status: 200,
+  },
+  {
+    key: 'POST /v1/connect/connectors/{connector}/tasks/{task}/restart',
+    path: `${CONNECT}/mirror/tasks/0/restart`,
+    status: 204,
+  },
+  { key: 'PUT /v1/connect/connectors/{connector}/pause', path: `${CONNECT}/mirror/pause`, status: 202 },
+  { key: 'PUT /v1/connect/connectors/{connector}/resume', path: `${CONNECT}/mirror/resume`, status: 202 },
+  { key: 'PUT /v1/connect/connectors/{connector}/stop', path: `${CONNECT}/mirror/stop`, status: 204 },
+  { key: 'POST /v1/connect/connectors/{connector}/restart', path: `${CONNECT}/mirror/restart`, status: 204 },
+  { key: 'GET /v1/connect/connectors/{connector}/offsets', path: `${CONNECT}/mirror/offsets`, status: 200 },
+  {
+    key: 'PATCH /v1/connect/connectors/{connector}/offsets',
+    path: `${CONNECT}/mirror/offsets`,
+    body: {
+      offsets: [{ partition: { kafka_topic: 'orders', kafka_partition: 0 }, offset: { kafka_offset: 0 } }],
+    },
+    status: 200,
+  },
+  {
+    key: 'DELETE /v1/connect/connectors/{connector}/offsets',
+    path: `${CONNECT}/mirror/offsets`,
+    status: 200,
+  },
+  { key: 'GET /v1/connect/connector-plugins', path: '/v1/connect/connector-plugins', status: 200 },
+  {
+    key: 'PUT /v1/connect/connector-plugins/{plugin}/config/validate',
+    path: '/v1/connect/connector-plugins/S3SinkConnector/config/validate',
+    body: SINK,
+    status: 200,
+  },
 ];
 
 const method = (row: Row): string => row.key.split(' ')[0]!;
@@ -114,6 +170,10 @@ beforeAll(async () => {
     ['victim', 1],
   ] as const) {
     expect((await t.call('admin', 'POST', '/v1/topics', { body: { name, partitions } })).status).toBe(201);
+  }
+  for (const name of ['mirror', 'gone']) {
+    const body = { name, config: SINK };
+    expect((await t.call('admin', 'POST', CONNECT, { body })).status).toBe(201);
   }
 });
 afterAll(async () => {

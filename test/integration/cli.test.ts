@@ -111,7 +111,18 @@ describe('sluice command line', () => {
 
   it('consumes as a group member, commits, leaves, and the group shows no lag', async () => {
     const group = 'cli-billing';
-    const first = await sluice(['consume', topic, '--group', group, '--value-only']);
+    // A new group starts at auto.offset.reset (Kafka's default latest); this one asks for earliest.
+    const fresh = await sluice(['consume', topic, '--group', 'cli-latest', '--value-only']);
+    expect(fresh).toMatchObject({ code: EXIT_OK, stdout: '' });
+    const first = await sluice([
+      'consume',
+      topic,
+      '--group',
+      group,
+      '--value-only',
+      '--consumer-property',
+      'auto.offset.reset=earliest',
+    ]);
     expect(first.code).toBe(EXIT_OK);
     expect(first.stdout.trim().split('\n').sort()).toEqual(lines.map((l) => l.split(':')[1]).sort());
     expect(first.stderr).toContain(`owns partitions 0-2 of ${topic}`);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Options, UsageError, parseInteger, parseTimestamp } from '../../cli/command.js';
 import { parseStartPosition } from '../../cli/commands/consume.js';
-import { parseResetTarget } from '../../cli/commands/groups.js';
+import { parseResetTarget } from '../../cli/commands/reset-offsets.js';
 import { parseOffsetSpec } from '../../cli/commands/offsets.js';
 import { parseLine, requestKey } from '../../cli/commands/produce.js';
 import { readLines } from '../../cli/io.js';
@@ -175,7 +175,7 @@ describe('run: usage errors and help', () => {
   it('rejects unknown options, unknown commands and extra arguments', async () => {
     const unknownOption = await runOffline(['consume', 'orders', '--frm', 'earliest']);
     expect(unknownOption.code).toBe(EXIT_USAGE);
-    expect(unknownOption.stderr).toContain("error: Unknown option '--frm'.");
+    expect(unknownOption.stderr).toContain("error: Unknown option '--frm' (did you mean --from?)\n");
     const unknownCommand = await runOffline(['topics', 'frob']);
     expect(unknownCommand.code).toBe(EXIT_USAGE);
     expect(unknownCommand.stderr).toContain('topics has list, describe, create, alter, delete');

@@ -3,8 +3,8 @@ import type { HeartbeatResponse, TopicDescription } from '../../cli/api.js';
 import { SluiceApi } from '../../cli/api.js';
 import type { Reconciler } from '../../cli/group-membership.js';
 import { GroupMembership } from '../../cli/group-membership.js';
-import type { FetchLike } from '../../cli/http.js';
-import { HttpClient, errorFromAnswer } from '../../cli/http.js';
+import type { FetchLike } from '../../sdk/transport.js';
+import { errorFromResponse as errorFromAnswer } from '../../sdk/errors.js';
 import { EXIT_API_ERROR, EXIT_OK, EXIT_USAGE, run } from '../../cli/main.js';
 
 interface Request {
@@ -81,6 +81,8 @@ const partition = (p: number, logStartOffset: number, highWatermark: number) => 
   leaderEpoch: 2,
   replicas: ['s0', 's1'],
   isr: ['s0', 's1'],
+  osr: [],
+  logEndOffsets: { s0: highWatermark, s1: highWatermark },
   logStartOffset,
   highWatermark,
 });
@@ -236,6 +238,33 @@ describe('errors', () => {
     });
   });
 
+  it('suggests the nearest command, flag or topic for a typo', async () => {
+    const api = fakeApi((r) =>
+      r.path === '/v1/topics'
+        ? [
+            200,
+            {
+              topics: [
+                { name: 'orders', partitions: 1, replicationFactor: 1 },
+                { name: 'payments', partitions: 1, replicationFactor: 1 },
+              ],
+            },
+          ]
+        : [404, envelope('UNKNOWN_TOPIC_OR_PARTITION', 'topic ordrs does not exist')],
+    );
+    const command = await cli(['consme', 'orders'], api.fetch);
+    expect(command.code).toBe(EXIT_USAGE);
+    expect(command.stderr).toContain('error: unknown command "consme"; did you mean "consume"?\n');
+    const sub = await cli(['topics', 'descibe', 'orders'], api.fetch);
+    expect(sub.stderr).toContain('unknown command "topics descibe"; did you mean "describe"?');
+    const flag = await cli(['consume', 'orders', '--from-begining'], api.fetch);
+    expect(flag.code).toBe(EXIT_USAGE);
+    expect(flag.stderr).toContain("Unknown option '--from-begining' (did you mean --from-beginning?)");
+    const topic = await cli(['topics', 'describe', 'ordrs'], api.fetch);
+    expect(topic.code).toBe(EXIT_API_ERROR);
+    expect(topic.stderr).toContain('hint: did you mean orders?; list the topics');
+  });
+
   it('asks whether the server runs when the connection is refused, without retrying', async () => {
     let calls = 0;
     const refused: FetchLike = async () => {
@@ -309,6 +338,35 @@ describe('produce', () => {
       },
     ]);
   };
+
+  it('sends a slow trickle within linger.ms of its first record, not only when input pauses', async () => {
+    const api = producing();
+    // A line every 20 ms, never a 100 ms pause: an idle timer would hold all 12 for one request.
+    const trickle = async function* () {
+      for (let i = 0; i < 12; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        yield `v${i}\n`;
+      }
+    };
+    const sent: number[] = [];
+    const started = performance.now();
+    const code = await run(['produce', 'orders', '-q', '--producer-property', 'linger.ms=100'], {
+      stdout: { write: () => {} },
+      stderr: { write: () => {} },
+      env: { SLUICE_URL: 'http://sluice.test' },
+      fetch: async (input, init) => {
+        sent.push(performance.now() - started);
+        return api.fetch(input, init);
+      },
+      stdin: trickle(),
+    });
+    expect(code).toBe(EXIT_OK);
+    const sizes = api.requests.map((r) => r.body.records.length);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(12);
+    // ~240 ms of input in batches of at most linger.ms: at least two requests before the end.
+    expect(sizes.length).toBeGreaterThanOrEqual(2);
+    expect(sent[0]!).toBeLessThan(240);
+  });
 
   it('batches stdin lines into requests with one idempotency key each, and sums up per partition', async () => {
     const api = producing();
@@ -493,6 +551,46 @@ describe('consume', () => {
     ]);
   });
 
+  it("shows a running count on a terminal while the records go to a pipe, and Kafka's record format", async () => {
+    const api = logApi();
+    let stdout = '';
+    let stderr = '';
+    let clock = 0;
+    const code = await run(
+      [
+        'consume',
+        'orders',
+        '--from-beginning',
+        '--property',
+        'print.partition=true',
+        '--property',
+        'print.key=true',
+      ],
+      {
+        stdout: { write: (t) => void (stdout += t), isTTY: false },
+        stderr: { write: (t) => void (stderr += t), isTTY: true },
+        env: { SLUICE_URL: 'http://sluice.test' },
+        fetch: api.fetch,
+        // Each reading of the clock is 600 ms later, so the progress line is due every other record.
+        now: () => (clock += 600),
+      },
+    );
+    expect(code).toBe(EXIT_OK);
+    expect(stdout.split('\n')).toEqual([
+      'Partition:0\tk0\tv0.0',
+      'Partition:0\tnull\tv0.1',
+      'Partition:0\tk2\tv0.2',
+      'Partition:1\tnull\tv1.5',
+      'Partition:1\tk6\tv1.6',
+      '',
+    ]);
+    const lines = stderr.split('\r\x1b[2K').filter((l) => l.includes('records consumed'));
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    expect(lines[0]).toMatch(/^\d records consumed, [\d.]+ records\/s$/);
+    expect(stderr.endsWith('\r\x1b[2K' + stderr.split('\r\x1b[2K').at(-1))).toBe(true);
+    expect(stderr.split('\r\x1b[2K').at(-1)).toMatch(/^Consumed 5 records in .+\.\n$/);
+  });
+
   it('stops at --max and prints JSON lines under --json', async () => {
     const api = logApi();
     const result = await cli(['consume', 'orders', '--max', '2', '--json', '--partition', '1'], api.fetch);
@@ -599,24 +697,31 @@ describe('consume --group', () => {
     ]);
 
     const beats = api.requests.filter((r) => r.path.endsWith('/heartbeat')).map((r) => r.body);
+    // The SDK's GroupMember speaks the protocol: every field of API.md's heartbeat, nulls included.
     expect(beats[0]).toEqual({
       memberId: expect.stringMatching(/^[0-9a-f-]{36}$/),
       memberEpoch: 0,
+      instanceId: null,
       ownedPartitions: [],
       subscribedTopics: ['orders'],
       rebalanceTimeoutMs: 60000,
+      serverAssignor: null,
     });
     // Reconciled at once: the next heartbeat reports what it now owns, under the new epoch.
     expect(beats[1]).toEqual({
       memberId: beats[0].memberId,
       memberEpoch: 4,
+      instanceId: null,
       ownedPartitions: [{ topic: 'orders', partitions: [0, 1] }],
+      subscribedTopics: null,
+      rebalanceTimeoutMs: 60000,
+      serverAssignor: null,
     });
-    expect(beats.at(-1)).toEqual({ memberId: beats[0].memberId, memberEpoch: -1 });
+    expect(beats.at(-1)).toEqual({ memberId: beats[0].memberId, memberEpoch: -1, instanceId: null });
 
-    // Partition 1 had no committed offset: it started from --from's default, earliest.
+    // Partition 1 had no committed offset: it started at auto.offset.reset's default, Kafka's latest.
     expect(api.requests.find((r) => r.path === '/v1/topics/orders/partitions/1/offsets')?.query).toEqual({
-      at: 'earliest',
+      at: 'latest',
     });
     const commits = api.requests.filter(
       (r) => r.method === 'POST' && r.path === '/v1/groups/billing/offsets',
@@ -649,7 +754,7 @@ describe('GroupMembership', () => {
       lose: async (p, code) => void events.push(`lose ${p.join(',')} ${code}`),
     };
     const member = new GroupMembership({
-      api: new SluiceApi(new HttpClient({ url: 'http://sluice.test', fetch: api.fetch })),
+      api: new SluiceApi({ url: 'http://sluice.test', fetch: api.fetch }),
       groupId: 'g',
       topic: 't',
       reconciler,
@@ -697,7 +802,7 @@ describe('GroupMembership', () => {
     expect(events).toEqual(['assign 0', 'lose 0 FENCED_MEMBER_EPOCH', 'assign 0']);
     expect(requests.map((r) => [r.body.memberId, r.body.memberEpoch, r.body.subscribedTopics])).toEqual([
       ['m-1', 0, ['t']],
-      ['m-1', 1, undefined],
+      ['m-1', 1, null],
       ['m-1', 0, ['t']],
     ]);
   });
@@ -707,7 +812,7 @@ describe('GroupMembership', () => {
     const { member, requests } = membership(() => script.shift()!);
     await member.heartbeat();
     await member.leave();
-    expect(requests.at(-1)?.body).toEqual({ memberId: 'm-1', memberEpoch: -1 });
+    expect(requests.at(-1)?.body).toEqual({ memberId: 'm-1', memberEpoch: -1, instanceId: null });
     expect(member.owned.size).toBe(0);
   });
 });
@@ -755,25 +860,135 @@ describe('groups', () => {
     );
   });
 
-  it('resets offsets with the target API.md names', async () => {
-    const api = fakeApi((r) => [
-      200,
-      { offsets: [{ topic: 'orders', partition: 0, offset: r.body.to.offset ?? 0, metadata: '' }] },
-    ]);
-    const result = await cli(
-      ['groups', 'reset-offsets', 'billing', '--topic', 'orders', '--to', 'offset:42'],
+  /** A group with committed offsets 5 and 7 on orders (2 partitions, log 2..50 and 0..9). */
+  const resettable = () =>
+    fakeApi((r) => {
+      if (r.method === 'GET' && r.path === '/v1/groups/billing/offsets')
+        return [
+          200,
+          {
+            offsets: [
+              { topic: 'orders', partition: 0, offset: 5, metadata: '' },
+              { topic: 'orders', partition: 1, offset: 7, metadata: '' },
+            ],
+          },
+        ];
+      if (r.method === 'GET' && r.path === '/v1/topics/orders')
+        return [
+          200,
+          {
+            name: 'orders',
+            topicId: 't',
+            replicationFactor: 1,
+            configs: {},
+            partitions: [
+              {
+                partition: 0,
+                leader: 's0',
+                leaderEpoch: 0,
+                replicas: ['s0'],
+                isr: ['s0'],
+                logStartOffset: 2,
+                highWatermark: 50,
+              },
+              {
+                partition: 1,
+                leader: 's0',
+                leaderEpoch: 0,
+                replicas: ['s0'],
+                isr: ['s0'],
+                logStartOffset: 0,
+                highWatermark: 9,
+              },
+            ],
+          },
+        ];
+      if (r.path === '/v1/groups/billing/offsets/reset')
+        return [
+          200,
+          {
+            offsets: [0, 1].map((partition) => ({
+              topic: 'orders',
+              partition,
+              offset: r.body.to.offset,
+              metadata: '',
+            })),
+          },
+        ];
+      if (r.method === 'POST' && r.path === '/v1/groups/billing/offsets')
+        return [
+          200,
+          {
+            results: r.body.offsets.map((o: { partition: number }) => ({
+              topic: 'orders',
+              partition: o.partition,
+            })),
+          },
+        ];
+      return [404, envelope('NOT_FOUND', r.path)];
+    });
+
+  it('plans a reset without changing anything unless --execute is given (Kafka: a dry run)', async () => {
+    const api = resettable();
+    const dry = await cli(
+      ['groups', 'reset-offsets', 'billing', '--topic', 'orders', '--to-offset', '42'],
       api.fetch,
     );
-    expect(api.requests[0]).toMatchObject({
+    expect(dry.code).toBe(EXIT_OK);
+    expect(api.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'GET /v1/groups/billing/offsets',
+      'GET /v1/topics/orders',
+    ]);
+    // Partition 1's log ends at 9: the offset is clamped, as the server does.
+    expect(dry.stdout).toBe(
+      'Would reset 2 partitions for group billing:\n' +
+        'TOPIC   PARTITION  CURRENT OFFSET  NEW OFFSET\n' +
+        'orders          0               5          42\n' +
+        'orders          1               7           9\n',
+    );
+    expect(dry.stderr).toBe('Dry run: nothing changed. Add --execute to apply.\n');
+
+    const run = await cli(
+      ['groups', 'reset-offsets', 'billing', '--topic', 'orders', '--to', 'offset:42', '--execute'],
+      api.fetch,
+    );
+    expect(run.code).toBe(EXIT_OK);
+    expect(api.requests.at(-1)).toMatchObject({
       method: 'POST',
       path: '/v1/groups/billing/offsets/reset',
       body: { topic: 'orders', to: { offset: 42 } },
     });
-    expect(result.stdout).toBe(
-      'Reset 1 partition of orders for group billing:\nTOPIC   PARTITION  NEW OFFSET\norders          0          42\n',
+    expect(run.stdout).toContain('Reset 2 partitions for group billing:');
+  });
+
+  it('shifts every topic of the group by N with --all-topics --shift-by, committed as a simple consumer', async () => {
+    const api = resettable();
+    const result = await cli(
+      ['groups', 'reset-offsets', 'billing', '--all-topics', '--shift-by', '-6', '--execute'],
+      api.fetch,
     );
-    const missing = await cli(['groups', 'reset-offsets', 'billing', '--to', 'earliest'], api.fetch);
-    expect(missing.code).toBe(EXIT_USAGE);
+    expect(result.code).toBe(EXIT_OK);
+    // 5 - 6 clamps to the log start 2; 7 - 6 = 1.
+    expect(api.requests.at(-1)).toMatchObject({
+      method: 'POST',
+      path: '/v1/groups/billing/offsets',
+      body: {
+        offsets: [
+          { topic: 'orders', partition: 0, offset: 2 },
+          { topic: 'orders', partition: 1, offset: 1 },
+        ],
+      },
+    });
+    expect(api.requests.at(-1)?.body.memberId).toBeUndefined();
+    const both = await cli(
+      ['groups', 'reset-offsets', 'billing', '--topic', 'orders', '--to-earliest', '--shift-by', '1'],
+      api.fetch,
+    );
+    expect(both.code).toBe(EXIT_USAGE);
+    expect(both.stderr).toContain('give exactly one of --to');
+    const none = await cli(['groups', 'reset-offsets', 'billing', '--to-latest'], api.fetch);
+    expect(none.code).toBe(EXIT_USAGE);
+    expect(none.stderr).toContain('give --topic T (repeatable) or --all-topics');
   });
 
   it('explains why a group with members cannot be deleted', async () => {

@@ -19,6 +19,7 @@ const server = createGateway({
   produce: answer('produce'),
   fetch: answer('fetch'),
   groups: answer('groups'),
+  connect: answer('connect'),
 });
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 let port = 0;

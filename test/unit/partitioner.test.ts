@@ -91,3 +91,33 @@ describe('RoundRobinPartitioner', () => {
     expect(() => new RoundRobinPartitioner({ start: -1 })).toThrow(RangeError);
   });
 });
+
+describe('partition count and start bounds', () => {
+  it('takes 1 to 2^31-1 partitions and refuses anything else with INVALID_PARTITIONS, naming the count', () => {
+    const key = utf8('foobar');
+    expect(partitionForKey(key, 1)).toBe(0);
+    expect(partitionForKey(key, 0x7fffffff)).toBe(1357151166);
+    for (const n of [0, -1, 1.5, 0x80000000, Number.NaN]) {
+      const refusal = (() => {
+        try {
+          partitionForKey(key, n);
+        } catch (error) {
+          return error;
+        }
+      })();
+      expect(refusal).toBeInstanceOf(SluiceError);
+      expect(refusal).toMatchObject({
+        code: 'INVALID_PARTITIONS',
+        message: `numPartitions must be a positive integer, got ${n}`,
+      });
+    }
+  });
+
+  it('takes any non-negative safe integer as the round-robin start', () => {
+    expect(new RoundRobinPartitioner({ start: Number.MAX_SAFE_INTEGER }).next(10)).toBe(1);
+    for (const start of [-1, 0.5, Number.MAX_SAFE_INTEGER + 1])
+      expect(() => new RoundRobinPartitioner({ start })).toThrow(
+        new RangeError('start must be a non-negative integer'),
+      );
+  });
+});

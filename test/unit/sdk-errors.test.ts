@@ -33,7 +33,8 @@ describe('errorFromResponse', () => {
     [502, 'UNKNOWN_SERVER_ERROR', true],
     [504, 'REQUEST_TIMED_OUT', true],
     [500, 'UNKNOWN_SERVER_ERROR', false],
-    [403, 'UNKNOWN_SERVER_ERROR', false],
+    [403, 'SASL_AUTHENTICATION_FAILED', false],
+    [401, 'SASL_AUTHENTICATION_FAILED', false],
   ])('maps a %i without an envelope to %s (retriable %s)', (status, code, retriable) => {
     const error = errorFromResponse(status, '<html>Bad gateway</html>');
     expect(error.code).toBe(code);

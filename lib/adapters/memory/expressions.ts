@@ -2,7 +2,14 @@
  * Evaluates the metadata store's conditions and update actions on plain items, with DynamoDB's
  * semantics: every operand reads the item as it was before the update.
  */
-import type { AttributeValue, Condition, Item, Path, UpdateAction } from '../../ports/metadata-store.js';
+import type {
+  AttributeValue,
+  Comparison,
+  Condition,
+  Item,
+  Path,
+  UpdateAction,
+} from '../../ports/metadata-store.js';
 import { pathParts } from '../../ports/metadata-store.js';
 import { invalidRequest } from '../../errors.js';
 
@@ -41,19 +48,41 @@ export const deepEqual = (a: AttributeValue | undefined, b: AttributeValue | und
   return false;
 };
 
-const holds = (op: string, a: AttributeValue | undefined, b: AttributeValue | undefined): boolean => {
+const ORDERINGS: Record<Exclude<Comparison, '=' | '<>'>, (c: number) => boolean> = {
+  '<': (c) => c < 0,
+  '<=': (c) => c <= 0,
+  '>': (c) => c > 0,
+  '>=': (c) => c >= 0,
+};
+
+const holds = (op: Comparison, a: AttributeValue | undefined, b: AttributeValue | undefined): boolean => {
   if (a === undefined || b === undefined) return op === '<>' ? a !== b : false;
   if (op === '=') return deepEqual(a, b);
   if (op === '<>') return !deepEqual(a, b);
   const c = compare(a, b);
-  if (c === undefined) return false;
-  return op === '<' ? c < 0 : op === '<=' ? c <= 0 : op === '>' ? c > 0 : c >= 0;
+  return c !== undefined && ORDERINGS[op](c);
 };
 
-export const evaluate = (condition: Condition, item: Doc | undefined): boolean => {
-  if ('and' in condition) return condition.and.every((c) => evaluate(c, item));
-  if ('or' in condition) return condition.or.some((c) => evaluate(c, item));
-  if ('not' in condition) return !evaluate(condition.not, item);
+/**
+ * DynamoDB parses the whole expression before it reads the item, so an operator it does not know is a
+ * ValidationException even where the item is missing or an AND would stop before reaching it. The
+ * memory store refuses it the same way: taking it for some other comparison would let a typo pass
+ * every test that runs on memory.
+ */
+export const checkOperators = (condition: Condition): void => {
+  if ('and' in condition) return condition.and.forEach(checkOperators);
+  if ('or' in condition) return condition.or.forEach(checkOperators);
+  if ('not' in condition) return checkOperators(condition.not);
+  if (!('op' in condition)) return;
+  const op: string = condition.op;
+  if (op !== '=' && op !== '<>' && !Object.hasOwn(ORDERINGS, op))
+    throw invalidRequest(`unknown comparison operator ${JSON.stringify(op)}`);
+};
+
+const holdsOn = (condition: Condition, item: Doc | undefined): boolean => {
+  if ('and' in condition) return condition.and.every((c) => holdsOn(c, item));
+  if ('or' in condition) return condition.or.some((c) => holdsOn(c, item));
+  if ('not' in condition) return !holdsOn(condition.not, item);
   if ('exists' in condition) return readPath(item, condition.exists) !== undefined;
   if ('notExists' in condition) return readPath(item, condition.notExists) === undefined;
   const actual = readPath(item, condition.path);
@@ -67,6 +96,12 @@ export const evaluate = (condition: Condition, item: Doc | undefined): boolean =
   }
   const other = 'otherPath' in condition ? readPath(item, condition.otherPath) : condition.value;
   return holds(condition.op, actual, other);
+};
+
+/** Whether `condition` holds on `item`; throws INVALID_REQUEST for an operator DynamoDB would refuse. */
+export const evaluate = (condition: Condition, item: Doc | undefined): boolean => {
+  checkOperators(condition);
+  return holdsOn(condition, item);
 };
 
 export const clone = <T extends AttributeValue | undefined>(value: T): T => {

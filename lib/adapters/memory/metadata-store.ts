@@ -18,7 +18,7 @@ import type {
 import { ConditionFailedError, TransactionCanceledError } from '../../ports/metadata-store.js';
 import { itemSize, readUnitsFor, StorageMeter, writeUnitsFor } from '../../ports/meter.js';
 import { invalidRequest } from '../../errors.js';
-import { applyUpdate, clone, evaluate } from './expressions.js';
+import { applyUpdate, checkOperators, clone, evaluate } from './expressions.js';
 
 const MAX_ITEM_BYTES = 400 * 1024;
 
@@ -90,6 +90,8 @@ export class MemoryMetadataStore implements MetadataStore {
     if (ops.length > 100) throw invalidRequest('a transaction holds at most 100 operations');
     const keys = new Set(ops.map((op) => keyString(opKey(op))));
     if (keys.size !== ops.length) throw invalidRequest('a transaction may touch each item only once');
+    // The whole request is validated before any condition is evaluated, as DynamoDB does.
+    for (const op of ops) if (op.condition) checkOperators(op.condition);
     const reasons = ops.map(
       (op) =>
         (op.condition && !evaluate(op.condition, this.read(opKey(op)))

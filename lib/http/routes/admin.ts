@@ -5,6 +5,7 @@ import type { Topic } from '../../core/topics/model.js';
 import { readJsonObject, rejectUnknownFields } from '../body.js';
 import type { Route } from '../types.js';
 import { json } from '../types.js';
+import type { ClusterDescription, TopicDescription, TopicSummary } from '../../wire/types.js';
 
 export interface AdminRoutesOptions {
   catalog: TopicCatalog;
@@ -15,7 +16,7 @@ export interface AdminRoutesOptions {
 }
 
 export const adminRoutes = ({ catalog, clusterId, version, onTopicDeleted }: AdminRoutesOptions): Route[] => {
-  const describe = async (topic: Topic) => ({
+  const describe = async (topic: Topic): Promise<TopicDescription> => ({
     name: topic.name,
     topicId: topic.topicId,
     replicationFactor: topic.replicationFactor,
@@ -33,7 +34,7 @@ export const adminRoutes = ({ catalog, clusterId, version, onTopicDeleted }: Adm
           clusterId,
           version,
           stores: catalog.stores.map((s) => ({ ...s })),
-        }),
+        } satisfies ClusterDescription),
     },
     {
       method: 'POST',
@@ -60,7 +61,7 @@ export const adminRoutes = ({ catalog, clusterId, version, onTopicDeleted }: Adm
             name,
             partitions,
             replicationFactor,
-          })),
+          })) satisfies TopicSummary[],
         });
       },
     },

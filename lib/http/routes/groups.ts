@@ -6,6 +6,7 @@ import { readJsonObject } from '../body.js';
 import { EDGE_LIMITS } from '../limits.js';
 import type { HttpRequest, Route } from '../types.js';
 import { json } from '../types.js';
+import type { CommittedOffset, GroupDescription, GroupSummary, HeartbeatResponse } from '../../wire/types.js';
 
 /** The member's subscription is stored in its item: bound it so that item always fits. */
 const checkSubscription = (topics: readonly string[] | null): void => {
@@ -34,7 +35,7 @@ export function groupRoutes(coordinator: GroupCoordinator): Route[] {
         rejectQuery(request);
         const body = parseHeartbeatRequest(readJsonObject(request));
         checkSubscription(body.subscribedTopics);
-        return json(200, await coordinator.heartbeat(group(request), body));
+        return json(200, (await coordinator.heartbeat(group(request), body)) satisfies HeartbeatResponse);
       },
     },
     {
@@ -51,7 +52,12 @@ export function groupRoutes(coordinator: GroupCoordinator): Route[] {
       pattern: '/v1/groups/{group}/offsets',
       handler: async (request) => {
         rejectQuery(request, ['topic']);
-        return json(200, await coordinator.fetchOffsets(group(request), request.query['topic']));
+        return json(
+          200,
+          (await coordinator.fetchOffsets(group(request), request.query['topic'])) satisfies {
+            offsets: CommittedOffset[];
+          },
+        );
       },
     },
     {
@@ -68,7 +74,7 @@ export function groupRoutes(coordinator: GroupCoordinator): Route[] {
       pattern: '/v1/groups',
       handler: async (request) => {
         rejectQuery(request);
-        return json(200, await coordinator.listGroups());
+        return json(200, (await coordinator.listGroups()) satisfies { groups: GroupSummary[] });
       },
     },
     {
@@ -76,7 +82,7 @@ export function groupRoutes(coordinator: GroupCoordinator): Route[] {
       pattern: '/v1/groups/{group}',
       handler: async (request) => {
         rejectQuery(request);
-        return json(200, await coordinator.describeGroup(group(request)));
+        return json(200, (await coordinator.describeGroup(group(request))) satisfies GroupDescription);
       },
     },
     {

@@ -9,6 +9,7 @@ import { EDGE_LIMITS } from '../limits.js';
 import type { Encoding } from '../encoding.js';
 import { decodeBytes, decodeValue, encodeBytes, encodeValue, parseEncoding } from '../encoding.js';
 import type { HttpRequest, Route } from '../types.js';
+import type { BatchResult, FetchResult, ListOffsetsResult, ProducerIdentity } from '../../wire/types.js';
 import { json } from '../types.js';
 
 export const RECORD_BATCH_MEDIA_TYPE = 'application/vnd.kafka.record-batch';
@@ -67,7 +68,12 @@ export const produceRoutes = ({ producer, maxRequestBytes }: Omit<LogRoutesOptio
         const acks = parseAcks(request.query['acks']);
         return json(
           200,
-          await producer.produceBatches(request.params['topic']!, partition, request.body, acks),
+          (await producer.produceBatches(
+            request.params['topic']!,
+            partition,
+            request.body,
+            acks,
+          )) satisfies BatchResult,
         );
       },
     },
@@ -76,7 +82,7 @@ export const produceRoutes = ({ producer, maxRequestBytes }: Omit<LogRoutesOptio
       pattern: '/v1/producers',
       handler: async (request) => {
         if (request.body.length > 0) rejectUnknownFields(readJsonObject(request), []);
-        return json(200, await producer.initProducerId());
+        return json(200, (await producer.initProducerId()) satisfies ProducerIdentity);
       },
     },
   ];
@@ -116,7 +122,7 @@ export const fetchRoutes = ({ fetcher }: Pick<LogRoutesOptions, 'fetcher'>): Rou
         nextOffset: result.nextOffset,
         highWatermark: result.highWatermark,
         logStartOffset: result.logStartOffset,
-      });
+      } satisfies FetchResult);
     },
   },
   {
@@ -126,7 +132,10 @@ export const fetchRoutes = ({ fetcher }: Pick<LogRoutesOptions, 'fetcher'>): Rou
       const partition = parsePartitionParam(request.params['partition']);
       const raw = request.query['at'] ?? 'latest';
       const at = raw === 'earliest' || raw === 'latest' ? raw : intParam(raw, 'at', 0, 0);
-      return json(200, await fetcher.listOffsets(request.params['topic']!, partition, at));
+      return json(
+        200,
+        (await fetcher.listOffsets(request.params['topic']!, partition, at)) satisfies ListOffsetsResult,
+      );
     },
   },
 ];

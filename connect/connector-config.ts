@@ -1,0 +1,201 @@
+/**
+ * The settings every connector has (Kafka's ConnectorConfig, SinkConnectorConfig) and the one
+ * validation that POST/PUT config and the validate endpoint share: common settings, the plugin's own,
+ * the SMT chain, and the checks across them.
+ */
+import { SluiceError } from '../lib/errors.js';
+import type { ConfigInfos, ConfigKey } from './config-def.js';
+import { addError, listOf, nonNegativeInt, oneOf, positiveInt, validateConfig } from './config-def.js';
+import { CONVERTERS, JSON_CONVERTER, STRING_CONVERTER } from './converters.js';
+import type { AnyPlugin } from './plugin.js';
+import { findPlugin } from './plugins.js';
+import { validateChain } from './transforms/chain.js';
+
+const common = (name: string, partial: Omit<ConfigKey, 'name' | 'group'>, group = 'Common'): ConfigKey => ({
+  name,
+  group,
+  ...partial,
+});
+
+const CONNECTOR_NAME = /^[^\p{Cc}/]{1,249}$/u;
+
+export const COMMON_KEYS: readonly ConfigKey[] = [
+  common('name', {
+    type: 'STRING',
+    importance: 'HIGH',
+    documentation: 'Globally unique name to use for this connector.',
+    validate: (v) => (CONNECTOR_NAME.test(v) ? undefined : 'must be 1-249 characters without / or controls'),
+  }),
+  common('connector.class', {
+    type: 'STRING',
+    importance: 'HIGH',
+    documentation: 'Name of the connector class.',
+  }),
+  common('tasks.max', {
+    type: 'INT',
+    default: '1',
+    importance: 'HIGH',
+    documentation: 'Maximum number of tasks to use for this connector.',
+    validate: positiveInt,
+  }),
+  common('key.converter', {
+    type: 'CLASS',
+    default: STRING_CONVERTER,
+    importance: 'LOW',
+    documentation: 'Converter class for keys.',
+    validate: oneOf(CONVERTERS),
+    recommended: CONVERTERS,
+  }),
+  common('value.converter', {
+    type: 'CLASS',
+    default: JSON_CONVERTER,
+    importance: 'LOW',
+    documentation: 'Converter class for values (JsonConverter reads schemaless JSON).',
+    validate: oneOf(CONVERTERS),
+    recommended: CONVERTERS,
+  }),
+  common(
+    'transforms',
+    { type: 'LIST', default: '', importance: 'LOW', documentation: 'Aliases of the SMTs.' },
+    'Transforms',
+  ),
+  common(
+    'predicates',
+    { type: 'LIST', default: '', importance: 'LOW', documentation: 'Aliases of the predicates.' },
+    'Predicates',
+  ),
+  common(
+    'errors.retry.timeout',
+    {
+      type: 'LONG',
+      default: '0',
+      importance: 'MEDIUM',
+      documentation: 'Maximum ms a failed operation is retried; 0 retries never, -1 forever.',
+      validate: (v) => (Number(v) >= -1 ? undefined : 'Value must be at least -1'),
+    },
+    'Error Handling',
+  ),
+  common(
+    'errors.retry.delay.max.ms',
+    {
+      type: 'LONG',
+      default: '60000',
+      importance: 'MEDIUM',
+      documentation: 'Maximum backoff between retries.',
+      validate: nonNegativeInt,
+    },
+    'Error Handling',
+  ),
+  common(
+    'errors.tolerance',
+    {
+      type: 'STRING',
+      default: 'none',
+      importance: 'MEDIUM',
+      documentation: 'none fails the task on the first bad record; all skips bad records.',
+      validate: oneOf(['none', 'all']),
+      recommended: ['none', 'all'],
+    },
+    'Error Handling',
+  ),
+  common(
+    'errors.log.enable',
+    { type: 'BOOLEAN', default: 'false', importance: 'MEDIUM', documentation: 'Log each failed record.' },
+    'Error Handling',
+  ),
+  common(
+    'errors.log.include.messages',
+    {
+      type: 'BOOLEAN',
+      default: 'false',
+      importance: 'MEDIUM',
+      documentation: 'Include the record in the log.',
+    },
+    'Error Handling',
+  ),
+];
+
+export const SINK_KEYS: readonly ConfigKey[] = [
+  common('topics', { type: 'LIST', importance: 'HIGH', documentation: 'Topics to consume.' }),
+  common(
+    'errors.deadletterqueue.topic.name',
+    { type: 'STRING', default: '', importance: 'MEDIUM', documentation: 'Topic for records that failed.' },
+    'Error Handling',
+  ),
+  common(
+    'errors.deadletterqueue.context.headers.enable',
+    {
+      type: 'BOOLEAN',
+      default: 'false',
+      importance: 'MEDIUM',
+      documentation: 'Add __connect.errors.* headers.',
+    },
+    'Error Handling',
+  ),
+];
+
+export const keysOf = (plugin: AnyPlugin): ConfigKey[] => [
+  ...COMMON_KEYS,
+  ...(plugin.type === 'sink' ? SINK_KEYS : []),
+  ...plugin.configKeys,
+];
+
+/** Connect's validate answer for a config (plugin named by connector.class or the path). */
+export const validateConnectorConfig = (plugin: AnyPlugin, config: Record<string, string>): ConfigInfos => {
+  const infos = validateConfig(plugin.class, keysOf(plugin), config);
+  const chain = validateChain(config);
+  infos.configs.push(...chain);
+  infos.error_count += chain.reduce((n, c) => n + c.value.errors.length, 0);
+  infos.groups.push(...new Set(chain.map((c) => c.definition.group)));
+  if (plugin.type === 'sink') {
+    const dlq = config['errors.deadletterqueue.topic.name'];
+    if (dlq && listOf(config['topics'] ?? '').includes(dlq))
+      addError(
+        infos,
+        'errors.deadletterqueue.topic.name',
+        'The DLQ topic cannot be one of the consumed topics.',
+      );
+  }
+  plugin.crossValidate?.(config, infos);
+  return infos;
+};
+
+/** Every config value must be a string, as in Connect's REST API. */
+export const parseConfigMap = (value: unknown, where = 'config'): Record<string, string> => {
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new SluiceError('INVALID_REQUEST', `${where} must be an object of string values`);
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (typeof v === 'string') out[k] = v;
+    else if (typeof v === 'number' || typeof v === 'boolean') out[k] = String(v);
+    else throw new SluiceError('INVALID_REQUEST', `${where}.${k} must be a string`);
+  }
+  return out;
+};
+
+/**
+ * Validates a config for create/update: the connector.class must name a plugin, and every error is
+ * listed in one 400 INVALID_CONFIG, in the words Connect uses.
+ */
+export const checkConnectorConfig = (
+  config: Record<string, string>,
+): { plugin: AnyPlugin; infos: ConfigInfos } => {
+  const className = config['connector.class'];
+  if (!className) throw new SluiceError('INVALID_CONFIG', 'Connector config contains no connector type');
+  const plugin = findPlugin(className);
+  if (!plugin)
+    throw new SluiceError(
+      'INVALID_CONFIG',
+      `Failed to find any class that implements Connector and which name matches ${className}`,
+    );
+  const infos = validateConnectorConfig(plugin, config);
+  if (infos.error_count > 0) {
+    const messages = infos.configs.flatMap((c) => c.value.errors.map((e) => `${c.value.name}: ${e}`));
+    throw new SluiceError(
+      'INVALID_CONFIG',
+      `Connector configuration is invalid and contains the following ${infos.error_count} error(s):\n${messages.join('\n')}`,
+      { details: { error_code: 400 } },
+    );
+  }
+  return { plugin, infos };
+};

@@ -1,0 +1,326 @@
+/**
+ * JSON Schemas (2020-12, as OpenAPI 3.1 takes them) of the API's bodies: the wire contract that
+ * docs/openapi.json publishes and the conformance test checks live answers against. Answers may gain
+ * optional fields (API.md: not a breaking change), so response objects allow extra properties;
+ * requests are strict, as the edge rejects unknown fields.
+ */
+import { ERROR_CODES } from '../errors.js';
+
+type Schema = Record<string, unknown>;
+
+const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+const int = (description?: string, minimum?: number): Schema => ({
+  type: 'integer',
+  ...(minimum === undefined ? {} : { minimum }),
+  ...(description ? { description } : {}),
+});
+const str = (description?: string): Schema => ({ type: 'string', ...(description ? { description } : {}) });
+const nullable = (schema: Schema): Schema => ({ oneOf: [schema, { type: 'null' }] });
+const array = (items: Schema): Schema => ({ type: 'array', items });
+/** An answer object: every listed field required, extra fields allowed. */
+const answer = (properties: Record<string, Schema>, description?: string): Schema => ({
+  type: 'object',
+  ...(description ? { description } : {}),
+  required: Object.keys(properties),
+  properties,
+});
+/** A request object: unknown fields rejected. */
+const request = (properties: Record<string, Schema>, required: string[]): Schema => ({
+  type: 'object',
+  required,
+  additionalProperties: false,
+  properties,
+});
+
+const topicPartitions = answer({ topic: str(), partitions: array(int(undefined, 0)) });
+const errorBody = answer({
+  code: ref('ErrorCode'),
+  message: str(),
+  retriable: { type: 'boolean' },
+});
+
+// Kafka Connect's REST bodies (connect/rest.ts), in Connect's own field names.
+const connectState = {
+  type: 'string',
+  enum: ['UNASSIGNED', 'RUNNING', 'PAUSED', 'FAILED', 'RESTARTING', 'STOPPED'],
+};
+const connectorConfig: Schema = {
+  type: 'object',
+  description: "Connect's config map: every value a string (connector.class, tasks.max, …).",
+  additionalProperties: { type: 'string' },
+};
+const connectTaskId = answer({ connector: str(), task: int(undefined, 0) });
+const connectTaskStatus = answer({ id: int(undefined, 0), state: connectState, worker_id: str() });
+const connectorStatus = answer({
+  name: str(),
+  connector: answer({ state: connectState, worker_id: str() }),
+  tasks: array(connectTaskStatus),
+  type: { type: 'string', enum: ['source', 'sink'] },
+});
+const connectorInfo = answer({
+  name: str(),
+  config: connectorConfig,
+  tasks: array(connectTaskId),
+  type: { type: 'string', enum: ['source', 'sink'] },
+});
+const connectSchemas: Record<string, Schema> = {
+  ConnectorConfig: connectorConfig,
+  CreateConnector: {
+    type: 'object',
+    required: ['name', 'config'],
+    properties: {
+      name: str(),
+      config: connectorConfig,
+      initial_state: { type: 'string', enum: ['RUNNING', 'PAUSED', 'STOPPED'] },
+    },
+  },
+  ConnectorList: {
+    description: 'names, or with ?expand=status|info a map of name → {status, info}',
+    oneOf: [array(str()), { type: 'object', additionalProperties: { type: 'object' } }],
+  },
+  ConnectorInfo: connectorInfo,
+  ConnectorStatus: connectorStatus,
+  ConnectTaskStatus: connectTaskStatus,
+  ConnectTaskList: array(answer({ id: connectTaskId, config: connectorConfig })),
+  ConnectorOffsets: answer({
+    offsets: array(answer({ partition: { type: 'object' }, offset: nullable({ type: 'object' }) })),
+  }),
+  ConnectMessage: answer({ message: str() }),
+  ConnectorPlugins: array(answer({ class: str(), type: str() })),
+  ConfigValidation: answer({
+    name: str(),
+    error_count: int(undefined, 0),
+    groups: array(str()),
+    configs: array(
+      answer({ definition: { type: 'object' }, value: answer({ name: str(), errors: array(str()) }) }),
+    ),
+  }),
+};
+
+export const SCHEMAS: Record<string, Schema> = {
+  ...connectSchemas,
+  ErrorCode: {
+    type: 'string',
+    description: "Apache Kafka's error name; the status of each is in the description of API.md's table.",
+    enum: Object.keys(ERROR_CODES).sort(),
+  },
+  ErrorBody: errorBody,
+  Error: answer(
+    { error: ref('ErrorBody') },
+    'Every error. Some carry more fields beside `error`, e.g. a 416 carries logStartOffset and highWatermark.',
+  ),
+  Health: answer({ status: { const: 'ok' } }),
+  Cluster: answer({
+    clusterId: str(),
+    version: str(),
+    stores: array(
+      answer({
+        id: str('store id, e.g. s0'),
+        location: str(),
+        kind: { type: 'string', enum: ['standard', 'express'] },
+      }),
+    ),
+  }),
+  CreateTopic: request(
+    {
+      name: { type: 'string', pattern: '^[a-zA-Z0-9._-]{1,249}$' },
+      partitions: int('default 1', 1),
+      replicationFactor: int('default 1; at most the number of stores', 1),
+      configs: { type: 'object', additionalProperties: { type: 'string' } },
+    },
+    ['name'],
+  ),
+  AlterTopic: request(
+    {
+      partitions: int('only grows', 1),
+      configs: { type: 'object', additionalProperties: { type: 'string' } },
+    },
+    [],
+  ),
+  TopicSummary: answer({ name: str(), partitions: int(undefined, 1), replicationFactor: int(undefined, 1) }),
+  TopicList: answer({ topics: array(ref('TopicSummary')) }),
+  PartitionDescription: answer({
+    partition: int(undefined, 0),
+    leader: str('the leader store'),
+    leaderEpoch: int(undefined, 0),
+    replicas: array(str()),
+    isr: array(str()),
+    osr: array(str('replicas out of the ISR')),
+    logEndOffsets: {
+      type: 'object',
+      description: "each replica store's log end offset",
+      additionalProperties: int(undefined, 0),
+    },
+    logStartOffset: int(undefined, 0),
+    highWatermark: int('the smallest LEO over the ISR', 0),
+  }),
+  ElectLeaders: request(
+    {
+      electionType: { type: 'string', enum: ['PREFERRED', 'UNCLEAN'] },
+      partitions: { ...array(int(undefined, 0)), minItems: 1, maxItems: 10_000, uniqueItems: true },
+    },
+    ['electionType'],
+  ),
+  ElectionResults: answer({
+    results: array({
+      oneOf: [
+        answer({
+          partition: int(undefined, 0),
+          leader: str(),
+          leaderEpoch: int(undefined, 0),
+        }),
+        answer({ partition: int(undefined, 0), error: errorBody }),
+      ],
+    }),
+  }),
+  TopicDescription: answer({
+    name: str(),
+    topicId: str(),
+    replicationFactor: int(undefined, 1),
+    configs: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description: 'every config, defaults filled in',
+    },
+    partitions: array(ref('PartitionDescription')),
+  }),
+  Header: answer({ key: str(), value: nullable(str()) }),
+  ProduceRecord: request(
+    {
+      key: nullable(str()),
+      value: { description: 'text, base64 or (encoding json) any JSON value; null is a tombstone' },
+      headers: array(ref('Header')),
+      partition: int(undefined, 0),
+      timestamp: int('ms since the epoch', 0),
+    },
+    ['value'],
+  ),
+  Produce: request(
+    {
+      records: { ...array(ref('ProduceRecord')), minItems: 1 },
+      encoding: { enum: ['utf8', 'base64', 'json'] },
+      acks: { enum: ['all', '1'] },
+    },
+    ['records'],
+  ),
+  ProduceResult: {
+    oneOf: [
+      answer({ partition: int(undefined, 0), offset: int(undefined, 0), timestamp: int() }),
+      answer({ partition: int(undefined, 0), error: ref('ErrorBody') }),
+    ],
+  },
+  ProduceResults: answer({ results: array(ref('ProduceResult')) }),
+  BatchResult: answer({
+    baseOffset: int(undefined, 0),
+    lastOffset: int(undefined, 0),
+    logAppendTime: int('-1 unless the topic uses LogAppendTime'),
+    logStartOffset: int(undefined, 0),
+  }),
+  ProducerId: answer({ producerId: int(undefined, 0), producerEpoch: int(undefined, 0) }),
+  FetchedRecord: answer({
+    offset: int(undefined, 0),
+    timestamp: int(),
+    key: nullable(str()),
+    value: { description: 'text, base64 or (encoding json) the JSON value; null for a tombstone' },
+    headers: array(ref('Header')),
+  }),
+  FetchResult: answer({
+    records: array(ref('FetchedRecord')),
+    nextOffset: int(undefined, 0),
+    highWatermark: int(undefined, 0),
+    logStartOffset: int(undefined, 0),
+  }),
+  ListOffsets: answer({
+    offset: nullable(int(undefined, 0)),
+    timestamp: nullable(int('-1 for earliest and latest, as Kafka answers')),
+  }),
+  TopicPartitions: topicPartitions,
+  Heartbeat: request(
+    {
+      memberId: nullable(str()),
+      memberEpoch: int('0 joins, -1 leaves, -2 leaves a static member for now', -2),
+      instanceId: nullable(str()),
+      subscribedTopics: nullable(array(str())),
+      ownedPartitions: nullable(array(ref('TopicPartitions'))),
+      rebalanceTimeoutMs: nullable(int(undefined, 0)),
+      serverAssignor: nullable({ enum: ['uniform', 'range'] }),
+    },
+    ['memberEpoch'],
+  ),
+  HeartbeatResult: answer({
+    memberId: str(),
+    memberEpoch: int(),
+    heartbeatIntervalMs: int(undefined, 0),
+    assignment: nullable(answer({ topicPartitions: array(ref('TopicPartitions')) })),
+  }),
+  CommitOffsets: request(
+    {
+      memberId: nullable(str()),
+      memberEpoch: nullable(int()),
+      offsets: array(
+        request({ topic: str(), partition: int(undefined, 0), offset: int(undefined, 0), metadata: str() }, [
+          'topic',
+          'partition',
+          'offset',
+        ]),
+      ),
+    },
+    ['offsets'],
+  ),
+  CommitResults: answer({
+    results: array({
+      oneOf: [
+        { ...answer({ topic: str(), partition: int(undefined, 0) }), not: { required: ['error'] } },
+        answer({ topic: str(), partition: int(undefined, 0), error: ref('ErrorBody') }),
+      ],
+    }),
+  }),
+  CommittedOffset: answer({
+    topic: str(),
+    partition: int(undefined, 0),
+    offset: int(undefined, 0),
+    metadata: str(),
+  }),
+  CommittedOffsets: answer({ offsets: array(ref('CommittedOffset')) }),
+  ResetOffsets: request(
+    {
+      topic: str(),
+      to: {
+        oneOf: [
+          { enum: ['earliest', 'latest'] },
+          int('a timestamp in ms', 0),
+          request({ offset: int(undefined, 0) }, ['offset']),
+        ],
+      },
+    },
+    ['topic', 'to'],
+  ),
+  GroupState: { enum: ['EMPTY', 'ASSIGNING', 'RECONCILING', 'STABLE', 'DEAD'] },
+  GroupList: answer({
+    groups: array(answer({ groupId: str(), state: ref('GroupState'), members: int(undefined, 0) })),
+  }),
+  GroupDescription: answer({
+    groupId: str(),
+    state: ref('GroupState'),
+    groupEpoch: int(undefined, 0),
+    assignor: { enum: ['uniform', 'range'] },
+    members: array(
+      answer({
+        memberId: str(),
+        instanceId: nullable(str()),
+        memberEpoch: int(),
+        subscribedTopics: array(str()),
+        assignment: answer({ topicPartitions: array(ref('TopicPartitions')) }),
+      }),
+    ),
+    offsets: array(
+      answer({
+        topic: str(),
+        partition: int(undefined, 0),
+        committedOffset: int(undefined, 0),
+        highWatermark: nullable(int(undefined, 0)),
+        lag: nullable(int(undefined, 0)),
+      }),
+    ),
+  }),
+};

@@ -1,0 +1,188 @@
+/**
+ * The API's request and response bodies (docs/api.md), as TypeScript: the one declaration the HTTP
+ * edge answers with and the SDK and CLI read. lib/wire/schemas.ts is the same contract as JSON Schema,
+ * and the OpenAPI conformance test checks live answers against it.
+ */
+
+export interface ErrorBody {
+  code: string;
+  message: string;
+  retriable: boolean;
+}
+
+export interface ClusterDescription {
+  clusterId: string;
+  version: string;
+  stores: StoreDescription[];
+}
+
+/** A replica store: S3 Standard (regional) or S3 Express One Zone (a directory bucket in one zone). */
+export interface StoreDescription {
+  id: string;
+  location: string;
+  kind: 'standard' | 'express';
+  /** The availability zone id of an Express One Zone store. */
+  zone?: string;
+}
+
+export interface TopicSummary {
+  name: string;
+  partitions: number;
+  replicationFactor: number;
+}
+
+export interface PartitionDescription {
+  partition: number;
+  leader: string;
+  leaderEpoch: number;
+  replicas: string[];
+  isr: string[];
+  /** Replicas out of the ISR. */
+  osr: string[];
+  /** Each replica store's log end offset. */
+  logEndOffsets: Record<string, number>;
+  logStartOffset: number;
+  /** The smallest LEO over the ISR: consumers never see past it. */
+  highWatermark: number;
+}
+
+/** POST /v1/topics/{topic}/elect-leaders: one result per partition. */
+export type ElectionResult =
+  | { partition: number; leader: string; leaderEpoch: number; truncatedFrom?: number; truncatedTo?: number }
+  | { partition: number; error: ErrorBody };
+
+export interface TopicDescription {
+  name: string;
+  topicId: string;
+  replicationFactor: number;
+  configs: Record<string, string>;
+  partitions: PartitionDescription[];
+}
+
+export type Encoding = 'utf8' | 'base64' | 'json';
+export const ENCODINGS: readonly Encoding[] = ['utf8', 'base64', 'json'];
+
+export interface Header {
+  key: string;
+  value: string | null;
+}
+
+/** A record of a JSON produce request. */
+export interface ProduceRecord {
+  key?: string | null;
+  /** Under `json` encoding any JSON value; otherwise text (utf8) or base64 of the bytes. */
+  value: unknown;
+  headers?: Header[];
+  partition?: number;
+  timestamp?: number;
+}
+
+export type RecordResult =
+  { partition: number; offset: number; timestamp: number } | { partition: number; error: ErrorBody };
+
+export interface BatchResult {
+  baseOffset: number;
+  lastOffset: number;
+  logAppendTime: number;
+  logStartOffset: number;
+}
+
+export interface ProducerIdentity {
+  producerId: number;
+  producerEpoch: number;
+}
+
+/** A record of a JSON fetch answer. */
+export interface FetchedRecord {
+  offset: number;
+  timestamp: number;
+  key: string | null;
+  value: unknown;
+  headers: Header[];
+}
+
+export interface FetchResult {
+  records: FetchedRecord[];
+  nextOffset: number;
+  highWatermark: number;
+  logStartOffset: number;
+}
+
+/** `at` of ListOffsets: a timestamp in ms, or the log's ends. */
+export type OffsetSpec = 'earliest' | 'latest' | number;
+
+export interface ListOffsetsResult {
+  offset: number | null;
+  timestamp: number | null;
+}
+
+export interface TopicPartitions {
+  topic: string;
+  partitions: number[];
+}
+
+export interface HeartbeatRequest {
+  memberId: string | null;
+  memberEpoch: number;
+  instanceId?: string | null;
+  subscribedTopics?: string[] | null;
+  ownedPartitions?: TopicPartitions[] | null;
+  rebalanceTimeoutMs?: number | null;
+  serverAssignor?: 'uniform' | 'range' | null;
+}
+
+export interface HeartbeatResponse {
+  memberId: string;
+  memberEpoch: number;
+  heartbeatIntervalMs: number;
+  assignment: { topicPartitions: TopicPartitions[] } | null;
+}
+
+export interface OffsetCommitResult {
+  topic: string;
+  partition: number;
+  error?: ErrorBody;
+}
+
+export interface CommittedOffset {
+  topic: string;
+  partition: number;
+  offset: number;
+  metadata: string;
+}
+
+export type GroupState = 'EMPTY' | 'ASSIGNING' | 'RECONCILING' | 'STABLE' | 'DEAD';
+
+export interface GroupSummary {
+  groupId: string;
+  state: GroupState;
+  members: number;
+}
+
+export interface GroupMemberDescription {
+  memberId: string;
+  instanceId: string | null;
+  memberEpoch: number;
+  subscribedTopics: string[];
+  assignment: { topicPartitions: TopicPartitions[] };
+}
+
+export interface GroupOffset {
+  topic: string;
+  partition: number;
+  committedOffset: number;
+  highWatermark: number | null;
+  lag: number | null;
+}
+
+export interface GroupDescription {
+  groupId: string;
+  state: GroupState;
+  groupEpoch: number;
+  assignor: string;
+  members: GroupMemberDescription[];
+  offsets: GroupOffset[];
+}
+
+/** Where `offsets/reset` moves a group: kafka-consumer-groups' --to-earliest, --to-latest, --to-datetime, --to-offset. */
+export type ResetTarget = 'earliest' | 'latest' | number | { offset: number };

@@ -1,0 +1,71 @@
+/**
+ * `npm run streams -- <app.ts> [--config key=value …]`: runs a Streams application against Sluice
+ * until SIGTERM or SIGINT, then commits and leaves the group. The module exports `topology()`.
+ * State goes to Sluice's DynamoDB table: AWS_ENDPOINT_URL_DYNAMODB and SLUICE_TABLE_NAME as
+ * `npm start` prints them (or the AWS defaults in a deployment).
+ */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createAwsClients } from '../../lib/adapters/aws/clients.js';
+import { DynamoMetadataStore } from '../../lib/adapters/aws/dynamodb-metadata-store.js';
+import { SluiceClient, nodeHttpFetch } from '../../sdk/index.js';
+import type { Topology } from '../topology.js';
+import { MetadataStateBackend } from '../state/metadata-backend.js';
+import { parseStreamsConfig } from './config.js';
+import { KafkaStreams } from './kafka-streams.js';
+
+export const parseArgs = (argv: string[]): { app: string; configs: Record<string, string> } => {
+  const configs: Record<string, string> = {};
+  let app: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (arg === '--config') {
+      const pair = argv[++i] ?? '';
+      const eq = pair.indexOf('=');
+      if (eq <= 0) throw new Error(`--config needs key=value, not ${JSON.stringify(pair)}`);
+      configs[pair.slice(0, eq)] = pair.slice(eq + 1);
+    } else if (app === undefined && !arg.startsWith('--')) app = arg;
+    else throw new Error(`unexpected argument ${JSON.stringify(arg)}`);
+  }
+  if (app === undefined) throw new Error('usage: npm run streams -- <app.ts> [--config key=value …]');
+  return { app, configs };
+};
+
+const main = async (): Promise<void> => {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const { app, configs } = parseArgs(process.argv.slice(2));
+  const module = (await import(pathToFileURL(resolve(app)).href)) as { topology?: () => Topology };
+  if (typeof module.topology !== 'function') throw new Error(`${app} must export topology()`);
+  const config = parseStreamsConfig({
+    'application.id': app.replace(/^.*\//, '').replace(/\.[jt]s$/, ''),
+    ...configs,
+  });
+  const tableName = process.env.SLUICE_TABLE_NAME ?? 'sluice';
+  const store = new DynamoMetadataStore({ client: createAwsClients().dynamodb, tableName });
+  const streams = new KafkaStreams({
+    topology: module.topology(),
+    config,
+    client: new SluiceClient({ url: config.bootstrapServers, fetch: nodeHttpFetch() }),
+    state: new MetadataStateBackend(store, config.applicationId),
+    log: (line) => console.error(`streams: ${line}`),
+  });
+  await streams.start();
+  console.log(
+    `streams: ${config.applicationId} running against ${config.bootstrapServers} (${config.processingGuarantee}, commit every ${config.commitIntervalMs} ms)`,
+  );
+  const stop = new Promise<string>((done) => {
+    process.once('SIGTERM', () => done('SIGTERM'));
+    process.once('SIGINT', () => done('SIGINT'));
+  });
+  const why = await Promise.race([stop, streams.stopped().then(() => 'failure')]);
+  console.log(`streams: ${why}, committing and leaving the group…`);
+  await streams.close();
+  console.log(`streams: stopped (${JSON.stringify(streams.processed())} records processed per task)`);
+};
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((error: unknown) => {
+    console.error(`streams: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  });
+}

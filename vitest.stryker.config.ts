@@ -1,0 +1,24 @@
+import type { TestProjectInlineConfiguration } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
+
+// The projects a mutation run uses: the in-memory unit and simulation tests. Contract and integration
+// tests need emulators and seconds per test, which a run of thousands of mutants cannot afford; for the
+// same reason each seeded simulation runs its first 4 seeds, not its 30 to 150.
+// SLUICE_MUTATE_PROJECTS=unit (`npm run mutate:unit`) leaves the sims out: several times faster, and a
+// lower bound on the full run's score, since a mutant the unit tests kill stays killed with more tests.
+const projects = (process.env['SLUICE_MUTATE_PROJECTS'] ?? 'unit,sim').split(',');
+
+export default defineConfig({
+  test: {
+    // One module graph per worker across test files: Stryker switches mutants at run time, so no test
+    // file needs a fresh import of the core for each mutant.
+    isolate: false,
+    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', SLUICE_SIM_SEEDS: '4' },
+    projects: (
+      [
+        { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+        { extends: true, test: { name: 'sim', include: ['test/sim/**/*.test.ts'], testTimeout: 120_000 } },
+      ] satisfies TestProjectInlineConfiguration[]
+    ).filter((project) => projects.includes(project.test.name)),
+  },
+});
