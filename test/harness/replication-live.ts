@@ -45,6 +45,8 @@ export interface LiveReport {
   oldEpochWriter: string;
   readsWhileRefused: number;
   stackFileRemoved: boolean;
+  /** The segment store ran on an emulator of its own, apart from every replica store's. */
+  segmentsApart: boolean;
   phases: Record<string, PhaseReport>;
 }
 
@@ -289,6 +291,11 @@ export const runLiveReplication = async (options: LiveOptions): Promise<LiveRepo
       oldEpochWriter,
       readsWhileRefused,
       stackFileRemoved,
+      segmentsApart:
+        started.stack.segments.pid !== null &&
+        started.stack.stores.every(
+          (s) => s.pid !== started.stack.segments.pid && s.endpoint !== started.stack.segments.endpoint,
+        ),
       phases: Object.fromEntries(
         Object.entries(phases).map(([k, v]) => [
           k,

@@ -35,5 +35,7 @@ it(
     expect(r.oldEpochWriter).toBe('FENCED_LEADER_EPOCH');
     expect(r.phases['leader down']!.acked).toBeGreaterThan(0);
     expect(r.stackFileRemoved).toBe(true);
+    // Killing the leader's store left the segment store up: it is an emulator of its own.
+    expect(r.segmentsApart).toBe(true);
   },
 );
