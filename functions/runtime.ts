@@ -81,6 +81,16 @@ export const sluiceFromEnv = (): Sluice => {
     .split(',')
     .map((b) => b.trim())
     .filter(Boolean);
+  // Locally each store may be its own emulator process with its own endpoint (local/stack.ts).
+  const storeEndpoints = process.env[ENV.storeEndpoints]?.split(',').filter(Boolean);
+  const s3ClientFor = (i: number) => {
+    const endpoint = storeEndpoints?.[i];
+    return endpoint === undefined ? clients.s3 : createAwsClients({ endpoints: { s3: endpoint } }).s3;
+  };
+  const replicaLagTimeMaxMs = Number(process.env[ENV.replicaLagTimeMaxMs] ?? 30_000);
+  if (!Number.isSafeInteger(replicaLagTimeMaxMs) || replicaLagTimeMaxMs < 1) {
+    throw new Error(`${ENV.replicaLagTimeMaxMs} must be a positive integer`);
+  }
   const maxRequestBytes = Number(process.env[ENV.maxRequestBytes] ?? DEFAULT_MAX_REQUEST_BYTES);
   if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes < 1) {
     throw new Error(`${ENV.maxRequestBytes} must be a positive integer`);
@@ -93,7 +103,8 @@ export const sluiceFromEnv = (): Sluice => {
       meter: meters.metadata,
     }),
     objectStores: buckets.map(
-      (bucket, i) => new S3ObjectStore({ client: clients.s3, bucket, id: storeId(i), meter: meters.objects }),
+      (bucket, i) =>
+        new S3ObjectStore({ client: s3ClientFor(i), bucket, id: storeId(i), meter: meters.objects }),
     ),
   };
   const storage = storageLayer ? storageLayer(built) : built;
@@ -103,7 +114,11 @@ export const sluiceFromEnv = (): Sluice => {
     ...(segmentBucket
       ? {
           segmentStore: new S3ObjectStore({
-            client: clients.s3,
+            // Locally the segment store may be an emulator of its own (local/stack.ts).
+            client:
+              process.env[ENV.segmentEndpoint] === undefined
+                ? clients.s3
+                : createAwsClients({ endpoints: { s3: process.env[ENV.segmentEndpoint] } }).s3,
             bucket: segmentBucket,
             id: SEGMENT_STORE_ID,
             meter: meters.objects,
@@ -114,6 +129,7 @@ export const sluiceFromEnv = (): Sluice => {
     config: {
       clusterId: process.env[ENV.clusterId] ?? 'sluice',
       maxRequestBytes,
+      replicaLagTimeMaxMs,
       ...optionalMs(ENV.groupSessionTimeoutMs, 'sessionTimeoutMs'),
       ...optionalMs(ENV.groupHeartbeatIntervalMs, 'heartbeatIntervalMs'),
     },

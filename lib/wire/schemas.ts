@@ -113,7 +113,13 @@ export const SCHEMAS: Record<string, Schema> = {
   Cluster: answer({
     clusterId: str(),
     version: str(),
-    stores: array(answer({ id: str('store id, e.g. s0'), location: str() })),
+    stores: array(
+      answer({
+        id: str('store id, e.g. s0'),
+        location: str(),
+        kind: { type: 'string', enum: ['standard', 'express'] },
+      }),
+    ),
   }),
   CreateTopic: request(
     {
@@ -139,8 +145,33 @@ export const SCHEMAS: Record<string, Schema> = {
     leaderEpoch: int(undefined, 0),
     replicas: array(str()),
     isr: array(str()),
+    osr: array(str('replicas out of the ISR')),
+    logEndOffsets: {
+      type: 'object',
+      description: "each replica store's log end offset",
+      additionalProperties: int(undefined, 0),
+    },
     logStartOffset: int(undefined, 0),
-    highWatermark: int(undefined, 0),
+    highWatermark: int('the smallest LEO over the ISR', 0),
+  }),
+  ElectLeaders: request(
+    {
+      electionType: { type: 'string', enum: ['PREFERRED', 'UNCLEAN'] },
+      partitions: { ...array(int(undefined, 0)), minItems: 1, maxItems: 10_000, uniqueItems: true },
+    },
+    ['electionType'],
+  ),
+  ElectionResults: answer({
+    results: array({
+      oneOf: [
+        answer({
+          partition: int(undefined, 0),
+          leader: str(),
+          leaderEpoch: int(undefined, 0),
+        }),
+        answer({ partition: int(undefined, 0), error: errorBody }),
+      ],
+    }),
   }),
   TopicDescription: answer({
     name: str(),

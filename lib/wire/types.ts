@@ -13,7 +13,16 @@ export interface ErrorBody {
 export interface ClusterDescription {
   clusterId: string;
   version: string;
-  stores: { id: string; location: string }[];
+  stores: StoreDescription[];
+}
+
+/** A replica store: S3 Standard (regional) or S3 Express One Zone (a directory bucket in one zone). */
+export interface StoreDescription {
+  id: string;
+  location: string;
+  kind: 'standard' | 'express';
+  /** The availability zone id of an Express One Zone store. */
+  zone?: string;
 }
 
 export interface TopicSummary {
@@ -28,9 +37,19 @@ export interface PartitionDescription {
   leaderEpoch: number;
   replicas: string[];
   isr: string[];
+  /** Replicas out of the ISR. */
+  osr: string[];
+  /** Each replica store's log end offset. */
+  logEndOffsets: Record<string, number>;
   logStartOffset: number;
+  /** The smallest LEO over the ISR: consumers never see past it. */
   highWatermark: number;
 }
+
+/** POST /v1/topics/{topic}/elect-leaders: one result per partition. */
+export type ElectionResult =
+  | { partition: number; leader: string; leaderEpoch: number; truncatedFrom?: number; truncatedTo?: number }
+  | { partition: number; error: ErrorBody };
 
 export interface TopicDescription {
   name: string;

@@ -3,7 +3,9 @@
  * Local, the S3 emulator, the real Lambda handlers) with faults injected into the stores inside the
  * handlers (SLUICE_FAULTS), runs idempotent, Idempotency-Key and plain producers, consumers and a
  * consumer group over real HTTP for N seconds, then turns faults off, drains every partition and runs
- * the history checker. Progress goes to stderr; the last stdout line is one JSON object with the
+ * the history checker. The topic is replicated over `--stores` store processes (default 3, RF=3,
+ * min.insync.replicas=2), and store faults freeze one store's emulator (SIGSTOP) for a few seconds at a
+ * time, now and then two, leader or follower, so ISR shrinks, rejoins and elections run under load. Progress goes to stderr; the last stdout line is one JSON object with the
  * counts. Exits non-zero on any violation.
  */
 import { parseArgs } from 'node:util';
@@ -22,9 +24,16 @@ const { values } = parseArgs({
     seed: { type: 'string', default: String(Date.now() % 100_000) },
     rate: { type: 'string', default: '0.05' },
     partitions: { type: 'string', default: '3' },
+    stores: { type: 'string', default: '3' },
+    'store-faults': { type: 'boolean', default: true },
+    'no-store-faults': { type: 'boolean', default: false },
     verbose: { type: 'boolean', default: false },
   },
 });
+const stores = Number(values.stores);
+const storeFaults = values['store-faults'] && !values['no-store-faults'] && stores > 1;
+/** replica.lag.time.max.ms of the soak's stack: a frozen store leaves the ISR after this long. */
+const LAG_MS = 2_000;
 const seconds = Number(values.seconds);
 const seed = Number(values.seed);
 const rate = Number(values.rate);
@@ -57,12 +66,22 @@ const main = async (): Promise<number> => {
   const stack = await startLocalStack({
     port: 0,
     maintenanceIntervalMs: 1_000,
-    env: { ...process.env, SLUICE_FAULTS: faults },
+    storeCount: stores,
+    replicationIntervalMs: 250,
+    env: { ...process.env, SLUICE_FAULTS: faults, SLUICE_REPLICA_LAG_TIME_MAX_MS: String(LAG_MS) },
   });
+  const frozen = new Set<number>();
+  const thaw = () => {
+    for (const pid of frozen) process.kill(pid, 'SIGCONT');
+    frozen.clear();
+  };
   try {
     const client = new SluiceClient(httpTransport(stack.url, 10_000));
     const topic = `soak-${seed}`;
-    await client.createTopic(topic, partitions);
+    await client.createTopic(topic, partitions, {
+      replicationFactor: stores,
+      configs: { 'min.insync.replicas': String(Math.min(2, stores)) },
+    });
     const recorder = new HistoryRecorder();
     const random = seededRandom(seed);
     const deadline = Date.now() + seconds * 1_000;
@@ -94,6 +113,7 @@ const main = async (): Promise<number> => {
       ...Array.from({ length: 2 }, (_, i) =>
         runConsumer(ctx, { name: `consumer-${i}`, until: ctx.stopped, idleMs: 300, maxWaitMs: 500 }),
       ),
+      ...(storeFaults ? [freezeStores(ctx, stack.stores, frozen, random)] : []),
       runGroup(ctx, {
         group: `soak-${seed}`,
         members: 3,
@@ -114,10 +134,13 @@ const main = async (): Promise<number> => {
     }, 5_000);
     await Promise.all(work);
     clearInterval(ticker);
+    thaw();
 
     setFaultsEnabled(false);
     const faultCounts = totalFaultCounts();
     progress('workload done; faults off; indexing and draining every partition');
+    // Let every thawed store catch up and rejoin before the drain reads the log.
+    await new Promise((resolve) => setTimeout(resolve, 2 * LAG_MS));
     await stack.runMaintenance();
     const drained = await finalRead(ctx);
     const report = check(recorder.history(), { sessionTimeoutMs: SESSION_TIMEOUT_MS });
@@ -137,6 +160,7 @@ const main = async (): Promise<number> => {
       ['faults: fail after', faultCounts.failAfter],
       ['faults: dropped response', faultCounts.dropResponse],
       ['faults: delay', faultCounts.delay],
+      ['store freezes', storeFreezes],
     ];
     process.stderr.write(
       `\n${rows.map(([k, v]) => `  ${k.padEnd(26)} ${String(v).padStart(8)}`).join('\n')}\n\n`,
@@ -168,6 +192,8 @@ const main = async (): Promise<number> => {
       unexpected: ctx.unexpected.length,
       handlerLogs,
       faults: faultCounts,
+      stores,
+      storeFreezes,
       valid: report.valid && ctx.unexpected.length === 0,
     };
     // Stop first, so nothing the stack logs can come after the summary line.
@@ -175,8 +201,36 @@ const main = async (): Promise<number> => {
     process.stdout.write(`${JSON.stringify(summary)}\n`);
     return summary.valid ? 0 : 1;
   } catch (error) {
+    thaw();
     await stack.stop();
     throw error;
+  }
+};
+
+let storeFreezes = 0;
+
+/** Store faults: one store (now and then two) frozen with SIGSTOP for 0.5-2 × the lag limit. */
+const freezeStores = async (
+  ctx: WorkloadContext,
+  stores: readonly { id: string; pid: number | null }[],
+  frozen: Set<number>,
+  random: () => number,
+): Promise<void> => {
+  const pids = stores.flatMap((s) => (s.pid === null ? [] : [s.pid]));
+  while (!ctx.stopped()) {
+    await ctx.sleep(LAG_MS * (1 + random()));
+    const count = random() < 0.2 ? 2 : 1;
+    const victims = [...pids].sort(() => random() - 0.5).slice(0, Math.min(count, pids.length - 1));
+    for (const pid of victims) {
+      process.kill(pid, 'SIGSTOP');
+      frozen.add(pid);
+      storeFreezes++;
+    }
+    await ctx.sleep(LAG_MS * (0.5 + 1.5 * random()));
+    for (const pid of victims) {
+      process.kill(pid, 'SIGCONT');
+      frozen.delete(pid);
+    }
   }
 };
 

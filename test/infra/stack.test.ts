@@ -22,6 +22,7 @@ const API_MD_ROUTES: Record<string, Job> = {
   'GET /v1/health': 'admin',
   'GET /v1/cluster': 'admin',
   'POST /v1/topics': 'admin',
+  'POST /v1/topics/{topic}/elect-leaders': 'admin',
   'GET /v1/topics': 'admin',
   'GET /v1/topics/{topic}': 'admin',
   'PATCH /v1/topics/{topic}': 'admin',
@@ -396,12 +397,12 @@ describe('IAM', () => {
     }
   });
 
-  it('produce writes the table and puts objects but cannot read or delete objects', () => {
+  it('produce writes the table, puts and reads objects (to catch followers up) but cannot delete them', () => {
     const s = statements.produce;
     expect(allows(s, 'dynamodb:UpdateItem', 'MetadataTable')).toBe(true);
     expect(allows(s, 's3:PutObject', 'StorageStore0')).toBe(true);
+    expect(allows(s, 's3:GetObject', 'StorageStore0')).toBe(true);
     expect(allows(s, 's3:DeleteObject')).toBe(false);
-    expect(allows(s, 's3:GetObject')).toBe(false);
   });
 
   it('groups touches the table only', () => {

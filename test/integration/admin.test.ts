@@ -34,7 +34,7 @@ describe('health and cluster', () => {
     const r = await t.call('GET', '/v1/cluster');
     expect(r.status).toBe(200);
     expect(Object.keys(r.json).sort()).toEqual(['clusterId', 'stores', 'version']);
-    expect(r.json.stores).toEqual([{ id: 's0', location: `s3://${t.stack.buckets[0]}` }]);
+    expect(r.json.stores).toEqual([{ id: 's0', location: `s3://${t.stack.buckets[0]}`, kind: 'standard' }]);
   });
 
   it('answers unknown routes with the error envelope', async () => {
@@ -71,6 +71,8 @@ describe('topics', () => {
         leaderEpoch: 0,
         replicas: ['s0'],
         isr: ['s0'],
+        osr: [],
+        logEndOffsets: { s0: 0 },
         logStartOffset: 0,
         highWatermark: 0,
       })),

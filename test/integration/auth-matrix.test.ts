@@ -37,6 +37,12 @@ const ROWS: Row[] = [
   { key: 'PATCH /v1/topics/{topic}', path: '/v1/topics/orders', body: { partitions: 3 }, status: 200 },
   { key: 'DELETE /v1/topics/{topic}', path: '/v1/topics/victim', status: 204 },
   {
+    key: 'POST /v1/topics/{topic}/elect-leaders',
+    path: '/v1/topics/orders/elect-leaders',
+    body: { electionType: 'PREFERRED' },
+    status: 200,
+  },
+  {
     key: 'POST /v1/topics/{topic}/records',
     path: '/v1/topics/orders/records',
     body: { records: [{ key: 'k', value: 'v' }] },

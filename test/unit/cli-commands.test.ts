@@ -81,6 +81,8 @@ const partition = (p: number, logStartOffset: number, highWatermark: number) => 
   leaderEpoch: 2,
   replicas: ['s0', 's1'],
   isr: ['s0', 's1'],
+  osr: [],
+  logEndOffsets: { s0: highWatermark, s1: highWatermark },
   logStartOffset,
   highWatermark,
 });

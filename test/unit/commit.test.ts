@@ -44,7 +44,7 @@ const setup = async () => {
       topicId: TOPIC_ID,
       topic: 't',
       partition: 0,
-      leaderEpoch: 0,
+      replica: { acks: 'all', leader: 's0', leaderEpoch: 0, isr: ['s0'] },
       entry,
       now: NOW,
       ...extra,
@@ -94,7 +94,11 @@ describe('a commit', () => {
     const s = await setup();
     await s.store.update(key, [{ set: 'leaderEpoch', value: 2 }]);
     const before = await s.store.get(key);
-    expect(await refusal(s.commit(entryOf(1, 'a'), { leaderEpoch: 1 }))).toEqual({
+    expect(
+      await refusal(
+        s.commit(entryOf(1, 'a'), { replica: { acks: 'all', leader: 's0', leaderEpoch: 1, isr: ['s0'] } }),
+      ),
+    ).toEqual({
       code: 'FENCED_LEADER_EPOCH',
       message: 'partition t-0 is at leader epoch 2, this write started under 1',
       retriable: true,

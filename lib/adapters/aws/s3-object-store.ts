@@ -30,6 +30,8 @@ const LIST_MAX = 1000;
 export class S3ObjectStore implements ObjectStore {
   readonly id: string;
   readonly location: string;
+  readonly kind: 'standard' | 'express';
+  readonly zone?: string;
   readonly meter: StorageMeter;
   private readonly client: S3Client;
   private readonly bucket: string;
@@ -39,6 +41,10 @@ export class S3ObjectStore implements ObjectStore {
     this.bucket = options.bucket;
     this.id = options.id;
     this.location = `s3://${options.bucket}`;
+    // Directory buckets (S3 Express One Zone) are named base--<zone id>--x-s3 by AWS's rule.
+    const express = /--([a-z0-9-]+)--x-s3$/.exec(options.bucket);
+    this.kind = express ? 'express' : 'standard';
+    if (express) this.zone = express[1]!;
     this.meter = options.meter ?? new StorageMeter();
   }
 

@@ -4,6 +4,7 @@
  * exponential backoff with full jitter. Bounded: past the last attempt (about 20 s of waiting at most,
  * under API Gateway's 29 s) the caller gets a retriable COORDINATOR_NOT_AVAILABLE.
  */
+import type { ErrorCode } from '../../errors.js';
 import { SluiceError } from '../../errors.js';
 import type { Clock } from '../../ports/clock.js';
 import { ConditionFailedError, TransactionCanceledError } from '../../ports/metadata-store.js';
@@ -22,6 +23,8 @@ export interface CasRetryOptions {
   attempts?: number;
   baseDelayMs?: number;
   maxDelayMs?: number;
+  /** The retriable code past the last attempt (default COORDINATOR_NOT_AVAILABLE). */
+  exhaustedCode?: ErrorCode;
 }
 
 export const isConflict = (e: unknown): boolean =>
@@ -40,6 +43,7 @@ export const retryOnConflict = async <T>(
   attempt: () => Promise<T>,
 ): Promise<T> => {
   const { clock, random, attempts = 8, baseDelayMs = 20, maxDelayMs = 5_000 } = options;
+  const exhaustedCode = options.exhaustedCode ?? 'COORDINATOR_NOT_AVAILABLE';
   for (let n = 1; ; n++) {
     const started = clock.now();
     try {
@@ -47,13 +51,9 @@ export const retryOnConflict = async <T>(
     } catch (error) {
       if (!isConflict(error)) throw error;
       if (n >= attempts) {
-        throw new SluiceError(
-          'COORDINATOR_NOT_AVAILABLE',
-          `${what} kept conflicting with concurrent changes; retry`,
-          {
-            cause: error,
-          },
-        );
+        throw new SluiceError(exhaustedCode, `${what} kept conflicting with concurrent changes; retry`, {
+          cause: error,
+        });
       }
       const base = Math.max(baseDelayMs, clock.now() - started);
       await clock.sleep(random() * Math.min(maxDelayMs, base * 2 ** (n - 1)));

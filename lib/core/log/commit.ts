@@ -2,9 +2,11 @@
  * The commit: one conditional UpdateItem on the partition state item, with no read before it. The
  * update's operands are evaluated against the item before the update, so `nextOffset + n` and the
  * returned old image give this batch's base offset atomically, in the same order as the tail list.
- * The condition fences stale leaders (leader epoch), enforces idempotent-producer sequences and
- * Idempotency-Keys; on failure the store hands back the current item, which tells us why — a
- * duplicate is answered from it with the original offset and no second read.
+ * The condition fences stale leaders (leader epoch and ISR, lib/core/replication/commit-clauses.ts),
+ * and deleted topics (`deleted`, set by a topic delete), moves replica LEOs and the high watermark,
+ * enforces idempotent-producer sequences and Idempotency-Keys; on failure the store hands back the
+ * current item, which tells us why — a duplicate is answered from it with the original offset and no
+ * second read.
  */
 import type { Condition, MetadataStore, UpdateAction } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
@@ -15,6 +17,8 @@ import { markHash } from './idempotency.js';
 import type { PartitionState, TailEntry } from './partition-state.js';
 import { asPartitionState, encodeTailEntry, tailOffsets } from './partition-state.js';
 import { findMaterializedBatch } from './producer-history.js';
+import type { ReplicaWrite } from '../replication/commit-clauses.js';
+import { explainReplicaFailure, replicaCommitClauses } from '../replication/commit-clauses.js';
 
 export interface ProducerBatchInfo {
   producerId: number;
@@ -27,7 +31,8 @@ export interface CommitInput {
   topicId: string;
   topic: string;
   partition: number;
-  leaderEpoch: number;
+  /** Who wrote the data where: leader epoch, ISR, acks (the commit is fenced on them). */
+  replica: Omit<ReplicaWrite, 'span' | 'now'>;
   entry: TailEntry;
   producer?: ProducerBatchInfo;
   /** Idempotency-Key hash and the ikGen read with the duplicate check. */
@@ -39,18 +44,19 @@ export type CommitOutcome =
   | { kind: 'committed'; baseOffset: number; logStartOffset: number; tailLength: number }
   | { kind: 'duplicate'; baseOffset: number; entry: TailEntry | undefined; logStartOffset: number }
   /** The Idempotency-Key list was trimmed since it was read: check again and retry. */
-  | { kind: 'retry' };
+  | { kind: 'retry' }
+  /** An ISR store's LEO is behind the leader's (acks=1 data not replicated yet): catch it up, retry. */
+  | { kind: 'lagging' };
 
 export const commitBatch = async (store: MetadataStore, input: CommitInput): Promise<CommitOutcome> => {
   const { entry, producer, idempotency } = input;
+  const replica = replicaCommitClauses({ ...input.replica, span: entry.n, now: input.now });
   // `deleted` fences writers whose cached topic id outlived a delete (and a re-create of the name).
-  const conditions: Condition[] = [
-    { path: 'leaderEpoch', op: '=', value: input.leaderEpoch },
-    { notExists: 'deleted' },
-  ];
+  const conditions: Condition[] = [...replica.conditions, { notExists: 'deleted' }];
   const actions: UpdateAction[] = [
     { set: 'nextOffset', add: entry.n },
     { set: 'tail', append: [encodeTailEntry(entry, input.topicId)] },
+    ...replica.actions,
   ];
   if (producer) {
     const pid = String(producer.producerId);
@@ -109,10 +115,24 @@ const explainFailure = async (
   if (!state || state.deleted === true) {
     throw new TopicGoneError(input.topic, input.partition);
   }
-  if (state.leaderEpoch !== input.leaderEpoch) {
+  const replicaFailure = explainReplicaFailure(input.replica, state);
+  if (replicaFailure === 'fenced-epoch') {
     throw new SluiceError(
       'FENCED_LEADER_EPOCH',
-      `partition ${where} is at leader epoch ${state.leaderEpoch}, this write started under ${input.leaderEpoch}`,
+      `partition ${where} is at leader epoch ${state.leaderEpoch}, this write started under ${input.replica.leaderEpoch}`,
+    );
+  }
+  if (replicaFailure === 'fenced-isr') {
+    throw new SluiceError(
+      'FENCED_LEADER_EPOCH',
+      `partition ${where} changed its ISR to [${state.isr.join(', ')}] since this write went to [${input.replica.isr.join(', ')}]`,
+    );
+  }
+  if (replicaFailure === 'lagging') return { kind: 'lagging' };
+  if (replicaFailure === 'leader-diverged') {
+    throw new SluiceError(
+      'KAFKA_STORAGE_ERROR',
+      `the leader ${state.leader} of ${where} has LEO ${state.leo[state.leader] ?? 'none'} but the log ends at ${state.nextOffset}`,
     );
   }
   if (input.producer) {

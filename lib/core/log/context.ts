@@ -36,6 +36,13 @@ export interface LogOptions {
    * has just deleted (default 5 minutes, against a 15-minute grace).
    */
   commitDeadlineMs?: number;
+  /**
+   * Kafka's replica.lag.time.max.ms (default 30 s): a follower store that has not caught up for this
+   * long, or whose write takes this long, leaves the ISR.
+   */
+  replicaLagTimeMaxMs?: number;
+  /** Backoff jitter of ISR changes and elections (seeded in simulations). */
+  random?: () => number;
   newId?: () => string;
 }
 
@@ -49,6 +56,8 @@ export interface LogContext {
   producerExpirationMs: number;
   maxProducersPerPartition: number;
   commitDeadlineMs: number;
+  replicaLagTimeMaxMs: number;
+  random: () => number;
   newId: () => string;
   objectStore(id: string): ObjectStore;
   segmentStore: ObjectStore | undefined;
@@ -67,6 +76,8 @@ export const createLogContext = (options: LogOptions): LogContext => {
     producerExpirationMs: options.producerExpirationMs ?? 86_400_000,
     maxProducersPerPartition: options.maxProducersPerPartition ?? MAX_PRODUCERS_PER_PARTITION,
     commitDeadlineMs: options.commitDeadlineMs ?? 5 * 60_000,
+    replicaLagTimeMaxMs: options.replicaLagTimeMaxMs ?? 30_000,
+    random: options.random ?? Math.random,
     newId: options.newId ?? (() => globalThis.crypto.randomUUID()),
     objectStore: (id) => {
       const store = byId.get(id);

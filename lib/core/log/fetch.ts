@@ -1,6 +1,7 @@
 /**
  * Fetch and ListOffsets. Reads the partition item with a consistent read (high watermark, log start,
- * tail), never returns anything at or above the high watermark, and long-polls by re-reading it.
+ * tail), never returns anything at or above the high watermark (the smallest LEO in the ISR, not the
+ * leader's LEO: lib/core/replication), and long-polls by re-reading it.
  */
 import { SluiceError, isSluiceError } from '../../errors.js';
 import type { Record as KafkaRecord } from '../record-batch/index.js';
@@ -17,6 +18,7 @@ import { segmentEndOf, tieredStores } from './segments/segment-index.js';
 import type { LocatedEntry } from './batch-index.js';
 import { indexEntries } from './batch-index.js';
 import { firstEntryReaching } from './time-index.js';
+import { highWatermarkOf } from '../replication/replica-state.js';
 
 export const MAX_WAIT_MS = 20_000;
 export const MAX_FETCH_BYTES = 4 * 1024 * 1024;
@@ -62,7 +64,7 @@ export class Fetcher {
   async fetchRecords(topicName: string, partition: number, request: FetchRequest): Promise<FetchedRecords> {
     const { topic, state } = await this.waitForData(topicName, partition, request);
     const bounds = boundsOf(state);
-    if (request.offset >= state.nextOffset) return { records: [], nextOffset: request.offset, ...bounds };
+    if (request.offset >= bounds.highWatermark) return { records: [], nextOffset: request.offset, ...bounds };
     const records: KafkaRecord[] = [];
     let bytes = 0;
     let nextOffset = request.offset;
@@ -77,7 +79,7 @@ export class Fetcher {
       }
       for (const record of decoded) {
         if (record.offset < request.offset) continue;
-        if (record.offset >= state.nextOffset) break outer;
+        if (record.offset >= bounds.highWatermark) break outer;
         const size = recordSize(record);
         if (records.length > 0 && bytes + size > request.maxBytes) break outer;
         records.push(record);
@@ -87,7 +89,7 @@ export class Fetcher {
       // Offsets past the last record of a batch (compaction) are skipped, not refetched.
       nextOffset = Math.max(
         nextOffset,
-        Math.min(batch.baseOffset + batch.header.lastOffsetDelta + 1, state.nextOffset),
+        Math.min(batch.baseOffset + batch.header.lastOffsetDelta + 1, bounds.highWatermark),
       );
     }
     return { records, nextOffset, ...bounds };
@@ -97,12 +99,13 @@ export class Fetcher {
   async fetchBatches(topicName: string, partition: number, request: FetchRequest): Promise<FetchedBatches> {
     const { topic, state } = await this.waitForData(topicName, partition, request);
     const bounds = boundsOf(state);
-    if (request.offset >= state.nextOffset) return { batches: [], nextOffset: request.offset, ...bounds };
+    if (request.offset >= bounds.highWatermark) return { batches: [], nextOffset: request.offset, ...bounds };
     const batches: Uint8Array[] = [];
     let bytes = 0;
     let nextOffset = request.offset;
     for await (const batch of this.batchesFrom(topic, partition, state, request)) {
       if (batch.baseOffset + batch.header.lastOffsetDelta < request.offset) continue;
+      if (batch.baseOffset >= bounds.highWatermark) break;
       if (batches.length > 0 && bytes + batch.bytes.length > request.maxBytes) break;
       batches.push(batch.bytes);
       bytes += batch.bytes.length;
@@ -122,12 +125,13 @@ export class Fetcher {
       state: await readPartitionState(this.ctx.store, topic, partition),
     }));
     if (at === 'earliest') return { offset: state.logStartOffset, timestamp: -1 };
-    if (at === 'latest') return { offset: state.nextOffset, timestamp: -1 };
+    if (at === 'latest') return { offset: highWatermarkOf(state), timestamp: -1 };
     const entry = await firstEntryReaching(this.ctx.store, topic.topicId, partition, state, at);
     if (!entry) return { offset: null, timestamp: null };
     const batches = await this.readEntry(topic, partition, state, entry);
     for (const batch of batches) {
       for (const record of decodeStored(batch)) {
+        if (record.offset >= highWatermarkOf(state)) break;
         if (record.offset >= state.logStartOffset && record.timestamp >= at) {
           return { offset: record.offset, timestamp: record.timestamp };
         }
@@ -178,11 +182,12 @@ export class Fetcher {
     const deadline = this.ctx.clock.now() + Math.min(request.maxWaitMs, MAX_WAIT_MS);
     for (;;) {
       const state = await readPartitionState(this.ctx.store, topic, partition);
-      if (request.offset < state.logStartOffset || request.offset > state.nextOffset) {
+      const hw = highWatermarkOf(state);
+      if (request.offset < state.logStartOffset || request.offset > hw) {
         throw outOfRange(topic, partition, request.offset, state);
       }
       const remaining = deadline - this.ctx.clock.now();
-      if (request.offset < state.nextOffset || remaining <= 0) return { topic, state };
+      if (request.offset < hw || remaining <= 0) return { topic, state };
       await this.ctx.clock.sleep(Math.min(this.ctx.pollIntervalMs, remaining));
     }
   }
@@ -200,8 +205,9 @@ export class Fetcher {
     state: PartitionState,
     request: FetchRequest,
   ): AsyncGenerator<StoredBatch> {
+    const hw = highWatermarkOf(state);
     let next = request.offset;
-    for (let round = 0; next < state.nextOffset; round++) {
+    for (let round = 0; next < hw; round++) {
       let batches: StoredBatch[];
       try {
         batches = await this.read(topic, partition, state, { ...request, offset: next });
@@ -298,9 +304,15 @@ export class Fetcher {
         `the batch index of ${topic.name}-${partition} has no entry for offset ${request.offset}`,
       );
     }
-    return readBatches(tieredStores(this.storeFor(state, request.replica), this.ctx.segmentStore), entries, {
-      partial: true,
-    });
+    // Entries at or past the HW may not be on every ISR store yet (acks=1), nor kept (an election may
+    // truncate them): never read them.
+    const hw = highWatermarkOf(state);
+    const committed = entries.filter((e) => e.baseOffset < hw);
+    return readBatches(
+      tieredStores(this.storeFor(state, request.replica), this.ctx.segmentStore),
+      committed,
+      { partial: true },
+    );
   }
 
   private leaderStore(state: PartitionState) {
@@ -322,11 +334,11 @@ export class Fetcher {
 const outOfRange = (topic: Topic, partition: number, offset: number, state: PartitionState): SluiceError =>
   new SluiceError(
     'OFFSET_OUT_OF_RANGE',
-    `offset ${offset} is outside ${topic.name}-${partition}'s log [${state.logStartOffset}, ${state.nextOffset}]`,
+    `offset ${offset} is outside ${topic.name}-${partition}'s log [${state.logStartOffset}, ${highWatermarkOf(state)}]`,
     { details: { ...boundsOf(state) } },
   );
 
 const boundsOf = (state: PartitionState): PartitionBounds => ({
-  highWatermark: state.nextOffset,
+  highWatermark: highWatermarkOf(state),
   logStartOffset: state.logStartOffset,
 });

@@ -39,11 +39,14 @@ export const materializeTail = async (
   const item = await store.get(key, { consistent: true });
   if (!item) return 0;
   const state = asPartitionState(item);
-  const count = Math.min(state.tail.length, MAX_ENTRIES_PER_PASS);
+  // Only committed entries (below the HW) leave the tail: a leader election may still truncate the
+  // rest, and it can only do that in the partition item.
+  const offsets = tailOffsets(state);
+  const committed = state.tail.filter((e, i) => offsets[i]! + e.n <= state.hw).length;
+  const count = Math.min(committed, MAX_ENTRIES_PER_PASS);
   const expired = producersToExpire(state, options.now, options.producerExpirationMs, options.maxProducers);
   if (count === 0 && expired.length === 0) return 0;
 
-  const offsets = tailOffsets(state);
   const moved: Located[] = state.tail.slice(0, count).map((entry, i) => ({ baseOffset: offsets[i]!, entry }));
   let covered = moved;
   let tsMax = state.tsMax;

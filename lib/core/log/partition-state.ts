@@ -57,6 +57,12 @@ export interface PartitionState {
   ikGen: number;
   /** Running max timestamp of everything in the batch index (for the sparse time index). */
   tsMax: number;
+  /** High watermark: the smallest LEO in the ISR, owned by lib/core/replication (never moves back). */
+  hw: number;
+  /** Log end offset per replica store: it holds every committed batch below this offset. */
+  leo: Record<string, number>;
+  /** When each replica last held everything up to the leader's LEO (Kafka's lastCaughtUpTimeMs). */
+  lc: Record<string, number>;
   /** Set when the topic is deleted, before maintenance purges the item: every commit tests it. */
   deleted?: boolean;
 }
@@ -66,6 +72,7 @@ export const initialPartitionState = (
   topic: string,
   partition: number,
   replicas: string[],
+  now = 0,
 ): Item => {
   const state: PartitionState = {
     topic,
@@ -82,6 +89,9 @@ export const initialPartitionState = (
     ik: [],
     ikGen: 0,
     tsMax: -1,
+    hw: 0,
+    leo: Object.fromEntries(replicas.map((r) => [r, 0])),
+    lc: Object.fromEntries(replicas.map((r) => [r, now])),
   };
   return {
     ...keys.partitionState(topicId, partition),

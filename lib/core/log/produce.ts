@@ -3,22 +3,29 @@
  * every in-sync store, then commit each partition (lib/core/log/commit.ts). Offsets exist only after
  * the commit, so a crash before it leaves an orphan object (collected by maintenance), never a hole.
  */
-import { SluiceError } from '../../errors.js';
+import { SluiceError, isSluiceError } from '../../errors.js';
 import { dataObjectKey, keys } from '../keys.js';
 import { partitionForKey } from '../partitioner.js';
 import type { RecordHeader, RecordInput } from '../record-batch/index.js';
 import {
   encodeRecordBatch,
   splitBatches,
+  stampPartitionLeaderEpoch,
   validateProducerBatch,
   withLogAppendTime,
 } from '../record-batch/index.js';
+import type { Acks } from '../replication/commit-clauses.js';
+import { electLeader } from '../replication/election.js';
+import { removeFromIsr } from '../replication/isr.js';
+import { replicatePartition } from '../replication/replicator.js';
+import { withinLag } from '../replication/replication-context.js';
 import type { TopicConfig } from '../topics/configs.js';
 import { effectiveConfig } from '../topics/configs.js';
 import type { Topic } from '../topics/model.js';
 import type { CommitOutcome, ProducerBatchInfo } from './commit.js';
 import { commitBatch } from './commit.js';
 import type { LogContext } from './context.js';
+import type { Leadership } from './context.js';
 import {
   checkSameRequest,
   decodeMark,
@@ -31,7 +38,7 @@ import { checkPartition, readPartitionState, withCurrentTopic } from './context.
 import { materializeTail } from './materialize.js';
 import type { TailEntry } from './partition-state.js';
 
-export type Acks = 'all' | '1';
+export type { Acks } from '../replication/commit-clauses.js';
 
 export interface ProduceRecord {
   key: Uint8Array | null;
@@ -61,7 +68,7 @@ export interface BatchProduceResult {
 /** Per-record overhead of a RecordBatch v2 record beyond key, value and headers (varints, attributes). */
 const RECORD_OVERHEAD = 21;
 const BATCH_OVERHEAD = 61;
-const MAX_COMMIT_ATTEMPTS = 4;
+const MAX_COMMIT_ATTEMPTS = 6;
 
 interface PartitionWrite {
   partition: number;
@@ -75,9 +82,22 @@ interface PartitionWrite {
   /** With an Idempotency-Key: this request's fingerprint. */
   fingerprint?: string;
   ikGeneration?: number;
-  /** The stores that hold the data object, and when its write started. */
-  stores?: string[];
+  /** Where the data object went, under which leadership, and when its write started. */
+  written?: ReplicaWrites;
   writtenAt?: number;
+}
+
+interface ReplicaWrites {
+  acks: Acks;
+  leader: string;
+  leaderEpoch: number;
+  isr: string[];
+  /** Stores that hold the object. */
+  stores: string[];
+  /** Stores whose write failed or timed out. */
+  failed: string[];
+  /** Why the leader's write failed, if it did. */
+  leaderError?: unknown;
 }
 
 export class Producer {
@@ -115,11 +135,11 @@ export class Producer {
       ikHash === undefined
         ? undefined
         : encodeMark({ hash: ikHash, fingerprint: fingerprint!, requestTime: now });
-    await this.writeObjects(topic, fresh, config, now, mark);
+    await this.writeObjects(topic, fresh, config, now, mark, request.acks);
 
     const outcomes = await Promise.all(
       fresh.map((w) =>
-        this.commit(topic, w, undefined, ikHash).then(
+        this.commit(topic, w, config, undefined, ikHash).then(
           (outcome) => ({ w, outcome }),
           (error: unknown) => ({ w, error: toSluiceError(error) }),
         ),
@@ -203,13 +223,13 @@ export class Producer {
     if (producer) await this.checkIssued(producer.producerId);
     const write: PartitionWrite = { partition, indexes: [], batches, timestamps: [] };
     await this.checkReplicas(topic, [write], config, acks);
-    await this.writeObjects(topic, [write], config, now, undefined, {
+    await this.writeObjects(topic, [write], config, now, undefined, acks, {
       n: span,
       c: records,
       t: maxTs,
       f: firstTs,
     });
-    const outcome = await this.commit(topic, write, producer, undefined);
+    const outcome = await this.commit(topic, write, config, producer, undefined);
     const baseOffset = outcome.baseOffset;
     const entrySpan = outcome.kind === 'duplicate' && outcome.entry ? outcome.entry.n : span;
     return {
@@ -358,8 +378,10 @@ export class Producer {
   }
 
   /**
-   * One object per set of in-sync stores holding all of the request's batches for those partitions
-   * (one PUT per store per request), written before any commit.
+   * One object per leadership (epoch and target stores: the ISR for acks=all, the leader for acks=1)
+   * holding all of the request's batches for those partitions (one PUT per store per request), written
+   * before any commit. Each batch carries the epoch in its PartitionLeaderEpoch field. A failed or
+   * timed-out store write is recorded, not thrown: the commit step shrinks the ISR or elects.
    */
   private async writeObjects(
     topic: Topic,
@@ -367,15 +389,21 @@ export class Producer {
     config: TopicConfig,
     now: number,
     mark: string | undefined,
+    acks: Acks,
     override?: Pick<TailEntry, 'n' | 'c' | 't' | 'f'>,
   ): Promise<void> {
-    const groups = new Map<string, { stores: string[]; writes: PartitionWrite[] }>();
+    const groups = new Map<
+      string,
+      { target: Omit<ReplicaWrites, 'stores' | 'failed'>; stores: string[]; writes: PartitionWrite[] }
+    >();
     for (const w of writes) {
-      const { isr } = await this.ctx.leadership.get(topic, w.partition);
-      const id = isr.join(',');
-      const group = groups.get(id) ?? { stores: isr, writes: [] };
+      const { leader, leaderEpoch, isr } = await this.ctx.leadership.get(topic, w.partition);
+      const stores = acks === 'all' ? isr : [leader];
+      const id = `${leaderEpoch}|${leader}|${isr.join(',')}`;
+      const group = groups.get(id) ?? { target: { acks, leader, leaderEpoch, isr }, stores, writes: [] };
       group.writes.push(w);
       groups.set(id, group);
+      for (const b of w.batches) stampPartitionLeaderEpoch(b, leaderEpoch);
     }
     const logAppend = config['message.timestamp.type'] === 'LogAppendTime';
     await Promise.all(
@@ -404,36 +432,144 @@ export class Producer {
         // One batch (a binary produce's usual body) is stored as is, without a copy.
         const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
         const writtenAt = this.ctx.clock.now();
-        for (const w of group.writes) Object.assign(w, { stores: group.stores, writtenAt });
-        await Promise.all(group.stores.map((id) => this.ctx.objectStore(id).put(key, body)));
+        const settled = await Promise.allSettled(
+          group.stores.map((id) => this.putWithin(id, key, body, group.target.isr)),
+        );
+        const failed = group.stores.filter((_, i) => settled[i]!.status === 'rejected');
+        const written: ReplicaWrites = {
+          ...group.target,
+          stores: group.stores.filter((id) => !failed.includes(id)),
+          failed,
+          ...leaderErrorOf(group.stores, settled, group.target.leader),
+        };
+        for (const w of group.writes) Object.assign(w, { written, writtenAt });
       }),
     );
+  }
+
+  /** One partition's batches as a new object for the current leadership (after an election or ISR change). */
+  private async rewrite(topic: Topic, w: PartitionWrite, leadership: Leadership, acks: Acks): Promise<void> {
+    // Copies: the first object may still be in flight to a slow store, and it keeps its own epoch.
+    w.batches = w.batches.map((b) => {
+      const copy = new Uint8Array(b);
+      stampPartitionLeaderEpoch(copy, leadership.leaderEpoch);
+      return copy;
+    });
+    const key = dataObjectKey(topic.topicId, this.ctx.newId());
+    const body = w.batches.length === 1 ? w.batches[0]! : Buffer.concat(w.batches);
+    const stores = acks === 'all' ? leadership.isr : [leadership.leader];
+    const writtenAt = this.ctx.clock.now();
+    const settled = await Promise.allSettled(
+      stores.map((id) => this.putWithin(id, key, body, leadership.isr)),
+    );
+    const failed = stores.filter((_, i) => settled[i]!.status === 'rejected');
+    w.entry = { ...w.entry!, o: key, b: 0, l: body.length };
+    w.written = {
+      acks,
+      ...leadership,
+      stores: stores.filter((id) => !failed.includes(id)),
+      failed,
+      ...leaderErrorOf(stores, settled, leadership.leader),
+    };
+    w.writtenAt = writtenAt;
+    await this.settleReplicas(topic, w);
+  }
+
+  /**
+   * A store write. With other in-sync stores to fall back on, one slower than replica.lag.time.max.ms
+   * counts as failed; a lone store is left to the client's own timeouts.
+   */
+  private putWithin(id: string, key: string, body: Uint8Array, isr: readonly string[]): Promise<void> {
+    const put = this.ctx.objectStore(id).put(key, body);
+    return isr.length > 1 ? withinLag(this.ctx, id, put) : put;
+  }
+
+  /**
+   * Before the commit: a leader store that failed the write is replaced (the client retries under the
+   * new leader); failed followers leave the ISR, and the commit then counts only the stores that hold
+   * the data.
+   */
+  private async settleReplicas(topic: Topic, w: PartitionWrite): Promise<void> {
+    const written = w.written!;
+    if (written.failed.length === 0) return;
+    const where = `${topic.name}-${w.partition}`;
+    if (written.failed.includes(written.leader)) {
+      const election = await electLeader(this.ctx, topic, w.partition, {
+        type: 'FAILOVER',
+        exclude: written.failed,
+        seenEpoch: written.leaderEpoch,
+      }).catch((error: unknown) => error);
+      // Nobody can take over (a single store, say): the store's own error says what happened.
+      if (
+        isSluiceError(election) &&
+        election.code === 'ELIGIBLE_LEADERS_NOT_AVAILABLE' &&
+        written.leaderError
+      )
+        throw written.leaderError;
+      throw new SluiceError(
+        'NOT_LEADER_OR_FOLLOWER',
+        `the leader store ${written.leader} of ${where} failed the write; ${
+          election instanceof Error ? election.message : 'a new leader was elected'
+        }; retry`,
+      );
+    }
+    await removeFromIsr(this.ctx, topic, w.partition, written.failed, {
+      reason: 'failed',
+      seenEpoch: written.leaderEpoch,
+    });
   }
 
   private async commit(
     topic: Topic,
     w: PartitionWrite,
+    config: TopicConfig,
     producer: ProducerBatchInfo | undefined,
     ikHash: string | undefined,
   ): Promise<CommitOutcome & { kind: 'committed' | 'duplicate' }> {
     const { ctx } = this;
-    const entry = {
-      ...w.entry!,
-      ...(producer
-        ? {
-            p: producer.producerId,
-            e: producer.producerEpoch,
-            q: producer.firstSequence,
-            z: producer.lastSequence,
-          }
-        : {}),
-    };
+    await this.settleReplicas(topic, w);
+    const where = `${topic.name}-${w.partition}`;
     let fenced: SluiceError | undefined;
     for (let attempt = 1; ; attempt++) {
       const leadership = await ctx.leadership.get(topic, w.partition, { fresh: attempt > 1 });
-      // A new leader epoch may bring stores that never got this object: only the client's retry
-      // (which writes a new object to the new in-sync stores) may commit then.
-      if (fenced && !leadership.isr.every((id) => w.stores?.includes(id))) throw fenced;
+      // A new epoch, or an ISR with a store that never got this object: write the batches again, stamped
+      // with the new epoch, to the stores that lead now (what the client's retry would do).
+      let written = w.written!;
+      const holders = written.acks === 'all' ? leadership.isr : [leadership.leader];
+      if (
+        leadership.leaderEpoch !== written.leaderEpoch ||
+        !holders.every((id) => written.stores.includes(id))
+      ) {
+        if (attempt >= MAX_COMMIT_ATTEMPTS)
+          throw (
+            fenced ??
+            new SluiceError(
+              'FENCED_LEADER_EPOCH',
+              `${where} moved to leader epoch ${leadership.leaderEpoch}, ISR [${leadership.isr.join(', ')}] while this write went to [${written.stores.join(', ')}] under epoch ${written.leaderEpoch}`,
+            )
+          );
+        await this.rewrite(topic, w, leadership, written.acks);
+        written = w.written!;
+        if (written.failed.length > 0) continue;
+      }
+      const entry = {
+        ...w.entry!,
+        ...(producer
+          ? {
+              p: producer.producerId,
+              e: producer.producerEpoch,
+              q: producer.firstSequence,
+              z: producer.lastSequence,
+            }
+          : {}),
+      };
+      const minIsr = config['min.insync.replicas'];
+      if (written.acks === 'all' && leadership.isr.length < minIsr) {
+        throw new SluiceError(
+          'NOT_ENOUGH_REPLICAS',
+          `partition ${where} has ${leadership.isr.length} in-sync store(s) after a store failed; min.insync.replicas=${minIsr}`,
+        );
+      }
       // Past the deadline the collector may take the object for an orphan and delete it.
       if (ctx.clock.now() - (w.writtenAt ?? 0) > ctx.commitDeadlineMs) {
         throw new SluiceError(
@@ -446,7 +582,12 @@ export class Producer {
           topicId: topic.topicId,
           topic: topic.name,
           partition: w.partition,
-          leaderEpoch: leadership.leaderEpoch,
+          replica: {
+            acks: written.acks,
+            leader: leadership.leader,
+            leaderEpoch: leadership.leaderEpoch,
+            isr: leadership.isr,
+          },
           entry,
           ...(producer ? { producer } : {}),
           ...(ikHash !== undefined ? { idempotency: { hash: ikHash, generation: w.ikGeneration ?? 0 } } : {}),
@@ -463,15 +604,20 @@ export class Producer {
           }
           return outcome;
         }
-        // The key list was trimmed since we looked: look again (the original may have moved to K#).
-        await this.findDuplicates(topic, [w], ikHash!);
-        if (w.duplicate)
-          return {
-            kind: 'duplicate',
-            baseOffset: w.duplicate.baseOffset,
-            entry: undefined,
-            logStartOffset: 0,
-          };
+        if (outcome.kind === 'lagging') {
+          // acks=all needs every ISR store at the leader's LEO: copy what acks=1 writes left behind.
+          await replicatePartition(ctx, topic, w.partition);
+        } else {
+          // The key list was trimmed since we looked: look again (the original may have moved to K#).
+          await this.findDuplicates(topic, [w], ikHash!);
+          if (w.duplicate)
+            return {
+              kind: 'duplicate',
+              baseOffset: w.duplicate.baseOffset,
+              entry: undefined,
+              logStartOffset: 0,
+            };
+        }
       } catch (error) {
         if (
           !(error instanceof SluiceError && error.code === 'FENCED_LEADER_EPOCH') ||
@@ -555,6 +701,15 @@ const keyRequired = (topic: Topic, what: string): SluiceError =>
     'INVALID_RECORD',
     `compacted topic ${topic.name} cannot accept a record without a key (${what} has none)`,
   );
+
+const leaderErrorOf = (
+  stores: readonly string[],
+  settled: readonly PromiseSettledResult<void>[],
+  leader: string,
+): { leaderError?: unknown } => {
+  const result = settled[stores.indexOf(leader)];
+  return result?.status === 'rejected' ? { leaderError: result.reason } : {};
+};
 
 const toSluiceError = (error: unknown): SluiceError =>
   error instanceof SluiceError

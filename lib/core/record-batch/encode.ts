@@ -222,6 +222,16 @@ export function withBaseOffset(batch: Uint8Array, baseOffset: number): Uint8Arra
 }
 
 /**
+ * Writes the leader epoch that appends the batch into its header, in place (Kafka's broker stamps
+ * PartitionLeaderEpoch the same way). The CRC does not cover the field, so it stays valid.
+ */
+export function stampPartitionLeaderEpoch(batch: Uint8Array, epoch: number): void {
+  readSingleBatch(batch);
+  checkInteger('partitionLeaderEpoch', epoch, 0, INT32_MAX);
+  viewOf(batch).setInt32(PARTITION_LEADER_EPOCH, epoch);
+}
+
+/**
  * Returns a copy with timestampType=LogAppendTime and maxTimestamp=time, CRC recomputed: what a broker
  * does to batches for a LogAppendTime topic. The old CRC is verified first, so that corrupt input is
  * never re-sealed with a valid checksum.

@@ -15,7 +15,7 @@ export type {
 export { MAX_DECOMPRESSED_BYTES } from './compression.js';
 export { crc32c } from './crc32c.js';
 export { decodeRecordBatch, splitBatches } from './decode.js';
-export { encodeRecordBatch, withBaseOffset, withLogAppendTime } from './encode.js';
+export { encodeRecordBatch, stampPartitionLeaderEpoch, withBaseOffset, withLogAppendTime } from './encode.js';
 export { RECORD_BATCH_OVERHEAD, readBatchHeader } from './header.js';
 export { recordSize } from './record-size.js';
 export { validateProducerBatch } from './validate.js';

@@ -3,6 +3,8 @@
  * The registry item (`TOPICS`/name) is the source of truth for a name; partitions live under the
  * topic's id, so a deleted name can be reused at once without ever mixing two topics' data.
  */
+import { assignReplicas } from '../replication/assignment.js';
+import { highWatermarkOf, logEndOffsets, outOfSyncReplicas } from '../replication/replica-state.js';
 import type { Item, MetadataStore } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
 import type { Clock } from '../../ports/clock.js';
@@ -153,8 +155,10 @@ export class TopicCatalog {
         leaderEpoch: s.leaderEpoch,
         replicas: s.replicas,
         isr: s.isr,
+        osr: outOfSyncReplicas(s),
+        logEndOffsets: logEndOffsets(s),
         logStartOffset: s.logStartOffset,
-        highWatermark: s.nextOffset,
+        highWatermark: highWatermarkOf(s),
       };
     });
   }
@@ -253,12 +257,8 @@ export class TopicCatalog {
     const storeIds = this.options.stores.map((s) => s.id);
     const items: Item[] = [];
     for (let p = from; p < to; p++) {
-      // Spread leaders over stores the way Kafka spreads them over brokers.
-      const replicas = Array.from(
-        { length: topic.replicationFactor },
-        (_, i) => storeIds[(p + i) % storeIds.length]!,
-      );
-      items.push(initialPartitionState(topic.topicId, topic.name, p, replicas));
+      const replicas = assignReplicas(storeIds, topic.topicId, p, topic.replicationFactor);
+      items.push(initialPartitionState(topic.topicId, topic.name, p, replicas, this.options.clock.now()));
     }
     await this.options.store.batchWrite({ puts: items });
   }

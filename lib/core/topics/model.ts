@@ -18,6 +18,10 @@ export interface PartitionInfo {
   leaderEpoch: number;
   replicas: string[];
   isr: string[];
+  /** Replicas out of the ISR. */
+  osr: string[];
+  /** Each replica store's log end offset. */
+  logEndOffsets: Record<string, number>;
   logStartOffset: number;
   highWatermark: number;
 }
@@ -25,6 +29,10 @@ export interface PartitionInfo {
 export interface StoreInfo {
   id: string;
   location: string;
+  /** S3 Standard (regional) or S3 Express One Zone (a directory bucket in one availability zone). */
+  kind: 'standard' | 'express';
+  /** The availability zone id of an Express One Zone store. */
+  zone?: string;
 }
 
 export const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;

@@ -33,7 +33,7 @@ export const adminRoutes = ({ catalog, clusterId, version, onTopicDeleted }: Adm
         json(200, {
           clusterId,
           version,
-          stores: catalog.stores.map(({ id, location }) => ({ id, location })),
+          stores: catalog.stores.map((s) => ({ ...s })),
         } satisfies ClusterDescription),
     },
     {
