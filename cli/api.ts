@@ -6,18 +6,22 @@
  */
 import { Admin } from '../sdk/admin.js';
 import { ConnectAdmin } from '../sdk/connect.js';
+import { Consumer } from '../sdk/consumer.js';
+import type { PartitionReadOptions } from '../sdk/partition-reader.js';
+import { readPartition } from '../sdk/partition-reader.js';
 import { SluiceError } from '../sdk/errors.js';
 import type { GroupMemberOptions } from '../sdk/group-member.js';
 import { GroupMember } from '../sdk/group-member.js';
 import type { Bail, Retrier } from '../sdk/retry.js';
 import { createRetrier } from '../sdk/retry.js';
 import type { FetchLike } from '../sdk/transport.js';
+import { encodeBytes, encodeValue } from '../lib/wire/encoding.js';
 import { Transport, path } from '../sdk/transport.js';
 import type {
   ClusterDescription,
   CommittedOffset,
   Encoding,
-  FetchResult,
+  FetchedRecord,
   GroupDescription,
   GroupSummary,
   OffsetCommitResult,
@@ -55,6 +59,8 @@ export class SluiceApi {
   private readonly retrier: Retrier;
   /** The SDK's admin, for the calls whose retry policy is the SDK's. */
   private readonly admin: Admin;
+  /** The SDK's consumer, for its binary fetch. */
+  private readonly consumer: Consumer;
 
   constructor({ url, fetch, retries = 3, sleep, random }: SluiceApiOptions) {
     this.url = url.replace(/\/+$/, '');
@@ -64,8 +70,14 @@ export class SluiceApi {
       { retries, initialRetryTimeMs: 200, maxRetryTimeMs: 5_000, jitter: 0.25 },
       { ...(sleep ? { sleep } : {}), ...(random ? { random } : {}) },
     );
-    this.admin = new Admin(this.transport, (operation) => this.retry(true, (bail) => operation(bail, 0)));
+    this.admin = new Admin(this.transport, this.repeatable);
+    // Only its fetch is used: the command line runs its own loops (stop at the high watermark, one
+    // partition after another, its own out-of-range policy). Fetches are reads: safe to repeat.
+    this.consumer = new Consumer(this.transport, this.repeatable);
   }
+
+  /** The CLI's retrier, as the SDK's clients take it, for calls that are safe to repeat. */
+  private readonly repeatable: Retrier = (operation) => this.retry(true, (bail) => operation(bail, 0));
 
   /** Runs `call` once, or (when it is safe to repeat) under the retrier; stamps `attempts` on failure. */
   private async retry<T>(repeatable: boolean, call: (bail: Bail) => Promise<T>): Promise<T> {
@@ -89,7 +101,7 @@ export class SluiceApi {
 
   /** Kafka Connect's REST API through this API's transport and retrier. */
   connect(): ConnectAdmin {
-    return new ConnectAdmin(this.transport, (operation) => this.retry(true, (bail) => operation(bail, 0)));
+    return new ConnectAdmin(this.transport, this.repeatable);
   }
 
   /** A KIP-848 member of `groupId` speaking through this API (heartbeats are not retried: the loop is). */
@@ -177,27 +189,32 @@ export class SluiceApi {
     return results;
   }
 
-  fetch(
-    topic: string,
-    partition: number,
-    options: {
-      offset: number;
-      maxWaitMs?: number;
-      maxBytes?: number;
-      encoding?: Encoding;
-      signal?: AbortSignal;
+  /**
+   * Reads one partition with the SDK's partition reader over its consumer's binary fetch, each
+   * record rendered in `encoding` exactly as the JSON fetch renders it.
+   */
+  readPartition(
+    options: Omit<PartitionReadOptions, 'deliver'> & {
+      encoding: Encoding;
+      deliver(records: FetchedRecord[], nextOffset: number): Promise<boolean>;
     },
-  ): Promise<FetchResult> {
-    const maxWaitMs = options.maxWaitMs ?? 0;
-    return this.request(true, 'GET', path`/v1/topics/${topic}/partitions/${partition}/records`, {
-      query: {
-        offset: options.offset,
-        maxWaitMs: maxWaitMs > 0 ? maxWaitMs : undefined,
-        maxBytes: options.maxBytes,
-        encoding: options.encoding,
-      },
-      extraTimeoutMs: maxWaitMs,
-      ...(options.signal ? { signal: options.signal } : {}),
+  ): Promise<'caught-up' | 'stopped'> {
+    const { encoding, deliver, ...read } = options;
+    // Keys and header values are text (or base64) under every encoding; only values parse as JSON.
+    const bytes = encoding === 'base64' ? 'base64' : 'utf8';
+    return readPartition(this.consumer, {
+      ...read,
+      deliver: (batch) =>
+        deliver(
+          batch.records.map((r) => ({
+            offset: r.offset,
+            timestamp: r.timestamp,
+            key: encodeBytes(r.key, bytes),
+            value: encodeValue(r.value, encoding),
+            headers: r.headers.map((h) => ({ key: h.key, value: encodeBytes(h.value, bytes) })),
+          })),
+          batch.nextOffset,
+        ),
     });
   }
 

@@ -6,6 +6,8 @@ export type { CreateTopicOptions, PartitionOffsets } from './admin.js';
 export { Producer, RECORD_BATCH_MEDIA_TYPE } from './producer.js';
 export type { ProducerOptions } from './producer.js';
 export { Consumer } from './consumer.js';
+export { FOLLOW_WAIT_MS, readPartition } from './partition-reader.js';
+export type { PartitionReadOptions } from './partition-reader.js';
 export { ConnectAdmin } from './connect.js';
 export type {
   ConfigInfos,

@@ -10,7 +10,6 @@ import type { Reconciler } from '../group-membership.js';
 import { GroupMembership } from '../group-membership.js';
 import { SluiceError } from '../../sdk/errors.js';
 import { delay } from '../io.js';
-import { readPartition } from '../partition-reader.js';
 import type { ConsumeSettings } from './consume.js';
 
 export interface GroupSettings {
@@ -151,30 +150,31 @@ class GroupConsumer implements Reconciler {
     const { ctx, settings, group } = this;
     const stop = new AbortController();
     const reader: Reader = { stop, caughtUp: false, done: Promise.resolve() };
-    reader.done = readPartition({
-      api: ctx.api,
-      topic: settings.topic,
-      partition,
-      offset,
-      follow: settings.follow,
-      encoding: settings.encoding,
-      signal: AbortSignal.any([stop.signal, settings.stop.signal]),
-      onOutOfRange: ({ offset: was, logStartOffset, highWatermark }) => {
-        const to = group.reset === 'earliest' ? logStartOffset : highWatermark;
-        ctx.note(
-          `Offset ${was} of ${settings.topic}-${partition} is outside [${logStartOffset}, ${highWatermark}]; ` +
-            `resetting to ${group.reset} (${to}).`,
-        );
-        return to;
-      },
-      deliver: (records, next) => settings.sink.deliver(partition, records, next),
-    }).then(
-      (outcome) => {
-        if (outcome === 'caught-up') reader.caughtUp = true;
-        this.reconciled();
-      },
-      (error: unknown) => this.fail(error),
-    );
+    reader.done = ctx.api
+      .readPartition({
+        topic: settings.topic,
+        partition,
+        offset,
+        follow: settings.follow,
+        encoding: settings.encoding,
+        signal: AbortSignal.any([stop.signal, settings.stop.signal]),
+        onOutOfRange: ({ offset: was, logStartOffset, highWatermark }) => {
+          const to = group.reset === 'earliest' ? logStartOffset : highWatermark;
+          ctx.note(
+            `Offset ${was} of ${settings.topic}-${partition} is outside [${logStartOffset}, ${highWatermark}]; ` +
+              `resetting to ${group.reset} (${to}).`,
+          );
+          return to;
+        },
+        deliver: (records, next) => settings.sink.deliver(partition, records, next),
+      })
+      .then(
+        (outcome) => {
+          if (outcome === 'caught-up') reader.caughtUp = true;
+          this.reconciled();
+        },
+        (error: unknown) => this.fail(error),
+      );
     this.settings.sink.positions.set(partition, offset);
     this.readers.set(partition, reader);
   }

@@ -10,7 +10,6 @@ import type { Values } from '../command.js';
 import { Options, UsageError, parseInteger, parseTimestamp, propertyMap } from '../command.js';
 import { describePartitions, formatCount, formatDuration, formatRate, plural } from '../format.js';
 import { ProgressLine } from '../progress.js';
-import { readPartition } from '../partition-reader.js';
 import { consumeInGroup } from './consume-group.js';
 
 export type StartPosition = 'earliest' | 'latest' | { offset: number } | { timestamp: number };
@@ -206,8 +205,7 @@ const consumeAssigned = async (
   const partitions = chosen === 'all' ? Array.from({ length: count }, (_, i) => i) : [chosen];
   const starts = await Promise.all(partitions.map((p) => resolveStart(ctx, description, p, from)));
   const read = (p: number, offset: number): Promise<unknown> =>
-    readPartition({
-      api: ctx.api,
+    ctx.api.readPartition({
       topic,
       partition: p,
       offset,

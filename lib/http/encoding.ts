@@ -40,20 +40,4 @@ export const decodeValue = (value: unknown, encoding: Encoding, where: string): 
   return utf8(JSON.stringify(value));
 };
 
-export const encodeBytes = (bytes: Uint8Array | null, encoding: Encoding): string | null => {
-  if (bytes === null) return null;
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return encoding === 'base64' ? buffer.toString('base64') : buffer.toString('utf8');
-};
-
-/** Under `json` a value that parses is returned as JSON; anything else falls back to its utf8 text. */
-export const encodeValue = (bytes: Uint8Array | null, encoding: Encoding): unknown => {
-  if (encoding !== 'json') return encodeBytes(bytes, encoding);
-  if (bytes === null) return null;
-  const text = encodeBytes(bytes, 'utf8')!;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-};
+export { encodeBytes, encodeValue } from '../wire/encoding.js';

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { HeartbeatResponse, TopicDescription } from '../../cli/api.js';
+import type { FetchResult, HeartbeatResponse, TopicDescription } from '../../cli/api.js';
+import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import { RECORD_BATCH_MEDIA_TYPE } from '../../sdk/producer.js';
 import { SluiceApi } from '../../cli/api.js';
 import type { Reconciler } from '../../cli/group-membership.js';
 import { GroupMembership } from '../../cli/group-membership.js';
@@ -33,12 +35,43 @@ const fakeApi = (answer: (request: Request) => Answer | Promise<Answer>) => {
     };
     requests.push(request);
     const [status, body] = await answer(request);
+    if (status === 200 && (request.headers['accept'] ?? '').includes(RECORD_BATCH_MEDIA_TYPE)) {
+      return recordBatchAnswer(body as FetchResult);
+    }
     return new Response(body === undefined ? null : JSON.stringify(body), {
       status,
       headers: { 'content-type': 'application/json' },
     });
   };
   return { fetch, requests };
+};
+
+/** A fetch answer, written as JSON by the tests, as the server sends it to the SDK: one RecordBatch per record. */
+const recordBatchAnswer = ({ records, nextOffset, highWatermark, logStartOffset }: FetchResult): Response => {
+  const bytes = (text: string | null): Uint8Array | null =>
+    text === null ? null : new TextEncoder().encode(text);
+  const batches = records.map((r) =>
+    encodeRecordBatch(
+      [
+        {
+          key: bytes(r.key),
+          value: bytes(typeof r.value === 'string' || r.value === null ? r.value : JSON.stringify(r.value)),
+          headers: r.headers.map((h) => ({ key: h.key, value: bytes(h.value) })),
+          timestamp: r.timestamp,
+        },
+      ],
+      { baseOffset: r.offset },
+    ),
+  );
+  return new Response(Buffer.concat(batches), {
+    status: 200,
+    headers: {
+      'content-type': RECORD_BATCH_MEDIA_TYPE,
+      'sluice-next-offset': String(nextOffset),
+      'sluice-high-watermark': String(highWatermark),
+      'sluice-log-start-offset': String(logStartOffset),
+    },
+  });
 };
 
 const envelope = (code: string, message: string, retriable = false, extra: Record<string, unknown> = {}) => ({
@@ -629,6 +662,44 @@ describe('consume', () => {
     const result = await cli(['consume', 'orders', '--partition', '7'], logApi().fetch);
     expect(result.code).toBe(EXIT_USAGE);
     expect(result.stderr).toContain('orders has 2 partitions; there is no partition 7');
+  });
+
+  it('renders the fetched RecordBatches in each --encoding as the JSON fetch would', async () => {
+    const api = fakeApi((r) =>
+      r.path === '/v1/topics/orders'
+        ? [200, { ...orders, partitions: [partition(0, 0, 1)] }]
+        : [
+            200,
+            {
+              records: [
+                {
+                  offset: 0,
+                  timestamp: 1,
+                  key: 'ké',
+                  value: '{"a":[1,2]}',
+                  headers: [{ key: 'h', value: 'v' }],
+                },
+              ],
+              nextOffset: 1,
+              highWatermark: 1,
+              logStartOffset: 0,
+            },
+          ],
+    );
+    const lines = async (encoding: string) =>
+      (await cli(['consume', 'orders', '--json', '--encoding', encoding], api.fetch)).stdout
+        .trim()
+        .split('\n');
+    const record = { topic: 'orders', partition: 0, offset: 0, timestamp: 1 };
+    expect((await lines('base64')).map((l) => JSON.parse(l))).toEqual([
+      { ...record, key: 'a8Op', value: 'eyJhIjpbMSwyXX0=', headers: [{ key: 'h', value: 'dg==' }] },
+    ]);
+    expect((await lines('json')).map((l) => JSON.parse(l))).toEqual([
+      { ...record, key: 'ké', value: { a: [1, 2] }, headers: [{ key: 'h', value: 'v' }] },
+    ]);
+    expect((await lines('utf8')).map((l) => JSON.parse(l))).toEqual([
+      { ...record, key: 'ké', value: '{"a":[1,2]}', headers: [{ key: 'h', value: 'v' }] },
+    ]);
   });
 
   it('escapes control characters so a record stays on one line', async () => {
