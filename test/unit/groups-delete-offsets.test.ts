@@ -3,6 +3,7 @@ import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js
 import { GroupCoordinator } from '../../lib/core/groups/coordinator.js';
 import { InMemoryTopics, ManualClock, seededRandom } from '../../lib/core/groups/simulation.js';
 import type { CommittedOffset, HeartbeatResponse } from '../../lib/core/groups/types.js';
+import type { TransactOp } from '../../lib/ports/metadata-store.js';
 import { Router } from '../../lib/http/router.js';
 import { groupRoutes } from '../../lib/http/routes/groups.js';
 import { routeCaller } from './group-routes-support.js';
@@ -13,8 +14,21 @@ interface Answer {
   error: { code: string; message: string; retriable: boolean };
 }
 
+/** Runs `before` once, just ahead of the first transaction that checks an item (OffsetDelete's guard). */
+class InterposingStore extends MemoryMetadataStore {
+  before: (() => Promise<void>) | undefined;
+  override async transact(ops: readonly TransactOp[]): Promise<void> {
+    const run = ops.some((op) => 'check' in op) ? this.before : undefined;
+    if (run) {
+      this.before = undefined;
+      await run();
+    }
+    return super.transact(ops);
+  }
+}
+
 const setup = () => {
-  const store = new MemoryMetadataStore();
+  const store = new InterposingStore();
   const clock = new ManualClock();
   const topics = new InMemoryTopics({ orders: 3, payments: 2, wide: 120 });
   const coordinator = new GroupCoordinator({
@@ -41,7 +55,7 @@ const setup = () => {
   const join = async (subscribedTopics: string[]) =>
     (await call('POST', '/v1/groups/g1/heartbeat', {}, { memberId: null, memberEpoch: 0, subscribedTopics }))
       .body as unknown as HeartbeatResponse;
-  return { clock, coordinator, commit, remove, committed, join };
+  return { store, clock, coordinator, commit, remove, committed, join };
 };
 
 describe('DELETE /v1/groups/{group}/offsets (OffsetDelete)', () => {
@@ -104,6 +118,20 @@ describe('DELETE /v1/groups/{group}/offsets (OffsetDelete)', () => {
       results: [{ topic: 'payments', partition: 1 }],
     });
     expect(await committed()).toEqual([]);
+  });
+
+  it('starts over when a member subscribes between the read and the write, then refuses', async () => {
+    const { store, commit, remove, committed, join } = setup();
+    await commit([['payments', 0, 3]]);
+    let joined = '';
+    store.before = async () => {
+      joined = (await join(['payments'])).memberId;
+    };
+    const raced = await remove({ topic: 'payments' });
+    expect(joined).not.toBe('');
+    expect([raced.status, raced.body.error.code]).toEqual([409, 'GROUP_SUBSCRIBED_TO_TOPIC']);
+    expect(raced.body.error.message).toContain(`member ${joined} `);
+    expect(await committed()).toEqual(['payments/0@3']);
   });
 
   it('answers 404 GROUP_ID_NOT_FOUND for an unknown group', async () => {
