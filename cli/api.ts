@@ -262,6 +262,10 @@ export class SluiceApi {
     await this.request(false, 'DELETE', path`/v1/groups/${group}`);
   }
 
+  deleteOffsets(group: string, topic: string, partitions?: readonly number[]): Promise<OffsetCommitResult[]> {
+    return this.admin.deleteOffsets(group, topic, partitions);
+  }
+
   async resetOffsets(group: string, topic: string, to: ResetTarget): Promise<CommittedOffset[]> {
     return ((await this.admin.resetOffsets(group, topic, to)) as { offsets: CommittedOffset[] }).offsets;
   }

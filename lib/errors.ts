@@ -27,6 +27,8 @@ export const ERROR_CODES = {
   STALE_MEMBER_EPOCH: { retriable: false },
   UNRELEASED_INSTANCE_ID: { retriable: false },
   NON_EMPTY_GROUP: { retriable: false },
+  /** OffsetDelete on a topic a member of the group subscribes to. */
+  GROUP_SUBSCRIBED_TO_TOPIC: { retriable: false },
   INVALID_PRODUCER_EPOCH: { retriable: false },
   /** A producer id this cluster never issued (ids come from POST /v1/producers, InitProducerId). */
   UNKNOWN_PRODUCER_ID: { retriable: false },

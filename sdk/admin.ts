@@ -2,7 +2,13 @@
 import type { Retrier } from './retry.js';
 import type { Transport } from './transport.js';
 import { path } from './transport.js';
-import type { ClusterDescription, CommittedOffset, TopicDescription, TopicSummary } from './types.js';
+import type {
+  ClusterDescription,
+  CommittedOffset,
+  OffsetCommitResult,
+  TopicDescription,
+  TopicSummary,
+} from './types.js';
 
 export interface CreateTopicOptions {
   name: string;
@@ -120,6 +126,26 @@ export class Admin {
         json: { topic, to },
       }),
     );
+  }
+
+  /**
+   * OffsetDelete (kafka-consumer-groups --delete-offsets): the group's committed offsets for `topic`
+   * (only `partitions` when given); refused with GROUP_SUBSCRIBED_TO_TOPIC while a member subscribes
+   * to it. Answers the partitions whose offsets it deleted.
+   */
+  async deleteOffsets(
+    groupId: string,
+    topic: string,
+    partitions?: readonly number[],
+  ): Promise<OffsetCommitResult[]> {
+    const { results } = await this.retry(() =>
+      this.transport.json<{ results: OffsetCommitResult[] }>({
+        method: 'DELETE',
+        path: path`/v1/groups/${groupId}/offsets`,
+        query: { topic, partitions: partitions === undefined ? undefined : partitions.join(',') },
+      }),
+    );
+    return results;
   }
 
   async deleteGroup(groupId: string): Promise<void> {

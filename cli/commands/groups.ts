@@ -1,8 +1,9 @@
-/** `groups list | describe | delete | reset-offsets`, after kafka-consumer-groups.sh. */
+/** `groups list | describe | delete | reset-offsets | delete-offsets`, after kafka-consumer-groups.sh. */
 import type { GroupDescription } from '../api.js';
 import type { CommandSpec } from '../command.js';
 import { formatCount, formatPartitions } from '../format.js';
 import { renderFields, renderTable } from '../table.js';
+import { deleteOffsets } from './delete-offsets.js';
 import { resetOffsets } from './reset-offsets.js';
 
 const GROUP_ARG = { name: 'group', required: true, description: 'consumer group id' } as const;
@@ -101,4 +102,4 @@ const remove: CommandSpec = {
   },
 };
 
-export const groupCommands: readonly CommandSpec[] = [list, describe, remove, resetOffsets];
+export const groupCommands: readonly CommandSpec[] = [list, describe, remove, resetOffsets, deleteOffsets];

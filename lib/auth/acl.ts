@@ -63,6 +63,7 @@ export const ROUTE_ACLS: Readonly<Record<string, RouteAcl>> = {
   'POST /v1/groups/{group}/heartbeat': { operation: 'READ', resourceType: 'GROUP', param: 'group' },
   'POST /v1/groups/{group}/offsets': { operation: 'READ', resourceType: 'GROUP', param: 'group' },
   'GET /v1/groups/{group}/offsets': { operation: 'DESCRIBE', resourceType: 'GROUP', param: 'group' },
+  'DELETE /v1/groups/{group}/offsets': { operation: 'DELETE', resourceType: 'GROUP', param: 'group' },
   'POST /v1/groups/{group}/offsets/reset': { operation: 'READ', resourceType: 'GROUP', param: 'group' },
   'GET /v1/groups': { operation: 'DESCRIBE', resourceType: 'CLUSTER' },
   'GET /v1/groups/{group}': { operation: 'DESCRIBE', resourceType: 'GROUP', param: 'group' },
@@ -182,6 +183,9 @@ export const impliedChecks = (
       break;
     case 'POST /v1/groups/{group}/offsets/reset':
       topics.push(...strings([fields['topic']]));
+      break;
+    case 'DELETE /v1/groups/{group}/offsets':
+      topics.push(...strings([query['topic']]));
       break;
     case 'GET /v1/groups/{group}/offsets':
       return query['topic'] === undefined ? [] : [topicDescribe(query['topic'])];

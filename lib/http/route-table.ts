@@ -31,6 +31,7 @@ export const ROUTE_TABLE: readonly RouteSpec[] = [
   { method: 'POST', pattern: '/v1/groups/{group}/heartbeat', job: 'groups' },
   { method: 'POST', pattern: '/v1/groups/{group}/offsets', job: 'groups' },
   { method: 'GET', pattern: '/v1/groups/{group}/offsets', job: 'groups' },
+  { method: 'DELETE', pattern: '/v1/groups/{group}/offsets', job: 'groups' },
   { method: 'POST', pattern: '/v1/groups/{group}/offsets/reset', job: 'groups' },
   { method: 'GET', pattern: '/v1/groups', job: 'groups' },
   { method: 'GET', pattern: '/v1/groups/{group}', job: 'groups' },

@@ -254,6 +254,28 @@ export const OPERATIONS: Operation[] = [
     errors: GROUP_ERRORS,
   },
   {
+    method: 'delete',
+    path: '/v1/groups/{group}/offsets',
+    id: 'deleteOffsets',
+    summary:
+      "OffsetDelete (kafka-consumer-groups --delete-offsets): one topic's committed offsets, in one transaction; refused while a member subscribes to the topic. Answers the partitions whose offsets it deleted.",
+    query: [
+      q('topic', 'string', 'the topic (required)'),
+      q(
+        'partitions',
+        'string',
+        'comma-separated partitions (default: all committed ones of the topic), at most 99',
+      ),
+    ],
+    ok: { 200: 'CommitResults' },
+    errors: [
+      ...GROUP_ERRORS,
+      'GROUP_ID_NOT_FOUND',
+      'GROUP_SUBSCRIBED_TO_TOPIC',
+      'TOPIC_AUTHORIZATION_FAILED',
+    ],
+  },
+  {
     method: 'post',
     path: '/v1/groups/{group}/offsets/reset',
     id: 'resetOffsets',

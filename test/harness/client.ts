@@ -1,164 +1,68 @@
 /**
- * A small client of the HTTP API (API.md) for workloads, over a transport: the in-process router of
- * `createSluice` in simulations, or real HTTP against the local stack in the soak test. Errors come back
- * as ApiError with the status and Kafka code; a transport failure throws whatever the transport threw.
+ * The workloads' view of the HTTP API (API.md), a thin layer over the SDK's Transport: the in-process
+ * router (test/support/router-fetch.ts) in simulations, or real HTTP against the local stack in the soak
+ * test. Every failure is the SDK's SluiceError with the status and Kafka code. There is no retrying
+ * here: the workloads see, and record, every outcome themselves.
  */
-import { decodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import { decodeRecordBatch, splitBatches } from '../../lib/core/record-batch/index.js';
 import type { Router } from '../../lib/http/router.js';
+import type * as wire from '../../lib/wire/types.js';
+import { nodeHttpFetch } from '../../sdk/node-http.js';
+import { RECORD_BATCH_MEDIA_TYPE } from '../../sdk/producer.js';
+import { Transport, path } from '../../sdk/transport.js';
+import { routerFetch } from '../support/router-fetch.js';
 
-export interface ApiRequest {
-  method: string;
-  path: string;
-  query?: Record<string, string>;
-  headers?: Record<string, string>;
-  body?: Uint8Array | string | object;
-}
-
-export interface ApiResponse {
-  status: number;
-  headers: Record<string, string>;
-  /** Parsed JSON, or raw bytes for record-batch bodies. */
-  body: unknown;
-}
-
-export type Transport = (request: ApiRequest) => Promise<ApiResponse>;
-
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(`${status} ${code}: ${message}`);
-    this.name = 'ApiError';
-  }
-}
-
-export const RECORD_BATCH = 'application/vnd.kafka.record-batch';
-
-const encodeBody = (body: ApiRequest['body']): Uint8Array => {
-  if (body === undefined) return new Uint8Array();
-  if (body instanceof Uint8Array) return body;
-  return new TextEncoder().encode(typeof body === 'string' ? body : JSON.stringify(body));
-};
-
-const contentType = (body: ApiRequest['body']): Record<string, string> =>
-  body === undefined || body instanceof Uint8Array ? {} : { 'content-type': 'application/json' };
-
-/** Calls the router directly; JSON bodies go through a serialization round trip as they would over HTTP. */
-export const routerTransport =
-  (router: Router): Transport =>
-  async (request) => {
-    const response = await router.handle({
-      method: request.method,
-      path: request.path,
-      query: request.query ?? {},
-      headers: { ...contentType(request.body), ...lower(request.headers ?? {}) },
-      body: encodeBody(request.body),
-    });
-    const body =
-      response.body instanceof Uint8Array || response.body === undefined
-        ? response.body
-        : (JSON.parse(JSON.stringify(response.body)) as unknown);
-    return { status: response.status, headers: lower(response.headers ?? {}), body };
-  };
-
-/** Real HTTP with a per-request timeout (a timeout is an ambiguous outcome, like a 5xx). */
-export const httpTransport =
-  (baseUrl: string, timeoutMs = 10_000): Transport =>
-  async (request) => {
-    const url = new URL(request.path, baseUrl);
-    for (const [k, v] of Object.entries(request.query ?? {})) url.searchParams.set(k, v);
-    const body = request.body === undefined ? undefined : encodeBody(request.body);
-    const response = await fetch(url, {
-      method: request.method,
-      headers: { ...contentType(request.body), ...(request.headers ?? {}) },
-      ...(body !== undefined ? { body } : {}),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const headers: Record<string, string> = {};
-    response.headers.forEach((v, k) => (headers[k] = v));
-    const bytes = new Uint8Array(await response.arrayBuffer());
-    const parsed =
-      bytes.length === 0
-        ? undefined
-        : (headers['content-type'] ?? '').includes('json')
-          ? (JSON.parse(new TextDecoder().decode(bytes)) as unknown)
-          : bytes;
-    return { status: response.status, headers, body: parsed };
-  };
-
-const lower = (headers: Record<string, string>): Record<string, string> =>
-  Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
-
-export interface WireRecord {
+/** A record as bytes, which is how the workloads write and compare them (the wire carries base64). */
+export interface BytesRecord {
   key: Uint8Array | null;
   value: Uint8Array | null;
   headers: { key: string; value: Uint8Array | null }[];
 }
 
-export interface FetchedRecord extends WireRecord {
-  offset: number;
-}
-
-export interface FetchResult {
-  records: FetchedRecord[];
+export interface FetchedBytes {
+  records: (BytesRecord & { offset: number })[];
   nextOffset: number;
   highWatermark: number;
   logStartOffset: number;
 }
 
-export type ProduceResult =
-  { partition: number; offset: number } | { partition: number; error: { code: string; retriable: boolean } };
-
 const b64 = (bytes: Uint8Array | null): string | null =>
   bytes === null ? null : Buffer.from(bytes).toString('base64');
 const unb64 = (text: unknown): Uint8Array | null =>
   text === null || text === undefined ? null : new Uint8Array(Buffer.from(String(text), 'base64'));
+const copy = (bytes: Uint8Array | null): Uint8Array | null => (bytes === null ? null : new Uint8Array(bytes));
 
 export class SluiceClient {
   constructor(readonly transport: Transport) {}
-
-  async call(request: ApiRequest): Promise<ApiResponse> {
-    const response = await this.transport(request);
-    if (response.status >= 400) {
-      const err = (response.body as { error?: { code?: string; message?: string } } | undefined)?.error;
-      throw new ApiError(response.status, err?.code ?? `HTTP_${response.status}`, err?.message ?? '');
-    }
-    return response;
-  }
 
   async createTopic(
     name: string,
     partitions: number,
     options: { configs?: Record<string, string>; replicationFactor?: number } = {},
   ): Promise<void> {
-    const body = {
+    const json = {
       name,
       partitions,
       configs: options.configs ?? {},
       replicationFactor: options.replicationFactor ?? 1,
     };
-    await this.call({ method: 'POST', path: '/v1/topics', body });
+    await this.transport.send({ method: 'POST', path: '/v1/topics', json });
   }
 
-  async initProducerId(): Promise<{ producerId: number; producerEpoch: number }> {
-    return (await this.call({ method: 'POST', path: '/v1/producers' })).body as {
-      producerId: number;
-      producerEpoch: number;
-    };
+  initProducerId(): Promise<wire.ProducerIdentity> {
+    return this.transport.json({ method: 'POST', path: '/v1/producers' });
   }
 
   /** JSON produce with base64 encoding (so any bytes round-trip). */
   async produce(
     topic: string,
-    records: (WireRecord & { partition?: number })[],
+    records: (BytesRecord & { partition?: number })[],
     options: { idempotencyKey?: string; acks?: 'all' | '1' } = {},
-  ): Promise<ProduceResult[]> {
-    const body = {
+  ): Promise<wire.RecordResult[]> {
+    const json = {
       encoding: 'base64',
       acks: options.acks ?? 'all',
-      records: records.map((r) => ({
+      records: records.map((r): wire.ProduceRecord => ({
         key: b64(r.key),
         value: b64(r.value),
         headers: r.headers.map((h) => ({ key: h.key, value: b64(h.value) })),
@@ -168,22 +72,22 @@ export class SluiceClient {
     const headers: Record<string, string> = options.idempotencyKey
       ? { 'idempotency-key': options.idempotencyKey }
       : {};
-    const response = await this.call({ method: 'POST', path: `/v1/topics/${topic}/records`, headers, body });
-    return (response.body as { results: ProduceResult[] }).results;
+    const answer = await this.transport.json<{ results: wire.RecordResult[] }>({
+      method: 'POST',
+      path: path`/v1/topics/${topic}/records`,
+      headers,
+      json,
+    });
+    return answer.results;
   }
 
-  async produceBatches(
-    topic: string,
-    partition: number,
-    bytes: Uint8Array,
-  ): Promise<{ baseOffset: number; lastOffset: number }> {
-    const response = await this.call({
+  produceBatches(topic: string, partition: number, bytes: Uint8Array): Promise<wire.BatchResult> {
+    return this.transport.json({
       method: 'POST',
-      path: `/v1/topics/${topic}/partitions/${partition}/batches`,
-      headers: { 'content-type': RECORD_BATCH },
+      path: path`/v1/topics/${topic}/partitions/${partition}/batches`,
       body: bytes,
+      contentType: RECORD_BATCH_MEDIA_TYPE,
     });
-    return response.body as { baseOffset: number; lastOffset: number };
   }
 
   async fetch(
@@ -191,21 +95,21 @@ export class SluiceClient {
     partition: number,
     offset: number,
     options: { maxBytes?: number; maxWaitMs?: number; binary?: boolean } = {},
-  ): Promise<FetchResult> {
-    const query: Record<string, string> = {
-      offset: String(offset),
-      maxBytes: String(options.maxBytes ?? 1_048_576),
-      maxWaitMs: String(options.maxWaitMs ?? 0),
-    };
-    const path = `/v1/topics/${topic}/partitions/${partition}/records`;
+  ): Promise<FetchedBytes> {
+    const query = { offset, maxBytes: options.maxBytes ?? 1_048_576, maxWaitMs: options.maxWaitMs ?? 0 };
+    const at = path`/v1/topics/${topic}/partitions/${partition}/records`;
     if (options.binary) {
-      const response = await this.call({ method: 'GET', path, query, headers: { accept: RECORD_BATCH } });
-      const bytes = response.body instanceof Uint8Array ? response.body : new Uint8Array();
-      const records: FetchedRecord[] = [];
-      for (let at = 0; at < bytes.length;) {
-        const length = 12 + new DataView(bytes.buffer, bytes.byteOffset + at + 8, 4).getInt32(0);
-        const batch = decodeRecordBatch(bytes.subarray(at, at + length));
-        for (const r of batch.records) {
+      const answer = await this.transport.send({
+        method: 'GET',
+        path: at,
+        query,
+        accept: RECORD_BATCH_MEDIA_TYPE,
+      });
+      const records: FetchedBytes['records'] = [];
+      for (const { start, end } of splitBatches(answer.body)) {
+        for (const r of decodeRecordBatch(answer.body.subarray(start, end)).records) {
+          // Batch granularity: records below the requested offset come along; the consumer skips them.
+          if (r.offset < offset) continue;
           records.push({
             offset: r.offset,
             key: copy(r.key),
@@ -213,29 +117,19 @@ export class SluiceClient {
             headers: r.headers.map((h) => ({ key: h.key, value: copy(h.value) })),
           });
         }
-        at += length;
       }
-      // Batch granularity: records below the requested offset come along; the consumer skips them.
       return {
-        records: records.filter((r) => r.offset >= offset),
-        nextOffset: Number(response.headers['sluice-next-offset']),
-        highWatermark: Number(response.headers['sluice-high-watermark']),
-        logStartOffset: Number(response.headers['sluice-log-start-offset']),
+        records,
+        nextOffset: Number(answer.headers.get('sluice-next-offset')),
+        highWatermark: Number(answer.headers.get('sluice-high-watermark')),
+        logStartOffset: Number(answer.headers.get('sluice-log-start-offset')),
       };
     }
-    query['encoding'] = 'base64';
-    const response = await this.call({ method: 'GET', path, query });
-    const body = response.body as {
-      records: {
-        offset: number;
-        key: string | null;
-        value: string | null;
-        headers: { key: string; value: string | null }[];
-      }[];
-      nextOffset: number;
-      highWatermark: number;
-      logStartOffset: number;
-    };
+    const body = await this.transport.json<wire.FetchResult>({
+      method: 'GET',
+      path: at,
+      query: { ...query, encoding: 'base64' },
+    });
     return {
       records: body.records.map((r) => ({
         offset: r.offset,
@@ -250,41 +144,48 @@ export class SluiceClient {
   }
 
   async offsets(topic: string, partition: number, at: 'earliest' | 'latest'): Promise<number> {
-    const response = await this.call({
+    const answer = await this.transport.json<wire.ListOffsetsResult>({
       method: 'GET',
-      path: `/v1/topics/${topic}/partitions/${partition}/offsets`,
+      path: path`/v1/topics/${topic}/partitions/${partition}/offsets`,
       query: { at },
     });
-    return (response.body as { offset: number }).offset;
+    if (answer.offset === null) throw new Error(`no ${at} offset in the ListOffsets answer`);
+    return answer.offset;
   }
 
-  async heartbeat(
-    group: string,
-    body: Record<string, unknown>,
-  ): Promise<{
-    memberId: string;
-    memberEpoch: number;
-    assignment: { topicPartitions: { topic: string; partitions: number[] }[] } | null;
-  }> {
-    return (await this.call({ method: 'POST', path: `/v1/groups/${group}/heartbeat`, body })).body as never;
+  heartbeat(group: string, json: wire.HeartbeatRequest): Promise<wire.HeartbeatResponse> {
+    return this.transport.json({ method: 'POST', path: path`/v1/groups/${group}/heartbeat`, json });
   }
 
-  async commitOffsets(
+  commitOffsets(
     group: string,
-    body: Record<string, unknown>,
-  ): Promise<{ results: { topic: string; partition: number; error?: { code: string } }[] }> {
-    return (await this.call({ method: 'POST', path: `/v1/groups/${group}/offsets`, body })).body as never;
+    json: Record<string, unknown>,
+  ): Promise<{ results: wire.OffsetCommitResult[] }> {
+    return this.transport.json({ method: 'POST', path: path`/v1/groups/${group}/offsets`, json });
   }
 
-  async fetchOffsets(
-    group: string,
-  ): Promise<{ offsets: { topic: string; partition: number; offset: number }[] }> {
-    return (await this.call({ method: 'GET', path: `/v1/groups/${group}/offsets` })).body as never;
+  fetchOffsets(group: string): Promise<{ offsets: wire.CommittedOffset[] }> {
+    return this.transport.json({ method: 'GET', path: path`/v1/groups/${group}/offsets` });
   }
 }
 
-const copy = (bytes: Uint8Array | null): Uint8Array | null => (bytes === null ? null : new Uint8Array(bytes));
+/**
+ * Against the router in this process (simulations). The timeout is the longest a timer takes: a
+ * request that waits on simulated time must not fail on the wall clock, as no real network is there.
+ */
+export const routerClient = (router: Router): SluiceClient =>
+  new SluiceClient(
+    new Transport({
+      url: 'http://sluice.invalid',
+      fetch: routerFetch(router),
+      requestTimeoutMs: 2 ** 31 - 1,
+    }),
+  );
+
+/** Real HTTP with a per-request timeout (a timeout is an ambiguous outcome, like a 5xx). */
+export const httpClient = (url: string, requestTimeoutMs = 10_000): SluiceClient =>
+  new SluiceClient(new Transport({ url, fetch: nodeHttpFetch(), requestTimeoutMs }));
 
 /** The record as one string (key, value, headers as base64), so equal strings mean byte-identical records. */
-export const renderRecord = (r: WireRecord): string =>
+export const renderRecord = (r: BytesRecord): string =>
   JSON.stringify([b64(r.key), b64(r.value), r.headers.map((h) => [h.key, b64(h.value)])]);

@@ -9,6 +9,7 @@
  */
 import { SluiceError } from '../../lib/errors.js';
 import { STATUS_BY_CODE } from '../../lib/http/status.js';
+import { SluiceError as ClientError } from '../../sdk/errors.js';
 
 export type Outcome = 'ok' | 'fail' | 'info';
 
@@ -182,6 +183,8 @@ export class HistoryRecorder {
 /** 4xx Kafka errors are definite (nothing was written); 5xx, timeouts and anything unknown are ambiguous. */
 export const outcomeOfError = (error: unknown): Outcome => {
   if (error instanceof SluiceError) return outcomeOfCode(error.code);
+  // The SDK's error: a 4xx is definite; a 5xx or no answer at all (status 0) may have taken effect.
+  if (error instanceof ClientError) return error.ambiguous ? 'info' : 'fail';
   const status = (error as { status?: unknown } | null)?.status;
   if (typeof status === 'number') return outcomeOfStatus(status);
   return 'info';

@@ -4,10 +4,11 @@
  * the grace period, read everything, check the history and the stores.
  */
 import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import { SluiceError } from '../../sdk/errors.js';
 import type { CheckOptions } from './checker.js';
 import { check } from './checker.js';
-import type { WireRecord } from './client.js';
-import { ApiError, renderRecord } from './client.js';
+import type { BytesRecord } from './client.js';
+import { renderRecord } from './client.js';
 import type { SendOp } from './history.js';
 import type { SimWorld } from './sim.js';
 import { SIM_ORPHAN_GRACE_MS } from './sim.js';
@@ -25,7 +26,7 @@ export const sender = (world: SimWorld, kind: Kind, name: string) => {
   let n = 0;
   return {
     /** Prepares one logical write; `attempt()` sends it (again) and returns its offsets. */
-    async prepare(records: WireRecord[], partition = 0) {
+    async prepare(records: BytesRecord[], partition = 0) {
       producer ??= kind === 'binary' ? await world.client.initProducerId() : undefined;
       const write = `${name}.w${n++}`;
       const values = records.map(renderRecord);
@@ -60,7 +61,10 @@ export const sender = (world: SimWorld, kind: Kind, name: string) => {
               );
               return results.map((r) => {
                 if ('error' in r)
-                  throw new ApiError(r.error.retriable ? 503 : 400, r.error.code, 'partition failed');
+                  throw new SluiceError(r.error.code, 'partition failed', {
+                    retriable: r.error.retriable,
+                    status: r.error.retriable ? 503 : 400,
+                  });
                 return r.offset;
               });
             },

@@ -29,7 +29,8 @@ import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 import type { CheckReport } from './checker.js';
 import { check, describeReport } from './checker.js';
-import { SluiceClient, routerTransport } from './client.js';
+import type { SluiceClient } from './client.js';
+import { routerClient } from './client.js';
 import { HistoryRecorder } from './history.js';
 import type { StorageReport } from './storage.js';
 import { listOffsetsViolations } from './list-offsets.js';
@@ -170,7 +171,7 @@ export const createSimWorld = (options: SimWorldOptions): SimWorld => {
     maintenance,
     groups,
     sessionTimeoutMs,
-    client: new SluiceClient(routerTransport(new Router(routes))),
+    client: routerClient(new Router(routes)),
     recorder: new HistoryRecorder(() => clock.now()),
     setFaults,
     faultCounts: () => {

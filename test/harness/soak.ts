@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { seededRandom, setFaultsEnabled, totalFaultCounts } from '../../lib/adapters/fault/index.js';
 import { startLocalStack } from '../../local/stack.js';
 import { VIOLATIONS, check } from './checker.js';
-import { SluiceClient, httpTransport } from './client.js';
+import { httpClient } from './client.js';
 import { runGroup } from './group-workload.js';
 import { HistoryRecorder } from './history.js';
 import type { ProducerKind, WorkloadContext } from './workload.js';
@@ -76,7 +76,7 @@ const main = async (): Promise<number> => {
     frozen.clear();
   };
   try {
-    const client = new SluiceClient(httpTransport(stack.url, 10_000));
+    const client = httpClient(stack.url, 10_000);
     const topic = `soak-${seed}`;
     await client.createTopic(topic, partitions, {
       replicationFactor: stores,

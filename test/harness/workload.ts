@@ -11,7 +11,7 @@
 import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
 import type { Random } from '../../lib/adapters/fault/random.js';
 import { randomInt } from '../../lib/adapters/fault/random.js';
-import type { SluiceClient, WireRecord } from './client.js';
+import type { SluiceClient, BytesRecord } from './client.js';
 import { renderRecord } from './client.js';
 import type { HistoryRecorder, Outcome, PollOp, SendOp } from './history.js';
 import { errorName, outcomeOfCode, outcomeOfError } from './history.js';
@@ -75,7 +75,7 @@ const retriableCode = (code: string): boolean =>
 const codeOf = (error: unknown): string => errorName(error);
 
 /** Records with unique, partly binary content: key, value and a header all derive from the tag. */
-export const makeRecords = (random: Random, tag: string, count: number, keySpace?: number): WireRecord[] =>
+export const makeRecords = (random: Random, tag: string, count: number, keySpace?: number): BytesRecord[] =>
   Array.from({ length: count }, (_, i) => {
     const id = `${tag}.${i}`;
     const noise = Uint8Array.from({ length: randomInt(random, 0, 24) }, () => randomInt(random, 0, 255));

@@ -35,6 +35,7 @@ const API_MD_ROUTES: Record<string, Job> = {
   'POST /v1/groups/{group}/heartbeat': 'groups',
   'POST /v1/groups/{group}/offsets': 'groups',
   'GET /v1/groups/{group}/offsets': 'groups',
+  'DELETE /v1/groups/{group}/offsets': 'groups',
   'POST /v1/groups/{group}/offsets/reset': 'groups',
   'GET /v1/groups': 'groups',
   'GET /v1/groups/{group}': 'groups',

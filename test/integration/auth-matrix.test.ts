@@ -82,6 +82,11 @@ const ROWS: Row[] = [
   },
   { key: 'GET /v1/groups/{group}/offsets', path: '/v1/groups/ledger/offsets', status: 200 },
   {
+    key: 'DELETE /v1/groups/{group}/offsets',
+    path: '/v1/groups/ledger/offsets?topic=orders&partitions=0',
+    status: 200,
+  },
+  {
     key: 'POST /v1/groups/{group}/offsets/reset',
     path: '/v1/groups/ledger/offsets/reset',
     body: { topic: 'orders', to: 'earliest' },

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { describeReport } from '../harness/checker.js';
-import { ApiError } from '../harness/client.js';
+import { SluiceError } from '../../sdk/errors.js';
 import type { Kind } from '../harness/scenario.js';
 import { TOPIC, finish, sender } from '../harness/scenario.js';
 import { InterceptedObjectStore, gate } from '../harness/seams.js';
@@ -42,7 +42,7 @@ describe('a crash after the object write and before the commit', () => {
 
           world.injectors[0]!.failNext(COMMIT, 'failBefore');
           const crashed = await p.prepare(makeRecords(world.random, 'crashed', 2));
-          await expect(crashed.attempt()).rejects.toBeInstanceOf(ApiError);
+          await expect(crashed.attempt()).rejects.toBeInstanceOf(SluiceError);
           const orphan = objectKeys(world).filter((k) => !kept.includes(k));
           expect(orphan).toHaveLength(1);
 
@@ -140,7 +140,7 @@ describe('a produce stalled past the orphan grace period between its object writ
             return result;
           }),
       });
-      let stalledOutcome: number[] | ApiError | undefined;
+      let stalledOutcome: number[] | SluiceError | undefined;
       await world.run(
         (async () => {
           await world.client.createTopic(TOPIC, 1);
@@ -154,7 +154,7 @@ describe('a produce stalled past the orphan grace period between its object writ
           const write = await p.prepare(makeRecords(world.random, 'stalled', 2));
           const stalled = write.attempt().then(
             (offsets) => (stalledOutcome = offsets),
-            (error: ApiError) => (stalledOutcome = error),
+            (error: SluiceError) => (stalledOutcome = error),
           );
           await atPut;
           await world.clock.advance(SIM_ORPHAN_GRACE_MS + 1);

@@ -8,7 +8,7 @@ import { keys } from '../../lib/core/keys.js';
 import { splitBatches } from '../../lib/core/record-batch/index.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 import { describeReport } from '../harness/checker.js';
-import { ApiError } from '../harness/client.js';
+import { SluiceError } from '../../sdk/errors.js';
 import type { Kind } from '../harness/scenario.js';
 import { TOPIC, finish, sender } from '../harness/scenario.js';
 import { InterceptedObjectStore, stripFromCommits } from '../harness/seams.js';
@@ -68,7 +68,7 @@ const electionScenario = async (kind: Kind, plant: ((store: MetadataStore) => Me
       const during = await p.prepare(makeRecords(world.random, 'during', 2));
       const first = await during.attempt().catch((e: unknown) => e);
       // The client retries a definite failure too (FENCED_LEADER_EPOCH is retriable).
-      if (first instanceof ApiError) await during.attempt();
+      if (first instanceof SluiceError) await during.attempt();
       const after = await (await p.prepare(makeRecords(world.random, 'after', 2))).attempt().then(
         () => undefined,
         (e: unknown) => e,
@@ -86,7 +86,7 @@ describe('mutation: the commit does not check the leader epoch', () => {
     'is clean with the check: the fenced write is written again to the new leader and committed (%s)',
     async (kind) => {
       const { first, result } = await electionScenario(kind, undefined);
-      expect(first).not.toBeInstanceOf(ApiError);
+      expect(first).not.toBeInstanceOf(SluiceError);
       expect(result.report.valid, describeReport(result.report)).toBe(true);
       expect(storageViolations(result.storage)).toEqual([]);
     },
@@ -99,7 +99,7 @@ describe('mutation: the commit does not check the leader epoch', () => {
       const { first, result } = await electionScenario(kind, (store) =>
         stripFromCommits(stripFromCommits(store, 'leaderEpoch'), 'isr'),
       );
-      expect(first).not.toBeInstanceOf(ApiError);
+      expect(first).not.toBeInstanceOf(SluiceError);
       expect(result.report.counts.lost).toBeGreaterThan(0);
       expect(result.storage.dangling.length).toBeGreaterThan(0);
       expect(result.storage.dangling[0]).toMatch(/missing from s1/);
@@ -186,7 +186,7 @@ describe('mutation: the produce is acknowledged before its commit', () => {
 
   it('is clean when the answer waits for the commit: the failure is reported, nothing is lost', async () => {
     const { answered, result } = await scenario(false);
-    expect(answered).toBeInstanceOf(ApiError);
+    expect(answered).toBeInstanceOf(SluiceError);
     expect(result.report.valid, describeReport(result.report)).toBe(true);
   });
 

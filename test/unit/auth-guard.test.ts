@@ -71,6 +71,12 @@ describe('implied checks', () => {
     expect(impliedChecks('GET /v1/groups/{group}/offsets', { topic: 'a/b' }, undefined)[0]?.path).toBe(
       '/v1/topics/a%2Fb',
     );
+    // OffsetDelete: DELETE on the group (its path) and READ on the query-named topic.
+    const deleting = impliedChecks('DELETE /v1/groups/{group}/offsets', { topic: 'orders' }, undefined);
+    expect(deleting.map((c) => `${c.operation} ${c.resourceType} ${c.method} ${c.path}`)).toEqual([
+      'READ TOPIC GET /v1/topics/orders/partitions/*/records',
+    ]);
+    expect(impliedChecks('DELETE /v1/groups/{group}/offsets', {}, undefined)).toEqual([]);
   });
 });
 

@@ -1068,4 +1068,40 @@ describe('groups', () => {
     expect(result.code).toBe(EXIT_API_ERROR);
     expect(result.stderr).toContain('hint: the group still has members: stop its consumers');
   });
+
+  it('deletes offsets of T or T:P,P and prints each partition it deleted', async () => {
+    const api = fakeApi((r) =>
+      r.query['topic'] === 'busy'
+        ? [409, envelope('GROUP_SUBSCRIBED_TO_TOPIC', 'member m1 of group billing subscribes to busy')]
+        : [
+            200,
+            {
+              results: [
+                { topic: 'orders', partition: 0 },
+                { topic: 'orders', partition: 1 },
+              ],
+            },
+          ],
+    );
+    const some = await cli(['groups', 'delete-offsets', 'billing', '--topic', 'orders:0,1,0'], api.fetch);
+    expect(some.code).toBe(EXIT_OK);
+    expect(api.requests.map((r) => [r.method, r.path, r.query])).toEqual([
+      ['DELETE', '/v1/groups/billing/offsets', { topic: 'orders', partitions: '0,1' }],
+    ]);
+    expect(some.stdout).toBe(
+      'Deleted the committed offset of orders/0.\n' +
+        'Deleted the committed offset of orders/1.\n' +
+        'Deleted 2 committed offsets of group billing for topic orders.\n',
+    );
+    await cli(['groups', 'delete-offsets', 'billing', '--topic', 'orders'], api.fetch);
+    expect(api.requests.at(-1)?.query).toEqual({ topic: 'orders' });
+    const refused = await cli(['groups', 'delete-offsets', 'billing', '--topic', 'busy'], api.fetch);
+    expect(refused.code).toBe(EXIT_API_ERROR);
+    expect(refused.stderr).toContain('member m1 of group billing subscribes to busy');
+    for (const argv of [['--topic', 'orders:'], ['--topic', 'orders:x'], []]) {
+      const bad = await cli(['groups', 'delete-offsets', 'billing', ...argv], api.fetch);
+      expect(bad.code).toBe(EXIT_USAGE);
+    }
+    expect(api.requests).toHaveLength(3);
+  });
 });

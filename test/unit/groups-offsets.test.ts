@@ -13,6 +13,7 @@ import type {
 } from '../../lib/core/groups/types.js';
 import { Router } from '../../lib/http/router.js';
 import { groupRoutes } from '../../lib/http/routes/groups.js';
+import { routeCaller } from './group-routes-support.js';
 
 interface ErrorResponse {
   error: { code: string; message: string; retriable: boolean };
@@ -30,21 +31,9 @@ const setup = () => {
     random: seededRandom(3),
   });
   const router = new Router(groupRoutes(coordinator));
-  const call = async <T>(
-    method: string,
-    path: string,
-    body?: unknown,
-    query: Record<string, string> = {},
-  ) => {
-    const res = await router.handle({
-      method,
-      path,
-      query,
-      headers: {},
-      body: body === undefined ? new Uint8Array() : new TextEncoder().encode(JSON.stringify(body)),
-    });
-    return { status: res.status, body: res.body as T & ErrorResponse };
-  };
+  const send = routeCaller(router);
+  const call = <T>(method: string, path: string, body?: unknown, query: Record<string, string> = {}) =>
+    send<T & ErrorResponse>(method, path, body, query);
   const join = async (group = 'g1') =>
     (
       await call<HeartbeatResponse>('POST', `/v1/groups/${group}/heartbeat`, {

@@ -13,6 +13,8 @@ import { GroupDraft, groupState, liveMembers } from './group.js';
 import type { LoadedGroup } from './group-items.js';
 import { GroupItems } from './group-items.js';
 import { applyHeartbeat } from './heartbeat.js';
+import type { DeleteOffsetsRequest, DeletedOffset } from './offset-delete.js';
+import { deleteOffsetsOnce } from './offset-delete.js';
 import { OffsetWriter } from './offset-writer.js';
 import { toTopicPartitions } from './partition-map.js';
 import {
@@ -61,6 +63,7 @@ export class GroupCoordinator {
   private readonly random: () => number;
   private readonly newMemberId: () => string;
   private readonly writer: OffsetWriter;
+  private readonly store: MetadataStore;
 
   constructor({
     store,
@@ -71,6 +74,7 @@ export class GroupCoordinator {
     heartbeatIntervalMs = 5_000,
     random,
   }: GroupCoordinatorOptions) {
+    this.store = store;
     this.items = new GroupItems(store);
     this.clock = clock;
     this.topics = topics;
@@ -170,6 +174,17 @@ export class GroupCoordinator {
       await this.writer.write(groupId, guard, offsets, now);
     });
     return { offsets };
+  }
+
+  /** OffsetDelete: one topic's committed offsets, refused while a live member subscribes to the topic. */
+  async deleteOffsets(groupId: string, request: DeleteOffsetsRequest): Promise<{ results: DeletedOffset[] }> {
+    validateGroupId(groupId);
+    validateTopicName(request.topic, 'topic');
+    const deps = { store: this.store, items: this.items, sessionTimeoutMs: this.sessionTimeoutMs };
+    const results = await this.retry('offset deletion', () =>
+      deleteOffsetsOnce(deps, groupId, request, this.clock.now()),
+    );
+    return { results };
   }
 
   async listGroups(): Promise<{ groups: GroupListing[] }> {

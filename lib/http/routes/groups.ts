@@ -1,6 +1,7 @@
 /** Consumer-group routes (API.md "Consumer groups"): parse, delegate to the coordinator, shape the answer. */
 import { invalidRequest } from '../../errors.js';
 import type { GroupCoordinator } from '../../core/groups/coordinator.js';
+import { parseDeleteOffsetsQuery } from '../../core/groups/offset-delete.js';
 import { parseCommitRequest, parseHeartbeatRequest, parseResetRequest } from '../../core/groups/requests.js';
 import { readJsonObject } from '../body.js';
 import { EDGE_LIMITS } from '../limits.js';
@@ -58,6 +59,15 @@ export function groupRoutes(coordinator: GroupCoordinator): Route[] {
             offsets: CommittedOffset[];
           },
         );
+      },
+    },
+    {
+      method: 'DELETE',
+      pattern: '/v1/groups/{group}/offsets',
+      handler: async (request) => {
+        rejectQuery(request, ['topic', 'partitions']);
+        const query = parseDeleteOffsetsQuery(request.query);
+        return json(200, await coordinator.deleteOffsets(group(request), query));
       },
     },
     {
