@@ -11,6 +11,7 @@ import type { RouteGrant } from '../../lib/auth/grants.js';
 import { consumeGrants, produceGrants } from '../../lib/auth/grants.js';
 import type { StreamsConfig } from '../../streams/runtime/config.js';
 import { parseStreamsConfig } from '../../streams/runtime/config.js';
+import { sourceTopicsOf } from '../../streams/lambda/positions.js';
 import { topicNameOf } from '../../streams/task.js';
 import type { Topology } from '../../streams/topology.js';
 import { ENV, NODE_OPTIONS_VALUE } from '../config.js';
@@ -76,11 +77,10 @@ export class StreamsApp extends Construct {
     // fails `cdk synth`, not the first invocation).
     this.config = parseStreamsConfig({ ...props.config, 'bootstrap.servers': 'https://synth.invalid' });
     const appId = this.config.applicationId;
-    const topics = (pick: 'sources' | 'sinks') => [
-      ...new Set(props.topology.subTopologies.flatMap((s) => s[pick].map((t) => topicNameOf(appId, t)))),
+    this.sourceTopics = sourceTopicsOf(props.topology, appId);
+    this.sinkTopics = [
+      ...new Set(props.topology.subTopologies.flatMap((s) => s.sinks.map((t) => topicNameOf(appId, t)))),
     ];
-    this.sourceTopics = topics('sources');
-    this.sinkTopics = topics('sinks');
 
     const logGroup = new logs.LogGroup(this, 'Logs', {
       retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,

@@ -199,6 +199,32 @@ describe('examples through the Lambda handler', () => {
     }
   });
 
+  it('two invocations at once (two stream shards) share the group, process each input once, write each output once', async () => {
+    const name = 'word-count';
+    const { sources, topology } = await setUp(name, 'exactly_once_v2');
+    try {
+      // Two containers: two handlers, each with its own clients, members of the one group.
+      const [a, b] = [streamsHandler(() => topology), streamsHandler(() => topology)];
+      const both = await Promise.all([
+        a({ Records: [] }, contextFor(60_000)),
+        b({ Records: [] }, contextFor(60_000)),
+      ]);
+      // Each run waited for its watermarks, processed by itself or committed by the other.
+      expect(both.map((r) => r.caughtUp)).toEqual([true, true]);
+      // The six input lines went through task 0_0 once in all: whoever ran it resumed where the other
+      // committed.
+      expect(both.reduce((n, r) => n + (r.processed['0_0'] ?? 0), 0)).toBe(6);
+      const results = await invokeLikeTheTrigger(a, sources);
+      expect(results.map((r) => r.caughtUp)).toEqual(results.map(() => true));
+      const golden = await readGolden(name, 'output');
+      const outputs = await outputsOf(name);
+      expect(exactByKey(outputs)).toEqual(exactByKey(goldenExact(golden)));
+      expect(outputs.length).toBe(golden.length);
+    } finally {
+      await tearDown(name);
+    }
+  });
+
   it('a run out of time closes cleanly, fails retriably, and the retry finishes with no duplicate', async () => {
     const name = 'word-count';
     const { handler, sources } = await setUp(name, 'exactly_once_v2');
