@@ -160,6 +160,15 @@ const outputsOf = async (name: ExampleName) => {
 const goldenExact = (golden: GoldenRecord[]) =>
   golden.map((g) => ({ topic: g.topic, key: b64(g.key), value: b64(g.value), timestamp: g.timestamp }));
 
+/** The example's outputs equal its golden file, key by key, bytes and timestamps, none extra. */
+const expectGoldenOutputs = async (name: ExampleName): Promise<number> => {
+  const golden = await readGolden(name, 'output');
+  const outputs = await outputsOf(name);
+  expect(exactByKey(outputs)).toEqual(exactByKey(goldenExact(golden)));
+  expect(outputs.length).toBe(golden.length);
+  return golden.length;
+};
+
 const tearDown = async (name: ExampleName) => {
   const topology = await loadExample(name);
   for (const topic of [...Object.keys(PARTITIONS[name]), ...outputTopicsOf(topology)])
@@ -184,16 +193,13 @@ describe('examples through the Lambda handler', () => {
       // The wake-up that the first run's own repartition writes cause may find them processed already.
       expect(results.map((r) => r.caughtUp)).toEqual(results.map(() => true));
       expect(results[0]?.rounds).toBeGreaterThanOrEqual(1);
-      const golden = await readGolden(name, 'output');
-      const outputs = await outputsOf(name);
-      expect(exactByKey(outputs)).toEqual(exactByKey(goldenExact(golden)));
-      expect(outputs.length).toBe(golden.length);
+      const count = await expectGoldenOutputs(name);
 
       // A spurious wake-up (a watermark-less change, a retried batch) finds nothing and writes nothing.
       const again = await handler({ Records: [] }, contextFor(60_000));
       expect(again).toMatchObject({ rounds: 0, caughtUp: true, wakeups: 0 });
       expect(Object.values(again.processed).reduce((a, b) => a + b, 0)).toBe(0);
-      expect((await outputsOf(name)).length).toBe(golden.length);
+      expect((await outputsOf(name)).length).toBe(count);
     } finally {
       await tearDown(name);
     }
@@ -216,10 +222,7 @@ describe('examples through the Lambda handler', () => {
       expect(both.reduce((n, r) => n + (r.processed['0_0'] ?? 0), 0)).toBe(6);
       const results = await invokeLikeTheTrigger(a, sources);
       expect(results.map((r) => r.caughtUp)).toEqual(results.map(() => true));
-      const golden = await readGolden(name, 'output');
-      const outputs = await outputsOf(name);
-      expect(exactByKey(outputs)).toEqual(exactByKey(goldenExact(golden)));
-      expect(outputs.length).toBe(golden.length);
+      await expectGoldenOutputs(name);
     } finally {
       await tearDown(name);
     }
@@ -239,10 +242,7 @@ describe('examples through the Lambda handler', () => {
       expect((error as { retriable?: boolean }).retriable).toBe(true);
       const results = await invokeLikeTheTrigger(handler, sources);
       expect([1, 2]).toContain(results.length);
-      const golden = await readGolden(name, 'output');
-      const outputs = await outputsOf(name);
-      expect(exactByKey(outputs)).toEqual(exactByKey(goldenExact(golden)));
-      expect(outputs.length).toBe(golden.length);
+      await expectGoldenOutputs(name);
     } finally {
       await tearDown(name);
     }
