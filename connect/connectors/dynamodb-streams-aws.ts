@@ -4,7 +4,7 @@
  * (throttling and outages become retriable, so `errors.retry.timeout` applies; nothing that reaches a
  * task's status trace names an AWS exception or operation).
  */
-import type { _Record } from '@aws-sdk/client-dynamodb-streams';
+import type { _Record, DynamoDBStreamsClientConfig } from '@aws-sdk/client-dynamodb-streams';
 import {
   DescribeStreamCommand,
   DynamoDBStreamsClient,
@@ -31,6 +31,8 @@ export interface AwsChangeStreamsOptions {
   endpoint?: string;
   region?: string;
   env?: Record<string, string | undefined>;
+  /** Replaces the HTTP layer (tests answer with recorded service responses). */
+  requestHandler?: DynamoDBStreamsClientConfig['requestHandler'];
 }
 
 const RETRIABLE = new Set([
@@ -96,7 +98,7 @@ export const createAwsChangeStreams = (options: AwsChangeStreamsOptions = {}): C
     ...(endpoint ? { endpoint } : {}),
     ...(region ? { region } : {}),
     ...(endpoint && !configured ? { credentials: LOCAL_CREDENTIALS } : {}),
-    requestHandler: { connectionTimeout: 3_000, requestTimeout: 10_000 },
+    requestHandler: options.requestHandler ?? { connectionTimeout: 3_000, requestTimeout: 10_000 },
   });
   const send = async <T>(what: string, call: () => Promise<T>): Promise<T> => {
     try {
