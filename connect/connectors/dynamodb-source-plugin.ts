@@ -2,8 +2,8 @@
  * The DynamoDB Streams source's definition. Settings take the names existing DynamoDB source
  * connectors use: `dynamodb.table.includelist` and `dynamodb.cdc.max.poll.records` (Confluent's
  * DynamoDB CDC source), `dynamodb.service.endpoint`, `aws.region` and `kafka.topic.prefix`
- * (trustpilot's kafka-connect-dynamodb). The implementation loads on first use, so the REST
- * function does not carry the DynamoDB Streams client.
+ * (trustpilot's kafka-connect-dynamodb). The implementation is imported on first use, so the REST
+ * function (which only validates) never evaluates the DynamoDB Streams client.
  */
 import { listOf, positiveInt } from '../config-def.js';
 import type { ConfigKey } from '../config-def.js';
