@@ -31,6 +31,11 @@ import {
 
 /** How often the shard list is described again while no shard has ended (new shards appear rarely). */
 const SHARD_REFRESH_MS = 10_000;
+/**
+ * Shards one poll takes records from: the runtime commits a poll's offsets, one item per shard, in one
+ * DynamoDB transaction (at most 100 items).
+ */
+const MAX_SHARDS_PER_POLL = 50;
 /** Empty pages in a row that a replay accepts before it calls the stream unavailable. */
 const MAX_EMPTY_PAGES = 50;
 
@@ -102,7 +107,7 @@ export class DynamoDbStreamsSourceTask implements SourceTask {
     const finished = (s: ShardRef): boolean => this.isFinished(s, position(s));
     const records: SourceRecord[] = [];
     const visited = new Set<string>();
-    while (records.length < maxRecords) {
+    while (records.length < maxRecords && taken.size < MAX_SHARDS_PER_POLL) {
       // A shard that ends in this poll makes its children readable at once, after its own records.
       const shard = readableShards(this.shards, finished).find((s) => !visited.has(shardKey(s)));
       if (!shard) break;

@@ -276,6 +276,22 @@ describe('polls follow the lineage', () => {
   });
 });
 
+describe('poll size', () => {
+  it('takes records from at most 50 shards a poll (its offsets commit in one transaction)', async () => {
+    const fake = new FakeChangeStreams('orders', ['order']);
+    for (let i = 0; i < 60; i++) {
+      fake.addShard(`s-${String(i).padStart(2, '0')}`, undefined);
+      fake.put(`s-${String(i).padStart(2, '0')}`, `k${i}`, 2);
+    }
+    const task = await newTask(fake);
+    const first = await task.poll(new Map(), 1_000);
+    expect(first.records).toHaveLength(100);
+    expect(new Set(first.records.map((r) => r.sourcePartition['shardId'])).size).toBe(50);
+    const { seen } = await drain(task, 1_000);
+    expect(seen).toHaveLength(120);
+  });
+});
+
 describe('iterators and replays', () => {
   it('renews an expired iterator from the last position, without skipping or repeating', async () => {
     const fake = new FakeChangeStreams('orders', ['order']);
