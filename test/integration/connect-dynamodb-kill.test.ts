@@ -14,6 +14,7 @@ import {
   dynamodb,
   expectGolden,
   readTopic,
+  seeded,
 } from './dynamodb-source-support.js';
 import type { NpmStart } from './npm-start.js';
 import { isAlive, startNpmStart } from './npm-start.js';
@@ -33,16 +34,8 @@ const topic = `dynamodb-${table}`;
 const api = (method: string, path: string, body?: unknown): Promise<Reply> =>
   call(npm.url, method, path, body);
 
-/** mulberry32, so the kill moments replay. */
-const random = (() => {
-  let a = 29;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-})();
+/** Seeded, so the kill moments replay. */
+const random = seeded(29);
 
 beforeAll(async () => {
   npm = await startNpmStart({

@@ -49,8 +49,8 @@ export interface ExpectedChange {
 
 const UTF8 = new TextEncoder();
 
-/** mulberry32: the workload replays from its seed. */
-const seeded = (seed: number) => {
+/** mulberry32: the workload (and a test's kill moments) replay from their seed. */
+export const seeded = (seed: number) => {
   let a = seed;
   return () => {
     a = (a + 0x6d2b79f5) | 0;
