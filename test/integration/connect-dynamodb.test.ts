@@ -3,7 +3,8 @@
  * stack: a seeded workload of inserts, updates and deletes reaches the topic exactly (per key, in
  * order, with the converted images); a poll that a crash left half-written is completed with no gap
  * and no duplicate; a stream disabled and enabled again (its shard closed, a new stream opened) is
- * read to its end before the new one. The SIGKILL test through `npm start` is connect-dynamodb-kill.
+ * read to its end before the new one; a task fenced mid-stream (its lease taken by a restart) hands
+ * over without gap or duplicate. The SIGKILL test through `npm start` is connect-dynamodb-kill.
  */
 import { UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -193,6 +194,41 @@ describe('DynamoDB Streams source on DynamoDB Local', () => {
     expectGolden(await readTopic(client, topic, PARTITIONS), workload, PARTITIONS);
     const after = (await state.task(name, 0))!;
     expect(after.pendingPoll).toBeUndefined();
+    await remove(name);
+  });
+
+  it('a task whose lease is taken mid-stream stops; its successor goes on with no gap or duplicate', async () => {
+    const name = 'ddb-fenced';
+    const { table, topic } = await source(name);
+    const workload = new ChangeWorkload(ddb, table, 15, 23);
+    await workload.run(40);
+    const doomed = new ConnectWorker({
+      state,
+      client,
+      clock: systemClock,
+      workerId: 'doomed',
+      budgetMs: 30_000,
+      pollIntervalMs: 50,
+    });
+    const running = doomed.tick();
+    while ((await readTopic(client, topic, PARTITIONS)).length === 0)
+      await new Promise((r) => setTimeout(r, 20));
+    let writing = true;
+    const writer = (async () => {
+      while (writing) await workload.step();
+    })();
+    await new Promise((r) => setTimeout(r, 300));
+    // A task restart bumps the lease epoch: the running task's next write is refused and it stops.
+    expect((await stack.call('POST', `/v1/connect/connectors/${name}/tasks/0/restart`)).status).toBe(204);
+    const started = Date.now();
+    expect((await running).map((o) => o.outcome)).toEqual(['fenced']);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await new Promise((r) => setTimeout(r, 300));
+    writing = false;
+    await writer;
+    expect(workload.changes).toBeGreaterThan(40);
+    await tickUntil(topic, workload.changes);
+    expectGolden(await readTopic(client, topic, PARTITIONS), workload, PARTITIONS);
     await remove(name);
   });
 
