@@ -46,7 +46,12 @@ const RETRIABLE = new Set([
 
 /** The service's exception as the connector's own error, without the AWS names. */
 const translate = (error: unknown, what: string): Error => {
-  const e = error as { name?: string; message?: string; $metadata?: unknown; $retryable?: unknown };
+  const e = error as {
+    name?: string;
+    message?: string;
+    $metadata?: { httpStatusCode?: number };
+    $retryable?: unknown;
+  };
   switch (e.name) {
     case 'ExpiredIteratorException':
       return new ExpiredIteratorError();
@@ -55,8 +60,9 @@ const translate = (error: unknown, what: string): Error => {
     case 'ResourceNotFoundException':
       return new StreamResourceNotFoundError(what);
   }
-  // No $metadata: the request never got an answer (connection refused, reset, timed out).
-  if (RETRIABLE.has(e.name ?? '') || e.$retryable !== undefined || e.$metadata === undefined)
+  // No HTTP status: the request never got an answer (connection refused, reset, timed out).
+  const status = e.$metadata?.httpStatusCode;
+  if (RETRIABLE.has(e.name ?? '') || e.$retryable !== undefined || status === undefined || status >= 500)
     return new RetriableConnectError(`DynamoDB Streams did not answer a read of ${what}; will retry`);
   return new Error(`DynamoDB Streams refused a read of ${what}: ${e.message ?? 'unknown error'}`);
 };

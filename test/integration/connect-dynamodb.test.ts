@@ -6,12 +6,14 @@
  * read to its end before the new one; a task fenced mid-stream (its lease taken by a restart) hands
  * over without gap or duplicate. The SIGKILL test through `npm start` is connect-dynamodb-kill.
  */
-import { UpdateTableCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DYNAMODB_SOURCE } from '../../connect/connectors/dynamodb-source-plugin.js';
-import { sourcePartitionKey } from '../../connect/plugin.js';
+import { createAwsChangeStreams } from '../../connect/connectors/dynamodb-streams-aws.js';
+import { StreamResourceNotFoundError } from '../../connect/connectors/dynamodb-streams-port.js';
+import { RetriableConnectError, sourcePartitionKey } from '../../connect/plugin.js';
 import { POLL_HEADER } from '../../connect/runtime/source-runner.js';
 import { ConnectWorker } from '../../connect/runtime/worker.js';
 import { ConnectStateStore } from '../../connect/state-store.js';
@@ -92,6 +94,51 @@ const offsetsOf = async (name: string) =>
 
 const remove = async (name: string) =>
   expect((await stack.call('DELETE', `/v1/connect/connectors/${name}`)).status).toBe(204);
+
+describe('the DynamoDB Streams adapter on DynamoDB Local', () => {
+  it('answers in its own errors: retriable when unreachable, refusals without AWS names', async () => {
+    const unreachable = createAwsChangeStreams({ endpoint: 'http://127.0.0.1:9' });
+    const down = await unreachable.tableStreams('orders').catch((e: unknown) => e);
+    unreachable.close();
+    expect(down).toBeInstanceOf(RetriableConnectError);
+    expect((down as Error).message).toBe(
+      'DynamoDB Streams did not answer a read of the streams of table orders; will retry',
+    );
+
+    const streams = createAwsChangeStreams({ endpoint: inject('dynamodbEndpoint') });
+    expect(await streams.tableStreams(`absent-${randomUUID()}`)).toEqual([]);
+    const refused = await streams.getRecords('not-an-iterator', 10).catch((e: unknown) => e);
+    expect(refused).not.toBeInstanceOf(RetriableConnectError);
+    expect((refused as Error).message).toBe(
+      'DynamoDB Streams refused a read of a shard: Invalid ShardIterator',
+    );
+    const table = `errors-${randomUUID().slice(0, 8)}`;
+    await createStreamTable(ddb, table);
+    const { streamArn } = (await streams.tableStreams(table))[0]!;
+    const gone = await streams
+      .shardIterator(streamArn, 'shardId-00000000000000000000-00000000', { type: 'TRIM_HORIZON' })
+      .catch((e: unknown) => e);
+    expect(gone).toBeInstanceOf(StreamResourceNotFoundError);
+    expect((gone as Error).message).toBe('shard shardId-00000000000000000000-00000000 does not exist');
+    streams.close();
+    // A table without a stream fails the task with a message that says what to do.
+    const plain = `plain-${randomUUID().slice(0, 8)}`;
+    await ddb.send(
+      new CreateTableCommand({
+        TableName: plain,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      }),
+    );
+    await expect(
+      DYNAMODB_SOURCE.createTask(
+        { tables: plain, 'dynamodb.service.endpoint': inject('dynamodbEndpoint') },
+        { connector: 'x', task: 0, log: () => {}, reportErrant: () => Promise.resolve() },
+      ),
+    ).rejects.toThrow(`table ${plain} has no stream: enable its StreamSpecification (DynamoDB Streams)`);
+  });
+});
 
 describe('DynamoDB Streams source on DynamoDB Local', () => {
   it('inserts, updates and deletes reach the topic per key, in order, with exact images', async () => {
