@@ -168,6 +168,55 @@ describe('the recorded DescribeStream answer', () => {
   });
 });
 
+describe('a recorded TTL deletion, through the SDK', () => {
+  it('becomes a REMOVE with its old image, its time and the TTL service identity', async () => {
+    const answers = JSON.parse(fixture('ttl-remove.json')) as Record<string, unknown>;
+    const requests: unknown[] = [];
+    const streams = createAwsChangeStreams({
+      endpoint: 'http://127.0.0.1:1',
+      region: 'eu-west-1',
+      requestHandler: recorded(
+        ['ListStreams', 'DescribeStream', 'GetShardIterator', 'GetRecords'].map((op) =>
+          JSON.stringify(answers[op]),
+        ),
+        requests,
+      ),
+    });
+    const task = new DynamoDbStreamsSourceTask(streams, { tables: 'sessions' }, () => {});
+    await task.refresh();
+    const { records } = await task.poll(new Map(), 100);
+    const arn = 'arn:aws:dynamodb:eu-west-1:123456789012:table/sessions/stream/2024-12-01T00:00:00.000';
+    expect(requests).toEqual([
+      { TableName: 'sessions' },
+      { StreamArn: arn },
+      { StreamArn: arn, ShardId: 'shardId-00000001733011200000-aaaa0001', ShardIteratorType: 'TRIM_HORIZON' },
+      { ShardIterator: `${arn}|1|AAAAAAAAAAHfakeiterator`, Limit: 100 },
+    ]);
+    expect(records).toEqual([
+      {
+        topic: 'dynamodb-sessions',
+        timestamp: 1_733_011_260_000,
+        key: { session: 's-42' },
+        value: {
+          eventID: 'c81e728d9d4c2f636f067f89cc14862c',
+          eventName: 'REMOVE',
+          ApproximateCreationDateTime: 1_733_011_260_000,
+          Keys: { session: 's-42' },
+          OldImage: { cart: [{ qty: 2, sku: 'A-1' }], expiresAt: 1733011200, session: 's-42' },
+          SequenceNumber: '700000000000000000011',
+          SizeBytes: 84,
+          StreamViewType: 'OLD_IMAGE',
+          userIdentity: { type: 'Service', principalId: 'dynamodb.amazonaws.com' },
+        },
+        headers: [],
+        sourcePartition: { streamArn: arn, shardId: 'shardId-00000001733011200000-aaaa0001' },
+        sourceOffset: { sequenceNumber: '700000000000000000011' },
+      },
+    ]);
+    await task.close();
+  });
+});
+
 /** A stream of table `orders` with A (closed) → B (closed) → C (open) and an unrelated open root R. */
 const lineageStream = (): FakeChangeStreams => {
   const fake = new FakeChangeStreams('orders', ['order']);
