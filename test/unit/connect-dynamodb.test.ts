@@ -1,7 +1,8 @@
 /**
  * The DynamoDB Streams source without a service: DynamoDB JSON → plain JSON, the adapter's reading of
  * a two-page DescribeStream answer (test/fixtures/dynamodb-streams, in the service's wire shape, with a
- * trimmed parent, two rolls and a split), the lineage rule over it, and the task's polls over an
+ * trimmed parent, two rolls and a split), the lineage rule over it, a recorded TTL deletion through
+ * the SDK into a source record, and the task's polls over an
  * in-memory stream with that lineage: parents before children, a failed poll that lets no child
  * overtake its parent's uncommitted tail, expired and trimmed iterators, exact replays.
  */
