@@ -121,6 +121,28 @@ export class DynamoDbStreamsSourceTask implements SourceTask {
   }
 
   async replay(partition: SourceMap, from: SourceMap | null, through: SourceMap): Promise<SourceRecord[]> {
+    const out: SourceRecord[] = [];
+    try {
+      await this.replayInto(out, partition, from, through);
+    } catch (error) {
+      if (!(error instanceof StreamResourceNotFoundError)) throw error;
+      // The stream or shard went (trimmed, table deleted) before the half-written poll was redone.
+      this.log({
+        level: 'warn',
+        msg: 'shard no longer exists; the rest of its poll cannot be replayed',
+        shard: String(partition['shardId']),
+        replayed: out.length,
+      });
+    }
+    return out;
+  }
+
+  private async replayInto(
+    out: SourceRecord[],
+    partition: SourceMap,
+    from: SourceMap | null,
+    through: SourceMap,
+  ): Promise<void> {
     const streamArn = String(partition['streamArn']);
     const shardId = String(partition['shardId']);
     const described = await this.describe(streamArn);
@@ -131,8 +153,7 @@ export class DynamoDbStreamsSourceTask implements SourceTask {
       shardId,
     };
     const end = sequenceOf(through);
-    if (end === null) return [];
-    const out: SourceRecord[] = [];
+    if (end === null) return;
     let after = sequenceOf(from);
     let iterator = await this.iterator(shard, after);
     for (let empty = 0; empty <= MAX_EMPTY_PAGES;) {
@@ -145,12 +166,12 @@ export class DynamoDbStreamsSourceTask implements SourceTask {
         continue;
       }
       for (const change of page.records) {
-        if (compareSequenceNumbers(change.sequenceNumber, end) > 0) return out;
+        if (compareSequenceNumbers(change.sequenceNumber, end) > 0) return;
         out.push(this.toSourceRecord(shard, change));
-        if (change.sequenceNumber === end) return out;
+        if (change.sequenceNumber === end) return;
         after = change.sequenceNumber;
       }
-      if (!page.nextShardIterator) return out;
+      if (!page.nextShardIterator) return;
       empty = page.records.length === 0 ? empty + 1 : 0;
       iterator = page.nextShardIterator;
     }

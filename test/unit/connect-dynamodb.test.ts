@@ -386,6 +386,25 @@ describe('iterators and replays', () => {
     );
   });
 
+  it('replaying a shard that no longer exists gives what is left, and says so', async () => {
+    const fake = lineageStream();
+    const logs: Record<string, unknown>[] = [];
+    const task = await newTask(fake, logs);
+    fake.deleteShard('s-b');
+    const replayed = await task.replay({ streamArn: fake.streamArn, shardId: 's-b' }, null, {
+      sequenceNumber: fake.sequence('s-b', 1),
+    });
+    expect(replayed).toEqual([]);
+    expect(logs).toEqual([
+      {
+        level: 'warn',
+        msg: 'shard no longer exists; the rest of its poll cannot be replayed',
+        shard: 's-b',
+        replayed: 0,
+      },
+    ]);
+  });
+
   it('a shard that disappeared (trimmed) counts as read and its child goes on', async () => {
     const fake = lineageStream();
     const logs: Record<string, unknown>[] = [];
