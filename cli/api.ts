@@ -15,6 +15,8 @@ import { GroupMember } from '../sdk/group-member.js';
 import type { Bail, Retrier } from '../sdk/retry.js';
 import { createRetrier } from '../sdk/retry.js';
 import type { FetchLike } from '../sdk/transport.js';
+import type { ProducerOptions } from '../sdk/producer.js';
+import { Producer } from '../sdk/producer.js';
 import { encodeBytes, encodeValue } from '../lib/wire/encoding.js';
 import { Transport, path } from '../sdk/transport.js';
 import type {
@@ -26,15 +28,12 @@ import type {
   GroupSummary,
   OffsetCommitResult,
   OffsetSpec,
-  ProduceRecord,
-  RecordResult,
   ResetTarget,
   TopicDescription,
   TopicSummary,
 } from '../lib/wire/types.js';
 export { ENCODINGS } from '../lib/wire/types.js';
 export type * from '../lib/wire/types.js';
-export type ProduceResult = RecordResult;
 
 export interface SluiceApiOptions {
   /** Base URL, e.g. `http://127.0.0.1:8787`; the `/v1/...` paths are appended. */
@@ -174,19 +173,12 @@ export class SluiceApi {
     await this.request(false, 'DELETE', path`/v1/topics/${topic}`);
   }
 
-  /** Produces one request's records; with an idempotency key a retry cannot write twice, so it retries. */
-  async produce(
-    topic: string,
-    body: { records: ProduceRecord[]; encoding: Encoding; acks?: 'all' | '1' },
-    idempotencyKey?: string,
-  ): Promise<ProduceResult[]> {
-    const { results } = await this.request<{ results: ProduceResult[] }>(
-      idempotencyKey !== undefined,
-      'POST',
-      path`/v1/topics/${topic}/records`,
-      { body, ...(idempotencyKey === undefined ? {} : { headers: { 'idempotency-key': idempotencyKey } }) },
-    );
-    return results;
+  /**
+   * The SDK's producer. Its sends are safe to repeat: binary batches carry the idempotent producer's
+   * sequence numbers and JSON sends an Idempotency-Key, so a retry writes nothing twice.
+   */
+  producer(options: ProducerOptions = {}): Producer {
+    return new Producer(this.transport, this.repeatable, options);
   }
 
   /**
