@@ -6,12 +6,12 @@
  */
 import { Admin } from '../sdk/admin.js';
 import { ConnectAdmin } from '../sdk/connect.js';
+import type { ConsumerOptions } from '../sdk/consumer.js';
 import { Consumer } from '../sdk/consumer.js';
+import type { ConsumedRecord } from '../sdk/types.js';
 import type { PartitionReadOptions } from '../sdk/partition-reader.js';
 import { readPartition } from '../sdk/partition-reader.js';
 import { SluiceError } from '../sdk/errors.js';
-import type { GroupMemberOptions } from '../sdk/group-member.js';
-import { GroupMember } from '../sdk/group-member.js';
 import type { Bail, Retrier } from '../sdk/retry.js';
 import { createRetrier } from '../sdk/retry.js';
 import type { FetchLike } from '../sdk/transport.js';
@@ -51,6 +51,19 @@ export const attemptsOf = (error: SluiceError): number =>
 
 export const isAborted = (error: unknown): boolean =>
   error instanceof SluiceError && error.code === 'ABORTED';
+
+/** Fetched records as the JSON fetch renders them in `encoding`. */
+export const renderRecords = (records: readonly ConsumedRecord[], encoding: Encoding): FetchedRecord[] => {
+  // Keys and header values are text (or base64) under every encoding; only values parse as JSON.
+  const bytes = encoding === 'base64' ? 'base64' : 'utf8';
+  return records.map((r) => ({
+    offset: r.offset,
+    timestamp: r.timestamp,
+    key: encodeBytes(r.key, bytes),
+    value: encodeValue(r.value, encoding),
+    headers: r.headers.map((h) => ({ key: h.key, value: encodeBytes(h.value, bytes) })),
+  }));
+};
 
 export class SluiceApi {
   readonly url: string;
@@ -101,15 +114,6 @@ export class SluiceApi {
   /** Kafka Connect's REST API through this API's transport and retrier. */
   connect(): ConnectAdmin {
     return new ConnectAdmin(this.transport, this.repeatable);
-  }
-
-  /** A KIP-848 member of `groupId` speaking through this API (heartbeats are not retried: the loop is). */
-  groupMember(options: GroupMemberOptions): GroupMember {
-    return new GroupMember(
-      this.transport,
-      (operation) => this.retry(false, (bail) => operation(bail, 0)),
-      options,
-    );
   }
 
   private request<T>(
@@ -182,6 +186,14 @@ export class SluiceApi {
   }
 
   /**
+   * A member of `groupId` through the SDK's consumer (KIP-848 heartbeats, reconciliation, commits
+   * under the member epoch); its calls are safe to repeat.
+   */
+  groupConsumer(options: ConsumerOptions & { groupId: string }): Consumer {
+    return new Consumer(this.transport, this.repeatable, options);
+  }
+
+  /**
    * Reads one partition with the SDK's partition reader over its consumer's binary fetch, each
    * record rendered in `encoding` exactly as the JSON fetch renders it.
    */
@@ -192,21 +204,9 @@ export class SluiceApi {
     },
   ): Promise<'caught-up' | 'stopped'> {
     const { encoding, deliver, ...read } = options;
-    // Keys and header values are text (or base64) under every encoding; only values parse as JSON.
-    const bytes = encoding === 'base64' ? 'base64' : 'utf8';
     return readPartition(this.consumer, {
       ...read,
-      deliver: (batch) =>
-        deliver(
-          batch.records.map((r) => ({
-            offset: r.offset,
-            timestamp: r.timestamp,
-            key: encodeBytes(r.key, bytes),
-            value: encodeValue(r.value, encoding),
-            headers: r.headers.map((h) => ({ key: h.key, value: encodeBytes(h.value, bytes) })),
-          })),
-          batch.nextOffset,
-        ),
+      deliver: (batch) => deliver(renderRecords(batch.records, encoding), batch.nextOffset),
     });
   }
 

@@ -1,8 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { HeartbeatResponse } from '../../cli/api.js';
-import { SluiceApi } from '../../cli/api.js';
-import type { Reconciler } from '../../cli/group-membership.js';
-import { GroupMembership } from '../../cli/group-membership.js';
 import { errorFromResponse as errorFromAnswer } from '../../sdk/errors.js';
 import { EXIT_API_ERROR, EXIT_OK, EXIT_USAGE, run } from '../../cli/main.js';
 import type { FetchLike } from '../../sdk/transport.js';
@@ -509,8 +505,8 @@ describe('consume --group', () => {
         memberId: beats[0].memberId,
         memberEpoch: 4,
         offsets: [
-          { topic: 'orders', partition: 0, offset: 3 },
-          { topic: 'orders', partition: 1, offset: 7 },
+          { topic: 'orders', partition: 0, offset: 3, metadata: '' },
+          { topic: 'orders', partition: 1, offset: 7, metadata: '' },
         ],
       },
     ]);
@@ -519,79 +515,6 @@ describe('consume --group', () => {
     expect(result.stderr).toContain('owns partitions 0-1 of orders');
     expect(result.stderr).toContain('Committed offsets of orders partitions 0-1.');
     expect(result.stderr).toContain('left group billing.');
-  });
-});
-
-describe('GroupMembership', () => {
-  const membership = (answers: (body: Record<string, unknown>) => Answer) => {
-    const api = fakeApi((r) => answers(r.body));
-    const events: string[] = [];
-    const reconciler: Reconciler = {
-      assign: async (p) => void events.push(`assign ${p.join(',')}`),
-      revoke: async (p) => void events.push(`revoke ${p.join(',')}`),
-      lose: async (p, code) => void events.push(`lose ${p.join(',')} ${code}`),
-    };
-    const member = new GroupMembership({
-      api: new SluiceApi({ url: 'http://sluice.test', fetch: api.fetch }),
-      groupId: 'g',
-      topic: 't',
-      reconciler,
-      note: () => {},
-      memberId: 'm-1',
-    });
-    return { member, events, requests: api.requests };
-  };
-  const answer = (epoch: number, partitions: number[] | null): Answer => [
-    200,
-    {
-      memberId: 'm-1',
-      memberEpoch: epoch,
-      heartbeatIntervalMs: 3000,
-      assignment: partitions === null ? null : { topicPartitions: [{ topic: 't', partitions }] },
-    } satisfies HeartbeatResponse,
-  ];
-
-  it('revokes before it assigns, and reports ownership after reconciling', async () => {
-    const script = [answer(1, [0, 1, 2]), answer(2, [2, 3]), answer(2, null)];
-    const { member, events, requests } = membership(() => script.shift()!);
-    expect(await member.heartbeat()).toBe(true);
-    expect(await member.heartbeat()).toBe(true);
-    expect(await member.heartbeat()).toBe(false);
-    expect(events).toEqual(['assign 0,1,2', 'revoke 0,1', 'assign 3']);
-    expect(requests.map((r) => r.body.ownedPartitions)).toEqual([
-      [],
-      [{ topic: 't', partitions: [0, 1, 2] }],
-      [{ topic: 't', partitions: [2, 3] }],
-    ]);
-    expect(member.heartbeatIntervalMs).toBe(3000);
-  });
-
-  it('drops its partitions and rejoins with epoch 0 under the same id when fenced', async () => {
-    const script: Answer[] = [
-      answer(1, [0]),
-      [409, envelope('FENCED_MEMBER_EPOCH', 'stale epoch 1')],
-      answer(3, [0]),
-    ];
-    const { member, events, requests } = membership(() => script.shift()!);
-    await member.heartbeat();
-    expect(await member.heartbeat()).toBe(true);
-    expect(member.owned.size).toBe(0);
-    await member.heartbeat();
-    expect(events).toEqual(['assign 0', 'lose 0 FENCED_MEMBER_EPOCH', 'assign 0']);
-    expect(requests.map((r) => [r.body.memberId, r.body.memberEpoch, r.body.subscribedTopics])).toEqual([
-      ['m-1', 0, ['t']],
-      ['m-1', 1, null],
-      ['m-1', 0, ['t']],
-    ]);
-  });
-
-  it('leaves with epoch -1 and tolerates already being gone', async () => {
-    const script: Answer[] = [answer(1, [0]), [404, envelope('UNKNOWN_MEMBER_ID', 'gone')]];
-    const { member, requests } = membership(() => script.shift()!);
-    await member.heartbeat();
-    await member.leave();
-    expect(requests.at(-1)?.body).toEqual({ memberId: 'm-1', memberEpoch: -1, instanceId: null });
-    expect(member.owned.size).toBe(0);
   });
 });
 
