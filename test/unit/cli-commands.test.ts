@@ -699,10 +699,15 @@ describe('groups', () => {
     expect(result.stderr).toContain('hint: the group still has members: stop its consumers');
   });
 
-  it('deletes offsets of T or T:P,P and prints each partition it deleted', async () => {
+  it("deletes offsets of T or T:P,P and prints Kafka's status of every asked partition", async () => {
+    const subscribed = {
+      code: 'GROUP_SUBSCRIBED_TO_TOPIC',
+      message: 'member m1 of group billing subscribes to busy',
+      retriable: false,
+    };
     const api = fakeApi((r) =>
       r.query['topic'] === 'busy'
-        ? [409, envelope('GROUP_SUBSCRIBED_TO_TOPIC', 'member m1 of group billing subscribes to busy')]
+        ? [200, { results: [0, 1].map((partition) => ({ topic: 'busy', partition, error: subscribed })) }]
         : [
             200,
             {
@@ -719,15 +724,24 @@ describe('groups', () => {
       ['DELETE', '/v1/groups/billing/offsets', { topic: 'orders', partitions: '0,1' }],
     ]);
     expect(some.stdout).toBe(
-      'Deleted the committed offset of orders/0.\n' +
-        'Deleted the committed offset of orders/1.\n' +
-        'Deleted 2 committed offsets of group billing for topic orders.\n',
+      'TOPIC   PARTITION  STATUS\n' +
+        'orders          0  Successful\n' +
+        'orders          1  Successful\n' +
+        'Deleted the committed offsets of 2 partitions of orders for group billing.\n',
     );
     await cli(['groups', 'delete-offsets', 'billing', '--topic', 'orders'], api.fetch);
     expect(api.requests.at(-1)?.query).toEqual({ topic: 'orders' });
     const refused = await cli(['groups', 'delete-offsets', 'billing', '--topic', 'busy'], api.fetch);
     expect(refused.code).toBe(EXIT_API_ERROR);
-    expect(refused.stderr).toContain('member m1 of group billing subscribes to busy');
+    expect(refused.stdout).toBe(
+      'TOPIC  PARTITION  STATUS\n' +
+        'busy           0  Error: GROUP_SUBSCRIBED_TO_TOPIC\n' +
+        'busy           1  Error: GROUP_SUBSCRIBED_TO_TOPIC\n' +
+        'Deleted the committed offsets of 0 partitions of busy for group billing; 2 partitions refused.\n',
+    );
+    expect(refused.stderr).toContain(
+      'GROUP_SUBSCRIBED_TO_TOPIC: member m1 of group billing subscribes to busy',
+    );
     for (const argv of [['--topic', 'orders:'], ['--topic', 'orders:x'], []]) {
       const bad = await cli(['groups', 'delete-offsets', 'billing', ...argv], api.fetch);
       expect(bad.code).toBe(EXIT_USAGE);
