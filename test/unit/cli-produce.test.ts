@@ -294,6 +294,19 @@ describe('produce', () => {
     expect(batchesOf(api.requests)).toEqual([]);
   });
 
+  it('names the nearest topic for a typo before reading any input (did you mean)', async () => {
+    const api = fakeApi((r): Answer =>
+      r.path === '/v1/topics'
+        ? [200, { topics: [{ name: 'orders', partitions: 2, replicationFactor: 1 }] }]
+        : [404, envelope('UNKNOWN_TOPIC_OR_PARTITION', 'topic ordrs does not exist')],
+    );
+    const result = await cli(['produce', 'ordrs', '-q'], api.fetch, { stdin: ['a\n'] });
+    expect(result.code).toBe(EXIT_API_ERROR);
+    expect(result.stderr).toContain('error: UNKNOWN_TOPIC_OR_PARTITION');
+    expect(result.stderr).toContain('did you mean orders?');
+    expect(batchesOf(api.requests)).toEqual([]);
+  });
+
   it('needs records', async () => {
     const api = producing();
     const result = await cli(['produce', 'orders'], api.fetch, { stdin: [] });
