@@ -61,6 +61,8 @@ export interface RunHandlers {
   onPartitionsAssigned?: (partitions: TopicPartitions[]) => void | Promise<void>;
   onPartitionsRevoked?: (partitions: TopicPartitions[]) => void | Promise<void>;
   onPartitionsLost?: (partitions: TopicPartitions[]) => void | Promise<void>;
+  /** A position outside the log (retention moved past it) was reset to auto.offset.reset's bound. */
+  onOffsetReset?: (p: { topic: string; partition: number; offset: number; resetTo: number }) => void;
   /** librdkafka's partition EOF: a fetch left the partition's position at its high watermark. */
   onPartitionEof?: (p: { topic: string; partition: number; offset: number }) => void;
 }
@@ -354,7 +356,14 @@ export class Consumer {
         if (error instanceof SluiceError && error.code === 'OFFSET_OUT_OF_RANGE') {
           // Kafka's auto.offset.reset: earliest with fromBeginning, else latest.
           const bound = error.details[this.fromBeginning ? 'logStartOffset' : 'highWatermark'];
+          const was = p.position;
           p.position = typeof bound === 'number' ? bound : await this.resetOffset(p.topic, p.partition);
+          this.handlers.onOffsetReset?.({
+            topic: p.topic,
+            partition: p.partition,
+            offset: was,
+            resetTo: p.position,
+          });
           continue;
         }
         throw error;

@@ -96,6 +96,10 @@ export const consumeInGroup = async (
         forget(partitions);
         assigned = false;
       },
+      onOffsetReset: ({ partition, offset, resetTo }) =>
+        ctx.note(
+          `Offset ${offset} of ${topic}-${partition} is outside the log; resetting to ${group.reset} (${resetTo}).`,
+        ),
       onPartitionEof: ({ partition }) => {
         atEnd.add(partition);
         finishedIfCaughtUp();

@@ -12,7 +12,10 @@ import type { FetchLike } from '../../sdk/transport.js';
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 
 /** Partition t-0 holds a, b, c at offsets 0-2 in one batch; `beat(n)` answers the n-th heartbeat. */
-const fakeGroup = (beat: (n: number, body: Record<string, unknown>) => [number, unknown]) => {
+const fakeGroup = (
+  beat: (n: number, body: Record<string, unknown>) => [number, unknown],
+  committed: { topic: string; partition: number; offset: number; metadata: string }[] = [],
+) => {
   const heartbeats: Record<string, unknown>[] = [];
   const commits: unknown[] = [];
   const batch = encodeRecordBatch(
@@ -28,7 +31,8 @@ const fakeGroup = (beat: (n: number, body: Record<string, unknown>) => [number, 
       const [status, answer] = beat(heartbeats.length, body);
       return json(status, answer);
     }
-    if (url.pathname === '/v1/groups/g/offsets' && init.method === 'GET') return json(200, { offsets: [] });
+    if (url.pathname === '/v1/groups/g/offsets' && init.method === 'GET')
+      return json(200, { offsets: committed });
     if (url.pathname === '/v1/groups/g/offsets') {
       commits.push(body['offsets']);
       return json(200, { results: [] });
@@ -36,6 +40,12 @@ const fakeGroup = (beat: (n: number, body: Record<string, unknown>) => [number, 
     if (url.pathname === '/v1/topics/t/partitions/0/offsets') return json(200, { offset: 0, timestamp: -1 });
     if (url.pathname === '/v1/topics/t/partitions/0/records') {
       const offset = Number(url.searchParams.get('offset'));
+      if (offset > 3)
+        return json(416, {
+          error: { code: 'OFFSET_OUT_OF_RANGE', message: 'out', retriable: false },
+          logStartOffset: 0,
+          highWatermark: 3,
+        });
       if (offset >= 3) await new Promise((r) => setTimeout(r, 5));
       return new Response(offset >= 3 ? new Uint8Array(0) : batch, {
         status: 200,
@@ -105,6 +115,25 @@ describe('Consumer rebalance listener, EOF and resolveOffset', () => {
     expect(heartbeats[1]).toMatchObject({ ownedPartitions: [{ topic: 't', partitions: [0] }] });
     expect(commits).toEqual([[{ topic: 't', partition: 0, offset: 3, metadata: '' }]]);
     expect(heartbeats.at(-1)).toEqual({ memberId: 'chosen-id', memberEpoch: -1, instanceId: null });
+  });
+
+  it('resets a committed offset outside the log to auto.offset.reset and tells the handler', async () => {
+    const { client } = fakeGroup(
+      (n) => [200, member(1, n === 1 ? [0] : null)],
+      [{ topic: 't', partition: 0, offset: 9, metadata: '' }],
+    );
+    const events: string[] = [];
+    const consumer = client.consumer({ groupId: 'g', maxWaitMs: 10, autoCommitIntervalMs: 0 });
+    consumer.subscribe({ topics: ['t'], fromBeginning: true });
+    const running = consumer.run({
+      eachBatch: async ({ batch }) =>
+        void events.push(`batch ${batch.records.map((r) => r.offset).join(',')}`),
+      onOffsetReset: (p) => void events.push(`reset ${p.partition} ${p.offset}->${p.resetTo}`),
+    });
+    await until(() => events.length >= 2);
+    await consumer.stop();
+    await running;
+    expect(events).toEqual(['reset 0 9->0', 'batch 0,1,2']);
   });
 
   it('commits the batch start when the handler resolved none of its records', async () => {
