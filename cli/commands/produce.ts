@@ -229,6 +229,8 @@ export const produce: CommandSpec = {
     });
 
     let lines = 0;
+    /** The input line of each appended record, by append index, to name where a failure starts. */
+    const lineOf: number[] = [];
     try {
       if (argMessages.length > 0) {
         for (const message of argMessages) await accumulator.append(message);
@@ -250,7 +252,10 @@ export const produce: CommandSpec = {
           if (encoding === 'json' && item.value.trim() === '') continue;
           // A malformed line stops the input; what came before it is written, as
           // kafka-console-producer would have (the finally block flushes).
-          await accumulator.append(toMessage(parseLine(item.value, lines, format), `line ${lines}`));
+          const index = await accumulator.append(
+            toMessage(parseLine(item.value, lines, format), `line ${lines}`),
+          );
+          lineOf[index] = lines;
         }
       }
     } finally {
@@ -265,9 +270,13 @@ export const produce: CommandSpec = {
     }
     if (summary.firstError) {
       const e = summary.firstError;
-      throw new SluiceError(e.code, `${plural(summary.failed, 'record')} not written: ${e.message}`, {
-        retriable: e.retriable,
-      });
+      const at = summary.firstFailedIndex ?? 0;
+      const from = argMessages.length > 0 ? `--value #${at + 1}` : `line ${lineOf[at] ?? at + 1}`;
+      throw new SluiceError(
+        e.code,
+        `${plural(summary.failed, 'record')} not written (the first from ${from}): ${e.message}`,
+        { retriable: e.retriable },
+      );
     }
     if (accumulator.count === 0 && !ctx.signal.aborted) {
       throw new UsageError('no records: give --value V or pipe lines on stdin', produce);
