@@ -40,6 +40,8 @@ export interface BenchProducerOptions {
    * v2 record's varints), so a full batch is one RecordBatch the SDK does not split.
    */
   recordOverhead?: number;
+  /** Wraps each batch's send (the latency benchmark's trace, bench/trace.ts). */
+  wrapSend?: (handedAt: readonly number[], send: () => Promise<unknown>) => Promise<unknown>;
 }
 
 interface OpenBatch {
@@ -139,7 +141,8 @@ export class BenchProducer {
   private seal(): void {
     const batch = this.open;
     this.pending[batch.partition]!++;
-    const sent = this.producer.sendBatch(this.options.topic, batch.partition, batch.messages).then(
+    const send = () => this.producer.sendBatch(this.options.topic, batch.partition, batch.messages);
+    const sent = (this.options.wrapSend ? this.options.wrapSend(batch.handedAt, send) : send()).then(
       () => {
         const acked = performance.now();
         const at = Date.now();

@@ -120,6 +120,43 @@ describe('latency store decorators', () => {
     );
   });
 
+  it("the emulator's own time counts toward the modelled time instead of adding to it", async () => {
+    const inner = new MemoryMetadataStore();
+    // A store that itself takes 60 ms (a loaded emulator) under a 30 ms model: about 15 + 60 ms in
+    // all (half the model on the way there, then the call), not 30 + 60.
+    const slowInner: typeof inner = Object.assign(Object.create(inner) as typeof inner, {
+      update: async (...args: Parameters<typeof inner.update>) => {
+        await new Promise((resolve) => setTimeout(resolve, 60));
+        return inner.update(...args);
+      },
+    });
+    await inner.put({ pk: 'a', sk: 'b', n: 1 });
+    const store = new LatencyMetadataStore(slowInner, slow);
+    const t0 = performance.now();
+    await store.update({ pk: 'a', sk: 'b' }, [{ set: 'n', value: 2 }]);
+    const took = performance.now() - t0;
+    expect(took).toBeGreaterThanOrEqual(73);
+    expect(took).toBeLessThan(88);
+    expect((await inner.get({ pk: 'a', sk: 'b' }))?.['n']).toBe(2);
+  });
+
+  it('a call reaches the store after half its modelled time, and a failed one still takes all of it', async () => {
+    const inner = new MemoryMetadataStore();
+    await inner.put({ pk: 'a', sk: 'b', n: 1 });
+    const store = new LatencyMetadataStore(inner, slow);
+    const t0 = performance.now();
+    const reached = store.update({ pk: 'a', sk: 'b' }, [{ set: 'n', value: 2 }]);
+    await new Promise((resolve) => setTimeout(resolve, 8));
+    expect((await inner.get({ pk: 'a', sk: 'b' }))?.['n']).toBe(1);
+    await reached;
+    const failed = store.update({ pk: 'a', sk: 'b' }, [{ set: 'n', value: 3 }], {
+      condition: { path: 'n', op: '=', value: 9 },
+    });
+    await expect(failed).rejects.toBeInstanceOf(ConditionFailedError);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(58);
+    expect((await inner.get({ pk: 'a', sk: 'b' }))?.['n']).toBe(2);
+  });
+
   it('withLatency wraps every store and keeps their ids in order', () => {
     const wrapped = withLatency(latencyModels.express, {
       store: new MemoryMetadataStore(),

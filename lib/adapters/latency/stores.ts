@@ -24,10 +24,27 @@ import { sampleMs, transferMs } from './model.js';
 const sleep = (ms: number): Promise<void> =>
   ms <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Waits `d` (plus `extraMs`), then runs `op`. */
+/**
+ * Answers `op` after a draw of `d` (plus `extraMs`) in all: half of it before the call reaches the store
+ * (the request's way there, so concurrent calls still arrive reordered as on a network), the rest after,
+ * less what the emulator itself took. The model's figure is the whole service time on AWS, and the
+ * emulator's own time (CPU on the shared machine) stands for part of that same time: adding both would
+ * count it twice, so the modelled time is a floor that a slower emulator can only lengthen.
+ */
 const after = async <T>(d: Distribution, random: Random, op: () => Promise<T>, extraMs = 0): Promise<T> => {
-  await sleep(sampleMs(d, random) + extraMs);
-  return op();
+  const totalMs = sampleMs(d, random) + extraMs;
+  const started = performance.now();
+  await sleep(totalMs / 2);
+  const rest = () => sleep(totalMs - (performance.now() - started));
+  let result: T;
+  try {
+    result = await op();
+  } catch (error) {
+    await rest();
+    throw error;
+  }
+  await rest();
+  return result;
 };
 
 export class LatencyObjectStore implements ObjectStore {
