@@ -5,9 +5,22 @@
  * messages cut into phases (bench/latency-breakdown.ts). `npm run bench` runs the same as its modelled
  * run. Figures are modelled, not AWS measurements.
  *
- * Flags: --duration S (30), --warmup S (5), --workload FILE (the RF=3 1 MiB/s workload).
+ * Where the model's waits go. `--stores memory` (the default): on the in-memory adapters, so the model
+ * stands for S3 and DynamoDB entirely and the handlers, the gateway and the SDK are the only other
+ * time. `--stores emulators`: on DynamoDB Local and s3rver, each call taking the model's time or the
+ * emulator's, whichever is longer (lib/adapters/latency) — on a loaded machine the emulators' own CPU
+ * queueing then shows through.
+ *
+ * Flags: --duration S (30), --warmup S (5), --workload FILE (the RF=3 1 MiB/s workload),
+ * --stores memory|emulators.
  */
 import { pathToFileURL } from 'node:url';
+import type * as RuntimeModule from '../functions/runtime.js';
+import type { StorageLayer } from '../functions/runtime.js';
+import { storeId } from '../infra/config.js';
+import { latencyModels, withLatency } from '../lib/adapters/latency/index.js';
+import { MemoryMetadataStore } from '../lib/adapters/memory/metadata-store.js';
+import { MemoryObjectStore } from '../lib/adapters/memory/object-store.js';
 import type { Breakdown } from './latency-breakdown.js';
 import { breakdown } from './latency-breakdown.js';
 import { flags, numberFlag } from './flags.js';
@@ -21,13 +34,37 @@ import { readWorkload } from './workload.js';
 /** The modelled-latency run of issue 14: S3 Express One Zone stores, RF=3, acks=all, 1 MiB/s. */
 export const MODELLED_WORKLOAD = 'bench/workloads/1-topic-1-partition-1kb-1mib-rate-rf3.json';
 
+export type ModelledStores = 'memory' | 'emulators';
+
+export const parseStores = (raw: string | undefined): ModelledStores => {
+  if (raw === undefined || raw === 'memory' || raw === 'emulators') return raw ?? 'memory';
+  throw new Error(`--stores must be memory or emulators, not ${raw}`);
+};
+
+/** The express model over in-memory stores (metered like the AWS adapters), one per replica store. */
+const modelledMemory = (runtime: typeof RuntimeModule, storeCount: number): StorageLayer => {
+  const storage = withLatency(latencyModels.express, {
+    store: new MemoryMetadataStore(runtime.meters.metadata),
+    objectStores: Array.from(
+      { length: storeCount },
+      (_, i) => new MemoryObjectStore(storeId(i), runtime.meters.objects),
+    ),
+  });
+  return () => storage;
+};
+
 export const modelledRun = async (
   seconds: number,
   warmupSeconds: number,
-  file = MODELLED_WORKLOAD,
-): Promise<{ run: WorkloadRun; breakdown: Breakdown }> => {
-  const target = await startTarget({ latencyModel: 'express', storeCount: 3 });
-  const uninstall = installTracing(await import('../functions/runtime.js'));
+  { file = MODELLED_WORKLOAD, stores = 'memory' }: { file?: string; stores?: ModelledStores } = {},
+): Promise<{ run: WorkloadRun; breakdown: Breakdown; stores: ModelledStores }> => {
+  const storeCount = 3;
+  const target = await startTarget({ latencyModel: stores === 'memory' ? 'none' : 'express', storeCount });
+  const runtime = await import('../functions/runtime.js');
+  const uninstall = installTracing(
+    runtime,
+    stores === 'memory' ? modelledMemory(runtime, storeCount) : undefined,
+  );
   const traces: { sealedAtEpochMs: number; trace: RequestTrace }[] = [];
   try {
     const run = await runWorkload(target, file, await readWorkload(file), {
@@ -44,7 +81,7 @@ export const modelledRun = async (
     // Warm-up batches are not in the OMB figures; keep the breakdown to the same messages.
     const b = breakdown(traces.filter((t) => t.sealedAtEpochMs >= run.startMs).map((t) => t.trace));
     console.log(
-      `modelled (express, RF=3, acks=all, 1 MiB/s): publish p50/p99 ${r['aggregatedPublishLatency50pct']}/${r.aggregatedPublishLatency99pct} ms, ` +
+      `modelled (express on ${stores} stores, RF=3, acks=all, 1 MiB/s): publish p50/p99 ${r['aggregatedPublishLatency50pct']}/${r.aggregatedPublishLatency99pct} ms, ` +
         `end-to-end p50/p99 ${r['aggregatedEndToEndLatency50pct']}/${r.aggregatedEndToEndLatency99pct} ms (modelled, not AWS measurements)`,
     );
     console.log(`  mean ms per phase, all ${b.messages} messages: ${JSON.stringify(b.meanMs)}`);
@@ -52,7 +89,7 @@ export const modelledRun = async (
       `  mean ms per phase, slowest 1 % (${b.slowest.messages} messages ≥ ${b.publishP99Ms} ms in ${b.slowest.batches} batches): ${JSON.stringify(b.slowestMeanMs)}`,
     );
     console.log(`  those batches: ${JSON.stringify(b.slowest)}`);
-    return { run, breakdown: b };
+    return { run, breakdown: b, stores };
   } finally {
     uninstall();
     await target.stop();
@@ -61,15 +98,19 @@ export const modelledRun = async (
 
 const main = async () => {
   const f = flags();
-  const { run, breakdown: b } = await modelledRun(
-    numberFlag(f, 'duration', 30),
-    numberFlag(f, 'warmup', 5),
-    f.get('workload') ?? MODELLED_WORKLOAD,
-  );
+  const {
+    run,
+    breakdown: b,
+    stores,
+  } = await modelledRun(numberFlag(f, 'duration', 30), numberFlag(f, 'warmup', 5), {
+    file: f.get('workload') ?? MODELLED_WORKLOAD,
+    stores: parseStores(f.get('stores')),
+  });
   console.log(
     JSON.stringify({
       bench: 'latency',
       model: 'express',
+      stores,
       workload: run.workload.name,
       p50PublishMsModelled: run.result['aggregatedPublishLatency50pct'],
       p99PublishMsModelled: run.result.aggregatedPublishLatency99pct,

@@ -14,7 +14,7 @@
  * --cost-requests N (16),
  * --skip-limit, --skip-cost, --plots DIR (bench/results), --url URL,
  * --model none|standard|express (the AWS latency model of the main runs; default none),
- * --skip-modelled (the express RF=3 acks=all 1 MiB/s run), --skip-scaling (1/8/32 producers under the
+ * --skip-modelled (the express RF=3 acks=all 1 MiB/s run, bench/latency.ts; --modelled-stores memory|emulators), --skip-scaling (1/8/32 producers under the
  * standard model; --scaling-seconds 20), --skip-cold-start (--cold-start-runs 5).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -42,7 +42,7 @@ import { producePhase } from './produce.js';
 import { newProducerRecorder } from './omb-producer.js';
 import type { WorkloadRun } from './omb-run.js';
 import { runProducers, runWorkload } from './omb-run.js';
-import { modelledRun } from './latency.js';
+import { modelledRun, parseStores } from './latency.js';
 import { measureRawLimit } from './raw-limit.js';
 import { round } from './stats.js';
 import { costPlot, ombPlots } from './plots.js';
@@ -292,7 +292,8 @@ const main = async () => {
   }
   if (!f.has('url')) {
     const seconds = f.has('duration') ? numberFlag(f, 'duration', 60) : 60;
-    if (!f.has('skip-modelled')) modelled = await modelledRun(seconds, warmupSeconds);
+    if (!f.has('skip-modelled'))
+      modelled = await modelledRun(seconds, warmupSeconds, { stores: parseStores(f.get('modelled-stores')) });
     if (!f.has('skip-scaling'))
       scaling = await scalingRun(Math.min(seconds, numberFlag(f, 'scaling-seconds', 20)));
     if (!f.has('skip-cold-start'))
@@ -356,6 +357,7 @@ const main = async () => {
       ? {
           workload: modelled.run.workload,
           model: 'express',
+          stores: modelled.stores,
           storeCount: 3,
           result: modelled.run.result,
           breakdown: modelled.breakdown,

@@ -10,6 +10,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ItemKey, MetadataStore, UpdateAction } from '../lib/ports/metadata-store.js';
 import type { ObjectStore } from '../lib/ports/object-store.js';
 import type * as RuntimeModule from '../functions/runtime.js';
+import type { StorageLayer } from '../functions/runtime.js';
 import type { FetchLike } from '../sdk/transport.js';
 
 /** What a storage call was for, as far as the produce path goes. */
@@ -85,10 +86,12 @@ type Runtime = Pick<
 
 /**
  * Installs the stack side: handlers run inside the trace named by the header, and the stores (outside
- * the latency model, so spans include the modelled wait) record spans. Returns the uninstaller.
+ * the latency model, so spans include the modelled wait) record spans. `base` replaces the stack's own
+ * layer while tracing. Returns the uninstaller.
  */
-export const installTracing = (runtime: Runtime): (() => void) => {
+export const installTracing = (runtime: Runtime, base?: StorageLayer): (() => void) => {
   const previous = runtime.currentStorageLayer();
+  const layer = base ?? previous;
   runtime.setInvocationScope((_job, event, invoke) => {
     const id = Number(event.headers?.[TRACE_HEADER] ?? event.headers?.[TRACE_HEADER.toUpperCase()]);
     const trace = open.get(id);
@@ -98,7 +101,7 @@ export const installTracing = (runtime: Runtime): (() => void) => {
     return context.run(trace, invoke).finally(() => (span.endMs = performance.now()));
   });
   runtime.setStorageLayer((storage) => {
-    const inner = previous ? previous(storage) : storage;
+    const inner = layer ? layer(storage) : storage;
     return {
       store: tracedMetadataStore(inner.store),
       objectStores: inner.objectStores.map(tracedObjectStore),

@@ -83,6 +83,12 @@ export const setInvocationScope = (scope: InvocationScope | undefined): void => 
 export const meters = { metadata: new StorageMeter(), objects: new StorageMeter() };
 export const invocations: Record<Job, number> = { admin: 0, produce: 0, fetch: 0, groups: 0, connect: 0 };
 
+/**
+ * A commit ahead of its producer's sequence waits up to this long for the batches before it: the SDK's
+ * producer keeps up to 5 requests in flight per partition, and over HTTP they need not arrive in order.
+ */
+const SEQUENCE_GAP_WAIT_MS = 100;
+
 /** An optional positive integer setting of the environment, as `{ [key]: value }` or nothing. */
 const optionalMs = <K extends string>(name: string, key: K): Partial<Record<K, number>> => {
   const text = process.env[name];
@@ -149,6 +155,7 @@ export const sluiceFromEnv = (): Sluice => {
       clusterId: process.env[ENV.clusterId] ?? 'sluice',
       maxRequestBytes,
       replicaLagTimeMaxMs,
+      sequenceGapWaitMs: SEQUENCE_GAP_WAIT_MS,
       ...optionalMs(ENV.groupSessionTimeoutMs, 'sessionTimeoutMs'),
       ...optionalMs(ENV.groupHeartbeatIntervalMs, 'heartbeatIntervalMs'),
     },
