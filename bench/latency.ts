@@ -14,6 +14,8 @@
  * Flags: --duration S (30), --warmup S (5), --workload FILE (the RF=3 1 MiB/s workload),
  * --stores memory|emulators.
  */
+import { loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type * as RuntimeModule from '../functions/runtime.js';
 import type { StorageLayer } from '../functions/runtime.js';
@@ -29,6 +31,7 @@ import { runWorkload } from './omb-run.js';
 import { startTarget } from './target.js';
 import type { RequestTrace } from './trace.js';
 import { installTracing, traced, tracedFetch } from './trace.js';
+import { round } from './stats.js';
 import { readWorkload } from './workload.js';
 
 /** The modelled-latency run of issue 14: S3 Express One Zone stores, RF=3, acks=all, 1 MiB/s. */
@@ -57,7 +60,14 @@ export const modelledRun = async (
   seconds: number,
   warmupSeconds: number,
   { file = MODELLED_WORKLOAD, stores = 'memory' }: { file?: string; stores?: ModelledStores } = {},
-): Promise<{ run: WorkloadRun; breakdown: Breakdown; stores: ModelledStores }> => {
+): Promise<{
+  run: WorkloadRun;
+  breakdown: Breakdown;
+  stores: ModelledStores;
+  /** How late this process's timers fired (ms): the model's waits and every callback wait that too. */
+  eventLoopDelayMs: { p50: number; p99: number; max: number };
+  loadavg: number[];
+}> => {
   const storeCount = 3;
   const target = await startTarget({ latencyModel: stores === 'memory' ? 'none' : 'express', storeCount });
   const runtime = await import('../functions/runtime.js');
@@ -66,17 +76,26 @@ export const modelledRun = async (
     stores === 'memory' ? modelledMemory(runtime, storeCount) : undefined,
   );
   const traces: { sealedAtEpochMs: number; trace: RequestTrace }[] = [];
+  const loop = monitorEventLoopDelay({ resolution: 5 });
   try {
     const run = await runWorkload(target, file, await readWorkload(file), {
       seconds,
       warmupSeconds,
       wrapFetch: tracedFetch,
+      onMeasuring: () => loop.enable(),
       wrapSend: (handedAt, send) => {
         const [trace, sent] = traced(handedAt, send);
         traces.push({ sealedAtEpochMs: Date.now(), trace });
         return sent;
       },
     });
+    loop.disable();
+    const eventLoopDelayMs = {
+      p50: round(loop.percentile(50) / 1e6, 2),
+      p99: round(loop.percentile(99) / 1e6, 2),
+      max: round(loop.max / 1e6, 2),
+    };
+    const load = loadavg().map((l) => round(l, 2));
     const r = run.result;
     // Warm-up batches are not in the OMB figures; keep the breakdown to the same messages.
     const b = breakdown(traces.filter((t) => t.sealedAtEpochMs >= run.startMs).map((t) => t.trace));
@@ -89,7 +108,10 @@ export const modelledRun = async (
       `  mean ms per phase, slowest 1 % (${b.slowest.messages} messages ≥ ${b.publishP99Ms} ms in ${b.slowest.batches} batches): ${JSON.stringify(b.slowestMeanMs)}`,
     );
     console.log(`  those batches: ${JSON.stringify(b.slowest)}`);
-    return { run, breakdown: b, stores };
+    console.log(
+      `  event-loop delay of the process running the stack and the clients, ms: ${JSON.stringify(eventLoopDelayMs)}; load average ${load.join(' ')}`,
+    );
+    return { run, breakdown: b, stores, eventLoopDelayMs, loadavg: load };
   } finally {
     uninstall();
     await target.stop();
@@ -102,6 +124,8 @@ const main = async () => {
     run,
     breakdown: b,
     stores,
+    eventLoopDelayMs,
+    loadavg: load,
   } = await modelledRun(numberFlag(f, 'duration', 30), numberFlag(f, 'warmup', 5), {
     file: f.get('workload') ?? MODELLED_WORKLOAD,
     stores: parseStores(f.get('stores')),
@@ -115,6 +139,8 @@ const main = async () => {
       p50PublishMsModelled: run.result['aggregatedPublishLatency50pct'],
       p99PublishMsModelled: run.result.aggregatedPublishLatency99pct,
       breakdown: b,
+      eventLoopDelayMs,
+      loadavg: load,
     }),
   );
 };

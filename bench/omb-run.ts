@@ -34,11 +34,16 @@ export const runProducers = async (
     rate,
     batchBytes: w.batchBytes,
     lingerMs: w.lingerMs,
+    maxInFlight: w.maxInFlightRequests,
     ...(wrapSend ? { wrapSend } : {}),
   };
   await Promise.all(
     Array.from({ length: w.producersPerTopic }, () =>
-      new BenchProducer(client.producer(), options, recorder).run(untilMs),
+      new BenchProducer(
+        client.producer({ maxInFlightRequests: w.maxInFlightRequests }),
+        options,
+        recorder,
+      ).run(untilMs),
     ),
   );
 };
@@ -65,12 +70,15 @@ export const runWorkload = async (
     warmupSeconds,
     wrapFetch = (f) => f,
     wrapSend,
+    onMeasuring,
   }: {
     seconds: number;
     warmupSeconds: number;
     /** Around the metered fetch (the latency benchmark's traces). */
     wrapFetch?: (fetch: FetchLike) => FetchLike;
     wrapSend?: BenchProducerOptions['wrapSend'];
+    /** Called when the warm-up ends. */
+    onMeasuring?: () => void;
   },
 ): Promise<WorkloadRun> => {
   const w = withDefaults(workload);
@@ -99,10 +107,12 @@ export const runWorkload = async (
   const perProducerRate = w.producerRate / (w.topics * w.producersPerTopic);
   const startMs = Date.now() + warmupSeconds * 1000;
   const endMs = startMs + seconds * 1000;
+  const measuring = onMeasuring ? setTimeout(onMeasuring, startMs - Date.now()) : undefined;
   console.error(`[${runId}] producing for ${warmupSeconds} s warm-up + ${seconds} s…`);
   await Promise.all(
     topics.map((topic) => runProducers(client, w, topic, perProducerRate, producerRecorder, endMs, wrapSend)),
   );
+  clearTimeout(measuring);
   // Let the consumers catch up (bounded), so consume rates and end-to-end latency cover every message.
   const total = (s: { values: number[] }) => s.values.reduce((a, b) => a + b, 0);
   const published = total(producerRecorder.published);

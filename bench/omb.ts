@@ -361,6 +361,8 @@ const main = async () => {
           storeCount: 3,
           result: modelled.run.result,
           breakdown: modelled.breakdown,
+          eventLoopDelayMs: modelled.eventLoopDelayMs,
+          loadavg: modelled.loadavg,
         }
       : undefined,
     scaling,
