@@ -92,6 +92,10 @@ export const batchPhases = (trace: RequestTrace): BatchPhases | undefined => {
 
 export interface Breakdown {
   messages: number;
+  batches: number;
+  /** Batches whose commit was tried more than once (a sequence gap waited on), or sent over HTTP more than once. */
+  batchesWithCommitRetries: number;
+  batchesWithHttpRetries: number;
   publishP50Ms: number;
   publishP99Ms: number;
   /** Mean ms per phase over all messages, and over the slowest 1 % (at or above the p99). */
@@ -110,9 +114,11 @@ export interface Breakdown {
 /** The per-phase picture of every acknowledged message of `traces`. */
 export const breakdown = (traces: readonly RequestTrace[]): Breakdown => {
   const rows: { latency: number; phases: Record<Phase, number>; batch: BatchPhases }[] = [];
+  const all: BatchPhases[] = [];
   for (const t of traces) {
     const b = batchPhases(t);
     if (!b) continue;
+    all.push(b);
     for (const handed of t.handedAt) {
       const { commitAttempts: _c, httpAttempts: _h, ...phases } = b;
       rows.push({
@@ -132,6 +138,9 @@ export const breakdown = (traces: readonly RequestTrace[]): Breakdown => {
   const batches = [...new Set(slow.map((r) => r.batch))];
   return {
     messages: rows.length,
+    batches: all.length,
+    batchesWithCommitRetries: all.filter((b) => b.commitAttempts > 1).length,
+    batchesWithHttpRetries: all.filter((b) => b.httpAttempts > 1).length,
     publishP50Ms: round(quantile(sorted, 0.5), 2),
     publishP99Ms: round(p99, 2),
     meanMs: mean(rows),

@@ -103,7 +103,9 @@ export const modelledRun = async (
       `modelled (express on ${stores} stores, RF=3, acks=all, 1 MiB/s): publish p50/p99 ${r['aggregatedPublishLatency50pct']}/${r.aggregatedPublishLatency99pct} ms, ` +
         `end-to-end p50/p99 ${r['aggregatedEndToEndLatency50pct']}/${r.aggregatedEndToEndLatency99pct} ms (modelled, not AWS measurements)`,
     );
-    console.log(`  mean ms per phase, all ${b.messages} messages: ${JSON.stringify(b.meanMs)}`);
+    console.log(
+      `  mean ms per phase, all ${b.messages} messages in ${b.batches} batches (${b.batchesWithCommitRetries} waited on a sequence gap, ${b.batchesWithHttpRetries} sent again): ${JSON.stringify(b.meanMs)}`,
+    );
     console.log(
       `  mean ms per phase, slowest 1 % (${b.slowest.messages} messages ≥ ${b.publishP99Ms} ms in ${b.slowest.batches} batches): ${JSON.stringify(b.slowestMeanMs)}`,
     );
