@@ -12,7 +12,7 @@
  * queueing then shows through.
  *
  * Flags: --duration S (30), --warmup S (5), --workload FILE (the RF=3 1 MiB/s workload),
- * --stores memory|emulators.
+ * --stores memory|emulators, --max-in-flight N (overrides the workload's maxInFlightRequests).
  */
 import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -59,7 +59,16 @@ const modelledMemory = (runtime: typeof RuntimeModule, storeCount: number): Stor
 export const modelledRun = async (
   seconds: number,
   warmupSeconds: number,
-  { file = MODELLED_WORKLOAD, stores = 'memory' }: { file?: string; stores?: ModelledStores } = {},
+  {
+    file = MODELLED_WORKLOAD,
+    stores = 'memory',
+    maxInFlight,
+  }: {
+    file?: string;
+    stores?: ModelledStores;
+    /** Overrides the workload's maxInFlightRequests (1: the producer before pipelining, for an A/B). */
+    maxInFlight?: number;
+  } = {},
 ): Promise<{
   run: WorkloadRun;
   breakdown: Breakdown;
@@ -78,7 +87,9 @@ export const modelledRun = async (
   const traces: { sealedAtEpochMs: number; trace: RequestTrace }[] = [];
   const loop = monitorEventLoopDelay({ resolution: 5 });
   try {
-    const run = await runWorkload(target, file, await readWorkload(file), {
+    const workload = await readWorkload(file);
+    if (maxInFlight !== undefined) workload.maxInFlightRequests = maxInFlight;
+    const run = await runWorkload(target, file, workload, {
       seconds,
       warmupSeconds,
       wrapFetch: tracedFetch,
@@ -100,7 +111,7 @@ export const modelledRun = async (
     // Warm-up batches are not in the OMB figures; keep the breakdown to the same messages.
     const b = breakdown(traces.filter((t) => t.sealedAtEpochMs >= run.startMs).map((t) => t.trace));
     console.log(
-      `modelled (express on ${stores} stores, RF=3, acks=all, 1 MiB/s): publish p50/p99 ${r['aggregatedPublishLatency50pct']}/${r.aggregatedPublishLatency99pct} ms, ` +
+      `modelled (express on ${stores} stores, RF=3, acks=all, 1 MiB/s, ${workload.maxInFlightRequests ?? 1} in flight): publish p50/p99 ${r['aggregatedPublishLatency50pct']}/${r.aggregatedPublishLatency99pct} ms, ` +
         `end-to-end p50/p99 ${r['aggregatedEndToEndLatency50pct']}/${r.aggregatedEndToEndLatency99pct} ms (modelled, not AWS measurements)`,
     );
     console.log(
@@ -131,6 +142,7 @@ const main = async () => {
   } = await modelledRun(numberFlag(f, 'duration', 30), numberFlag(f, 'warmup', 5), {
     file: f.get('workload') ?? MODELLED_WORKLOAD,
     stores: parseStores(f.get('stores')),
+    ...(f.has('max-in-flight') ? { maxInFlight: numberFlag(f, 'max-in-flight', 5) } : {}),
   });
   console.log(
     JSON.stringify({
