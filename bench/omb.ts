@@ -43,6 +43,7 @@ import { newProducerRecorder } from './omb-producer.js';
 import type { WorkloadRun } from './omb-run.js';
 import { runProducers, runWorkload } from './omb-run.js';
 import { modelledRun, parseStores } from './latency.js';
+import { simulateProduceLatency } from './latency-sim.js';
 import { measureRawLimit } from './raw-limit.js';
 import { round } from './stats.js';
 import { costPlot, ombPlots } from './plots.js';
@@ -244,6 +245,7 @@ const main = async () => {
   const target = await startTarget(f.get('url') ? { url: f.get('url')! } : { latencyModel });
   const runs: WorkloadRun[] = [];
   let modelled: Awaited<ReturnType<typeof modelledRun>> | undefined;
+  let simulated: Awaited<ReturnType<typeof simulateProduceLatency>> | undefined;
   let scaling: Awaited<ReturnType<typeof scalingRun>> | undefined;
   let coldStarts: Awaited<ReturnType<typeof measureColdStarts>> | undefined;
   let limit: Awaited<ReturnType<typeof measureLimit>> | undefined;
@@ -292,8 +294,13 @@ const main = async () => {
   }
   if (!f.has('url')) {
     const seconds = f.has('duration') ? numberFlag(f, 'duration', 60) : 60;
-    if (!f.has('skip-modelled'))
+    if (!f.has('skip-modelled')) {
       modelled = await modelledRun(seconds, warmupSeconds, { stores: parseStores(f.get('modelled-stores')) });
+      simulated = await simulateProduceLatency({ seconds: Math.min(seconds, 20), maxInFlight: 5 });
+      console.log(
+        `modelled in simulated time (no CPU, bench/latency-sim.ts): publish p50/p99 ${simulated.publishMs.p50}/${simulated.publishMs.p99} ms`,
+      );
+    }
     if (!f.has('skip-scaling'))
       scaling = await scalingRun(Math.min(seconds, numberFlag(f, 'scaling-seconds', 20)));
     if (!f.has('skip-cold-start'))
@@ -363,6 +370,7 @@ const main = async () => {
           breakdown: modelled.breakdown,
           eventLoopDelayMs: modelled.eventLoopDelayMs,
           loadavg: modelled.loadavg,
+          simulated,
         }
       : undefined,
     scaling,
@@ -397,6 +405,7 @@ const main = async () => {
       latencyModel,
       scaling32: scaling?.scaling32 ?? null,
       p99PublishMsModelled: modelled?.run.result.aggregatedPublishLatency99pct ?? null,
+      p99PublishMsModelledSimulated: simulated?.publishMs.p99 ?? null,
       coldStartMs: coldStarts?.coldStartMs ?? null,
       produceColdStartMs: coldStarts?.produceColdStartMs ?? null,
       sluiceMiBPerSecAtLimit: limit?.sluiceMiBPerSec ?? null,
