@@ -265,12 +265,17 @@ const maintenanceWorkBill = (gib: number, { d, usage, durations, prices }: Input
 /** A month of scheduled maintenance runs over `partitions`, beyond the work data causes. */
 const maintenanceRunsBill = (partitions: number, { d, usage, durations, prices }: Inputs): Bill => {
   const runs = SECONDS_PER_MONTH / d.maintenanceIntervalSec;
-  const idle = scaled(usage.idleRunPerPartition, runs * partitions);
+  const { fixed, perPartition } = usage.idleRun;
+  const idle = (k: keyof typeof fixed) =>
+    scaled(addCounts(fixed[k], scaled(perPartition[k], partitions)), runs);
+  const replica = storeRequests(idle('replica'), d.storeClass, prices);
+  const segment = storeRequests(idle('segment'), 'standard', prices);
   const m = durations.maintenance;
   const ms = runs * (m.fixedMsPerRun + m.msPerPartition * partitions);
   return bill({
-    ...storeRequests(idle, d.storeClass, prices),
-    dynamodb: dynamo(idle, prices),
+    s3Requests: replica.s3Requests + segment.s3Requests,
+    s3Transfer: replica.s3Transfer + segment.s3Transfer,
+    dynamodb: dynamo(idle('metadata'), prices),
     lambdaRequests: invocations(runs, prices),
     lambdaCompute: gbSeconds(d.memoryMb.maintenance, ms) * lambdaRate(d, prices),
   });

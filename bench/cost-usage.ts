@@ -64,6 +64,13 @@ export interface Counts {
   readUnits: number;
 }
 
+/** Counts of the replica stores (summed), the segment store and the metadata store. */
+export interface ByStore {
+  replica: Counts;
+  segment: Counts;
+  metadata: Counts;
+}
+
 export interface MeasuredUsage {
   options: UsageRunOptions;
   /** Stored bytes of one produce request's batch (what one PUT to each replica store carries). */
@@ -81,8 +88,8 @@ export interface MeasuredUsage {
   heartbeat: Counts;
   /** Per committed partition offset (one commit request carries a member's partitions). */
   commitPerPartition: Counts;
-  /** Per maintenance run per partition when there is nothing to do. */
-  idleRunPerPartition: Counts;
+  /** A maintenance run with nothing to do: a fixed part and a part per partition (fitted on 1 and 9). */
+  idleRun: { fixed: ByStore; perPartition: ByStore };
   /** Per GiB rolled into segments: the roll's GETs of replica objects go to `replica`, the rest to `segment`. */
   rollPerGiB: { replica: Counts; segment: Counts; metadata: Counts };
   /** Per GiB rolled: local retention retiring it, then the collector deleting the replica objects. */
@@ -168,24 +175,7 @@ const RETENTION_MS = 8 * DAY;
 /** Runs the scenario and returns the counts per unit of work. */
 export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN): Promise<MeasuredUsage> => {
   const { partitions, replicas, batchBytes, recordBytes, requestsPerPartition, groups } = options;
-  const clock = new ManualClock(Date.UTC(2026, 11, 1));
-  const metadata = new MemoryMetadataStore();
-  const replicaStores = Array.from(
-    { length: replicas },
-    (_, i) => new MemoryObjectStore(`s${i}`, undefined, clock),
-  );
-  const segmentStore = new MemoryObjectStore('segments', undefined, clock);
-  let ids = 0;
-  const sluice = createSluice({
-    store: metadata,
-    objectStores: replicaStores,
-    segmentStore,
-    clock,
-    config: { clusterId: 'cost', topicCacheTtlMs: 24 * HOUR },
-    newId: () => `id${(ids++).toString(36).padStart(10, '0')}`,
-    random: () => 0.5,
-  });
-  const meters = new Meters(metadata, replicaStores, segmentStore);
+  const { clock, metadata, sluice, meters } = meteredSluice(replicas);
   // Retention a day past segment.ms (7 days), so the run that rolls the last, partial segments is
   // not the run that expires them.
   await sluice.catalog.create({
@@ -196,13 +186,7 @@ export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN)
   });
   const topic = await sluice.catalog.get(TOPIC);
 
-  // A run with nothing to do, after one that settles the new topic.
-  await maintenance(sluice);
-  let done = meters.mark();
-  await maintenance(sluice);
-  const idle = done();
-  const idleRun = sum(idle.metadata, idle.replica, idle.segment);
-
+  let done: ReturnType<Meters['mark']>;
   const { producerId, producerEpoch } = await sluice.producer.initProducerId();
   const batches = Math.ceil(batchBytes / MAX_BATCH_BYTES);
   const records = Math.max(
@@ -295,7 +279,9 @@ export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN)
   if (expire.segment.deletes === 0) throw new Error('retention deleted nothing');
   const perSegmentGiB = GiB / segmentBytes;
 
-  const runs = (n: number) => scale(idleRun, n);
+  const idle = await idleRuns(replicas);
+  const idleRun = byStore((k) => sum(idle.fixed[k], scale(idle.perPartition[k], partitions)));
+  const runs = (n: number) => scale(idleRun.metadata, n);
   return {
     options,
     requestBytes,
@@ -306,7 +292,7 @@ export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN)
     stateReadUnits,
     heartbeat,
     commitPerPartition: scale(commits, 1 / partitions),
-    idleRunPerPartition: scale(idleRun, 1 / partitions),
+    idleRun: idle,
     rollPerGiB: {
       replica: scale(roll.replica, perRolledGiB),
       segment: scale(roll.segment, perRolledGiB),
@@ -332,6 +318,50 @@ const concat = (parts: Uint8Array[]): Uint8Array => {
     at += p.length;
   }
   return out;
+};
+
+/** Sluice on metered memory stores: `replicas` replica stores and a segment store, a manual clock. */
+const meteredSluice = (replicas: number) => {
+  const clock = new ManualClock(Date.UTC(2026, 11, 1));
+  const metadata = new MemoryMetadataStore();
+  const replicaStores = Array.from(
+    { length: replicas },
+    (_, i) => new MemoryObjectStore(`s${i}`, undefined, clock),
+  );
+  const segmentStore = new MemoryObjectStore('segments', undefined, clock);
+  let ids = 0;
+  const sluice = createSluice({
+    store: metadata,
+    objectStores: replicaStores,
+    segmentStore,
+    clock,
+    config: { clusterId: 'cost', topicCacheTtlMs: 24 * HOUR },
+    // Fixed-length ids: item sizes, and so the units, do not depend on the run.
+    newId: () => `id${(ids++).toString(36).padStart(10, '0')}`,
+    random: () => 0.5,
+  });
+  return { clock, metadata, sluice, meters: new Meters(metadata, replicaStores, segmentStore) };
+};
+
+const STORES = ['replica', 'segment', 'metadata'] as const;
+const byStore = (f: (k: (typeof STORES)[number]) => Counts): ByStore =>
+  Object.fromEntries(STORES.map((k) => [k, f(k)])) as unknown as ByStore;
+
+/** One maintenance run over a topic of `partitions` with no data, after a run that settles it. */
+const idleRunOf = async (partitions: number, replicas: number): Promise<ByStore> => {
+  const { sluice, meters } = meteredSluice(replicas);
+  await sluice.catalog.create({ name: TOPIC, partitions, replicationFactor: replicas });
+  await maintenance(sluice);
+  const done = meters.mark();
+  await maintenance(sluice);
+  return done();
+};
+
+const idleRuns = async (replicas: number): Promise<{ fixed: ByStore; perPartition: ByStore }> => {
+  const one = await idleRunOf(1, replicas);
+  const nine = await idleRunOf(9, replicas);
+  const perPartition = byStore((k) => scale(minus(nine[k], one[k]), 1 / 8));
+  return { fixed: byStore((k) => minus(one[k], perPartition[k])), perPartition };
 };
 
 const sum = (...cs: Counts[]): Counts =>
