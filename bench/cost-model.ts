@@ -91,7 +91,14 @@ export interface Durations {
   produce: { fixedMs: number; msPerMiB: number };
   fetch: { fixedMs: number; msPerMiB: number };
   groups: { fixedMs: number };
-  maintenance: { fixedMsPerRun: number; msPerPartition: number; msPerMiBRolled: number };
+  maintenance: {
+    fixedMsPerRun: number;
+    msPerPartition: number;
+    msPerMiBRolled: number;
+    msPerListPage: number;
+    /** Per MiB of index items read (read units × 4 KiB). */
+    msPerMiBIndexRead: number;
+  };
 }
 
 /** The dollars of one activity, by what AWS bills. */
@@ -182,6 +189,18 @@ const lambdaRate = (d: Deployment, p: Prices): number =>
 
 const invocations = (n: number, p: Prices): number => (n * p.lambda.perMillionRequests) / 1e6;
 
+const counts = (c: Partial<Counts>): Counts => ({
+  puts: 0,
+  putBytes: 0,
+  gets: 0,
+  getBytes: 0,
+  lists: 0,
+  deletes: 0,
+  writeUnits: 0,
+  readUnits: 0,
+  ...c,
+});
+
 const scaled = (c: Counts, by: number): Counts =>
   Object.fromEntries(Object.entries(c).map(([k, v]) => [k, v * by])) as unknown as Counts;
 
@@ -262,22 +281,43 @@ const maintenanceWorkBill = (gib: number, { d, usage, durations, prices }: Input
   });
 };
 
-/** A month of scheduled maintenance runs over `partitions`, beyond the work data causes. */
-const maintenanceRunsBill = (partitions: number, { d, usage, durations, prices }: Inputs): Bill => {
+/**
+ * A month of scheduled maintenance runs beyond the work data causes: each run lists every store (the
+ * orphan collector: a LIST page per 1,000 objects held), probes follower stores per partition, reads
+ * every partition's state, and walks the index it holds (batch pages and segment items) at the read
+ * units per byte measured.
+ */
+const maintenanceRunsBill = (
+  shape: Shape,
+  gibPerMonth: number,
+  { d, usage, durations, prices }: Inputs,
+): Bill => {
   const runs = SECONDS_PER_MONTH / d.maintenanceIntervalSec;
   const { fixed, perPartition } = usage.idleRun;
-  const idle = (k: keyof typeof fixed) =>
-    scaled(addCounts(fixed[k], scaled(perPartition[k], partitions)), runs);
-  const replica = storeRequests(idle('replica'), d.storeClass, prices);
-  const segment = storeRequests(idle('segment'), 'standard', prices);
+  const P = shape.partitions;
+  const held = heldGiB(shape, gibPerMonth, d);
+  const objectsPerStore = (held.replicaPerStore * GiB) / usage.requestBytes;
+  const segments = held.segment * usage.rollPerGiB.segment.puts;
+  const pages = (n: number) => Math.max(1, Math.ceil(n / 1000));
+  const replicaLists = d.replicationFactor * pages(objectsPerStore) + perPartition.replica.lists * P;
+  const segmentLists = pages(segments) + perPartition.segment.lists * P;
+  const indexBytes = held.segment * usage.indexBytesPerGiB + held.replicaPerStore * usage.pageBytesPerGiB;
+  const readUnits =
+    fixed.metadata.readUnits + perPartition.metadata.readUnits * P + indexBytes * usage.readUnitsPerIndexByte;
+  const writeUnits = fixed.metadata.writeUnits + perPartition.metadata.writeUnits * P;
   const m = durations.maintenance;
-  const ms = runs * (m.fixedMsPerRun + m.msPerPartition * partitions);
+  const ms =
+    m.fixedMsPerRun +
+    m.msPerPartition * P +
+    m.msPerListPage * (replicaLists + segmentLists) +
+    m.msPerMiBIndexRead * ((readUnits * 4096) / MiB);
+  const replica = storeRequests(counts({ lists: replicaLists * runs }), d.storeClass, prices);
+  const segment = storeRequests(counts({ lists: segmentLists * runs }), 'standard', prices);
   return bill({
     s3Requests: replica.s3Requests + segment.s3Requests,
-    s3Transfer: replica.s3Transfer + segment.s3Transfer,
-    dynamodb: dynamo(idle('metadata'), prices),
+    dynamodb: dynamo({ writeUnits: writeUnits * runs, readUnits: readUnits * runs }, prices),
     lambdaRequests: invocations(runs, prices),
-    lambdaCompute: gbSeconds(d.memoryMb.maintenance, ms) * lambdaRate(d, prices),
+    lambdaCompute: gbSeconds(d.memoryMb.maintenance, ms * runs) * lambdaRate(d, prices),
   });
 };
 
@@ -324,17 +364,29 @@ const groupsBill = (shape: Shape, { d, usage, durations, prices }: Inputs): Bill
   });
 };
 
-/** A month of storage: RF copies in the replica stores, one in the segment store, its index items. */
-const storageBill = (shape: Shape, gibPerMonth: number, { d, usage, prices }: Inputs): Bill => {
+/** GiB held on average: in each replica store, and in the segment store. */
+const heldGiB = (
+  shape: Shape,
+  gibPerMonth: number,
+  d: Deployment,
+): { replicaPerStore: number; segment: number } => {
   const stay = residencyHours(shape, d);
   const gibPerHour = gibPerMonth / HOURS_PER_MONTH;
-  const replicaGiB = gibPerHour * stay.replica * d.replicationFactor;
-  const segmentGiB = gibPerHour * stay.segment;
+  return { replicaPerStore: gibPerHour * stay.replica, segment: gibPerHour * stay.segment };
+};
+
+/** A month of storage: RF copies in the replica stores, one in the segment store, its index items. */
+const storageBill = (shape: Shape, gibPerMonth: number, { d, usage, prices }: Inputs): Bill => {
+  const held = heldGiB(shape, gibPerMonth, d);
   const replicaPrice =
     d.storeClass === 'standard' ? prices.s3.standardPerGiBMonth : prices.s3Express.perGiBMonth;
   return bill({
-    s3Storage: replicaGiB * replicaPrice + segmentGiB * prices.s3.standardPerGiBMonth,
-    dynamodbStorage: ((segmentGiB * usage.indexBytesPerGiB) / GiB) * prices.dynamodb.perGiBMonth,
+    s3Storage:
+      held.replicaPerStore * d.replicationFactor * replicaPrice +
+      held.segment * prices.s3.standardPerGiBMonth,
+    dynamodbStorage:
+      ((held.segment * usage.indexBytesPerGiB + held.replicaPerStore * usage.pageBytesPerGiB) / GiB) *
+      prices.dynamodb.perGiBMonth,
   });
 };
 
@@ -361,7 +413,7 @@ export const sluiceMonthly = (
     consume: consumeBill(gibPerMonth, shape.consumerGroups, i),
     consumerWaiting: consumerWaitingBill(shape, gibPerMonth, i),
     groups: groupsBill(shape, i),
-    maintenance: addBills(maintenanceWorkBill(gibPerMonth, i), maintenanceRunsBill(shape.partitions, i)),
+    maintenance: addBills(maintenanceWorkBill(gibPerMonth, i), maintenanceRunsBill(shape, gibPerMonth, i)),
     storage: storageBill(shape, gibPerMonth, i),
   };
   const lines = addBills(...Object.values(byActivity));

@@ -90,7 +90,10 @@ export interface MeasuredUsage {
   commitPerPartition: Counts;
   /** A maintenance run with nothing to do: a fixed part and a part per partition (fitted on 1 and 9). */
   idleRun: { fixed: ByStore; perPartition: ByStore };
-  /** Per GiB rolled into segments: the roll's GETs of replica objects go to `replica`, the rest to `segment`. */
+  /**
+   * The work of a GiB beyond what its runs would cost with nothing to do (the model prices every
+   * scheduled run's walk itself). Per GiB rolled: the roll's GETs of replica objects, segment PUTs.
+   */
   rollPerGiB: { replica: Counts; segment: Counts; metadata: Counts };
   /** Per GiB rolled: local retention retiring it, then the collector deleting the replica objects. */
   retirePerGiB: { replica: Counts; metadata: Counts };
@@ -98,6 +101,10 @@ export interface MeasuredUsage {
   expirePerGiB: { segment: Counts; metadata: Counts };
   /** DynamoDB item bytes per GiB held in segments (segment index items and time marks). */
   indexBytesPerGiB: number;
+  /** DynamoDB item bytes of batch pages per GiB they index (until local retention retires them). */
+  pageBytesPerGiB: number;
+  /** Read units a maintenance run spends per byte of index items held, beyond an idle run. */
+  readUnitsPerIndexByte: number;
 }
 
 const GiB = 2 ** 30;
@@ -256,10 +263,16 @@ export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN)
   done = meters.mark();
   const rolled = await maintenance(sluice);
   const roll = done();
+  // The index the next runs walk: taken out of their counts with the walk priced per run.
+  const indexNow = indexBytes(metadata, topic.topicId, partitions, [...PAGE_ITEMS, ...SEGMENT_ITEMS]);
   const rolledBytes = roll.segment.putBytes;
   if (rolled.segmentsRolled === 0 || rolledBytes === 0) throw new Error('nothing rolled: produce more');
   const perRolledGiB = GiB / rolledBytes;
-  const indexBytesPerGiB = segmentIndexBytes(metadata, topic.topicId, partitions) * perRolledGiB;
+  const indexBytesPerGiB = indexBytes(metadata, topic.topicId, partitions, SEGMENT_ITEMS) * perRolledGiB;
+  const pageBytesPerGiB =
+    (indexBytes(metadata, topic.topicId, partitions, PAGE_ITEMS) * GiB) / (produced * requestBytes);
+
+  const retiredGiB = rolledBytes / GiB;
 
   await clock.advance(HOUR + MINUTE);
   done = meters.mark();
@@ -280,8 +293,17 @@ export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN)
   const perSegmentGiB = GiB / segmentBytes;
 
   const idle = await idleRuns(replicas);
+  const walk = await indexWalk(replicas);
+  const readUnitsPerIndexByte = walk.readUnitsPerIndexByte;
   const idleRun = byStore((k) => sum(idle.fixed[k], scale(idle.perPartition[k], partitions)));
-  const runs = (n: number) => scale(idleRun.metadata, n);
+  // What `n` runs cost over an index of `index` bytes without the work itself: taken out of the
+  // roll, retire and expire runs, since the model prices every scheduled run's walk on its own.
+  const runs = (n: number, index: number, k: keyof ByStore): Counts => {
+    const base = scale(idleRun[k], n);
+    return k === 'metadata'
+      ? { ...base, readUnits: base.readUnits + n * index * readUnitsPerIndexByte }
+      : base;
+  };
   return {
     options,
     requestBytes,
@@ -294,19 +316,21 @@ export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN)
     commitPerPartition: scale(commits, 1 / partitions),
     idleRun: idle,
     rollPerGiB: {
-      replica: scale(roll.replica, perRolledGiB),
-      segment: scale(roll.segment, perRolledGiB),
-      metadata: scale(minus(roll.metadata, runs(1)), perRolledGiB),
+      replica: scale(minus(roll.replica, runs(1, 0, 'replica')), perRolledGiB),
+      segment: scale(minus(roll.segment, runs(1, 0, 'segment')), perRolledGiB),
+      metadata: scale(minus(roll.metadata, runs(1, indexNow, 'metadata')), perRolledGiB),
     },
     retirePerGiB: {
-      replica: scale(retire.replica, perRolledGiB),
-      metadata: scale(minus(retire.metadata, runs(2)), perRolledGiB),
+      replica: scale(minus(retire.replica, runs(2, 0, 'replica')), 1 / retiredGiB),
+      metadata: scale(minus(retire.metadata, runs(2, indexNow, 'metadata')), 1 / retiredGiB),
     },
     expirePerGiB: {
-      segment: scale(expire.segment, perSegmentGiB),
-      metadata: scale(minus(expire.metadata, runs(1)), perSegmentGiB),
+      segment: scale(minus(expire.segment, runs(1, 0, 'segment')), perSegmentGiB),
+      metadata: scale(minus(expire.metadata, runs(1, indexNow, 'metadata')), perSegmentGiB),
     },
     indexBytesPerGiB,
+    pageBytesPerGiB,
+    readUnitsPerIndexByte,
   };
 };
 
@@ -357,6 +381,51 @@ const idleRunOf = async (partitions: number, replicas: number): Promise<ByStore>
   return done();
 };
 
+/**
+ * What a run with nothing new to do reads per byte of index it holds (the orphan collector reads every
+ * batch page and segment item each run, retention and local retention read theirs): its read units
+ * over two sizes of an index of many small entries and segments, so DynamoDB's rounding of each query
+ * to 4 KiB does not swamp the slope.
+ */
+const indexWalk = async (replicas: number): Promise<{ readUnitsPerIndexByte: number }> => {
+  const partitions = 4;
+  const { clock, metadata, sluice, meters } = meteredSluice(replicas);
+  await sluice.catalog.create({
+    name: TOPIC,
+    partitions,
+    replicationFactor: replicas,
+    configs: { 'segment.bytes': String(64 * 1024) },
+  });
+  const { topicId } = await sluice.catalog.get(TOPIC);
+  const value = new Uint8Array(1024).fill(3);
+  const body = () =>
+    encodeRecordBatch(
+      Array.from({ length: 4 }, (_, i) => ({
+        key: null,
+        value,
+        headers: [],
+        timestamp: clock.now(),
+        offsetDelta: i,
+      })),
+    );
+  const grow = async () => {
+    for (let round = 0; round < 320; round++) {
+      for (let p = 0; p < partitions; p++) await sluice.producer.produceBatches(TOPIC, p, body(), 'all');
+      await clock.advance(100);
+    }
+    await clock.advance(MINUTE);
+    await maintenance(sluice);
+    await clock.advance(MINUTE);
+    const index = indexBytes(metadata, topicId, partitions, [...PAGE_ITEMS, ...SEGMENT_ITEMS]);
+    const done = meters.mark();
+    await maintenance(sluice);
+    return { index, readUnits: done().metadata.readUnits };
+  };
+  const small = await grow();
+  const large = await grow();
+  return { readUnitsPerIndexByte: (large.readUnits - small.readUnits) / (large.index - small.index) };
+};
+
 const idleRuns = async (replicas: number): Promise<{ fixed: ByStore; perPartition: ByStore }> => {
   const one = await idleRunOf(1, replicas);
   const nine = await idleRunOf(9, replicas);
@@ -379,12 +448,20 @@ const maintenance = async (sluice: Sluice) => {
   return report;
 };
 
-/** Item bytes of the partitions' segment index and time marks (what stays for the retention). */
-const segmentIndexBytes = (metadata: MemoryMetadataStore, topicId: string, partitions: number): number => {
+const SEGMENT_ITEMS = [keys.segmentPrefix, keys.timePrefix];
+const PAGE_ITEMS = [keys.batchPrefix];
+
+/** Item bytes of the partitions' index items under these sort-key prefixes. */
+const indexBytes = (
+  metadata: MemoryMetadataStore,
+  topicId: string,
+  partitions: number,
+  prefixes: readonly string[],
+): number => {
   const pks = new Set(Array.from({ length: partitions }, (_, p) => keys.partitionPk(topicId, p)));
   return metadata
     .dump()
-    .filter((i) => pks.has(i.pk) && (i.sk.startsWith(keys.segmentPrefix) || i.sk.startsWith(keys.timePrefix)))
+    .filter((i) => pks.has(i.pk) && prefixes.some((prefix) => i.sk.startsWith(prefix)))
     .reduce((n, i) => n + itemSize(i), 0);
 };
 

@@ -144,14 +144,20 @@ export const sluicePerGiB = (
  * Lambda duration we assume in AWS (local emulator timings say nothing about AWS): for produce and
  * fetch a fixed part for the DynamoDB round trips plus S3 transfer at the rate a single Lambda stream
  * sustains; a group call is a few DynamoDB round trips; a maintenance run reads every partition's
- * state and lists its stores, then moves what it rolls. Documented in docs/cost.md; change it here to
+ * state, lists its stores a page at a time, queries the index it walks, and moves what it rolls. Documented in docs/cost.md; change it here to
  * see its weight, or pass measured durations to bench:cost.
  */
 export const DURATION_MODEL = {
   produce: { fixedMs: 25, msPerMiB: 20 },
   fetch: { fixedMs: 15, msPerMiB: 15 },
   groups: { fixedMs: 20 },
-  maintenance: { fixedMsPerRun: 200, msPerPartition: 30, msPerMiBRolled: 20 },
+  maintenance: {
+    fixedMsPerRun: 200,
+    msPerPartition: 30,
+    msPerMiBRolled: 20,
+    msPerListPage: 30,
+    msPerMiBIndexRead: 20,
+  },
 } as const satisfies Durations;
 
 export const modelledDurationMs = (job: 'produce' | 'fetch', bytes: number): number =>

@@ -45,8 +45,8 @@ const usageAt = (replicas: number): MeasuredUsage => ({
   heartbeat: counts({ writeUnits: 1, readUnits: 3 }),
   commitPerPartition: counts({ writeUnits: 2, readUnits: 1 }),
   idleRun: {
-    fixed: { replica: counts({}), segment: counts({}), metadata: counts({}) },
-    perPartition: { replica: counts({ lists: 1 }), segment: counts({}), metadata: counts({ readUnits: 10 }) },
+    fixed: { replica: counts({ lists: replicas }), segment: counts({ lists: 1 }), metadata: counts({}) },
+    perPartition: { replica: counts({}), segment: counts({}), metadata: counts({ readUnits: 10 }) },
   },
   rollPerGiB: {
     replica: counts({ gets: 1024, getBytes: GiB }),
@@ -62,6 +62,8 @@ const usageAt = (replicas: number): MeasuredUsage => ({
     metadata: counts({ writeUnits: 256, readUnits: 128 }),
   },
   indexBytesPerGiB: 50_000,
+  pageBytesPerGiB: 0,
+  readUnitsPerIndexByte: 0,
 });
 
 const shape: Shape = {
@@ -167,35 +169,45 @@ describe('sluiceMonthly', () => {
     );
   });
 
-  it('prices 43,800 maintenance runs and the work of 2,566 GiB', () => {
+  it('prices 43,800 maintenance runs, each listing a page per 1,000 objects held, and the work of 2,566 GiB', () => {
+    // 4.45 GiB held per replica store = 4,560 objects (5 pages); 590.7 GiB of segments = 37,806
+    // segments (38 pages): 43 LISTs a run. The work: 1,024 GETs + 32 LISTs + 80 segment PUTs and
+    // LISTs per GiB. A run takes 200 + 4 × 30 + 43 × 30 ms + 40 read units of index at 20 ms per MiB.
     expectBill(
       month.byActivity.maintenance,
       {
-        s3Requests: 3.3643875,
+        s3Requests: 11.9053875,
         dynamodb: 1.81787109375,
         lambdaRequests: 0.00876,
-        lambdaCompute: 0.8876844384,
+        lambdaCompute: 1.642873214325,
       },
       6,
     );
   });
 
-  it('prices a run’s fixed LISTs of the segment store at S3 Standard’s rate, whatever the replica class', () => {
-    const usage = usageAt(3);
-    const withFixed = {
-      ...usage,
-      idleRun: { ...usage.idleRun, fixed: { ...usage.idleRun.fixed, segment: counts({ lists: 1 }) } },
-    };
-    const a = sluiceMonthly(shape, deployment(3, 'express'), usage, DURATION_MODEL);
-    const b = sluiceMonthly(shape, deployment(3, 'express'), withFixed, DURATION_MODEL);
-    // 43,800 runs a month × 1 LIST × $0.005 per 1,000
-    expect(b.byActivity.maintenance.s3Requests - a.byActivity.maintenance.s3Requests).toBeCloseTo(0.219, 9);
+  it('prices the replica stores’ LISTs at Express rates and the segment store’s at Standard ones', () => {
+    const express = sluiceMonthly(shape, deployment(3, 'express'), usageAt(3), DURATION_MODEL);
+    // 15 replica pages (3 stores × 5) and 38 segment pages a run; the GiB's roll reads 1 GiB back
+    expect(express.byActivity.maintenance.s3Requests).toBeCloseTo(10.26261375, 6);
+    expect(express.byActivity.maintenance.s3Transfer).toBeCloseTo(2566.40625 * 0.0006, 6);
+  });
+
+  it('walks the index it holds every run at the measured read units per byte', () => {
+    const walking = { ...usageAt(1), readUnitsPerIndexByte: 1 / 4096 };
+    const a = sluiceMonthly(shape, deployment(1, 'standard'), usageAt(1), DURATION_MODEL);
+    const b = sluiceMonthly(shape, deployment(1, 'standard'), walking, DURATION_MODEL);
+    // 590.7 GiB of segments × 50,000 index bytes per GiB = 29.5 MB a run: 7,211 read units, 43,800 runs
+    const indexBytes = (2566.40625 / 730) * (168 + 32 / 3600 + 1 / 60) * 50_000;
+    expect(b.byActivity.maintenance.dynamodb - a.byActivity.maintenance.dynamodb).toBeCloseTo(
+      ((indexBytes / 4096) * 43_800 * 0.125) / 1e6,
+      9,
+    );
   });
 
   it('stores the replica copies for local retention plus grace, the segments for the retention', () => {
     expectBill(month.byActivity.storage, { s3Storage: 13.68886328125, dynamodbStorage: 0.0068768258643 }, 9);
-    expect(month.total).toBeCloseTo(373.9207540248643, 6);
-    expect(month.usdPerGiB).toBeCloseTo(0.14569819334911, 10);
+    expect(month.total).toBeCloseTo(383.21694280078935, 6);
+    expect(month.usdPerGiB).toBeCloseTo(0.14932045259817667, 10);
   });
 
   it('prices RF=3 Express: three PUTs and uploads per request, three replica copies at Express prices', () => {

@@ -55,6 +55,13 @@ describe('measureUsage: counts of Sluice’s own code on the metered memory stor
     expect(rf3.expirePerGiB.segment.puts).toBe(0);
   });
 
+  it('measures what a run reads per byte of index it holds: a few walks of it (the collector, retention)', () => {
+    for (const u of [rf3, twoBatches]) {
+      expect(u.readUnitsPerIndexByte * 4096).toBeCloseTo(2.266322390261896, 9);
+      expect(u.pageBytesPerGiB).toBeGreaterThan(0);
+    }
+  });
+
   it('counts group calls and idle maintenance runs per unit', () => {
     expect(rf3.heartbeat).toMatchObject({ writeUnits: 1, readUnits: 3, puts: 0 });
     expect(rf3.commitPerPartition).toMatchObject({ writeUnits: 2, readUnits: 2 });
