@@ -272,8 +272,6 @@ export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN)
   const pageBytesPerGiB =
     (indexBytes(metadata, topic.topicId, partitions, PAGE_ITEMS) * GiB) / (produced * requestBytes);
 
-  const retiredGiB = rolledBytes / GiB;
-
   await clock.advance(HOUR + MINUTE);
   done = meters.mark();
   await maintenance(sluice);
@@ -321,8 +319,8 @@ export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN)
       metadata: scale(minus(roll.metadata, runs(1, indexNow, 'metadata')), perRolledGiB),
     },
     retirePerGiB: {
-      replica: scale(minus(retire.replica, runs(2, 0, 'replica')), 1 / retiredGiB),
-      metadata: scale(minus(retire.metadata, runs(2, indexNow, 'metadata')), 1 / retiredGiB),
+      replica: scale(minus(retire.replica, runs(2, 0, 'replica')), perRolledGiB),
+      metadata: scale(minus(retire.metadata, runs(2, indexNow, 'metadata')), perRolledGiB),
     },
     expirePerGiB: {
       segment: scale(minus(expire.segment, runs(1, 0, 'segment')), perSegmentGiB),
