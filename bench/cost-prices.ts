@@ -219,7 +219,8 @@ export const PRICE_SOURCES: readonly PriceSource[] = [
     item: 'Confluent Cloud Standard',
     price: '$0.75 per eCKU-hour; $0.035–$0.050 per GB in and out (model: $0.050); $0.03 per GB-month',
     basis: 'secondary',
-    source: 'the same transcription of https://www.confluent.io/pricing/ (2026-08-27)',
+    source:
+      'the same transcription of https://www.confluent.io/pricing/ (2026-08-27); its "~$385/Month" starting price implies less than $0.75 for a month of one eCKU (730 h × $0.75 = $547.50), so the eCKU price may be overstated',
     read: READ,
   },
   {

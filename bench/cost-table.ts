@@ -51,7 +51,9 @@ const usd = (v: number) =>
   v >= 100 ? `$${Math.round(v).toLocaleString('en-US')}` : `$${v.toFixed(v >= 1 ? 2 : 4)}`;
 const per = (v: number) => v.toFixed(4);
 const r3 = (v: number) => Math.round(v * 1000) / 1000;
-const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
+/** A Markdown table row; a `|` inside a cell (a page title) is escaped. */
+const row = (cells: (string | number)[]) =>
+  `| ${cells.map((c) => String(c).replace(/\|/g, '\\|')).join(' | ')} |`;
 const table = (head: string[], rows: (string | number)[][]) =>
   [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
 
