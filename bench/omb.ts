@@ -24,6 +24,7 @@ import { SluiceClient } from '../sdk/client.js';
 import { nodeHttpFetch } from '../sdk/node-http.js';
 import type { PerBatchCounts } from './cost.js';
 import {
+  DURATION_MODEL,
   FUNCTION_MEMORY_MB,
   PRICES,
   apiGatewayUnits,
@@ -34,6 +35,8 @@ import {
   sluicePerGiB,
 } from './cost.js';
 import { measureBatchCost } from './cost-run.js';
+import { billTotal, deployment, usdPerGiBWrittenAndReadOnce } from './cost-model.js';
+import { measureUsage, usageRunFor } from './cost-usage.js';
 import { cpuMsPer, cpuSeconds } from './cpu.js';
 import { flags, modelFlag, numberFlag } from './flags.js';
 import { measureColdStarts } from './cold-start.js';
@@ -250,6 +253,7 @@ const main = async () => {
   let coldStarts: Awaited<ReturnType<typeof measureColdStarts>> | undefined;
   let limit: Awaited<ReturnType<typeof measureLimit>> | undefined;
   const costs: { batchBytes: number; measured: PerBatchCounts; modelled: PerBatchCounts }[] = [];
+  let fullUsdPerGiB: number | undefined;
   try {
     for (const file of files) {
       const workload = await readWorkload(file);
@@ -288,6 +292,14 @@ const main = async () => {
           `batch ${kib(batchBytes)}: per batch ${JSON.stringify({ produce: c.modelled.produce, fetch: c.modelled.fetch })} → $${m.total.toFixed(5)}/GiB written and read once`,
         );
       }
+      // The full model (docs/cost.md): the same GiB with its roll, retirement and expiry, RF=1.
+      const usage = await measureUsage(usageRunFor(MIB, 1));
+      fullUsdPerGiB = billTotal(
+        usdPerGiBWrittenAndReadOnce(deployment(1, 'standard'), usage, DURATION_MODEL),
+      );
+      console.log(
+        `full model, 1 MiB requests, RF=1 S3 Standard: $${fullUsdPerGiB.toFixed(5)}/GiB written and read once`,
+      );
     }
   } finally {
     await target.stop();
@@ -403,7 +415,8 @@ const main = async () => {
       p99PublishMs: l.aggregatedPublishLatency99pct,
       p50EndToEndMs: l['aggregatedEndToEndLatency50pct'],
       p99EndToEndMs: l.aggregatedEndToEndLatency99pct,
-      usdPerGiB: atMiB ? round(atMiB.modelled.total, 5) : null,
+      usdPerGiB: fullUsdPerGiB === undefined ? null : round(fullUsdPerGiB, 5),
+      usdPerGiBRequestsOnly: atMiB ? round(atMiB.modelled.total, 5) : null,
       usdPerGiBWithLocalLambdaTimes: atMiB ? round(atMiB.measuredDurations.total, 5) : null,
       limitRatio: limit?.limitRatio ?? null,
       limitRatioFair: limit?.limitRatioFair ?? null,
