@@ -5,7 +5,9 @@
  * stores (the adapters count S3 requests and DynamoDB units as DynamoDB bills them) under a manual
  * clock: produce rounds of one batch per partition with caught-up consumer groups reading each batch,
  * steady heartbeats and offset commits, then maintenance runs past the roll, local retention, the
- * orphan collector's grace and retention. Exact and repeatable; no emulators, no network.
+ * orphan collector's grace and retention. Maintenance is counted twice over: what every scheduled run
+ * does, and what the orphan scan adds to the runs that make it (hourly as deployed: the model prices
+ * each at its own rate). Exact and repeatable; no emulators, no network.
  */
 import { ManualClock } from '../lib/adapters/fault/index.js';
 import { MemoryMetadataStore } from '../lib/adapters/memory/metadata-store.js';
@@ -14,7 +16,7 @@ import { createSluice } from '../lib/app.js';
 import type { Sluice } from '../lib/app.js';
 import { keys } from '../lib/core/keys.js';
 import { encodeRecordBatch } from '../lib/core/record-batch/index.js';
-import { itemSize, StorageMeter } from '../lib/ports/meter.js';
+import { itemSize, StorageMeter, writeUnitsFor } from '../lib/ports/meter.js';
 import type { MeterReading } from '../lib/ports/meter.js';
 import { fromTopicPartitions } from '../lib/core/groups/partition-map.js';
 
@@ -88,8 +90,17 @@ export interface MeasuredUsage {
   heartbeat: Counts;
   /** Per committed partition offset (one commit request carries a member's partitions). */
   commitPerPartition: Counts;
-  /** A maintenance run with nothing to do: a fixed part and a part per partition (fitted on 1 and 9). */
-  idleRun: { fixed: ByStore; perPartition: ByStore };
+  /**
+   * A maintenance run with nothing to do that skips the orphan scan: a fixed part and a part per
+   * partition (fitted on 1 and 9). It includes the scan claim's conditional write, which fails.
+   */
+  idleRun: RunCounts;
+  /**
+   * What the orphan scan adds to a run: one LIST per store listed and nothing per 1,000 objects yet
+   * (the model adds a page per 1,000 objects held), the per-partition reads of state and index, and
+   * the read units per byte of index held beyond a run that skips it.
+   */
+  orphanScan: RunCounts & { readUnitsPerIndexByte: number };
   /**
    * The work of a GiB beyond what its runs would cost with nothing to do (the model prices every
    * scheduled run's walk itself). Per GiB rolled: the roll's GETs of replica objects, segment PUTs.
@@ -103,8 +114,16 @@ export interface MeasuredUsage {
   indexBytesPerGiB: number;
   /** DynamoDB item bytes of batch pages per GiB they index (until local retention retires them). */
   pageBytesPerGiB: number;
-  /** Read units a maintenance run spends per byte of index items held, beyond an idle run. */
+  /**
+   * Read units a maintenance run that skips the orphan scan spends per byte of index items held,
+   * beyond an idle run (retention and local retention reading theirs).
+   */
   readUnitsPerIndexByte: number;
+}
+
+export interface RunCounts {
+  fixed: ByStore;
+  perPartition: ByStore;
 }
 
 const GiB = 2 ** 30;
@@ -182,7 +201,8 @@ const RETENTION_MS = 8 * DAY;
 /** Runs the scenario and returns the counts per unit of work. */
 export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN): Promise<MeasuredUsage> => {
   const { partitions, replicas, batchBytes, recordBytes, requestsPerPartition, groups } = options;
-  const { clock, metadata, sluice, meters } = meteredSluice(replicas);
+  // Every measured run below is at least an hour after the last, so each makes the hourly scan.
+  const { clock, metadata, sluice, meters } = meteredSluice(replicas, HOUR);
   // Retention a day past segment.ms (7 days), so the run that rolls the last, partial segments is
   // not the run that expires them.
   await sluice.catalog.create({
@@ -261,7 +281,7 @@ export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN)
   // Roll (segment.bytes reached), then local retention and the collector, then retention.
   await clock.advance(MINUTE);
   done = meters.mark();
-  const rolled = await maintenance(sluice);
+  const rolled = await maintenance(sluice, true);
   const roll = done();
   // The index the next runs walk: taken out of their counts with the walk priced per run.
   const indexNow = indexBytes(metadata, topic.topicId, partitions, [...PAGE_ITEMS, ...SEGMENT_ITEMS]);
@@ -272,34 +292,39 @@ export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN)
   const pageBytesPerGiB =
     (indexBytes(metadata, topic.topicId, partitions, PAGE_ITEMS) * GiB) / (produced * requestBytes);
 
+  // Local retention retires the copies; the next scan, past the grace, deletes them.
   await clock.advance(HOUR + MINUTE);
   done = meters.mark();
-  await maintenance(sluice);
-  await clock.advance(16 * MINUTE);
-  await maintenance(sluice);
+  await maintenance(sluice, true);
+  await clock.advance(HOUR);
+  await maintenance(sluice, true);
   const retire = done();
 
   await clock.advance(7 * DAY);
   done = meters.mark();
-  await maintenance(sluice);
+  await maintenance(sluice, true);
   const segmentBytes = rolledBytes + done().segment.putBytes;
   await clock.advance(RETENTION_MS - 7 * DAY + HOUR);
   done = meters.mark();
-  await maintenance(sluice);
+  await maintenance(sluice, true);
   const expire = done();
   if (expire.segment.deletes === 0) throw new Error('retention deleted nothing');
   const perSegmentGiB = GiB / segmentBytes;
 
   const idle = await idleRuns(replicas);
-  const walk = await indexWalk(replicas);
-  const readUnitsPerIndexByte = walk.readUnitsPerIndexByte;
-  const idleRun = byStore((k) => sum(idle.fixed[k], scale(idle.perPartition[k], partitions)));
-  // What `n` runs cost over an index of `index` bytes without the work itself: taken out of the
-  // roll, retire and expire runs, since the model prices every scheduled run's walk on its own.
+  const walk = { run: await indexWalk(replicas, NEVER), scan: await indexWalk(replicas, 0) };
+  const readUnitsPerIndexByte = walk.run;
+  const scanReadUnitsPerIndexByte = walk.scan - walk.run;
+  const of = (c: RunCounts, k: keyof ByStore) => sum(c.fixed[k], scale(c.perPartition[k], partitions));
+  // What `n` scanning runs cost over an index of `index` bytes without the work itself: taken out of
+  // the roll, retire and expire runs, since the model prices every scheduled run and scan on its own.
   const runs = (n: number, index: number, k: keyof ByStore): Counts => {
-    const base = scale(idleRun[k], n);
+    const base = scale(sum(of(idle.run, k), of(idle.scan, k)), n);
     return k === 'metadata'
-      ? { ...base, readUnits: base.readUnits + n * index * readUnitsPerIndexByte }
+      ? {
+          ...base,
+          readUnits: base.readUnits + n * index * (readUnitsPerIndexByte + scanReadUnitsPerIndexByte),
+        }
       : base;
   };
   return {
@@ -312,7 +337,8 @@ export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN)
     stateReadUnits,
     heartbeat,
     commitPerPartition: scale(commits, 1 / partitions),
-    idleRun: idle,
+    idleRun: idle.run,
+    orphanScan: { ...idle.scan, readUnitsPerIndexByte: scanReadUnitsPerIndexByte },
     rollPerGiB: {
       replica: scale(minus(roll.replica, runs(1, 0, 'replica')), perRolledGiB),
       segment: scale(minus(roll.segment, runs(1, 0, 'segment')), perRolledGiB),
@@ -342,8 +368,11 @@ const concat = (parts: Uint8Array[]): Uint8Array => {
   return out;
 };
 
-/** Sluice on metered memory stores: `replicas` replica stores and a segment store, a manual clock. */
-const meteredSluice = (replicas: number) => {
+/**
+ * Sluice on metered memory stores: `replicas` replica stores and a segment store, a manual clock, the
+ * orphan scan at most every `orphanScanIntervalMs` (0: every run).
+ */
+const meteredSluice = (replicas: number, orphanScanIntervalMs: number) => {
   const clock = new ManualClock(Date.UTC(2026, 11, 1));
   const metadata = new MemoryMetadataStore();
   const replicaStores = Array.from(
@@ -357,7 +386,7 @@ const meteredSluice = (replicas: number) => {
     objectStores: replicaStores,
     segmentStore,
     clock,
-    config: { clusterId: 'cost', topicCacheTtlMs: 24 * HOUR },
+    config: { clusterId: 'cost', topicCacheTtlMs: 24 * HOUR, orphanScanIntervalMs },
     // Fixed-length ids: item sizes, and so the units, do not depend on the run.
     newId: () => `id${(ids++).toString(36).padStart(10, '0')}`,
     random: () => 0.5,
@@ -369,25 +398,50 @@ const STORES = ['replica', 'segment', 'metadata'] as const;
 const byStore = (f: (k: (typeof STORES)[number]) => Counts): ByStore =>
   Object.fromEntries(STORES.map((k) => [k, f(k)])) as unknown as ByStore;
 
-/** One maintenance run over a topic of `partitions` with no data, after a run that settles it. */
-const idleRunOf = async (partitions: number, replicas: number): Promise<ByStore> => {
-  const { sluice, meters } = meteredSluice(replicas);
+/**
+ * Two maintenance runs over a topic of `partitions` with no data, after a run that settles it and
+ * scans: one a minute later that skips the scan, one an hour later that makes it; `scan` is what the
+ * second adds. DynamoDB bills a write whose condition fails (the skipped claim) by the item it kept,
+ * at least one unit (Developer Guide, "DynamoDB read and write operations"); the memory meter counts
+ * none, so the run gets it here, and the scan's successful claim then adds nothing over it.
+ */
+const idleRunOf = async (partitions: number, replicas: number): Promise<{ run: ByStore; scan: ByStore }> => {
+  const { clock, metadata, sluice, meters } = meteredSluice(replicas, HOUR);
   await sluice.catalog.create({ name: TOPIC, partitions, replicationFactor: replicas });
-  await maintenance(sluice);
-  const done = meters.mark();
-  await maintenance(sluice);
-  return done();
+  await maintenance(sluice, true);
+  await clock.advance(MINUTE);
+  let done = meters.mark();
+  await maintenance(sluice, false);
+  const skipped = done();
+  const claim = await metadata.get(keys.orphanScan);
+  if (!claim) throw new Error('no orphan scan claim');
+  const run = {
+    ...skipped,
+    metadata: {
+      ...skipped.metadata,
+      writeUnits: skipped.metadata.writeUnits + writeUnitsFor(itemSize(claim)),
+    },
+  };
+  await clock.advance(HOUR);
+  done = meters.mark();
+  await maintenance(sluice, true);
+  const scanned = done();
+  return { run, scan: byStore((k) => minus(scanned[k], run[k])) };
 };
 
+/** An orphan scan interval no run reaches: only the first run scans. */
+const NEVER = 1000 * DAY;
+
 /**
- * What a run with nothing new to do reads per byte of index it holds (the orphan collector reads every
- * batch page and segment item each run, retention and local retention read theirs): its read units
- * over two sizes of an index of many small entries and segments, so DynamoDB's rounding of each query
- * to 4 KiB does not swamp the slope.
+ * What a run with nothing new to do reads per byte of index it holds (the orphan scan reads every
+ * batch page and segment item, retention and local retention read theirs): its read units over two
+ * sizes of an index of many small entries and segments, so DynamoDB's rounding of each query to 4 KiB
+ * does not swamp the slope. Measured with the scan on every run (interval 0) and never (`NEVER`):
+ * the same runs, so the difference is the scan's.
  */
-const indexWalk = async (replicas: number): Promise<{ readUnitsPerIndexByte: number }> => {
+const indexWalk = async (replicas: number, orphanScanIntervalMs: number): Promise<number> => {
   const partitions = 4;
-  const { clock, metadata, sluice, meters } = meteredSluice(replicas);
+  const { clock, metadata, sluice, meters } = meteredSluice(replicas, orphanScanIntervalMs);
   await sluice.catalog.create({
     name: TOPIC,
     partitions,
@@ -416,19 +470,23 @@ const indexWalk = async (replicas: number): Promise<{ readUnitsPerIndexByte: num
     await clock.advance(MINUTE);
     const index = indexBytes(metadata, topicId, partitions, [...PAGE_ITEMS, ...SEGMENT_ITEMS]);
     const done = meters.mark();
-    await maintenance(sluice);
+    await maintenance(sluice, orphanScanIntervalMs === 0);
     return { index, readUnits: done().metadata.readUnits };
   };
   const small = await grow();
   const large = await grow();
-  return { readUnitsPerIndexByte: (large.readUnits - small.readUnits) / (large.index - small.index) };
+  return (large.readUnits - small.readUnits) / (large.index - small.index);
 };
 
-const idleRuns = async (replicas: number): Promise<{ fixed: ByStore; perPartition: ByStore }> => {
+/** The idle run and the scan's part, each fitted as a fixed part and a part per partition. */
+const idleRuns = async (replicas: number): Promise<{ run: RunCounts; scan: RunCounts }> => {
   const one = await idleRunOf(1, replicas);
   const nine = await idleRunOf(9, replicas);
-  const perPartition = byStore((k) => scale(minus(nine[k], one[k]), 1 / 8));
-  return { fixed: byStore((k) => minus(one[k], perPartition[k])), perPartition };
+  const fit = (k: 'run' | 'scan'): RunCounts => {
+    const perPartition = byStore((s) => scale(minus(nine[k][s], one[k][s]), 1 / 8));
+    return { fixed: byStore((s) => minus(one[k][s], perPartition[s])), perPartition };
+  };
+  return { run: fit('run'), scan: fit('scan') };
 };
 
 const sum = (...cs: Counts[]): Counts =>
@@ -440,9 +498,12 @@ const sum = (...cs: Counts[]): Counts =>
     zero(),
   );
 
-const maintenance = async (sluice: Sluice) => {
+/** A maintenance run that must succeed, and scan for orphans or skip the scan when `scans` says. */
+const maintenance = async (sluice: Sluice, scans?: boolean) => {
   const report = await sluice.maintenance.run();
   if (report.errors.length > 0) throw new Error(report.errors.join('; '));
+  if (scans !== undefined && report.orphanScan !== scans)
+    throw new Error(`a run ${scans ? 'skipped' : 'made'} the orphan scan`);
   return report;
 };
 
