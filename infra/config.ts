@@ -43,6 +43,8 @@ export const ENV = {
   connectBudgetMs: 'SLUICE_CONNECT_BUDGET_MS',
   /** Length of a Connect task's lease (ms); a dead invocation's tasks move on within it. */
   connectLeaseMs: 'SLUICE_CONNECT_LEASE_MS',
+  /** How long a sink woken by new data keeps reading after the last record before it returns (ms). */
+  connectSinkIdleMs: 'SLUICE_CONNECT_SINK_IDLE_MS',
 } as const;
 
 export const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;

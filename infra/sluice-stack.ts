@@ -1,5 +1,6 @@
 import { Aws, CfnOutput, Fn, Stack } from 'aws-cdk-lib';
 import type { StackProps } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
 import { DEFAULT_MAX_REQUEST_BYTES, readContextSettings } from './config.js';
 import { LogStorage } from './constructs/log-storage.js';
@@ -53,7 +54,10 @@ export class SluiceStack extends Stack {
   readonly functions: SluiceFunctions;
   readonly api: SluiceApi;
   readonly maintenance: MaintenanceSchedule;
-  /** The schedule of the Connect runtime; grantSinkBucket lets S3 sinks write a bucket. */
+  /**
+   * The Connect runtime's schedule and data trigger; grantSinkBucket lets S3 sinks write a bucket,
+   * grantSinkFunction lets Lambda sinks invoke a function.
+   */
   readonly connect: ConnectRuntime;
 
   constructor(scope: Construct, id: string, props: SluiceStackProps = {}) {
@@ -73,6 +77,8 @@ export class SluiceStack extends Stack {
     this.segments = new SegmentStorage(this, 'Segments', { accessLogBucket: this.storage.accessLogBucket });
     this.metadata = new MetadataTable(this, 'Metadata', {
       deletionProtection: props.deletionProtection ?? context.deletionProtection ?? true,
+      // Keys are all the Connect data trigger reads; the smallest records.
+      stream: dynamodb.StreamViewType.KEYS_ONLY,
     });
     this.functions = new SluiceFunctions(this, 'Functions', {
       table: this.metadata,
@@ -85,6 +91,7 @@ export class SluiceStack extends Stack {
     const { admin, produce, fetch, groups, connect, maintenance } = this.functions.functions;
     this.connect = new ConnectRuntime(this, 'Connect', {
       handler: this.functions.functions['connect-worker'],
+      metadataTable: this.metadata.table,
     });
     this.api = new SluiceApi(this, 'Api', { handlers: { admin, produce, fetch, groups, connect } });
     this.maintenance = new MaintenanceSchedule(this, 'Maintenance', { handler: maintenance });

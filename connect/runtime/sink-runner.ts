@@ -37,6 +37,11 @@ export interface SinkRunOptions {
   commitIntervalMs?: number;
   /** With topics.regex, how often the topics are listed again (default TOPIC_REFRESH_MS). */
   topicRefreshMs?: number;
+  /**
+   * Return (committing first) once no record has arrived for this long, instead of waiting out the
+   * deadline: a sink woken by new data stops paying for an idle invocation once it caught up.
+   */
+  idleExitMs?: number;
 }
 
 export interface SinkRunResult {
@@ -142,8 +147,11 @@ export const runSinkTask = async (
   const topicRefreshMs = options.topicRefreshMs ?? TOPIC_REFRESH_MS;
   let lastCommit = clock.now();
   const commitIntervalMs = options.commitIntervalMs ?? 5_000;
+  let lastRecordAt = clock.now();
+  const idle = (): boolean =>
+    options.idleExitMs !== undefined && clock.now() - lastRecordAt >= options.idleExitMs;
   try {
-    while (clock.now() < options.deadline) {
+    while (clock.now() < options.deadline && !idle()) {
       await keeper.keep();
       if (isPatternSink(config) && clock.now() - lastTopicRefresh >= topicRefreshMs) {
         lastTopicRefresh = clock.now();
@@ -186,6 +194,7 @@ export const runSinkTask = async (
         records += batch.records.length;
         positions.set(k, { ...position, offset: batch.nextOffset });
       }
+      if (fetched > 0) lastRecordAt = clock.now();
       if (clock.now() - lastCommit >= commitIntervalMs) {
         await commit();
         lastCommit = clock.now();

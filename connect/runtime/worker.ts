@@ -31,6 +31,15 @@ export interface WorkerOptions {
   pollIntervalMs?: number;
 }
 
+export interface TickOptions {
+  /** Which started connectors run from the start (default: all). */
+  select?: (record: ConnectorRecord) => Promise<boolean>;
+  /** Connectors `select` left out, checked every `intervalMs` while others run. */
+  watch?: { intervalMs: number; due: (record: ConnectorRecord) => Promise<boolean> };
+  /** Sink tasks return once no record arrived for this long (see SinkRunOptions.idleExitMs). */
+  sinkIdleMs?: number;
+}
+
 export type TaskOutcome =
   | { connector: string; task: number; outcome: 'ran'; records: number }
   | {
@@ -74,10 +83,15 @@ export class ConnectWorker {
     this.log = options.log ?? (() => {});
   }
 
-  /** Runs every task of every started connector once, concurrently; resolves when all are done. */
-  async tick(): Promise<TaskOutcome[]> {
+  /**
+   * Runs every task of every started connector once, concurrently; resolves when all are done. With
+   * `select`, only the connectors it takes run at first; the others are `watch`ed while those run and
+   * started (for what is left of the budget) as soon as `watch.due` says their input advanced.
+   */
+  async tick(options: TickOptions = {}): Promise<TaskOutcome[]> {
+    const deadline = this.options.clock.now() + this.budgetMs;
     const connectors = (await this.options.state.list()).filter((c) => c.targetState === 'STARTED');
-    const jobs = connectors.flatMap((record) => {
+    const run = (record: ConnectorRecord): Promise<TaskOutcome>[] => {
       let configs: Record<string, string>[];
       try {
         configs = taskConfigsOf(record);
@@ -85,12 +99,39 @@ export class ConnectWorker {
         this.log({ level: 'error', connector: record.name, error: traceOf(error) });
         return [];
       }
-      return configs.map((config, task) => this.runTask(record, task, config));
-    });
+      const idleExitMs = record.type === 'sink' ? options.sinkIdleMs : undefined;
+      return configs.map((config, task) =>
+        this.runTask(record, task, config, { deadline, ...(idleExitMs ? { idleExitMs } : {}) }),
+      );
+    };
+    const waiting: ConnectorRecord[] = [];
+    const jobs: Promise<TaskOutcome>[] = [];
+    for (const record of connectors) {
+      if (!options.select || (await options.select(record))) jobs.push(...run(record));
+      else waiting.push(record);
+    }
+    const { watch } = options;
+    if (!watch || waiting.length === 0 || jobs.length === 0) return Promise.all(jobs);
+    let running = jobs.length;
+    for (const job of jobs) void job.finally(() => (running -= 1));
+    // Watch only while something else runs: the invocation is paid for then anyway.
+    while (running > 0 && waiting.length > 0 && deadline - this.options.clock.now() > watch.intervalMs * 2) {
+      await this.options.clock.sleep(watch.intervalMs);
+      for (const record of [...waiting])
+        if (await watch.due(record).catch(() => false)) {
+          waiting.splice(waiting.indexOf(record), 1);
+          jobs.push(...run(record));
+        }
+    }
     return Promise.all(jobs);
   }
 
-  async runTask(record: ConnectorRecord, task: number, config: Record<string, string>): Promise<TaskOutcome> {
+  async runTask(
+    record: ConnectorRecord,
+    task: number,
+    config: Record<string, string>,
+    run: { deadline?: number; idleExitMs?: number } = {},
+  ): Promise<TaskOutcome> {
     const { state, clock } = this.options;
     const id = { connector: record.name, task };
     const before = await state.task(record.name, task);
@@ -98,7 +139,7 @@ export class ConnectWorker {
       return { ...id, outcome: 'failed', ...(before.trace ? { error: before.trace } : {}) };
     // A task another invocation holds (one still running, or one that died and whose lease has not
     // expired yet) is tried again every third of a lease while at least that much budget is left.
-    const deadline = clock.now() + this.budgetMs;
+    const deadline = run.deadline ?? clock.now() + this.budgetMs;
     let lease = await state.acquire(record.name, task, this.options.workerId, clock.now(), this.leaseMs);
     while (!lease && deadline - clock.now() > this.leaseMs / 3) {
       await clock.sleep(this.leaseMs / 3);
@@ -124,6 +165,7 @@ export class ConnectWorker {
           ? await runSinkTask(plugin, config, {
               ...common,
               ...(poll !== undefined ? { maxWaitMs: poll } : {}),
+              ...(run.idleExitMs !== undefined ? { idleExitMs: run.idleExitMs } : {}),
             })
           : await runSourceTask(plugin, config, {
               ...common,

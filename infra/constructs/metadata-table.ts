@@ -11,6 +11,12 @@ export interface MetadataTableProps {
    * @default true
    */
   readonly deletionProtection?: boolean;
+  /**
+   * A DynamoDB Stream of the table (what its records hold); the Connect runtime's data trigger reads
+   * the keys of changed partition state items.
+   * @default no stream
+   */
+  readonly stream?: dynamodb.StreamViewType;
 }
 
 /**
@@ -35,6 +41,7 @@ export class MetadataTable extends Construct {
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       deletionProtection: props.deletionProtection ?? true,
       removalPolicy: RemovalPolicy.RETAIN,
+      ...(props.stream ? { stream: props.stream } : {}),
     });
     (this.table.node.defaultChild as dynamodb.CfnTable).overrideLogicalId(
       `${id.replace(/[^A-Za-z0-9]/g, '')}Table`,
