@@ -113,7 +113,8 @@ export class ConnectWorker {
     const { watch } = options;
     if (!watch || waiting.length === 0 || jobs.length === 0) return Promise.all(jobs);
     let running = jobs.length;
-    for (const job of jobs) void job.finally(() => (running -= 1));
+    const done = () => void (running -= 1);
+    for (const job of jobs) job.then(done, done);
     // Watch only while something else runs: the invocation is paid for then anyway.
     while (running > 0 && waiting.length > 0 && deadline - this.options.clock.now() > watch.intervalMs * 2) {
       await this.options.clock.sleep(watch.intervalMs);

@@ -1,4 +1,4 @@
-/** The Lambda sink's reading of a function's answer: the Kafka partial batch response and error objects. */
+/** The Lambda sink's settings and its reading of a function's answer (partial batch response, error objects). */
 import { describe, expect, it } from 'vitest';
 import type { EventEntry } from '../../connect/connectors/lambda-sink-event.js';
 import {
@@ -7,6 +7,8 @@ import {
   functionFailureOf,
 } from '../../connect/connectors/lambda-sink-event.js';
 import type { SinkRecord } from '../../connect/plugin.js';
+import { validateConnectorConfig } from '../../connect/connector-config.js';
+import { LAMBDA_SINK } from '../../connect/connectors/lambda-sink-plugin.js';
 
 const record = (partition: number, offset: number): SinkRecord => ({
   topic: 'orders',
@@ -91,5 +93,69 @@ describe('functionFailureOf', () => {
   it('an error body it cannot read still fails, named by the FunctionError header', () => {
     const failure = functionFailureOf('Unhandled', new TextEncoder().encode('<html>'));
     expect([failure.name, failure.message]).toEqual(['Unhandled', 'function error Unhandled']);
+  });
+});
+
+describe('AwsLambdaSinkConnector validation', () => {
+  const base = {
+    name: 'l',
+    'connector.class': 'AwsLambdaSinkConnector',
+    topics: 'orders',
+    'aws.lambda.function.name': 'orders-fn',
+  };
+  const errors = (config: Record<string, string>) =>
+    Object.fromEntries(
+      validateConnectorConfig(LAMBDA_SINK, { ...base, ...config })
+        .configs.filter((c) => c.value.errors.length > 0)
+        .map((c) => [c.value.name, c.value.errors]),
+    );
+
+  it('takes names, qualified names and ARNs', () => {
+    for (const name of [
+      'orders-fn',
+      'orders-fn:live',
+      'orders-fn:$LATEST',
+      'arn:aws:lambda:eu-west-1:123456789012:function:orders-fn:3',
+    ])
+      expect(errors({ 'aws.lambda.function.name': name })).toEqual({});
+  });
+
+  it('refuses what Lambda would, in the Invalid value form', () => {
+    expect(
+      errors({
+        'aws.lambda.function.name': 'orders fn',
+        'aws.lambda.batch.size': '10001',
+        'aws.lambda.invocation.type': 'RequestResponse',
+      }),
+    ).toEqual({
+      'aws.lambda.function.name': [
+        'Invalid value orders fn for configuration aws.lambda.function.name: is not a Lambda function name or ARN',
+      ],
+      'aws.lambda.batch.size': [
+        'Invalid value 10001 for configuration aws.lambda.batch.size: Value must be no more than 10000',
+      ],
+      'aws.lambda.invocation.type': [
+        'Invalid value RequestResponse for configuration aws.lambda.invocation.type: String must be one of: sync, async',
+      ],
+    });
+    expect(errors({ 'aws.lambda.function.name': '' })).toEqual({
+      'aws.lambda.function.name': [
+        'Missing required configuration "aws.lambda.function.name" which has no default value.',
+      ],
+    });
+  });
+
+  it('an async invocation cannot ask for partial batch responses', () => {
+    expect(
+      errors({
+        'aws.lambda.invocation.type': 'async',
+        'aws.lambda.function.response.types': 'ReportBatchItemFailures',
+      }),
+    ).toEqual({
+      'aws.lambda.function.response.types': [
+        'An async invocation has no response to read: use aws.lambda.invocation.type=sync.',
+      ],
+    });
+    expect(errors({ 'aws.lambda.invocation.type': 'async' })).toEqual({});
   });
 });
