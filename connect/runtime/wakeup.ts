@@ -104,7 +104,14 @@ export const scheduledTick = (
     },
     watch: {
       intervalMs: options.watchMs,
-      due: async (record) => (await watch.progress(record)).high > (baseline.get(record.name) ?? Infinity),
+      // Due when the high watermarks grew past those seen when it last started (or was left out): a
+      // record that arrived while it ran may start it once more for nothing, but none is left behind.
+      due: async (record) => {
+        const { high } = await watch.progress(record);
+        if (high <= (baseline.get(record.name) ?? Infinity)) return false;
+        baseline.set(record.name, high);
+        return true;
+      },
     },
     sinkIdleMs: options.sinkIdleMs,
   };

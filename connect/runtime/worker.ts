@@ -85,46 +85,53 @@ export class ConnectWorker {
 
   /**
    * Runs every task of every started connector once, concurrently; resolves when all are done. With
-   * `select`, only the connectors it takes run at first; the others are `watch`ed while those run and
-   * started (for what is left of the budget) as soon as `watch.due` says their input advanced.
+   * `select`, only the connectors it takes run at first. With `watch`, the sinks not running — left
+   * out, or returned early (idle) — are checked every `watch.intervalMs` while anything still runs,
+   * and started again, for what is left of the budget, as soon as `watch.due` says their input grew.
    */
   async tick(options: TickOptions = {}): Promise<TaskOutcome[]> {
-    const deadline = this.options.clock.now() + this.budgetMs;
+    const { clock } = this.options;
+    const { watch } = options;
+    const deadline = clock.now() + this.budgetMs;
     const connectors = (await this.options.state.list()).filter((c) => c.targetState === 'STARTED');
-    const run = (record: ConnectorRecord): Promise<TaskOutcome>[] => {
+    const waiting = new Set<ConnectorRecord>();
+    const runs: Promise<TaskOutcome[]>[] = [];
+    let running = 0;
+    const start = (record: ConnectorRecord): void => {
       let configs: Record<string, string>[];
       try {
         configs = taskConfigsOf(record);
       } catch (error) {
         this.log({ level: 'error', connector: record.name, error: traceOf(error) });
-        return [];
+        return;
       }
       const idleExitMs = record.type === 'sink' ? options.sinkIdleMs : undefined;
-      return configs.map((config, task) =>
+      running += 1;
+      const tasks = configs.map((config, task) =>
         this.runTask(record, task, config, { deadline, ...(idleExitMs ? { idleExitMs } : {}) }),
       );
+      runs.push(
+        Promise.all(tasks).then((outcomes) => {
+          running -= 1;
+          if (watch && record.type === 'sink') waiting.add(record);
+          return outcomes;
+        }),
+      );
     };
-    const waiting: ConnectorRecord[] = [];
-    const jobs: Promise<TaskOutcome>[] = [];
     for (const record of connectors) {
-      if (!options.select || (await options.select(record))) jobs.push(...run(record));
-      else waiting.push(record);
+      if (!options.select || (await options.select(record))) start(record);
+      else if (watch) waiting.add(record);
     }
-    const { watch } = options;
-    if (!watch || waiting.length === 0 || jobs.length === 0) return Promise.all(jobs);
-    let running = jobs.length;
-    const done = () => void (running -= 1);
-    for (const job of jobs) job.then(done, done);
-    // Watch only while something else runs: the invocation is paid for then anyway.
-    while (running > 0 && waiting.length > 0 && deadline - this.options.clock.now() > watch.intervalMs * 2) {
-      await this.options.clock.sleep(watch.intervalMs);
+    // Watch only while something runs: the invocation is paid for then anyway.
+    while (watch && running > 0 && deadline - clock.now() > watch.intervalMs * 2) {
+      await clock.sleep(watch.intervalMs);
       for (const record of [...waiting])
         if (await watch.due(record).catch(() => false)) {
-          waiting.splice(waiting.indexOf(record), 1);
-          jobs.push(...run(record));
+          waiting.delete(record);
+          start(record);
         }
     }
-    return Promise.all(jobs);
+    return (await Promise.all(runs)).flat();
   }
 
   async runTask(
