@@ -115,4 +115,13 @@ export class ConnectRuntime extends Construct {
   grantSinkFunction(fn: lambda.IFunction): iam.Grant {
     return fn.grantInvoke(this.handler);
   }
+
+  /**
+   * Lets the runtime's DynamoDB Streams sources read `table`'s stream (ListStreams, DescribeStream,
+   * GetShardIterator, GetRecords). The table must have a stream (for an imported table, give
+   * `tableStreamArn`).
+   */
+  grantSourceTable(table: dynamodb.ITable): iam.Grant {
+    return table.grantStreamRead(this.handler);
+  }
 }
