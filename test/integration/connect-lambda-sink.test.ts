@@ -48,7 +48,8 @@ beforeAll(async () => {
     fn('events', 'eventHandler'),
     fn('counts', 'countHandler', { timeoutMs: 10_000 }),
     fn('slow', 'slowHandler', { timeoutMs: 300 }),
-    fn('single', 'slowHandler', { timeoutMs: 2_000, reservedConcurrency: 1 }),
+    // Busy long enough for the SDK's own retries of a 429 (three attempts, well under a second).
+    fn('single', 'slowHandler', { timeoutMs: 6_000, reservedConcurrency: 1 }),
   ]);
 }, 60_000);
 
@@ -297,7 +298,7 @@ describe('Lambda sink: failures', () => {
       invocationType: 'RequestResponse',
       payload: UTF8.encode('{}'),
     });
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 1_000)); // the first holds the only environment
     // The SDK retries a 429 itself (three attempts) before the task sees it.
     await expect(task('single').put([order('t', 0, 0, 1)])).rejects.toMatchObject({
       name: 'RetriableConnectError',
