@@ -51,6 +51,8 @@ export interface LambdaEmulator {
   invocations: InvocationRecord[];
   /** Settles once every background (Event) invocation has finished. */
   idle(): Promise<void>;
+  /** Execution environments of a function running an event now. */
+  busy(functionName: string): number;
   stop(): Promise<void>;
 }
 
@@ -176,6 +178,10 @@ class FunctionRuntime {
       env.worker.once('exit', onExit);
       env.worker.postMessage({ requestId, body, deadline: Date.now() + timeoutMs });
     });
+  }
+
+  get busy(): number {
+    return this.environments.filter((e) => e.busy).length;
   }
 
   async stop(): Promise<void> {
@@ -308,6 +314,7 @@ export const startLambdaEmulator = async (
     endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     region,
     invocations,
+    busy: (name) => runtimes.get(name)?.busy ?? 0,
     idle: async () => {
       while (background.size > 0) await Promise.all([...background]);
     },
