@@ -1,6 +1,5 @@
 import { Aws, CfnOutput, Fn, Stack } from 'aws-cdk-lib';
 import type { StackProps } from 'aws-cdk-lib';
-import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
 import { DEFAULT_MAX_REQUEST_BYTES, readContextSettings } from './config.js';
 import { LogStorage } from './constructs/log-storage.js';
@@ -77,8 +76,6 @@ export class SluiceStack extends Stack {
     this.segments = new SegmentStorage(this, 'Segments', { accessLogBucket: this.storage.accessLogBucket });
     this.metadata = new MetadataTable(this, 'Metadata', {
       deletionProtection: props.deletionProtection ?? context.deletionProtection ?? true,
-      // Keys are all the Connect data trigger reads; the smallest records.
-      stream: dynamodb.StreamViewType.KEYS_ONLY,
     });
     this.functions = new SluiceFunctions(this, 'Functions', {
       table: this.metadata,

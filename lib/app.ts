@@ -45,6 +45,10 @@ export interface SluiceConfig {
   heartbeatIntervalMs?: number;
   /** Kafka's replica.lag.time.max.ms (default 30 s). */
   replicaLagTimeMaxMs?: number;
+  /** How long a commit ahead of its producer's sequence waits for the batches before it (default 0). */
+  sequenceGapWaitMs?: number;
+  /** How often maintenance scans for orphan objects (default 0: every run). */
+  orphanScanIntervalMs?: number;
 }
 
 export interface SluiceDeps {
@@ -95,6 +99,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     ...(config.tailFlushEntries !== undefined ? { tailFlushEntries: config.tailFlushEntries } : {}),
     ...(config.pollIntervalMs !== undefined ? { pollIntervalMs: config.pollIntervalMs } : {}),
     ...(config.replicaLagTimeMaxMs !== undefined ? { replicaLagTimeMaxMs: config.replicaLagTimeMaxMs } : {}),
+    ...(config.sequenceGapWaitMs !== undefined ? { sequenceGapWaitMs: config.sequenceGapWaitMs } : {}),
     ...(deps.random ? { random: deps.random } : {}),
     ...(deps.newId ? { newId: deps.newId } : {}),
   });
@@ -111,6 +116,9 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
   const maintenance = new Maintenance({
     log,
     objectStores: deps.objectStores,
+    ...(config.orphanScanIntervalMs !== undefined
+      ? { orphanScanIntervalMs: config.orphanScanIntervalMs }
+      : {}),
     sweeps: { groups: () => groups.expireMembers() },
   });
   const routes: Route[] = [

@@ -296,7 +296,7 @@ export const createDynamoDbStreamsSourceTask = async (
   config: Record<string, string>,
   context: TaskContext,
 ): Promise<SourceTask> => {
-  const { createAwsChangeStreams } = await import('./dynamodb-streams-aws.js');
+  const { createAwsChangeStreams } = await import('../../lib/adapters/aws/dynamodb-streams.js');
   const streams = createAwsChangeStreams({
     endpoint: config['dynamodb.service.endpoint'] ?? '',
     region: config['aws.region'] ?? '',

@@ -1,7 +1,7 @@
 /**
  * What the DynamoDB Streams source needs from DynamoDB Streams (ListStreams, DescribeStream,
  * GetShardIterator, GetRecords), in its own types, so the task and its tests do not depend on the
- * AWS SDK; connect/connectors/dynamodb-streams-aws.ts is the one implementation over the SDK and the
+ * AWS SDK; lib/adapters/aws/dynamodb-streams.ts is the one implementation over the SDK and the
  * one place that translates the service's exceptions into the errors below.
  */
 import type { DynamoItem } from './dynamodb-json.js';

@@ -11,12 +11,6 @@ export interface MetadataTableProps {
    * @default true
    */
   readonly deletionProtection?: boolean;
-  /**
-   * A DynamoDB Stream of the table (what its records hold); the Connect runtime's data trigger reads
-   * the keys of changed partition state items.
-   * @default no stream
-   */
-  readonly stream?: dynamodb.StreamViewType;
 }
 
 /**
@@ -38,10 +32,14 @@ export class MetadataTable extends Construct {
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       timeToLiveAttribute: TABLE.ttlAttribute,
+      // Wakes Streams apps (infra/constructs/streams-app.ts: an event source mapping filtered to the
+      // partition items of an app's source topics) and sink connectors (connect-runtime.ts: the same
+      // for every partition item; it reads only the keys). Writing the stream is free; only reads are
+      // billed, and Lambda's reads of it are not.
+      stream: dynamodb.StreamViewType.NEW_IMAGE,
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       deletionProtection: props.deletionProtection ?? true,
       removalPolicy: RemovalPolicy.RETAIN,
-      ...(props.stream ? { stream: props.stream } : {}),
     });
     (this.table.node.defaultChild as dynamodb.CfnTable).overrideLogicalId(
       `${id.replace(/[^A-Za-z0-9]/g, '')}Table`,

@@ -7,6 +7,7 @@
  */
 import { SluiceError } from '../../lib/errors.js';
 import type { GroupMember, SluiceClient, TopicPartitions } from '../../sdk/index.js';
+import { isSluiceError } from '../../sdk/index.js';
 import type { StateBackend } from '../state/backend.js';
 import { StreamTask, taskIdOf, topicNameOf } from '../task.js';
 import type { Topology } from '../topology.js';
@@ -79,6 +80,16 @@ export class KafkaStreams {
     return totals;
   }
 
+  /**
+   * Where each running task has processed its input partitions to (`topic`, `partition`, the offset
+   * after the last record processed): what a bounded run (streams/lambda) waits on before closing.
+   */
+  positions(): { topic: string; partition: number; offset: number }[] {
+    return [...this.runners.values()].flatMap((r) =>
+      r.positions().map((p) => ({ ...p, partition: r.task.partition })),
+    );
+  }
+
   /** Commits every task, leaves the group and stops; rejects with the error that failed the app, if any. */
   async close(): Promise<void> {
     if (this.state === 'RUNNING') this.state = 'PENDING_SHUTDOWN';
@@ -116,7 +127,8 @@ export class KafkaStreams {
       try {
         await admin.createTopic({ name: full, partitions: this.partitionCount });
       } catch (error) {
-        if (!(error instanceof SluiceError && error.code === 'TOPIC_ALREADY_EXISTS')) throw error;
+        // The SDK's error (the API's answer), not the core's: a restarted app finds its topics there.
+        if (!(isSluiceError(error) && error.code === 'TOPIC_ALREADY_EXISTS')) throw error;
       }
       counts.set(full, (await admin.describeTopic(full)).partitions.length);
     }

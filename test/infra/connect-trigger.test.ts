@@ -1,5 +1,5 @@
 /**
- * The Connect runtime's data trigger in the template: the metadata table's stream (keys only), one
+ * The Connect runtime's data trigger in the template: the metadata table's stream, one
  * event source mapping into the connect-worker function filtered to partition state items, the
  * stream read permission, the schedule kept as the sources' clock and the sinks' safety net, and the
  * grant a Lambda sink needs to invoke its function.
@@ -32,8 +32,8 @@ beforeAll(() => {
 }, 120_000);
 
 describe('Connect data trigger', () => {
-  it('streams the metadata table with keys only', () => {
-    expect(props(resources(template)[tableId]).StreamSpecification).toEqual({ StreamViewType: 'KEYS_ONLY' });
+  it('streams the metadata table (the trigger reads only the keys; Streams apps share the stream)', () => {
+    expect(props(resources(template)[tableId]).StreamSpecification).toEqual({ StreamViewType: 'NEW_IMAGE' });
   });
 
   it('maps the stream into the connect-worker function, filtered to partition state items', () => {

@@ -11,7 +11,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DYNAMODB_SOURCE } from '../../connect/connectors/dynamodb-source-plugin.js';
-import { createAwsChangeStreams } from '../../connect/connectors/dynamodb-streams-aws.js';
+import { createAwsChangeStreams } from '../../lib/adapters/aws/dynamodb-streams.js';
 import { StreamResourceNotFoundError } from '../../connect/connectors/dynamodb-streams-port.js';
 import { RetriableConnectError, sourcePartitionKey } from '../../connect/plugin.js';
 import { POLL_HEADER } from '../../connect/runtime/source-runner.js';

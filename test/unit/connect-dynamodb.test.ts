@@ -14,7 +14,7 @@ import { readableShards, shardKey } from '../../connect/connectors/dynamodb-shar
 import type { ShardRef } from '../../connect/connectors/dynamodb-shards.js';
 import { DynamoDbStreamsSourceTask } from '../../connect/connectors/dynamodb-source.js';
 import { DYNAMODB_SOURCE } from '../../connect/connectors/dynamodb-source-plugin.js';
-import { createAwsChangeStreams } from '../../connect/connectors/dynamodb-streams-aws.js';
+import { createAwsChangeStreams } from '../../lib/adapters/aws/dynamodb-streams.js';
 import type { StreamDescription } from '../../connect/connectors/dynamodb-streams-port.js';
 import type { SourceMap } from '../../connect/plugin.js';
 import { RetriableConnectError, sourcePartitionKey } from '../../connect/plugin.js';

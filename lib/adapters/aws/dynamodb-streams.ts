@@ -1,5 +1,5 @@
 /**
- * ChangeStreams over the AWS SDK's DynamoDB Streams client: the only file of the connector that
+ * ChangeStreams over the AWS SDK's DynamoDB Streams client, with the other AWS adapters: the only file that
  * imports it, and the one place that turns the service's exceptions into the connector's errors
  * (throttling and outages become retriable, so `errors.retry.timeout` applies; nothing that reaches a
  * task's status trace names an AWS exception or operation).
@@ -12,19 +12,19 @@ import {
   GetShardIteratorCommand,
   ListStreamsCommand,
 } from '@aws-sdk/client-dynamodb-streams';
-import { LOCAL_CREDENTIALS } from '../../lib/adapters/aws/clients.js';
-import { RetriableConnectError } from '../plugin.js';
+import { LOCAL_CREDENTIALS } from './clients.js';
+import { RetriableConnectError } from '../../../connect/plugin.js';
 import type {
   ChangeRecord,
   ChangeStreams,
   IteratorPosition,
   StreamDescription,
-} from './dynamodb-streams-port.js';
+} from '../../../connect/connectors/dynamodb-streams-port.js';
 import {
   ExpiredIteratorError,
   StreamResourceNotFoundError,
   TrimmedDataError,
-} from './dynamodb-streams-port.js';
+} from '../../../connect/connectors/dynamodb-streams-port.js';
 
 export interface AwsChangeStreamsOptions {
   /** DynamoDB Local, LocalStack or a VPC endpoint; empty: the region's DynamoDB Streams endpoint. */
