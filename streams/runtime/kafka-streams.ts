@@ -7,6 +7,7 @@
  */
 import { SluiceError } from '../../lib/errors.js';
 import type { GroupMember, SluiceClient, TopicPartitions } from '../../sdk/index.js';
+import { SluiceError as ApiError } from '../../sdk/index.js';
 import type { StateBackend } from '../state/backend.js';
 import { StreamTask, taskIdOf, topicNameOf } from '../task.js';
 import type { Topology } from '../topology.js';
@@ -121,7 +122,10 @@ export class KafkaStreams {
       try {
         await admin.createTopic({ name: full, partitions: this.partitionCount });
       } catch (error) {
-        if (!(error instanceof SluiceError && error.code === 'TOPIC_ALREADY_EXISTS')) throw error;
+        // Another instance (or an earlier run) made it: the SDK reports that as its own error class.
+        const exists =
+          (error instanceof SluiceError || error instanceof ApiError) && error.code === 'TOPIC_ALREADY_EXISTS';
+        if (!exists) throw error;
       }
       counts.set(full, (await admin.describeTopic(full)).partitions.length);
     }
