@@ -63,8 +63,8 @@ export const streamsRun: CommandSpec = {
       ...(table.endpoint ? { endpoints: { dynamodb: table.endpoint } } : {}),
     });
     const stop = new Promise<string>((done) => {
-      if (ctx.signal.aborted) return done('stop');
-      ctx.signal.addEventListener('abort', () => done('stop'), { once: true });
+      if (ctx.signal.aborted) return done('interrupted');
+      ctx.signal.addEventListener('abort', () => done('interrupted'), { once: true });
     });
     await runStreamsApp({
       topology,

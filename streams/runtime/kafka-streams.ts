@@ -124,7 +124,8 @@ export class KafkaStreams {
       } catch (error) {
         // Another instance (or an earlier run) made it: the SDK reports that as its own error class.
         const exists =
-          (error instanceof SluiceError || error instanceof ApiError) && error.code === 'TOPIC_ALREADY_EXISTS';
+          (error instanceof SluiceError || error instanceof ApiError) &&
+          error.code === 'TOPIC_ALREADY_EXISTS';
         if (!exists) throw error;
       }
       counts.set(full, (await admin.describeTopic(full)).partitions.length);
