@@ -21,6 +21,8 @@ import { describeStores, registerStores } from '../../streams/query/registry.js'
 import { parseKey } from '../../streams/query/rest.js';
 import { MetadataStateBackend } from '../../streams/state/metadata-backend.js';
 import { StreamTask } from '../../streams/task.js';
+import { conformanceProblems } from '../support/openapi-conformance.js';
+import type { Exchange } from '../support/router-fetch.js';
 import { routerFetch } from '../support/router-fetch.js';
 import { memorySluice } from './log-support.js';
 
@@ -45,6 +47,8 @@ const topology = (): Topology => {
 };
 
 let http: ReturnType<typeof memorySluice>['http'];
+/** Every answer of the tests below, held to docs/openapi.json at the end. */
+const exchanges: Exchange[] = [];
 let client: SluiceClient;
 
 /** Runs records through the task of `partition` and writes its state as a commit would. */
@@ -79,7 +83,7 @@ beforeAll(async () => {
   http = m.http;
   client = new SluiceClient({
     url: 'http://sluice.test',
-    fetch: routerFetch(m.sluice.router()),
+    fetch: routerFetch(m.sluice.router(), (e) => exchanges.push(e)),
     retry: { retries: 0 },
   });
   const t = topology();
@@ -109,6 +113,15 @@ beforeAll(async () => {
 
 const get = async (path: string) => {
   const r = await http('GET', path);
+  const [pathname, search = ''] = path.split('?');
+  exchanges.push({
+    method: 'GET',
+    path: pathname!,
+    query: Object.fromEntries(new URLSearchParams(search)),
+    status: r.status,
+    contentType: r.headers?.['content-type'] ?? '',
+    body: r.body,
+  });
   return { status: r.status, body: r.body as Record<string, unknown> };
 };
 const code = async (path: string) => {
@@ -314,5 +327,17 @@ describe('keys as the key serde writes them', () => {
     expect([...parseKey('AAH/', 'bytes')]).toEqual([0, 1, 0xff]);
     for (const bad of ['AAH', 'AA=H', 'AAH_', '===='])
       expect(() => parseKey(bad, 'bytes')).toThrow('is not base64');
+  });
+});
+
+describe('docs/openapi.json', () => {
+  it('documents every answer above: statuses, error codes and body schemas', () => {
+    const { problems, seen } = conformanceProblems(exchanges);
+    expect(problems).toEqual([]);
+    expect([...seen].sort()).toEqual([
+      'GET /v1/streams/{app}/stores/{store}/keys',
+      'GET /v1/streams/{app}/stores/{store}/keys/{key}',
+    ]);
+    expect(exchanges).toHaveLength(59);
   });
 });
