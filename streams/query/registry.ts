@@ -32,15 +32,15 @@ export const serdeFormat = (serde: Serde<unknown>): SerdeFormat =>
   serde === Serdes.String() ? 'string' : serde === Serdes.JSON() ? 'json' : 'bytes';
 
 /**
- * The stores of a topology that interactive queries may read. Join windows are internal to a
- * stream–stream join (Kafka does not expose them either).
+ * The stores of a topology that interactive queries may read. Join windows and suppression buffers
+ * are internal to their processors (Kafka does not expose them either).
  */
 export const describeStores = (topology: Topology, partitions: number): ApplicationStores => {
   const stores: Record<string, StoreDescription> = {};
   for (const sub of topology.subTopologies)
     for (const name of sub.stores) {
       const spec = topology.stores.get(name);
-      if (!spec || spec.kind === 'join-window') continue;
+      if (!spec || spec.kind === 'join-window' || spec.internal === true) continue;
       stores[name] = {
         kind: spec.kind,
         subTopology: sub.id,

@@ -6,10 +6,12 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { partitionForKey } from '../../lib/core/partitioner.js';
+import { topology as pageViews } from '../../examples/page-views.js';
 import { SluiceClient } from '../../sdk/client.js';
 import { SluiceError } from '../../sdk/errors.js';
 import {
   Consumed,
+  JoinWindows,
   Materialized,
   Serdes,
   SessionWindows,
@@ -131,6 +133,22 @@ const code = async (path: string) => {
 const S = `/v1/streams/${APP}/stores`;
 
 describe('the registry', () => {
+  it('leaves out suppression buffers and join windows, which only their processors read', () => {
+    expect(describeStores(pageViews(), 2).stores).toEqual({
+      'views-per-minute': { kind: 'window', subTopology: 0, keyFormat: 'string', valueFormat: 'json' },
+    });
+    const builder = new StreamsBuilder();
+    builder
+      .stream<string, string>('left')
+      .join(
+        builder.stream<string, string>('right'),
+        (l, r) => `${l}${r}`,
+        JoinWindows.ofTimeDifferenceWithNoGrace(1000),
+      )
+      .to('joined');
+    expect(describeStores(builder.build(), 1)).toEqual({ partitions: 1, stores: {} });
+  });
+
   it('records each queryable store with its kind, sub-topology and serde formats', () => {
     expect(describeStores(topology(), PARTITIONS)).toEqual({
       partitions: 3,
