@@ -28,8 +28,23 @@ export class StreamsQueries {
 
   /** ReadOnlyKeyValueStore.get: the key's committed value, or undefined when the store lacks it. */
   async get(store: string, key: string): Promise<StoreKeyValue | undefined> {
+    const answer = await this.query(store, key);
+    if (answer !== undefined && 'windows' in answer)
+      throw new SluiceError(
+        'INVALID_REQUEST',
+        `store ${store} is a window or session store: read its windows with windows()`,
+        { retriable: false },
+      );
+    return answer;
+  }
+
+  /**
+   * The key route as it answers: a key-value store's value, or a window or session store's windows
+   * of the key; undefined when a key-value store lacks the key (for tools that do not know the kind).
+   */
+  async query(store: string, key: string): Promise<StoreKeyValue | StoreWindows | undefined> {
     try {
-      return await this.read<StoreKeyValue>(this.keyPath(store, key));
+      return await this.read<StoreKeyValue | StoreWindows>(this.keyPath(store, key));
     } catch (error) {
       if (error instanceof SluiceError && error.code === 'NOT_FOUND') return undefined;
       throw error;
@@ -54,7 +69,8 @@ export class StreamsQueries {
     key: string,
     { from, to }: { from?: number; to?: number } = {},
   ): Promise<StoreWindows> {
-    return this.read<StoreWindows>(this.keyPath(store, key), { windowStart: from, windowEnd: to });
+    // windowStart is always sent, so a key-value store answers 400 instead of a value.
+    return this.read<StoreWindows>(this.keyPath(store, key), { windowStart: from ?? 0, windowEnd: to });
   }
 
   private keyPath(store: string, key: string): string {

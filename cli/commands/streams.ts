@@ -144,7 +144,7 @@ export const streamsQuery: CommandSpec = {
     const windowEnd = time('window-end');
     const answer: StoreKeyValue | StoreWindows | undefined =
       windowStart === undefined && windowEnd === undefined
-        ? await queries.get(store!, key)
+        ? await queries.query(store!, key)
         : await queries.windows(store!, key, {
             ...(windowStart === undefined ? {} : { from: windowStart }),
             ...(windowEnd === undefined ? {} : { to: windowEnd }),

@@ -320,6 +320,27 @@ describe('hostile paths and parameters: 400 before anything is read', () => {
 });
 
 describe('the SDK', () => {
+  it('get() is for key-value stores, windows() for window and session stores; query() takes either', async () => {
+    await expect(client.streams(APP).get('per-minute', 'fig')).rejects.toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: 'store per-minute is a window or session store: read its windows with windows()',
+    });
+    await expect(client.streams(APP).windows('counts', 'fig')).rejects.toMatchObject({
+      code: 'INVALID_REQUEST',
+      status: 400,
+      message: 'store counts is a key-value store; this read applies to window and session stores',
+    });
+    expect(await client.streams(APP).query('per-minute', 'fig')).toEqual(
+      await client.streams(APP).windows('per-minute', 'fig'),
+    );
+    expect(await client.streams(APP).query('counts', 'fig')).toEqual({
+      key: 'fig',
+      value: countOf('fig'),
+      timestamp: lastTime('fig'),
+    });
+    expect(await client.streams(APP).query('counts', 'zebra')).toBeUndefined();
+  });
+
   it('turns errors into SluiceError with the code and status', async () => {
     const error = await client
       .streams(APP)
@@ -356,6 +377,6 @@ describe('docs/openapi.json', () => {
       'GET /v1/streams/{app}/stores/{store}/keys',
       'GET /v1/streams/{app}/stores/{store}/keys/{key}',
     ]);
-    expect(exchanges).toHaveLength(59);
+    expect(exchanges).toHaveLength(65);
   });
 });
