@@ -43,6 +43,13 @@ export const ENV = {
   connectBudgetMs: 'SLUICE_CONNECT_BUDGET_MS',
   /** Length of a Connect task's lease (ms); a dead invocation's tasks move on within it. */
   connectLeaseMs: 'SLUICE_CONNECT_LEASE_MS',
+  /**
+   * A Streams app's function (streams/lambda): its StreamsConfig as a JSON object of Kafka Streams'
+   * config names (`application.id`, `bootstrap.servers` = the API URL, `processing.guarantee` …).
+   */
+  streamsConfig: 'SLUICE_STREAMS_CONFIG',
+  /** A Streams app's function: sign its API calls with SigV4 for this region (unset: unsigned, local). */
+  streamsSigningRegion: 'SLUICE_STREAMS_SIGV4_REGION',
 } as const;
 
 export const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;

@@ -7,7 +7,7 @@
  */
 import { SluiceError } from '../../lib/errors.js';
 import type { GroupMember, SluiceClient, TopicPartitions } from '../../sdk/index.js';
-import { SluiceError as ApiError } from '../../sdk/index.js';
+import { isSluiceError } from '../../sdk/index.js';
 import type { StateBackend } from '../state/backend.js';
 import { StreamTask, taskIdOf, topicNameOf } from '../task.js';
 import type { Topology } from '../topology.js';
@@ -85,6 +85,16 @@ export class KafkaStreams {
     return totals;
   }
 
+  /**
+   * Where each running task has processed its input partitions to (`topic`, `partition`, the offset
+   * after the last record processed): what a bounded run (streams/lambda) waits on before closing.
+   */
+  positions(): { topic: string; partition: number; offset: number }[] {
+    return [...this.runners.values()].flatMap((r) =>
+      r.positions().map((p) => ({ ...p, partition: r.task.partition })),
+    );
+  }
+
   /** Commits every task, leaves the group and stops; rejects with the error that failed the app, if any. */
   async close(): Promise<void> {
     if (this.state === 'RUNNING') this.state = 'PENDING_SHUTDOWN';
@@ -122,11 +132,8 @@ export class KafkaStreams {
       try {
         await admin.createTopic({ name: full, partitions: this.partitionCount });
       } catch (error) {
-        // Another instance (or an earlier run) made it: the SDK reports that as its own error class.
-        const exists =
-          (error instanceof SluiceError || error instanceof ApiError) &&
-          error.code === 'TOPIC_ALREADY_EXISTS';
-        if (!exists) throw error;
+        // The SDK's error (the API's answer), not the core's: a restarted app finds its topics there.
+        if (!(isSluiceError(error) && error.code === 'TOPIC_ALREADY_EXISTS')) throw error;
       }
       counts.set(full, (await admin.describeTopic(full)).partitions.length);
     }
