@@ -1,6 +1,6 @@
 /**
  * What interactive queries need to know about an application's stores, kept in the metadata table
- * beside its state (`SA#{application}` / `STORES`): each queryable store's kind, the sub-topology whose
+ * beside its task leases (`ST#{application}#STORES` / `STORES`): each queryable store's kind, the sub-topology whose
  * tasks hold it, how its keys and values are serialized, and how many partitions (tasks per
  * sub-topology) the application runs. A running application writes it when it starts; the query routes
  * only read it, so they serve state without a task and without loading the application's code.
@@ -51,7 +51,11 @@ export const describeStores = (topology: Topology, partitions: number): Applicat
   return { partitions, stores };
 };
 
-const registryKey = (applicationId: string) => ({ pk: `SA#${applicationId}`, sk: 'STORES' });
+/**
+ * Under `ST#{app}#`, where the task leases are (a task id is `<n>_<p>`, never `STORES`): a deployed
+ * app's role may write only `S#{app}#*` and `ST#{app}#*` items (infra/constructs/streams-app.ts).
+ */
+const registryKey = (applicationId: string) => ({ pk: `ST#${applicationId}#STORES`, sk: 'STORES' });
 
 /** Records the application's stores (each start overwrites: a new version of the app may add stores). */
 export const registerStores = async (

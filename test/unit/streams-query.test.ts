@@ -133,6 +133,17 @@ const code = async (path: string) => {
 const S = `/v1/streams/${APP}/stores`;
 
 describe('the registry', () => {
+  it('lives under ST#{app}#, the only keys besides S#{app}# a deployed app may write', async () => {
+    const { sluice } = memorySluice();
+    await registerStores(sluice.store, 'wc', { partitions: 1, stores: {} });
+    expect(await sluice.store.get({ pk: 'ST#wc#STORES', sk: 'STORES' })).toEqual({
+      pk: 'ST#wc#STORES',
+      sk: 'STORES',
+      partitions: 1,
+      stores: {},
+    });
+  });
+
   it('leaves out suppression buffers and join windows, which only their processors read', () => {
     expect(describeStores(pageViews(), 2).stores).toEqual({
       'views-per-minute': { kind: 'window', subTopology: 0, keyFormat: 'string', valueFormat: 'json' },
