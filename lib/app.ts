@@ -47,6 +47,8 @@ export interface SluiceConfig {
   heartbeatIntervalMs?: number;
   /** Kafka's replica.lag.time.max.ms (default 30 s). */
   replicaLagTimeMaxMs?: number;
+  /** How long a commit ahead of its producer's sequence waits for the batches before it (default 0). */
+  sequenceGapWaitMs?: number;
 }
 
 export interface SluiceDeps {
@@ -97,6 +99,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     ...(config.tailFlushEntries !== undefined ? { tailFlushEntries: config.tailFlushEntries } : {}),
     ...(config.pollIntervalMs !== undefined ? { pollIntervalMs: config.pollIntervalMs } : {}),
     ...(config.replicaLagTimeMaxMs !== undefined ? { replicaLagTimeMaxMs: config.replicaLagTimeMaxMs } : {}),
+    ...(config.sequenceGapWaitMs !== undefined ? { sequenceGapWaitMs: config.sequenceGapWaitMs } : {}),
     ...(deps.random ? { random: deps.random } : {}),
     ...(deps.newId ? { newId: deps.newId } : {}),
   });

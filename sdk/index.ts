@@ -5,6 +5,8 @@ export { Admin } from './admin.js';
 export type { CreateTopicOptions, PartitionOffsets } from './admin.js';
 export { Producer, RECORD_BATCH_MEDIA_TYPE } from './producer.js';
 export type { ProducerOptions } from './producer.js';
+export { RecordAccumulator } from './record-accumulator.js';
+export type { BatchOutcome, BatchSender, RecordAccumulatorOptions } from './record-accumulator.js';
 export { Consumer } from './consumer.js';
 export { FOLLOW_WAIT_MS, readPartition } from './partition-reader.js';
 export type { PartitionReadOptions } from './partition-reader.js';

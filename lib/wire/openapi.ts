@@ -300,7 +300,7 @@ export const OPERATIONS: Operation[] = [
     path: '/v1/groups/{group}/offsets',
     id: 'deleteOffsets',
     summary:
-      "OffsetDelete (kafka-consumer-groups --delete-offsets): one topic's committed offsets, in one transaction; refused while a member subscribes to the topic. Answers the partitions whose offsets it deleted.",
+      "OffsetDelete (kafka-consumer-groups --delete-offsets): one topic's committed offsets, in one transaction. Answers every asked partition (all of the topic's without `partitions`): no error once its offset is gone, UNKNOWN_TOPIC_OR_PARTITION for a partition the topic does not have, GROUP_SUBSCRIBED_TO_TOPIC for each while a live member subscribes to the topic (nothing deleted).",
     query: [
       q('topic', 'string', 'the topic (required)'),
       q(
@@ -313,7 +313,7 @@ export const OPERATIONS: Operation[] = [
     errors: [
       ...GROUP_ERRORS,
       'GROUP_ID_NOT_FOUND',
-      'GROUP_SUBSCRIBED_TO_TOPIC',
+      'UNKNOWN_TOPIC_OR_PARTITION',
       'TOPIC_AUTHORIZATION_FAILED',
     ],
   },

@@ -48,6 +48,18 @@ afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
+describe('a second stack on the data directory in use', () => {
+  it('refuses to start, naming the running stack, and leaves the running one serving', async () => {
+    const second = launch('local/start.ts', [], { ...process.env, PORT: '0', SLUICE_DATA_DIR: dataDir });
+    const stderr: string[] = [];
+    second.child.stderr.on('data', (chunk: string) => stderr.push(chunk));
+    expect(await second.exited).toBe(1);
+    expect(stderr.join('')).toContain(`(pid ${stack.child.pid})`);
+    expect(second.lines.some((l) => l.includes('listening on'))).toBe(false);
+    expect((await new SluiceClient({ url }).admin().cluster()).clusterId).toEqual(expect.any(String));
+  }, 60_000);
+});
+
 describe('a group of consumer processes, one killed with SIGKILL halfway', () => {
   it('processes every record at least once, skips none, and repeats only the killed member’s uncommitted range', async () => {
     const topic = 'e2e-orders';

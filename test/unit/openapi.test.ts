@@ -109,8 +109,12 @@ const liveSession = async (): Promise<Exchange[]> => {
   await raw('GET', '/v1/groups/nobody'); // 404
   await raw('POST', '/v1/groups/billing/offsets/reset', { topic: 'orders', to: 'earliest' }); // 409 NON_EMPTY_GROUP
   await raw('DELETE', '/v1/groups/billing'); // 409 NON_EMPTY_GROUP
+  await admin.deleteOffsets('billing', 'orders', [0, 7]); // 200, GROUP_SUBSCRIBED_TO_TOPIC and UNKNOWN_TOPIC_OR_PARTITION
+  await raw('DELETE', '/v1/groups/nobody/offsets?topic=orders'); // 404 GROUP_ID_NOT_FOUND
+  await raw('DELETE', '/v1/groups/billing/offsets?topic=nope'); // 404 UNKNOWN_TOPIC_OR_PARTITION
   await raw('POST', '/v1/groups/billing/heartbeat', { memberId: member.memberId, memberEpoch: -1 });
   await admin.resetOffsets('billing', 'orders', { offset: 0 });
+  await admin.deleteOffsets('billing', 'orders');
   await admin.deleteGroup('billing');
   await raw('POST', '/v1/producers');
   await admin.deleteTopic('orders');
@@ -125,7 +129,7 @@ describe('live answers of the router', () => {
     // The session reaches every route of the table as it stood when this test was written.
     const covered = ROUTE_TABLE.map((r) => routeName(r.method, r.pattern)).filter((r) => !seen.has(r));
     expect(covered.filter((r) => KNOWN_ROUTES.includes(r))).toEqual([]);
-    expect(exchanges).toHaveLength(38);
+    expect(exchanges).toHaveLength(42);
     expect(
       exchanges
         .filter((e) => e.status >= 400)
@@ -145,6 +149,36 @@ describe('live answers of the router', () => {
       '404 GROUP_ID_NOT_FOUND',
       '409 NON_EMPTY_GROUP',
       '409 NON_EMPTY_GROUP',
+      '404 GROUP_ID_NOT_FOUND',
+      '404 UNKNOWN_TOPIC_OR_PARTITION',
+    ]);
+    // OffsetDelete answers every asked partition, refused ones with their error.
+    const deletes = exchanges.filter((e) => e.method === 'DELETE' && e.path === '/v1/groups/billing/offsets');
+    const refused = {
+      code: 'GROUP_SUBSCRIBED_TO_TOPIC',
+      message: expect.stringMatching(/^member \S+ of group billing subscribes to orders; /),
+      retriable: false,
+    };
+    expect(deletes.map((e) => [e.status, e.body])).toEqual([
+      [
+        200,
+        {
+          results: [
+            { topic: 'orders', partition: 0, error: refused },
+            {
+              topic: 'orders',
+              partition: 7,
+              error: {
+                code: 'UNKNOWN_TOPIC_OR_PARTITION',
+                message: 'topic orders has no partition 7',
+                retriable: false,
+              },
+            },
+          ],
+        },
+      ],
+      [404, expect.anything()],
+      [200, { results: [0, 1, 2].map((partition) => ({ topic: 'orders', partition })) }],
     ]);
   });
 });
