@@ -88,6 +88,12 @@ export const invocations: Record<Job, number> = { admin: 0, produce: 0, fetch: 0
  * producer keeps up to 5 requests in flight per partition, and over HTTP they need not arrive in order.
  */
 const SEQUENCE_GAP_WAIT_MS = 100;
+/**
+ * Orphans are objects of produces that died before their commit; they are collected 15 minutes after
+ * they were written at the earliest, so an hourly scan leaves them at most 75 minutes, and spares a
+ * listing of every store and a read of every index page each minute (docs/cost.md).
+ */
+const ORPHAN_SCAN_INTERVAL_MS = 60 * 60_000;
 
 /** An optional positive integer setting of the environment, as `{ [key]: value }` or nothing. */
 const optionalMs = <K extends string>(name: string, key: K): Partial<Record<K, number>> => {
@@ -158,6 +164,8 @@ export const sluiceFromEnv = (): Sluice => {
       sequenceGapWaitMs: SEQUENCE_GAP_WAIT_MS,
       ...optionalMs(ENV.groupSessionTimeoutMs, 'sessionTimeoutMs'),
       ...optionalMs(ENV.groupHeartbeatIntervalMs, 'heartbeatIntervalMs'),
+      orphanScanIntervalMs: ORPHAN_SCAN_INTERVAL_MS,
+      ...optionalMs(ENV.orphanScanIntervalMs, 'orphanScanIntervalMs'),
     },
     log: (entry) => console.error(JSON.stringify(entry)),
     ...(authorizer

@@ -31,6 +31,8 @@ export const ENV = {
   groupSessionTimeoutMs: 'SLUICE_GROUP_SESSION_TIMEOUT_MS',
   /** Kafka's group.consumer.heartbeat.interval.ms: how often members are told to heartbeat (default 5000). */
   groupHeartbeatIntervalMs: 'SLUICE_GROUP_HEARTBEAT_INTERVAL_MS',
+  /** How often maintenance scans every store for orphan objects (default 3600000). */
+  orphanScanIntervalMs: 'SLUICE_ORPHAN_SCAN_INTERVAL_MS',
   /**
    * `iam`: check resources named in request bodies (heartbeat subscriptions, committed topics …) with
    * IAM's policy simulator for the caller (lib/adapters/aws/iam-authorizer.ts). Set on the groups

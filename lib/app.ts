@@ -49,6 +49,8 @@ export interface SluiceConfig {
   replicaLagTimeMaxMs?: number;
   /** How long a commit ahead of its producer's sequence waits for the batches before it (default 0). */
   sequenceGapWaitMs?: number;
+  /** How often maintenance scans for orphan objects (default 0: every run). */
+  orphanScanIntervalMs?: number;
 }
 
 export interface SluiceDeps {
@@ -116,6 +118,9 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
   const maintenance = new Maintenance({
     log,
     objectStores: deps.objectStores,
+    ...(config.orphanScanIntervalMs !== undefined
+      ? { orphanScanIntervalMs: config.orphanScanIntervalMs }
+      : {}),
     sweeps: { groups: () => groups.expireMembers() },
   });
   const routes: Route[] = [
