@@ -6,6 +6,8 @@
  */
 import { Admin } from '../sdk/admin.js';
 import { ConnectAdmin } from '../sdk/connect.js';
+import { SluiceClient } from '../sdk/client.js';
+import { StreamsQueries } from '../sdk/streams.js';
 import type { ConsumerOptions } from '../sdk/consumer.js';
 import { Consumer } from '../sdk/consumer.js';
 import type { ConsumedRecord } from '../sdk/types.js';
@@ -74,8 +76,12 @@ export class SluiceApi {
   /** The SDK's consumer, for its binary fetch. */
   private readonly consumer: Consumer;
 
+  /** The fetch requests go through (signing, or a test's router), for clients built on it. */
+  private readonly fetch: FetchLike | undefined;
+
   constructor({ url, fetch, retries = 3, sleep, random }: SluiceApiOptions) {
     this.url = url.replace(/\/+$/, '');
+    this.fetch = fetch;
     this.transport = new Transport({ url, ...(fetch ? { fetch } : {}) });
     // A person is waiting: back off from 200 ms, ±25 %, never more than 5 s at a time.
     this.retrier = createRetrier(
@@ -109,6 +115,16 @@ export class SluiceApi {
       if (error instanceof SluiceError) error.details['attempts'] = attempts;
       throw error;
     }
+  }
+
+  /** Interactive queries of a Streams application's stores; reads, so they are retried. */
+  streams(applicationId: string): StreamsQueries {
+    return new StreamsQueries(this.transport, this.repeatable, applicationId);
+  }
+
+  /** An SDK client on the same URL and fetch, for what runs on the SDK (a Streams application). */
+  client(defaultFetch: () => FetchLike): SluiceClient {
+    return new SluiceClient({ url: this.url, fetch: this.fetch ?? defaultFetch() });
   }
 
   /** Kafka Connect's REST API through this API's transport and retrier. */

@@ -45,6 +45,8 @@ export const ENV = {
   connectBudgetMs: 'SLUICE_CONNECT_BUDGET_MS',
   /** Length of a Connect task's lease (ms); a dead invocation's tasks move on within it. */
   connectLeaseMs: 'SLUICE_CONNECT_LEASE_MS',
+  /** How long a sink woken by new data keeps reading after the last record before it returns (ms). */
+  connectSinkIdleMs: 'SLUICE_CONNECT_SINK_IDLE_MS',
   /**
    * A Streams app's function (streams/lambda): its StreamsConfig as a JSON object of Kafka Streams'
    * config names (`application.id`, `bootstrap.servers` = the API URL, `processing.guarantee` …).

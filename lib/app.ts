@@ -27,6 +27,8 @@ import { replicationRoutes } from './http/routes/replication.js';
 import { connectRoutes } from '../connect/rest.js';
 import { Herder } from '../connect/herder.js';
 import { ConnectStateStore } from '../connect/state-store.js';
+import { InteractiveQueries } from '../streams/query/interactive.js';
+import { streamsQueryRoutes } from '../streams/query/rest.js';
 import type { Authorizer } from './auth/authorizer.js';
 import { impliedAccessGuard } from './auth/authorizer.js';
 
@@ -130,6 +132,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     }),
     ...produceRoutes({ producer, maxRequestBytes: log.maxRequestBytes }),
     ...fetchRoutes({ fetcher }),
+    ...streamsQueryRoutes(new InteractiveQueries(store)),
     ...replicationRoutes({ log }),
     ...groupRoutes(groups),
     ...connectRoutes(new Herder(new ConnectStateStore(store), groups)),

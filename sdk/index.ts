@@ -19,6 +19,8 @@ export type {
   InitialState,
 } from './connect.js';
 export { GroupMember } from './group-member.js';
+export { StreamsQueries } from './streams.js';
+export type { StoreRangeOptions } from './streams.js';
 export type { GroupMemberOptions, HeartbeatOutcome } from './group-member.js';
 export type { ConsumerOptions, FetchedBatch, RunHandlers } from './consumer.js';
 export { SluiceError, isSluiceError } from './errors.js';

@@ -18,6 +18,7 @@ import { ExactlyOnceCommitter } from './eos.js';
 import { TaskLease } from './lease.js';
 import { TaskRunner } from './task-runner.js';
 import { MetadataStateBackend } from '../state/metadata-backend.js';
+import { describeStores, registerStores } from '../query/registry.js';
 
 export type StreamsState = 'CREATED' | 'RUNNING' | 'PENDING_SHUTDOWN' | 'NOT_RUNNING' | 'ERROR';
 
@@ -64,6 +65,10 @@ export class KafkaStreams {
     if (this.state !== 'CREATED')
       throw new SluiceError('INVALID_REQUEST', `cannot start a KafkaStreams that is ${this.state}`);
     await this.prepareTopics();
+    // Interactive queries find the stores from this record (streams/query/registry.ts).
+    const { state, topology, config } = this.options;
+    if (state instanceof MetadataStateBackend)
+      await registerStores(state.store, config.applicationId, describeStores(topology, this.partitionCount));
     this.state = 'RUNNING';
     this.loop = this.groupLoop().catch((error: unknown) => this.fail(error));
   }
