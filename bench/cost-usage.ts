@@ -9,16 +9,29 @@
  * does, and what the orphan scan adds to the runs that make it (hourly as deployed: the model prices
  * each at its own rate). Exact and repeatable; no emulators, no network.
  */
-import { ManualClock } from '../lib/adapters/fault/index.js';
-import { MemoryMetadataStore } from '../lib/adapters/memory/metadata-store.js';
-import { MemoryObjectStore } from '../lib/adapters/memory/object-store.js';
-import { createSluice } from '../lib/app.js';
 import type { Sluice } from '../lib/app.js';
 import { keys } from '../lib/core/keys.js';
 import { encodeRecordBatch } from '../lib/core/record-batch/index.js';
-import { itemSize, StorageMeter, writeUnitsFor } from '../lib/ports/meter.js';
-import type { MeterReading } from '../lib/ports/meter.js';
 import { fromTopicPartitions } from '../lib/core/groups/partition-map.js';
+import type { ByStore, Counts, Meters, RunCounts } from './cost-meters.js';
+import {
+  DAY,
+  HOUR,
+  indexBytes,
+  maintenance,
+  meteredSluice,
+  minus,
+  MINUTE,
+  PAGE_ITEMS,
+  scale,
+  SEGMENT_ITEMS,
+  sum,
+  TOPIC,
+  zero,
+} from './cost-meters.js';
+import { idleRuns, indexWalk, NEVER } from './cost-usage-runs.js';
+
+export type { ByStore, Counts, RunCounts } from './cost-meters.js';
 
 export interface UsageRunOptions {
   partitions: number;
@@ -53,25 +66,6 @@ export const usageRunFor = (batchBytes: number, replicas: number): UsageRunOptio
   batchBytes,
   requestsPerPartition: Math.ceil((1.5 * 16 * 2 ** 20) / batchBytes) + 17,
 });
-
-/** S3 requests and DynamoDB units, per the unit named by the field holding them. */
-export interface Counts {
-  puts: number;
-  putBytes: number;
-  gets: number;
-  getBytes: number;
-  lists: number;
-  deletes: number;
-  writeUnits: number;
-  readUnits: number;
-}
-
-/** Counts of the replica stores (summed), the segment store and the metadata store. */
-export interface ByStore {
-  replica: Counts;
-  segment: Counts;
-  metadata: Counts;
-}
 
 export interface MeasuredUsage {
   options: UsageRunOptions;
@@ -121,81 +115,11 @@ export interface MeasuredUsage {
   readUnitsPerIndexByte: number;
 }
 
-export interface RunCounts {
-  fixed: ByStore;
-  perPartition: ByStore;
-}
-
 const GiB = 2 ** 30;
-const zero = (): Counts => ({
-  puts: 0,
-  putBytes: 0,
-  gets: 0,
-  getBytes: 0,
-  lists: 0,
-  deletes: 0,
-  writeUnits: 0,
-  readUnits: 0,
-});
-
-const toCounts = (m: MeterReading): Counts => ({
-  puts: m.objectPuts,
-  putBytes: m.objectPutBytes,
-  gets: m.objectGets,
-  getBytes: m.objectGetBytes,
-  lists: m.objectLists,
-  deletes: m.objectDeletes,
-  writeUnits: m.writeUnits,
-  readUnits: m.readUnits,
-});
-
-const scale = (c: Counts, by: number): Counts =>
-  Object.fromEntries(Object.entries(c).map(([k, v]) => [k, v * by])) as unknown as Counts;
-
-const minus = (a: Counts, b: Counts): Counts =>
-  Object.fromEntries(
-    Object.entries(a).map(([k, v]) => [k, Math.max(0, v - b[k as keyof Counts])]),
-  ) as unknown as Counts;
-
-/** Meters of every store, read and diffed as one. */
-class Meters {
-  constructor(
-    private readonly metadata: MemoryMetadataStore,
-    private readonly replicas: MemoryObjectStore[],
-    private readonly segments: MemoryObjectStore,
-  ) {}
-
-  mark(): () => { metadata: Counts; replica: Counts; segment: Counts } {
-    const start = this.read();
-    return () => {
-      const now = this.read();
-      return {
-        metadata: minus(now.metadata, start.metadata),
-        replica: minus(now.replica, start.replica),
-        segment: minus(now.segment, start.segment),
-      };
-    };
-  }
-
-  private read() {
-    const replica = new StorageMeter();
-    for (const r of this.replicas) replica.add(r.meter.read());
-    return {
-      metadata: toCounts(this.metadata.meter.read()),
-      replica: toCounts(replica.read()),
-      segment: toCounts(this.segments.meter.read()),
-    };
-  }
-}
-
-const TOPIC = 'cost';
 /** A RecordBatch v2 header, and the most framing one record of a null key and no headers takes. */
 const BATCH_HEADER = 61;
 const RECORD_FRAMING = 21;
 const MAX_BATCH_BYTES = 2 ** 20;
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
 const RETENTION_MS = 8 * DAY;
 
 /** Runs the scenario and returns the counts per unit of work. */
@@ -366,162 +290,6 @@ const concat = (parts: Uint8Array[]): Uint8Array => {
     at += p.length;
   }
   return out;
-};
-
-/**
- * Sluice on metered memory stores: `replicas` replica stores and a segment store, a manual clock, the
- * orphan scan at most every `orphanScanIntervalMs` (0: every run).
- */
-const meteredSluice = (replicas: number, orphanScanIntervalMs: number) => {
-  const clock = new ManualClock(Date.UTC(2026, 11, 1));
-  const metadata = new MemoryMetadataStore();
-  const replicaStores = Array.from(
-    { length: replicas },
-    (_, i) => new MemoryObjectStore(`s${i}`, undefined, clock),
-  );
-  const segmentStore = new MemoryObjectStore('segments', undefined, clock);
-  let ids = 0;
-  const sluice = createSluice({
-    store: metadata,
-    objectStores: replicaStores,
-    segmentStore,
-    clock,
-    config: { clusterId: 'cost', topicCacheTtlMs: 24 * HOUR, orphanScanIntervalMs },
-    // Fixed-length ids: item sizes, and so the units, do not depend on the run.
-    newId: () => `id${(ids++).toString(36).padStart(10, '0')}`,
-    random: () => 0.5,
-  });
-  return { clock, metadata, sluice, meters: new Meters(metadata, replicaStores, segmentStore) };
-};
-
-const STORES = ['replica', 'segment', 'metadata'] as const;
-const byStore = (f: (k: (typeof STORES)[number]) => Counts): ByStore =>
-  Object.fromEntries(STORES.map((k) => [k, f(k)])) as unknown as ByStore;
-
-/**
- * Two maintenance runs over a topic of `partitions` with no data, after a run that settles it and
- * scans: one a minute later that skips the scan, one an hour later that makes it; `scan` is what the
- * second adds. DynamoDB bills a write whose condition fails (the skipped claim) by the item it kept,
- * at least one unit (Developer Guide, "DynamoDB read and write operations"); the memory meter counts
- * none, so the run gets it here, and the scan's successful claim then adds nothing over it.
- */
-const idleRunOf = async (partitions: number, replicas: number): Promise<{ run: ByStore; scan: ByStore }> => {
-  const { clock, metadata, sluice, meters } = meteredSluice(replicas, HOUR);
-  await sluice.catalog.create({ name: TOPIC, partitions, replicationFactor: replicas });
-  await maintenance(sluice, true);
-  await clock.advance(MINUTE);
-  let done = meters.mark();
-  await maintenance(sluice, false);
-  const skipped = done();
-  const claim = await metadata.get(keys.orphanScan);
-  if (!claim) throw new Error('no orphan scan claim');
-  const run = {
-    ...skipped,
-    metadata: {
-      ...skipped.metadata,
-      writeUnits: skipped.metadata.writeUnits + writeUnitsFor(itemSize(claim)),
-    },
-  };
-  await clock.advance(HOUR);
-  done = meters.mark();
-  await maintenance(sluice, true);
-  const scanned = done();
-  return { run, scan: byStore((k) => minus(scanned[k], run[k])) };
-};
-
-/** An orphan scan interval no run reaches: only the first run scans. */
-const NEVER = 1000 * DAY;
-
-/**
- * What a run with nothing new to do reads per byte of index it holds (the orphan scan reads every
- * batch page and segment item, retention and local retention read theirs): its read units over two
- * sizes of an index of many small entries and segments, so DynamoDB's rounding of each query to 4 KiB
- * does not swamp the slope. Measured with the scan on every run (interval 0) and never (`NEVER`):
- * the same runs, so the difference is the scan's.
- */
-const indexWalk = async (replicas: number, orphanScanIntervalMs: number): Promise<number> => {
-  const partitions = 4;
-  const { clock, metadata, sluice, meters } = meteredSluice(replicas, orphanScanIntervalMs);
-  await sluice.catalog.create({
-    name: TOPIC,
-    partitions,
-    replicationFactor: replicas,
-    configs: { 'segment.bytes': String(64 * 1024) },
-  });
-  const { topicId } = await sluice.catalog.get(TOPIC);
-  const value = new Uint8Array(1024).fill(3);
-  const body = () =>
-    encodeRecordBatch(
-      Array.from({ length: 4 }, (_, i) => ({
-        key: null,
-        value,
-        headers: [],
-        timestamp: clock.now(),
-        offsetDelta: i,
-      })),
-    );
-  const grow = async () => {
-    for (let round = 0; round < 320; round++) {
-      for (let p = 0; p < partitions; p++) await sluice.producer.produceBatches(TOPIC, p, body(), 'all');
-      await clock.advance(100);
-    }
-    await clock.advance(MINUTE);
-    await maintenance(sluice);
-    await clock.advance(MINUTE);
-    const index = indexBytes(metadata, topicId, partitions, [...PAGE_ITEMS, ...SEGMENT_ITEMS]);
-    const done = meters.mark();
-    await maintenance(sluice, orphanScanIntervalMs === 0);
-    return { index, readUnits: done().metadata.readUnits };
-  };
-  const small = await grow();
-  const large = await grow();
-  return (large.readUnits - small.readUnits) / (large.index - small.index);
-};
-
-/** The idle run and the scan's part, each fitted as a fixed part and a part per partition. */
-const idleRuns = async (replicas: number): Promise<{ run: RunCounts; scan: RunCounts }> => {
-  const one = await idleRunOf(1, replicas);
-  const nine = await idleRunOf(9, replicas);
-  const fit = (k: 'run' | 'scan'): RunCounts => {
-    const perPartition = byStore((s) => scale(minus(nine[k][s], one[k][s]), 1 / 8));
-    return { fixed: byStore((s) => minus(one[k][s], perPartition[s])), perPartition };
-  };
-  return { run: fit('run'), scan: fit('scan') };
-};
-
-const sum = (...cs: Counts[]): Counts =>
-  cs.reduce(
-    (a, c) =>
-      Object.fromEntries(
-        Object.entries(a).map(([k, v]) => [k, v + c[k as keyof Counts]]),
-      ) as unknown as Counts,
-    zero(),
-  );
-
-/** A maintenance run that must succeed, and scan for orphans or skip the scan when `scans` says. */
-const maintenance = async (sluice: Sluice, scans?: boolean) => {
-  const report = await sluice.maintenance.run();
-  if (report.errors.length > 0) throw new Error(report.errors.join('; '));
-  if (scans !== undefined && report.orphanScan !== scans)
-    throw new Error(`a run ${scans ? 'skipped' : 'made'} the orphan scan`);
-  return report;
-};
-
-const SEGMENT_ITEMS = [keys.segmentPrefix, keys.timePrefix];
-const PAGE_ITEMS = [keys.batchPrefix];
-
-/** Item bytes of the partitions' index items under these sort-key prefixes. */
-const indexBytes = (
-  metadata: MemoryMetadataStore,
-  topicId: string,
-  partitions: number,
-  prefixes: readonly string[],
-): number => {
-  const pks = new Set(Array.from({ length: partitions }, (_, p) => keys.partitionPk(topicId, p)));
-  return metadata
-    .dump()
-    .filter((i) => pks.has(i.pk) && prefixes.some((prefix) => i.sk.startsWith(prefix)))
-    .reduce((n, i) => n + itemSize(i), 0);
 };
 
 interface Member {
