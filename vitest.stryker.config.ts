@@ -1,5 +1,6 @@
 import type { TestProjectInlineConfiguration } from 'vitest/config';
 import { defineConfig } from 'vitest/config';
+import { MutationSequencer } from './test/mutation/sequencer.js';
 
 // The projects a mutation run uses: the in-memory unit and simulation tests. Contract and integration
 // tests need emulators and seconds per test, which a run of thousands of mutants cannot afford; for the
@@ -13,7 +14,12 @@ export default defineConfig({
     // One module graph per worker across test files: Stryker switches mutants at run time, so no test
     // file needs a fresh import of the core for each mutant.
     isolate: false,
-    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', SLUICE_SIM_SEEDS: '4' },
+    sequence: { sequencer: MutationSequencer },
+    env: {
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      SLUICE_SIM_SEEDS: '4',
+      SLUICE_FUZZ_RUNS: '200',
+    },
     projects: (
       [
         { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
