@@ -357,3 +357,41 @@ describe('the conditional update of the log start', () => {
     expect(p.store.dump()).toEqual(before);
   });
 });
+
+describe('the reads of a retention run', () => {
+  it('are all strongly consistent: an eventually consistent read could miss the latest start or marks', async () => {
+    // No mark survives retention.bytes = 2L here, so the run also reads again to reset tsMax.
+    const p = await partition([3, 3, 3], 0, (o) => 1_000 + [100, 300, 200, 250, 400, 350, 650, 500, 450][o]!);
+    const reads: string[] = [];
+    const recording = new Proxy(p.store, {
+      get(target, name, receiver) {
+        const value: unknown = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        if (name === 'get')
+          return (key: { sk: string }, options?: { consistent?: boolean }) => {
+            reads.push(`get ${key.sk.split('#')[0]} ${String(options?.consistent)}`);
+            return target.get(key as never, options);
+          };
+        if (name === 'query')
+          return (input: { sk?: { beginsWith?: string }; consistent?: boolean }) => {
+            reads.push(`query ${input.sk?.beginsWith?.split('#')[0]} ${String(input.consistent)}`);
+            return target.query(input as never);
+          };
+        return value.bind(target);
+      },
+    });
+    expect(await p.retain({ 'retention.bytes': 2 * p.L }, recording)).toEqual({
+      logStartOffset: 7,
+      batchesDeleted: 7,
+    });
+    // The partition item, segments, pages; then the repair's partition item, marks, and the log's pages.
+    expect(reads.sort()).toEqual([
+      'get STATE true',
+      'get STATE true',
+      'query B true',
+      'query G true',
+      'query T true',
+      'query undefined true',
+    ]);
+  });
+});
