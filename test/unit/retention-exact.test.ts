@@ -356,6 +356,28 @@ describe('the conditional update of the log start', () => {
     });
     expect(p.store.dump()).toEqual(before);
   });
+  it('ends quietly when the topic is deleted between the new start and the time index repair', async () => {
+    const p = await partition([4], 0);
+    const key = keys.partitionState(p.topicId, 0);
+    const deleting = new Proxy(p.store, {
+      get(target, name, receiver) {
+        const value: unknown = Reflect.get(target, name, receiver);
+        if (name === 'update')
+          return async (...args: Parameters<MetadataStore['update']>) => {
+            const result = await target.update(...args);
+            if (args[1].some((a) => 'set' in a && a.set === 'logStartOffset')) await target.delete(key);
+            return result;
+          };
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    expect(await p.retain({ 'retention.bytes': 0 }, deleting)).toEqual({
+      logStartOffset: 4,
+      batchesDeleted: 4,
+    });
+    expect(await p.store.get(key)).toBeUndefined();
+    expect(p.pages().map((x) => x.retired)).toEqual([true]);
+  });
 });
 
 describe('the reads of a retention run', () => {
