@@ -73,6 +73,9 @@ describe('a heartbeat', () => {
     ).toMatchObject({ memberEpoch: -2, ownedPartitions: null, subscribedTopics: null });
     expect(parseHeartbeatRequest({ ...member, serverAssignor: 'uniform' }).serverAssignor).toBe('uniform');
     expect(parseHeartbeatRequest({ ...member, memberEpoch: -1 }).memberEpoch).toBe(-1);
+    expect(
+      parseHeartbeatRequest({ ...member, rebalanceTimeoutMs: null, serverAssignor: null, instanceId: null }),
+    ).toMatchObject({ rebalanceTimeoutMs: null, serverAssignor: null, instanceId: null });
     expect(parseHeartbeatRequest({ ...member, memberId: 'é'.repeat(255) }).memberId).toBe('é'.repeat(255));
   });
 
@@ -87,6 +90,8 @@ describe('a heartbeat', () => {
     [{ ...join, memberId: long }, 'memberId must be 1-255 printable characters or null'],
     [{ ...join, memberId: 'a\nb' }, 'memberId must be 1-255 printable characters or null'],
     [{ ...join, memberId: 7 }, 'memberId must be 1-255 printable characters or null'],
+    // An array has a length and spreads like a string: only the type check refuses it.
+    [{ ...join, memberId: ['m'] }, 'memberId must be 1-255 printable characters or null'],
     [{ ...join, instanceId: '' }, 'instanceId must be 1-255 printable characters or null'],
     [{ ...join, subscribedTopics: 't' }, 'subscribedTopics must be an array'],
     [
@@ -200,6 +205,7 @@ describe('an offset commit', () => {
   it.each([
     [{ offsets: [], group: 'g' }, 'offset commit has unknown field(s): group'],
     [{ memberId: 'm', offsets: [] }, 'memberEpoch must be an integer ≥ 0'],
+    [{ memberId: '', memberEpoch: 1, offsets: [] }, 'memberId must be 1-255 printable characters or null'],
     [{ memberId: 'm', memberEpoch: -1, offsets: [] }, 'memberEpoch must be an integer ≥ 0'],
     [
       { memberEpoch: 0, offsets: [] },
