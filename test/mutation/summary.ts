@@ -34,8 +34,21 @@ const listed = new Map(equivalents.map((e) => [keyOf(e.file, e.line, e.column, e
 const matched = new Set<string>();
 
 const suffix = process.argv.includes('--sim') ? '' : '-unit';
-type Row = Record<'killed' | 'timeout' | 'survived' | 'noCoverage' | 'equivalent' | 'valid', number>;
-const zero = (): Row => ({ killed: 0, timeout: 0, survived: 0, noCoverage: 0, equivalent: 0, valid: 0 });
+// --files: one row per file instead of per chunk.
+const byFile = process.argv.includes('--files');
+type Row = Record<
+  'killed' | 'timeout' | 'survived' | 'noCoverage' | 'equivalent' | 'valid' | 'ignored',
+  number
+>;
+const zero = (): Row => ({
+  killed: 0,
+  timeout: 0,
+  survived: 0,
+  noCoverage: 0,
+  equivalent: 0,
+  valid: 0,
+  ignored: 0,
+});
 const rows: [string, Row][] = [];
 const unlisted: string[] = [];
 const missing: string[] = [];
@@ -47,8 +60,9 @@ for (const name of Object.keys(chunks)) {
     continue;
   }
   const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
-  const row = zero();
-  for (const [file, { mutants }] of Object.entries(report.files)) {
+  let row = zero();
+  for (const [file, { mutants }] of Object.entries(report.files).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (byFile) rows.push([file, (row = zero())]);
     for (const m of mutants) {
       const { line, column } = m.location.start;
       const key = keyOf(file, line, column, m.replacement ?? m.mutatorName);
@@ -63,11 +77,15 @@ for (const name of Object.keys(chunks)) {
         }
         if (m.status === 'Survived') row.survived++;
         else row.noCoverage++;
-      } else continue; // Ignored (static), CompileError, RuntimeError: not valid mutants.
+      } else {
+        // Ignored (static), CompileError, RuntimeError: not valid mutants.
+        if (m.status === 'Ignored') row.ignored++;
+        continue;
+      }
       row.valid++;
     }
   }
-  rows.push([name, row]);
+  if (!byFile) rows.push([name, row]);
 }
 
 const score = (r: Row) =>
@@ -76,11 +94,13 @@ const total = rows.reduce((acc, [, r]) => {
   for (const k of Object.keys(acc) as (keyof Row)[]) acc[k] += r[k];
   return acc;
 }, zero());
-console.log('| chunk | mutants | killed | timeout | survived | no coverage | equivalent | score |');
-console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
+console.log(
+  `| ${byFile ? 'file' : 'chunk'} | mutants | killed | timeout | survived | no coverage | equivalent | score | static (ignored) |`,
+);
+console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const [name, r] of [...rows, ['**lib/core**', total] as [string, Row]]) {
   console.log(
-    `| ${name} | ${r.valid} | ${r.killed} | ${r.timeout} | ${r.survived} | ${r.noCoverage} | ${r.equivalent} | ${score(r).toFixed(1)}% |`,
+    `| ${name} | ${r.valid} | ${r.killed} | ${r.timeout} | ${r.survived} | ${r.noCoverage} | ${r.equivalent} | ${score(r).toFixed(1)}% | ${r.ignored} |`,
   );
 }
 if (missing.length > 0) console.log(`\nNot run yet: ${missing.join(', ')}`);
