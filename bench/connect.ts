@@ -4,11 +4,14 @@
  * by the runtime exactly as the connect-worker function runs it (leases, intents, commits):
  * 1. JDBC source: `--rows` rows of ~`--row-bytes` bytes from a table into a 3-partition topic;
  * 2. S3 sink: that topic into s3rver objects of `--flush-size` records (S3 PUTs per GiB counted);
- * 3. JDBC sink: that topic upserted into a table.
+ * 3. JDBC sink: that topic upserted into a table;
+ * 4. DynamoDB Streams source: `--rows` item writes of ~`--row-bytes` bytes to a DynamoDB Local table
+ *    with a NEW_IMAGE stream, read from the stream into a 3-partition topic.
  * Each phase runs invocations of `--budget-ms` until its work is done and reports records/s over the
  * wall time. The last stdout line is one JSON object with every figure.
  */
 import { cpus, loadavg } from 'node:os';
+import { BatchWriteItemCommand, CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import pg from 'pg';
 import { s3SinkMeter } from '../connect/connectors/s3-sink.js';
 import { ConnectWorker } from '../connect/runtime/worker.js';
@@ -138,6 +141,39 @@ try {
     },
     sinkDone('bench-pg'),
   );
+  const { dynamodb } = createAwsClients({ endpoints: { dynamodb: stack.endpoints.dynamodb } });
+  await dynamodb.send(
+    new CreateTableCommand({
+      TableName: 'bench-items',
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+      StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
+    }),
+  );
+  const payload = 'x'.repeat(Math.max(1, rowBytes - 40));
+  for (let i = 0; i < rows; i += 25) {
+    const puts = Array.from({ length: Math.min(25, rows - i) }, (_, j) => ({
+      PutRequest: {
+        Item: { id: { S: `item-${i + j}` }, kind: { S: `kind-${(i + j) % 7}` }, payload: { S: payload } },
+      },
+    }));
+    await dynamodb.send(new BatchWriteItemCommand({ RequestItems: { 'bench-items': puts } }));
+  }
+  await client.admin().createTopic({ name: 'dynamodb-bench-items', partitions: 3 });
+  const ddbPhase = await phase(
+    'bench-dynamodb',
+    {
+      'connector.class': 'DynamoDbSourceConnector',
+      'dynamodb.table.includelist': 'bench-items',
+      'dynamodb.service.endpoint': stack.endpoints.dynamodb,
+      'dynamodb.cdc.max.poll.records': '1000',
+    },
+    async () =>
+      (await client.admin().fetchTopicOffsets('dynamodb-bench-items')).reduce((n, p) => n + p.high, 0) >=
+      rows,
+  );
+  dynamodb.destroy();
   const gib = s3Usage.objectPutBytes / 2 ** 30;
   const result = {
     machine: { cpus: cpus().length, loadavg: loadavg().map((l) => Math.round(l * 100) / 100) },
@@ -153,6 +189,7 @@ try {
       putsPerGiB: Math.round(s3Usage.objectPuts / gib),
     },
     jdbcSink: pgPhase,
+    dynamodbSource: ddbPhase,
   };
   console.log(JSON.stringify(result));
 } finally {

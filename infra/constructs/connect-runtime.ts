@@ -1,4 +1,5 @@
 import { Duration } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import type * as iam from 'aws-cdk-lib/aws-iam';
@@ -43,5 +44,14 @@ export class ConnectRuntime extends Construct {
   /** Lets the runtime's S3 sinks write objects into `bucket` (under `prefix`, default everything). */
   grantSinkBucket(bucket: s3.IBucket, prefix = '*'): iam.Grant {
     return bucket.grantPut(this.handler, prefix);
+  }
+
+  /**
+   * Lets the runtime's DynamoDB Streams sources read `table`'s stream (ListStreams, DescribeStream,
+   * GetShardIterator, GetRecords). The table must have a stream (for an imported table, give
+   * `tableStreamArn`).
+   */
+  grantSourceTable(table: dynamodb.ITable): iam.Grant {
+    return table.grantStreamRead(this.handler);
   }
 }

@@ -42,6 +42,12 @@ describe('function bundles', () => {
     expect(/\bfrom\s*["']@aws-sdk\//.test(code)).toBe(false);
   });
 
+  // The DynamoDB Streams source imports its client lazily; the bundle must still carry it (a
+  // devDependency that esbuild bundles; nothing is installed beside the function).
+  it('connect-worker carries the DynamoDB Streams client', () => {
+    expect(readFileSync(bundles['connect-worker'], 'utf8').includes('DynamoDBStreams_20120810')).toBe(true);
+  });
+
   // Fault injection and the latency model are the local stack's layers (local/stack.ts); a deployed
   // function must not carry them, even unused.
   it.each(JOBS)('%s carries no fault injector and no latency model', (job) => {
