@@ -141,3 +141,50 @@ describe('the registry', () => {
     expect((await s.sluice.catalog.get('t')).partitions).toBe(5);
   });
 });
+
+describe('the catalog’s reads', () => {
+  it('list every topic across pages (the store pages at 1 MB)', async () => {
+    const s = hooked();
+    await s.sluice.catalog.create({ name: 'a' });
+    const item = (await s.store.get(keys.topic('a')))!;
+    for (const name of ['b', 'c', 'd'])
+      await s.store.put({ ...item, ...keys.topic(name), name, pad: 'x'.repeat(600_000) });
+    expect((await s.store.query({ pk: keys.topicsPk })).cursor).toBeDefined();
+    expect((await s.sluice.catalog.list()).map((t) => t.name)).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('are all strongly consistent: an eventually consistent read could miss a create or a delete', async () => {
+    const reads: string[] = [];
+    const s = memorySluice(
+      {},
+      {
+        wrapStore: (store: MetadataStore) =>
+          new Proxy(store, {
+            get(target, name, receiver) {
+              const value: unknown = Reflect.get(target, name, receiver);
+              if (typeof value !== 'function') return value;
+              if (name === 'get')
+                return (key: { sk: string }, options?: { consistent?: boolean }) => {
+                  reads.push(`get ${String(options?.consistent)}`);
+                  return target.get(key as never, options);
+                };
+              if (name === 'query')
+                return (input: { consistent?: boolean }) => {
+                  reads.push(`query ${String(input.consistent)}`);
+                  return target.query(input as never);
+                };
+              return value.bind(target);
+            },
+          }),
+      },
+    );
+    const topic = await s.sluice.catalog.create({ name: 't' });
+    await s.sluice.catalog.get('t', { fresh: true });
+    await s.sluice.catalog.list();
+    await s.sluice.catalog.partitionInfo(topic);
+    await s.sluice.catalog.update('t', { partitions: 2 });
+    await s.sluice.catalog.delete('t');
+    expect(reads.length).toBeGreaterThanOrEqual(5);
+    expect(reads.filter((r) => !r.endsWith(' true'))).toEqual([]);
+  });
+});
