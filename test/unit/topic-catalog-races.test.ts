@@ -147,10 +147,10 @@ describe('the catalog’s reads', () => {
     const s = hooked();
     await s.sluice.catalog.create({ name: 'a' });
     const item = (await s.store.get(keys.topic('a')))!;
-    for (const name of ['b', 'c', 'd'])
-      await s.store.put({ ...item, ...keys.topic(name), name, pad: 'x'.repeat(600_000) });
+    for (const name of ['b', 'c', 'd', 'e'])
+      await s.store.put({ ...item, ...keys.topic(name), name, pad: 'x'.repeat(390_000) });
     expect((await s.store.query({ pk: keys.topicsPk })).cursor).toBeDefined();
-    expect((await s.sluice.catalog.list()).map((t) => t.name)).toEqual(['a', 'b', 'c', 'd']);
+    expect((await s.sluice.catalog.list()).map((t) => t.name)).toEqual(['a', 'b', 'c', 'd', 'e']);
   });
 
   it('are all strongly consistent: an eventually consistent read could miss a create or a delete', async () => {
