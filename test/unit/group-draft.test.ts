@@ -135,6 +135,22 @@ describe('a draft', () => {
     }
   });
 
+  it('bumps when a topic is swapped for another, the count unchanged', () => {
+    const d = new GroupDraft(
+      view([m('a', { subscribedTopics: ['t', 'v'] })], {
+        topics: { t: { topicId: 'T', partitions: 1 }, u: { topicId: 'U', partitions: 1 } },
+      }),
+    );
+    d.refreshTopics(
+      catalog([
+        ['t', { topicId: 'T', partitions: 1 }],
+        ['v', { topicId: 'V', partitions: 1 }],
+      ]),
+    );
+    expect(d.meta.topics).toEqual({ t: { topicId: 'T', partitions: 1 }, v: { topicId: 'V', partitions: 1 } });
+    expect(d.meta.groupEpoch).toBe(1);
+  });
+
   it('computes the target once per new epoch, with the members’ preferred assignor', () => {
     const members = [
       m('a', { subscribedTopics: ['t'], serverAssignor: 'range' }),
