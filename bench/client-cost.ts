@@ -46,7 +46,9 @@ const options = {
   lingerMs: 5,
 };
 await Promise.all(
-  Array.from({ length: 4 }, () => new BenchProducer(client.producer(), options, recorder).run(until)),
+  Array.from({ length: 4 }, () =>
+    new BenchProducer(client.producer({ maxInFlightRequests: 1 }), options, recorder).run(until),
+  ),
 );
 const requests = recorder.published.values.length;
 const cpu = cpuMsPer(before, cpuSeconds(), requests);

@@ -3,8 +3,9 @@
  * process, DynamoDB Local and s3rver as children).
  * - SDK: one idempotent producer sends 1 KiB records for `--seconds`, in batches of `--batch` records
  *   (one RecordBatch per request), one request in flight per partition over `--partitions`.
- * - CLI: `sluice produce` of `--lines` stdin lines (one record each, 100 bytes) and then
- *   `sluice consume --from-beginning --max-messages N` of them, each a child process timed wall-clock.
+ * - CLI: `sluice produce` of `--lines` stdin lines (one record each, 100 bytes), then
+ *   `sluice consume --from earliest --max N` of them, then the same as a new group's only member
+ *   (`--group`, committing on exit), each a child process timed wall-clock.
  * Figures are wall-clock on whatever machine runs it; the last stdout line is one JSON object.
  */
 import { spawn } from 'node:child_process';
@@ -65,16 +66,32 @@ const cli = (args: string[], input?: string): Promise<number> =>
     child.stdin.end(input ?? '');
   });
 
-const cliRates = async (): Promise<{ produceLinesPerSec: number; consumeLinesPerSec: number }> => {
+const cliRates = async (): Promise<{
+  produceLinesPerSec: number;
+  consumeLinesPerSec: number;
+  groupConsumeLinesPerSec: number;
+}> => {
   const topic = `bench-cli-${Date.now()}`;
   await admin.createTopic({ name: topic, partitions });
   const payload = 'x'.repeat(90);
   const input = Array.from({ length: lines }, (_, i) => `${String(i).padStart(9, '0')}${payload}`).join('\n');
   const produceMs = await cli(['produce', topic, '-q'], `${input}\n`);
   const consumeMs = await cli(['consume', topic, '--from', 'earliest', '--max', String(lines), '-q']);
+  const groupMs = await cli([
+    'consume',
+    topic,
+    '--group',
+    `${topic}-group`,
+    '--from',
+    'earliest',
+    '--max',
+    String(lines),
+    '-q',
+  ]);
   return {
     produceLinesPerSec: Math.round((lines * 1000) / produceMs),
     consumeLinesPerSec: Math.round((lines * 1000) / consumeMs),
+    groupConsumeLinesPerSec: Math.round((lines * 1000) / groupMs),
   };
 };
 
@@ -84,6 +101,7 @@ try {
   const rates = await cliRates();
   console.log(`CLI produce ${lines} lines: ${rates.produceLinesPerSec} lines/s`);
   console.log(`CLI consume ${lines} lines: ${rates.consumeLinesPerSec} lines/s`);
+  console.log(`CLI consume --group ${lines} lines: ${rates.groupConsumeLinesPerSec} lines/s`);
   console.log(JSON.stringify({ sdk, cli: rates, seconds, batch, partitions, lines }));
 } finally {
   await target.stop();

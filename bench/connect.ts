@@ -6,11 +6,16 @@
  * 2. S3 sink: that topic into s3rver objects of `--flush-size` records (S3 PUTs per GiB counted);
  * 3. JDBC sink: that topic upserted into a table;
  * 4. DynamoDB Streams source: `--rows` item writes of ~`--row-bytes` bytes to a DynamoDB Local table
- *    with a NEW_IMAGE stream, read from the stream into a 3-partition topic.
+ *    with a NEW_IMAGE stream, read from the stream into a 3-partition topic;
+ * 5. Lambda sink: the pg-events topic to a real handler in the Invoke emulator
+ *    (test/support/lambda-emulator.ts), `--lambda-batch-size` records per invocation.
  * Each phase runs invocations of `--budget-ms` until its work is done and reports records/s over the
  * wall time. The last stdout line is one JSON object with every figure.
  */
-import { cpus, loadavg } from 'node:os';
+import { mkdtemp } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { BatchWriteItemCommand, CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import pg from 'pg';
 import { s3SinkMeter } from '../connect/connectors/s3-sink.js';
@@ -22,6 +27,7 @@ import { systemClock } from '../lib/ports/clock.js';
 import { startLocalStack } from '../local/stack.js';
 import { SluiceClient } from '../sdk/client.js';
 import { nodeHttpFetch } from '../sdk/node-http.js';
+import { startLambdaEmulator } from '../test/support/lambda-emulator.js';
 import { startPostgres } from '../test/support/postgres.js';
 import { flags, numberFlag } from './flags.js';
 
@@ -30,12 +36,24 @@ const rows = numberFlag(args, 'rows', 20_000);
 const rowBytes = numberFlag(args, 'row-bytes', 512);
 const flushSize = numberFlag(args, 'flush-size', 1_000);
 const budgetMs = numberFlag(args, 'budget-ms', 10_000);
+const lambdaBatchSize = numberFlag(args, 'lambda-batch-size', 500);
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const [stack, db] = await Promise.all([
+const counted = join(await mkdtemp(join(tmpdir(), 'bench-lambda-')), 'counts.jsonl');
+const [stack, db, lambda] = await Promise.all([
   startLocalStack({ port: 0, maintenanceIntervalMs: 0 }),
   startPostgres(),
+  startLambdaEmulator([
+    {
+      name: 'bench-fn',
+      module: fileURLToPath(new URL('../test/fixtures/lambda/msk-orders.ts', import.meta.url)),
+      exportName: 'countHandler',
+      environment: { ORDERS_OUT: counted },
+      timeoutMs: 30_000,
+    },
+  ]),
 ]);
+process.env.AWS_ENDPOINT_URL_LAMBDA = lambda.endpoint;
 const sql = new pg.Client({ connectionString: db.url });
 try {
   await sql.connect();
@@ -141,6 +159,17 @@ try {
     },
     sinkDone('bench-pg'),
   );
+  const lambdaPhase = await phase(
+    'bench-lambda',
+    {
+      'connector.class': 'AwsLambdaSinkConnector',
+      topics: 'pg-events',
+      'aws.lambda.function.name': 'bench-fn',
+      'aws.lambda.region': 'us-east-1',
+      'aws.lambda.batch.size': String(lambdaBatchSize),
+    },
+    sinkDone('bench-lambda'),
+  );
   const { dynamodb } = createAwsClients({ endpoints: { dynamodb: stack.endpoints.dynamodb } });
   await dynamodb.send(
     new CreateTableCommand({
@@ -189,10 +218,15 @@ try {
       putsPerGiB: Math.round(s3Usage.objectPuts / gib),
     },
     jdbcSink: pgPhase,
+    lambdaSink: {
+      ...lambdaPhase,
+      batchSize: lambdaBatchSize,
+      functionInvocations: lambda.invocations.length,
+    },
     dynamodbSource: ddbPhase,
   };
   console.log(JSON.stringify(result));
 } finally {
   await sql.end().catch(() => undefined);
-  await Promise.all([stack.stop(), db.stop()]);
+  await Promise.all([stack.stop(), db.stop(), lambda.stop()]);
 }

@@ -40,6 +40,13 @@ export interface BenchProducerOptions {
    * v2 record's varints), so a full batch is one RecordBatch the SDK does not split.
    */
   recordOverhead?: number;
+  /**
+   * Requests in flight per partition, Kafka's max.in.flight.requests.per.connection (default 1): a
+   * lingered batch is sent while fewer are in flight, and one full batch more may wait beside them.
+   */
+  maxInFlight?: number;
+  /** Wraps each batch's send (the latency benchmark's trace, bench/trace.ts). */
+  wrapSend?: (handedAt: readonly number[], send: () => Promise<unknown>) => Promise<unknown>;
 }
 
 interface OpenBatch {
@@ -50,9 +57,6 @@ interface OpenBatch {
   bytes: number;
   openedAt: number;
 }
-
-/** Batches sealed per partition but not acknowledged: one in flight plus one waiting, as Kafka queues. */
-const MAX_PENDING_PER_PARTITION = 2;
 
 export class BenchProducer {
   private readonly payload: Uint8Array;
@@ -122,9 +126,13 @@ export class BenchProducer {
     if (this.open.bytes + this.recordBytes() > this.capacity()) this.trySealFull();
   }
 
+  private maxInFlight(): number {
+    return this.options.maxInFlight ?? 1;
+  }
+
   /** A full batch is sealed if its partition can queue it; then the producer moves to a free partition. */
   private trySealFull(): boolean {
-    if (this.pending[this.open.partition]! >= MAX_PENDING_PER_PARTITION) return false;
+    if (this.pending[this.open.partition]! > this.maxInFlight()) return false;
     this.seal();
     return true;
   }
@@ -132,14 +140,15 @@ export class BenchProducer {
   private maybeSealOnLinger(now: number): void {
     const batch = this.open;
     if (batch.messages.length === 0 || now - batch.openedAt < this.options.lingerMs) return;
-    // Like Kafka, a lingered batch waits while its partition has one in flight, and keeps filling.
-    if (this.pending[batch.partition]! === 0) this.seal();
+    // Like Kafka, a lingered batch waits while its partition has max.in.flight requests out, and keeps filling.
+    if (this.pending[batch.partition]! < this.maxInFlight()) this.seal();
   }
 
   private seal(): void {
     const batch = this.open;
     this.pending[batch.partition]!++;
-    const sent = this.producer.sendBatch(this.options.topic, batch.partition, batch.messages).then(
+    const send = () => this.producer.sendBatch(this.options.topic, batch.partition, batch.messages);
+    const sent = (this.options.wrapSend ? this.options.wrapSend(batch.handedAt, send) : send()).then(
       () => {
         const acked = performance.now();
         const at = Date.now();
@@ -164,7 +173,7 @@ export class BenchProducer {
     const n = this.options.partitions;
     for (let i = 1; i <= n; i++) {
       const p = (after + i) % n;
-      if (this.pending[p]! < MAX_PENDING_PER_PARTITION) return p;
+      if (this.pending[p]! <= this.maxInFlight()) return p;
     }
     return (after + 1) % n;
   }

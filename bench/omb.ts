@@ -14,7 +14,7 @@
  * --cost-requests N (16),
  * --skip-limit, --skip-cost, --plots DIR (bench/results), --url URL,
  * --model none|standard|express (the AWS latency model of the main runs; default none),
- * --skip-modelled (the express RF=3 acks=all 1 MiB/s run), --skip-scaling (1/8/32 producers under the
+ * --skip-modelled (the express RF=3 acks=all 1 MiB/s run, bench/latency.ts; --modelled-stores memory|emulators), --skip-scaling (1/8/32 producers under the
  * standard model; --scaling-seconds 20), --skip-cold-start (--cold-start-runs 5).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -24,6 +24,7 @@ import { SluiceClient } from '../sdk/client.js';
 import { nodeHttpFetch } from '../sdk/node-http.js';
 import type { PerBatchCounts } from './cost.js';
 import {
+  DURATION_MODEL,
   FUNCTION_MEMORY_MB,
   PRICES,
   apiGatewayUnits,
@@ -34,22 +35,22 @@ import {
   sluicePerGiB,
 } from './cost.js';
 import { measureBatchCost } from './cost-run.js';
+import { billTotal, deployment, usdPerGiBWrittenAndReadOnce } from './cost-model.js';
+import { measureUsage, usageRunFor } from './cost-usage.js';
 import { cpuMsPer, cpuSeconds } from './cpu.js';
 import { flags, modelFlag, numberFlag } from './flags.js';
 import { measureColdStarts } from './cold-start.js';
 import type { PhaseResult } from './produce.js';
 import { producePhase } from './produce.js';
-import { BenchConsumers, newConsumerRecorder } from './omb-consumer.js';
-import type { ProducerRecorder } from './omb-producer.js';
-import { BenchProducer, newProducerRecorder } from './omb-producer.js';
-import type { OmbResult } from './omb-report.js';
-import { buildResult } from './omb-report.js';
-import type { MeteredCall } from './metered-fetch.js';
-import { meteredFetch } from './metered-fetch.js';
+import { newProducerRecorder } from './omb-producer.js';
+import type { WorkloadRun } from './omb-run.js';
+import { runProducers, runWorkload } from './omb-run.js';
+import { modelledRun, parseStores } from './latency.js';
+import { simulateProduceLatency } from './latency-sim.js';
 import { measureRawLimit } from './raw-limit.js';
 import { round } from './stats.js';
 import { costPlot, ombPlots } from './plots.js';
-import type { BenchTarget, Readings } from './target.js';
+import type { BenchTarget } from './target.js';
 import { startTarget } from './target.js';
 import { startNullProduceGateway } from './null-produce.js';
 import type { Workload } from './workload.js';
@@ -61,113 +62,7 @@ const DEFAULT_WORKLOADS = [
   'bench/workloads/1-topic-1-partition-1kb-2k-rate.json',
   'bench/workloads/1-topic-4-partitions-1kb-max-rate.json',
 ];
-/** The modelled-latency run of issue 14: S3 Express One Zone stores, RF=3, acks=all, 1 MiB/s. */
-const MODELLED_WORKLOAD = 'bench/workloads/1-topic-1-partition-1kb-1mib-rate-rf3.json';
 const BATCH_SIZES = [64 * 1024, 256 * 1024, MIB, 4 * MIB];
-
-/** The workload's producers for one topic, each at `rate` messages/s (0: as fast as they can), until `untilMs`. */
-const runProducers = async (
-  client: SluiceClient,
-  w: ReturnType<typeof withDefaults>,
-  topic: string,
-  rate: number,
-  recorder: ProducerRecorder,
-  untilMs: number,
-): Promise<void> => {
-  const options = {
-    topic,
-    partitions: w.partitionsPerTopic,
-    messageSize: w.messageSize,
-    rate,
-    batchBytes: w.batchBytes,
-    lingerMs: w.lingerMs,
-  };
-  await Promise.all(
-    Array.from({ length: w.producersPerTopic }, () =>
-      new BenchProducer(client.producer(), options, recorder).run(untilMs),
-    ),
-  );
-};
-
-interface WorkloadRun {
-  file: string;
-  workload: Workload;
-  result: OmbResult;
-  storage: Readings;
-  /** Every HTTP call the producers and consumers made, from the moment both were ready. */
-  calls: MeteredCall[];
-  publishedBytes: number;
-  measuredSeconds: number;
-}
-
-const runWorkload = async (
-  target: BenchTarget,
-  file: string,
-  workload: Workload,
-  { seconds, warmupSeconds }: { seconds: number; warmupSeconds: number },
-): Promise<WorkloadRun> => {
-  const w = withDefaults(workload);
-  const metered = meteredFetch();
-  const client = new SluiceClient({ url: target.url, fetch: metered.fetch });
-  const runId = `omb-${basename(file, '.json').slice(0, 40)}-${Date.now().toString(36)}`;
-  const topics = Array.from({ length: w.topics }, (_, i) => `${runId}-t${i}`);
-  for (const name of topics)
-    await client
-      .admin()
-      .createTopic({ name, partitions: w.partitionsPerTopic, replicationFactor: w.replicationFactor });
-  const producerRecorder = newProducerRecorder();
-  const consumerRecorder = newConsumerRecorder();
-  const consumers = new BenchConsumers(client, consumerRecorder);
-  console.error(`[${runId}] starting ${w.subscriptionsPerTopic * w.consumerPerSubscription} consumer(s)…`);
-  await consumers.start({
-    runId,
-    topics,
-    partitionsPerTopic: w.partitionsPerTopic,
-    subscriptions: w.subscriptionsPerTopic,
-    consumersPerSubscription: w.consumerPerSubscription,
-    maxWaitMs: w.maxWaitMs,
-  });
-  target.meterDelta();
-  metered.calls.length = 0;
-  const perProducerRate = w.producerRate / (w.topics * w.producersPerTopic);
-  const startMs = Date.now() + warmupSeconds * 1000;
-  const endMs = startMs + seconds * 1000;
-  console.error(`[${runId}] producing for ${warmupSeconds} s warm-up + ${seconds} s…`);
-  await Promise.all(
-    topics.map((topic) => runProducers(client, w, topic, perProducerRate, producerRecorder, endMs)),
-  );
-  // Let the consumers catch up (bounded), so consume rates and end-to-end latency cover every message.
-  const total = (s: { values: number[] }) => s.values.reduce((a, b) => a + b, 0);
-  const published = total(producerRecorder.published);
-  const drainUntil = Date.now() + 60_000;
-  while (total(consumerRecorder.consumed) < published * w.subscriptionsPerTopic && Date.now() < drainUntil) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  await consumers.stop();
-  const storage = target.meterDelta();
-  const result = buildResult({
-    workload: w.name,
-    driver: 'sluice (SDK over node:http, binary RecordBatch v2, idempotent, acks=all)',
-    messageSize: w.messageSize,
-    topics: w.topics,
-    partitions: w.partitionsPerTopic,
-    producersPerTopic: w.producersPerTopic,
-    consumersPerTopic: w.subscriptionsPerTopic * w.consumerPerSubscription,
-    startMs,
-    endMs,
-    producers: producerRecorder,
-    consumers: consumerRecorder,
-  });
-  return {
-    file,
-    workload,
-    result,
-    storage,
-    calls: metered.calls,
-    publishedBytes: published * w.messageSize,
-    measuredSeconds: seconds,
-  };
-};
 
 /**
  * Sluice produce-only at the workload's concurrency, alternating with two limits: the fair one (the
@@ -304,28 +199,6 @@ const asRunCost = (run: WorkloadRun) => {
 const kib = (bytes: number) => (bytes >= MIB ? `${bytes / MIB} MiB` : `${bytes / 1024} KiB`);
 
 /**
- * Produce p99 as it would be on AWS with S3 Express One Zone stores: the modelled workload (RF=3,
- * acks=all, 1 MiB/s) on a stack of three stores that waits by the express latency model.
- */
-const modelledRun = async (seconds: number, warmupSeconds: number): Promise<WorkloadRun> => {
-  const target = await startTarget({ latencyModel: 'express', storeCount: 3 });
-  try {
-    const run = await runWorkload(target, MODELLED_WORKLOAD, await readWorkload(MODELLED_WORKLOAD), {
-      seconds,
-      warmupSeconds,
-    });
-    const r = run.result;
-    console.log(
-      `modelled (express, RF=3, acks=all, 1 MiB/s): publish p50/p99 ${r['aggregatedPublishLatency50pct']}/${r.aggregatedPublishLatency99pct} ms, ` +
-        `end-to-end p50/p99 ${r['aggregatedEndToEndLatency50pct']}/${r.aggregatedEndToEndLatency99pct} ms (modelled, not AWS measurements)`,
-    );
-    return run;
-  } finally {
-    await target.stop();
-  }
-};
-
-/**
  * 1, 8 and 32 idempotent producers on one partition under the standard model, with the CPU per
  * request and cores busy beside records/s, so a protocol limit shows apart from a CPU limit.
  */
@@ -374,11 +247,13 @@ const main = async () => {
   const latencyModel = modelFlag(f);
   const target = await startTarget(f.get('url') ? { url: f.get('url')! } : { latencyModel });
   const runs: WorkloadRun[] = [];
-  let modelled: WorkloadRun | undefined;
+  let modelled: Awaited<ReturnType<typeof modelledRun>> | undefined;
+  let simulated: Awaited<ReturnType<typeof simulateProduceLatency>> | undefined;
   let scaling: Awaited<ReturnType<typeof scalingRun>> | undefined;
   let coldStarts: Awaited<ReturnType<typeof measureColdStarts>> | undefined;
   let limit: Awaited<ReturnType<typeof measureLimit>> | undefined;
   const costs: { batchBytes: number; measured: PerBatchCounts; modelled: PerBatchCounts }[] = [];
+  let fullUsdPerGiB: number | undefined;
   try {
     for (const file of files) {
       const workload = await readWorkload(file);
@@ -417,19 +292,38 @@ const main = async () => {
           `batch ${kib(batchBytes)}: per batch ${JSON.stringify({ produce: c.modelled.produce, fetch: c.modelled.fetch })} → $${m.total.toFixed(5)}/GiB written and read once`,
         );
       }
+      // The full model (docs/cost.md): the same GiB with its roll, retirement and expiry, RF=1.
+      const usage = await measureUsage(usageRunFor(MIB, 1));
+      fullUsdPerGiB = billTotal(
+        usdPerGiBWrittenAndReadOnce(deployment(1, 'standard'), usage, DURATION_MODEL),
+      );
+      console.log(
+        `full model, 1 MiB requests, RF=1 S3 Standard: $${fullUsdPerGiB.toFixed(5)}/GiB written and read once`,
+      );
     }
   } finally {
     await target.stop();
   }
   if (!f.has('url')) {
     const seconds = f.has('duration') ? numberFlag(f, 'duration', 60) : 60;
-    if (!f.has('skip-modelled')) modelled = await modelledRun(seconds, warmupSeconds);
+    if (!f.has('skip-modelled')) {
+      modelled = await modelledRun(seconds, warmupSeconds, { stores: parseStores(f.get('modelled-stores')) });
+      simulated = await simulateProduceLatency({ seconds: Math.min(seconds, 20), maxInFlight: 5 });
+      console.log(
+        `modelled in simulated time (no CPU, bench/latency-sim.ts): publish p50/p99 ${simulated.publishMs.p50}/${simulated.publishMs.p99} ms`,
+      );
+    }
     if (!f.has('skip-scaling'))
       scaling = await scalingRun(Math.min(seconds, numberFlag(f, 'scaling-seconds', 20)));
+    // Last and apart: an emulator that fails to start here (a loaded machine) must not lose the
+    // figures above, which are written below.
     if (!f.has('skip-cold-start'))
       coldStarts = await measureColdStarts(numberFlag(f, 'cold-start-runs', 5), (line) =>
         console.log(`cold start: ${line}`),
-      );
+      ).catch((error: unknown) => {
+        console.error(`cold start not measured: ${String(error)}; run npm run bench:cold-start`);
+        return undefined;
+      });
   }
 
   await mkdir('bench/results', { recursive: true });
@@ -484,7 +378,17 @@ const main = async () => {
     latencyModel,
     limit,
     modelled: modelled
-      ? { workload: modelled.workload, model: 'express', storeCount: 3, result: modelled.result }
+      ? {
+          workload: modelled.run.workload,
+          model: 'express',
+          stores: modelled.stores,
+          storeCount: 3,
+          result: modelled.run.result,
+          breakdown: modelled.breakdown,
+          eventLoopDelayMs: modelled.eventLoopDelayMs,
+          loadavg: modelled.loadavg,
+          simulated,
+        }
       : undefined,
     scaling,
     coldStarts,
@@ -511,13 +415,15 @@ const main = async () => {
       p99PublishMs: l.aggregatedPublishLatency99pct,
       p50EndToEndMs: l['aggregatedEndToEndLatency50pct'],
       p99EndToEndMs: l.aggregatedEndToEndLatency99pct,
-      usdPerGiB: atMiB ? round(atMiB.modelled.total, 5) : null,
+      usdPerGiB: fullUsdPerGiB === undefined ? null : round(fullUsdPerGiB, 5),
+      usdPerGiBRequestsOnly: atMiB ? round(atMiB.modelled.total, 5) : null,
       usdPerGiBWithLocalLambdaTimes: atMiB ? round(atMiB.measuredDurations.total, 5) : null,
       limitRatio: limit?.limitRatio ?? null,
       limitRatioFair: limit?.limitRatioFair ?? null,
       latencyModel,
       scaling32: scaling?.scaling32 ?? null,
-      p99PublishMsModelled: modelled?.result.aggregatedPublishLatency99pct ?? null,
+      p99PublishMsModelled: modelled?.run.result.aggregatedPublishLatency99pct ?? null,
+      p99PublishMsModelledSimulated: simulated?.publishMs.p99 ?? null,
       coldStartMs: coldStarts?.coldStartMs ?? null,
       produceColdStartMs: coldStarts?.produceColdStartMs ?? null,
       sluiceMiBPerSecAtLimit: limit?.sluiceMiBPerSec ?? null,

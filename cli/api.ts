@@ -6,15 +6,19 @@
  */
 import { Admin } from '../sdk/admin.js';
 import { ConnectAdmin } from '../sdk/connect.js';
+import { SluiceClient } from '../sdk/client.js';
+import { StreamsQueries } from '../sdk/streams.js';
+import type { ConsumerOptions } from '../sdk/consumer.js';
 import { Consumer } from '../sdk/consumer.js';
+import type { ConsumedRecord } from '../sdk/types.js';
 import type { PartitionReadOptions } from '../sdk/partition-reader.js';
 import { readPartition } from '../sdk/partition-reader.js';
 import { SluiceError } from '../sdk/errors.js';
-import type { GroupMemberOptions } from '../sdk/group-member.js';
-import { GroupMember } from '../sdk/group-member.js';
 import type { Bail, Retrier } from '../sdk/retry.js';
 import { createRetrier } from '../sdk/retry.js';
 import type { FetchLike } from '../sdk/transport.js';
+import type { ProducerOptions } from '../sdk/producer.js';
+import { Producer } from '../sdk/producer.js';
 import { encodeBytes, encodeValue } from '../lib/wire/encoding.js';
 import { Transport, path } from '../sdk/transport.js';
 import type {
@@ -26,15 +30,12 @@ import type {
   GroupSummary,
   OffsetCommitResult,
   OffsetSpec,
-  ProduceRecord,
-  RecordResult,
   ResetTarget,
   TopicDescription,
   TopicSummary,
 } from '../lib/wire/types.js';
 export { ENCODINGS } from '../lib/wire/types.js';
 export type * from '../lib/wire/types.js';
-export type ProduceResult = RecordResult;
 
 export interface SluiceApiOptions {
   /** Base URL, e.g. `http://127.0.0.1:8787`; the `/v1/...` paths are appended. */
@@ -53,6 +54,19 @@ export const attemptsOf = (error: SluiceError): number =>
 export const isAborted = (error: unknown): boolean =>
   error instanceof SluiceError && error.code === 'ABORTED';
 
+/** Fetched records as the JSON fetch renders them in `encoding`. */
+export const renderRecords = (records: readonly ConsumedRecord[], encoding: Encoding): FetchedRecord[] => {
+  // Keys and header values are text (or base64) under every encoding; only values parse as JSON.
+  const bytes = encoding === 'base64' ? 'base64' : 'utf8';
+  return records.map((r) => ({
+    offset: r.offset,
+    timestamp: r.timestamp,
+    key: encodeBytes(r.key, bytes),
+    value: encodeValue(r.value, encoding),
+    headers: r.headers.map((h) => ({ key: h.key, value: encodeBytes(h.value, bytes) })),
+  }));
+};
+
 export class SluiceApi {
   readonly url: string;
   private readonly transport: Transport;
@@ -62,8 +76,12 @@ export class SluiceApi {
   /** The SDK's consumer, for its binary fetch. */
   private readonly consumer: Consumer;
 
+  /** The fetch requests go through (signing, or a test's router), for clients built on it. */
+  private readonly fetch: FetchLike | undefined;
+
   constructor({ url, fetch, retries = 3, sleep, random }: SluiceApiOptions) {
     this.url = url.replace(/\/+$/, '');
+    this.fetch = fetch;
     this.transport = new Transport({ url, ...(fetch ? { fetch } : {}) });
     // A person is waiting: back off from 200 ms, ±25 %, never more than 5 s at a time.
     this.retrier = createRetrier(
@@ -99,18 +117,19 @@ export class SluiceApi {
     }
   }
 
+  /** Interactive queries of a Streams application's stores; reads, so they are retried. */
+  streams(applicationId: string): StreamsQueries {
+    return new StreamsQueries(this.transport, this.repeatable, applicationId);
+  }
+
+  /** An SDK client on the same URL and fetch, for what runs on the SDK (a Streams application). */
+  client(defaultFetch: () => FetchLike): SluiceClient {
+    return new SluiceClient({ url: this.url, fetch: this.fetch ?? defaultFetch() });
+  }
+
   /** Kafka Connect's REST API through this API's transport and retrier. */
   connect(): ConnectAdmin {
     return new ConnectAdmin(this.transport, this.repeatable);
-  }
-
-  /** A KIP-848 member of `groupId` speaking through this API (heartbeats are not retried: the loop is). */
-  groupMember(options: GroupMemberOptions): GroupMember {
-    return new GroupMember(
-      this.transport,
-      (operation) => this.retry(false, (bail) => operation(bail, 0)),
-      options,
-    );
   }
 
   private request<T>(
@@ -174,19 +193,20 @@ export class SluiceApi {
     await this.request(false, 'DELETE', path`/v1/topics/${topic}`);
   }
 
-  /** Produces one request's records; with an idempotency key a retry cannot write twice, so it retries. */
-  async produce(
-    topic: string,
-    body: { records: ProduceRecord[]; encoding: Encoding; acks?: 'all' | '1' },
-    idempotencyKey?: string,
-  ): Promise<ProduceResult[]> {
-    const { results } = await this.request<{ results: ProduceResult[] }>(
-      idempotencyKey !== undefined,
-      'POST',
-      path`/v1/topics/${topic}/records`,
-      { body, ...(idempotencyKey === undefined ? {} : { headers: { 'idempotency-key': idempotencyKey } }) },
-    );
-    return results;
+  /**
+   * The SDK's producer. Its sends are safe to repeat: binary batches carry the idempotent producer's
+   * sequence numbers and JSON sends an Idempotency-Key, so a retry writes nothing twice.
+   */
+  producer(options: ProducerOptions = {}): Producer {
+    return new Producer(this.transport, this.repeatable, options);
+  }
+
+  /**
+   * A member of `groupId` through the SDK's consumer (KIP-848 heartbeats, reconciliation, commits
+   * under the member epoch); its calls are safe to repeat.
+   */
+  groupConsumer(options: ConsumerOptions & { groupId: string }): Consumer {
+    return new Consumer(this.transport, this.repeatable, options);
   }
 
   /**
@@ -200,21 +220,9 @@ export class SluiceApi {
     },
   ): Promise<'caught-up' | 'stopped'> {
     const { encoding, deliver, ...read } = options;
-    // Keys and header values are text (or base64) under every encoding; only values parse as JSON.
-    const bytes = encoding === 'base64' ? 'base64' : 'utf8';
     return readPartition(this.consumer, {
       ...read,
-      deliver: (batch) =>
-        deliver(
-          batch.records.map((r) => ({
-            offset: r.offset,
-            timestamp: r.timestamp,
-            key: encodeBytes(r.key, bytes),
-            value: encodeValue(r.value, encoding),
-            headers: r.headers.map((h) => ({ key: h.key, value: encodeBytes(h.value, bytes) })),
-          })),
-          batch.nextOffset,
-        ),
+      deliver: (batch) => deliver(renderRecords(batch.records, encoding), batch.nextOffset),
     });
   }
 

@@ -51,8 +51,10 @@ export interface Context {
   stderr: Output;
   stdin?: AsyncIterable<string | Uint8Array>;
   stdinIsTTY: boolean;
-  /** Aborted on SIGINT. */
+  /** Aborted on SIGINT or SIGTERM. */
   signal: AbortSignal;
+  /** The environment (SLUICE_* and AWS_* settings of commands that reach storage themselves). */
+  env: Record<string, string | undefined>;
   now: () => number;
   /** A line of output on stdout. */
   print(text: string): void | Promise<void>;

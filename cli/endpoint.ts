@@ -12,8 +12,8 @@ import { UsageError } from './command.js';
 
 type Env = Record<string, string | undefined>;
 
-/** The running local stack's URL from its state file, if there is one. */
-export const localStackUrl = async (env: Env, cwd = process.cwd()): Promise<string | undefined> => {
+/** The running local stack's state file ($SLUICE_DATA_DIR/stack.json), parsed, if there is one. */
+const readStackFile = async (env: Env, cwd: string): Promise<Record<string, unknown> | undefined> => {
   const file = join(resolve(cwd, env['SLUICE_DATA_DIR'] ?? '.sluice'), 'stack.json');
   let text: string;
   try {
@@ -22,11 +22,28 @@ export const localStackUrl = async (env: Env, cwd = process.cwd()): Promise<stri
     return undefined;
   }
   try {
-    const url = (JSON.parse(text) as { url?: unknown }).url;
-    return typeof url === 'string' ? url : undefined;
+    const parsed: unknown = JSON.parse(text);
+    return parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }
+};
+
+/** The running local stack's URL from its state file, if there is one. */
+export const localStackUrl = async (env: Env, cwd = process.cwd()): Promise<string | undefined> => {
+  const url = (await readStackFile(env, cwd))?.['url'];
+  return typeof url === 'string' ? url : undefined;
+};
+
+/** The running local stack's metadata table (name and DynamoDB endpoint), if there is one. */
+export const localStackTable = async (
+  env: Env,
+  cwd = process.cwd(),
+): Promise<{ name: string; endpoint: string } | undefined> => {
+  const table = (await readStackFile(env, cwd))?.['table'];
+  if (table === null || typeof table !== 'object') return undefined;
+  const { name, endpoint } = table as Record<string, unknown>;
+  return typeof name === 'string' && typeof endpoint === 'string' ? { name, endpoint } : undefined;
 };
 
 /** `https://{id}.execute-api.{region}.amazonaws.com`: the region is in the host. */

@@ -17,6 +17,8 @@ const BY_CODE: Record<string, string> = {
     'the replication factor is at most the number of stores; `sluice cluster` lists them',
   INVALID_CONFIG: 'configs take Kafka names and string values, e.g. --config retention.ms=86400000',
   GROUP_ID_NOT_FOUND: 'list the groups with `sluice groups list`',
+  UNKNOWN_STATE_STORE:
+    'the message lists the stores the application registered; a new store appears once `sluice streams run <app.ts>` starts with it',
   NON_EMPTY_GROUP:
     'the group still has members: stop its consumers (an idle member expires after the 45 s session timeout) and retry',
   MESSAGE_TOO_LARGE:

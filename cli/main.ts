@@ -15,6 +15,7 @@ import { cluster, health } from './commands/cluster.js';
 import { consume } from './commands/consume.js';
 import { groupCommands } from './commands/groups.js';
 import { connectCommands } from './commands/connect.js';
+import { streamsCommands } from './commands/streams.js';
 import { offsets } from './commands/offsets.js';
 import { produce } from './commands/produce.js';
 import { topicCommands } from './commands/topics.js';
@@ -33,6 +34,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   consume,
   ...groupCommands,
   ...connectCommands,
+  ...streamsCommands,
   offsets,
   cluster,
   health,
@@ -153,6 +155,7 @@ const createContext = (
   ...(io.stdin ? { stdin: io.stdin } : {}),
   stdinIsTTY: io.stdinIsTTY === true,
   signal: io.signal ?? new AbortController().signal,
+  env: io.env ?? {},
   now: io.now ?? (() => performance.now()),
   print: (text) => io.stdout.write(`${text}\n`),
   note: (text) => {
@@ -341,6 +344,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     if (++interrupts > 1) process.exit(130);
     interrupt.abort();
   });
+  // A service manager's stop: long-running commands (streams run, consume) stop cleanly as on Ctrl-C.
+  process.on('SIGTERM', () => interrupt.abort());
   const code = await run(argv, {
     stdout: streamOutput(process.stdout, () => interrupt.abort()),
     stderr: streamOutput(process.stderr, () => {}),

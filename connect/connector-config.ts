@@ -116,7 +116,27 @@ export const COMMON_KEYS: readonly ConfigKey[] = [
 ];
 
 export const SINK_KEYS: readonly ConfigKey[] = [
-  common('topics', { type: 'LIST', importance: 'HIGH', documentation: 'Topics to consume.' }),
+  common('topics', {
+    type: 'LIST',
+    default: '',
+    importance: 'HIGH',
+    documentation: 'Topics to consume; exactly one of topics and topics.regex.',
+  }),
+  common('topics.regex', {
+    type: 'STRING',
+    default: '',
+    importance: 'HIGH',
+    documentation:
+      'Consume every topic whose whole name matches this regular expression, including topics created later; exactly one of topics and topics.regex.',
+    validate: (v) => {
+      try {
+        topicPattern(v);
+        return undefined;
+      } catch (e) {
+        return (e as Error).message;
+      }
+    },
+  }),
   common(
     'errors.deadletterqueue.topic.name',
     { type: 'STRING', default: '', importance: 'MEDIUM', documentation: 'Topic for records that failed.' },
@@ -147,17 +167,49 @@ export const validateConnectorConfig = (plugin: AnyPlugin, config: Record<string
   infos.configs.push(...chain);
   infos.error_count += chain.reduce((n, c) => n + c.value.errors.length, 0);
   infos.groups.push(...new Set(chain.map((c) => c.definition.group)));
-  if (plugin.type === 'sink') {
-    const dlq = config['errors.deadletterqueue.topic.name'];
-    if (dlq && listOf(config['topics'] ?? '').includes(dlq))
-      addError(
-        infos,
-        'errors.deadletterqueue.topic.name',
-        'The DLQ topic cannot be one of the consumed topics.',
-      );
-  }
+  if (plugin.type === 'sink') validateSinkTopics(config, infos);
   plugin.crossValidate?.(config, infos);
   return infos;
+};
+
+/**
+ * A sink's topics.regex as Java's `Pattern.matcher(name).matches()` reads it: the whole name must
+ * match. JavaScript's RegExp syntax, which covers what topic patterns use (classes, alternation,
+ * quantifiers, anchors).
+ */
+export const topicPattern = (regex: string): RegExp => new RegExp(`^(?:${regex})$`, 'u');
+
+/** Kafka's SinkConnectorConfig.validate: one of topics and topics.regex, and never the DLQ topic. */
+const validateSinkTopics = (config: Record<string, string>, infos: ConfigInfos): void => {
+  const topics = listOf(config['topics'] ?? '');
+  const regex = (config['topics.regex'] ?? '').trim();
+  const both = (message: string) => {
+    addError(infos, 'topics', message);
+    addError(infos, 'topics.regex', message);
+  };
+  if (topics.length > 0 && regex)
+    both('topics and topics.regex are mutually exclusive options, but both are set.');
+  if (topics.length === 0 && !regex) both('Must configure one of topics or topics.regex');
+  const dlq = (config['errors.deadletterqueue.topic.name'] ?? '').trim();
+  if (!dlq) return;
+  if (topics.includes(dlq))
+    addError(
+      infos,
+      'errors.deadletterqueue.topic.name',
+      'The DLQ topic cannot be one of the consumed topics.',
+    );
+  let matches = false;
+  try {
+    matches = regex !== '' && topicPattern(regex).test(dlq);
+  } catch {
+    return; // the regex's own error is reported already
+  }
+  if (matches)
+    addError(
+      infos,
+      'topics.regex',
+      `The DLQ topic '${dlq}' may not be included in the regex matching the topics ('topics.regex=${regex}') consumed by the connector`,
+    );
 };
 
 /** Every config value must be a string, as in Connect's REST API. */

@@ -8,6 +8,8 @@ import type { ConfigInfos, ConfigKey } from './config-def.js';
 export interface ConnectHeader {
   key: string;
   value: string | null;
+  /** A sink record's header bytes as read from Kafka (the value is their UTF-8 reading, lossy for binary). */
+  bytes?: Uint8Array;
 }
 
 /** A record inside the runtime, after the converters: key and value are JSON values, strings or bytes. */

@@ -1,12 +1,23 @@
 /**
- * Lambda entry point: one invocation of the Connect runtime (EventBridge schedule). Every task of
- * every started connector runs for SLUICE_CONNECT_BUDGET_MS under its lease, talking to Sluice through
- * the SDK over the router in this process (no network hop, no signed call back into the API).
+ * Lambda entry point: one invocation of the Connect runtime. Two triggers invoke it:
+ * - the EventBridge schedule: every source task runs, and the sink tasks whose topics have unread
+ *   records; idle sinks are watched while the sources run and started if their topics advance;
+ * - the metadata table's DynamoDB Stream, filtered to partition state items (ConnectRuntime): the
+ *   sink tasks that consume a topic whose partitions advanced run, until they have caught up.
+ * Tasks run under their leases for at most SLUICE_CONNECT_BUDGET_MS, talking to Sluice through the SDK
+ * over the router in this process (no network hop, no signed call back into the API).
  */
 import { randomUUID } from 'node:crypto';
 import { ConnectStateStore } from '../connect/state-store.js';
 import { inProcessFetch } from '../connect/runtime/in-process-fetch.js';
-import type { TaskOutcome } from '../connect/runtime/worker.js';
+import type { StreamRecordLike } from '../connect/runtime/wakeup.js';
+import {
+  DEFAULT_SINK_IDLE_MS,
+  scheduledTick,
+  topicIdsOfStreamRecords,
+  triggeredTick,
+} from '../connect/runtime/wakeup.js';
+import type { TaskOutcome, TickOptions } from '../connect/runtime/worker.js';
 import { ConnectWorker } from '../connect/runtime/worker.js';
 import { ENV } from '../infra/config.js';
 import { systemClock } from '../lib/ports/clock.js';
@@ -15,33 +26,68 @@ import { sluiceFromEnv } from './runtime.js';
 
 const DEFAULT_BUDGET_MS = 45_000;
 const DEFAULT_LEASE_MS = 15_000;
+/** How often a scheduled invocation checks idle sinks while its sources run. */
+const WATCH_MS = 1_000;
 
-/** A worker over this process's Sluice; the id names the container in task statuses. */
-export const connectWorkerFromEnv = (): ConnectWorker => {
-  const sluice = sluiceFromEnv();
-  const positive = (name: string, fallback: number): number => {
-    const value = Number(process.env[name] ?? fallback);
-    if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
-    return value;
-  };
-  const budgetMs = positive(ENV.connectBudgetMs, DEFAULT_BUDGET_MS);
-  const leaseMs = positive(ENV.connectLeaseMs, DEFAULT_LEASE_MS);
-  return new ConnectWorker({
-    state: new ConnectStateStore(sluice.store),
-    client: new SluiceClient({ url: 'http://sluice.internal', fetch: inProcessFetch(sluice.router()) }),
-    clock: systemClock,
-    workerId: `lambda-${randomUUID().slice(0, 8)}`,
-    budgetMs,
-    leaseMs,
-    log: (entry) => console.error(JSON.stringify(entry)),
-  });
+const positive = (name: string, fallback: number): number => {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
+  return value;
 };
 
-let worker: ConnectWorker | undefined;
+interface ConnectRuntime {
+  worker: ConnectWorker;
+  client: SluiceClient;
+  topicNamesOf: (ids: ReadonlySet<string>) => Promise<Set<string>>;
+  sinkIdleMs: number;
+}
 
-export const handler = async (): Promise<TaskOutcome[]> => {
-  worker ??= connectWorkerFromEnv();
-  const outcomes = await worker.tick();
-  console.log(JSON.stringify({ level: 'info', connect: outcomes }));
+/** A worker over this process's Sluice; the id names the container in task statuses. */
+const connectRuntimeFromEnv = (): ConnectRuntime => {
+  const sluice = sluiceFromEnv();
+  const client = new SluiceClient({ url: 'http://sluice.internal', fetch: inProcessFetch(sluice.router()) });
+  const worker = new ConnectWorker({
+    state: new ConnectStateStore(sluice.store),
+    client,
+    clock: systemClock,
+    workerId: `lambda-${randomUUID().slice(0, 8)}`,
+    budgetMs: positive(ENV.connectBudgetMs, DEFAULT_BUDGET_MS),
+    leaseMs: positive(ENV.connectLeaseMs, DEFAULT_LEASE_MS),
+    log: (entry) => console.error(JSON.stringify(entry)),
+  });
+  return {
+    worker,
+    client,
+    topicNamesOf: async (ids) =>
+      new Set((await sluice.catalog.list()).filter((t) => ids.has(t.topicId)).map((t) => t.name)),
+    sinkIdleMs: positive(ENV.connectSinkIdleMs, DEFAULT_SINK_IDLE_MS),
+  };
+};
+
+let runtime: ConnectRuntime | undefined;
+
+/** The records of a DynamoDB Streams event (the trigger), or undefined for the schedule. */
+const streamRecordsOf = (event: unknown): StreamRecordLike[] | undefined => {
+  const records = (event as { Records?: unknown } | null | undefined)?.Records;
+  return Array.isArray(records) &&
+    records.every((r) => (r as { eventSource?: unknown })?.eventSource === 'aws:dynamodb')
+    ? (records as StreamRecordLike[])
+    : undefined;
+};
+
+export const handler = async (event?: unknown): Promise<TaskOutcome[]> => {
+  runtime ??= connectRuntimeFromEnv();
+  const { worker, client, sinkIdleMs } = runtime;
+  const records = streamRecordsOf(event);
+  let options: TickOptions;
+  if (records) {
+    const topics = await runtime.topicNamesOf(topicIdsOfStreamRecords(records));
+    if (topics.size === 0) return [];
+    options = triggeredTick(client, topics, { sinkIdleMs });
+  } else {
+    options = scheduledTick(client, { watchMs: WATCH_MS, sinkIdleMs });
+  }
+  const outcomes = await worker.tick(options);
+  console.log(JSON.stringify({ level: 'info', trigger: records ? 'stream' : 'schedule', connect: outcomes }));
   return outcomes;
 };

@@ -57,12 +57,43 @@ export const setStorageLayer = (layer: StorageLayer | undefined): void => {
   instance = undefined;
 };
 
+/** The layer set now, so a benchmark can add one of its own outside it. */
+export const currentStorageLayer = (): StorageLayer | undefined => storageLayer;
+
+/**
+ * Runs each invocation inside a scope, set only by the benchmarks on the in-process local stack (a
+ * trace context that storage calls can find): Lambda never sets one.
+ */
+export type InvocationScope = (
+  job: Job,
+  event: ApiGatewayV2Event,
+  invoke: () => Promise<ApiGatewayV2Result>,
+) => Promise<ApiGatewayV2Result>;
+let invocationScope: InvocationScope | undefined;
+
+/** For the benchmarks: wrap every invocation from now on (undefined removes the scope). */
+export const setInvocationScope = (scope: InvocationScope | undefined): void => {
+  invocationScope = scope;
+};
+
 /**
  * This process's storage request counters and handler invocations per job. In Lambda they only live
  * as long as a container; the benchmarks read them when they run the local stack in-process.
  */
 export const meters = { metadata: new StorageMeter(), objects: new StorageMeter() };
 export const invocations: Record<Job, number> = { admin: 0, produce: 0, fetch: 0, groups: 0, connect: 0 };
+
+/**
+ * A commit ahead of its producer's sequence waits up to this long for the batches before it: the SDK's
+ * producer keeps up to 5 requests in flight per partition, and over HTTP they need not arrive in order.
+ */
+const SEQUENCE_GAP_WAIT_MS = 100;
+/**
+ * Orphans are objects of produces that died before their commit; they are collected 15 minutes after
+ * they were written at the earliest, so an hourly scan leaves them at most 75 minutes, and spares a
+ * listing of every store and a read of every index page each minute (docs/cost.md).
+ */
+const ORPHAN_SCAN_INTERVAL_MS = 60 * 60_000;
 
 /** An optional positive integer setting of the environment, as `{ [key]: value }` or nothing. */
 const optionalMs = <K extends string>(name: string, key: K): Partial<Record<K, number>> => {
@@ -130,8 +161,11 @@ export const sluiceFromEnv = (): Sluice => {
       clusterId: process.env[ENV.clusterId] ?? 'sluice',
       maxRequestBytes,
       replicaLagTimeMaxMs,
+      sequenceGapWaitMs: SEQUENCE_GAP_WAIT_MS,
       ...optionalMs(ENV.groupSessionTimeoutMs, 'sessionTimeoutMs'),
       ...optionalMs(ENV.groupHeartbeatIntervalMs, 'heartbeatIntervalMs'),
+      orphanScanIntervalMs: ORPHAN_SCAN_INTERVAL_MS,
+      ...optionalMs(ENV.orphanScanIntervalMs, 'orphanScanIntervalMs'),
     },
     log: (entry) => console.error(JSON.stringify(entry)),
     ...(authorizer
@@ -160,7 +194,8 @@ export const resetSluice = (): void => {
 export const httpHandler = (job: Job) => {
   return async (event: ApiGatewayV2Event): Promise<ApiGatewayV2Result> => {
     invocations[job] += 1;
-    const response = await sluiceFromEnv().router(job).handle(requestFromEvent(event));
-    return resultFromResponse(response);
+    const invoke = async () =>
+      resultFromResponse(await sluiceFromEnv().router(job).handle(requestFromEvent(event)));
+    return invocationScope ? invocationScope(job, event, invoke) : invoke();
   };
 };

@@ -31,6 +31,8 @@ export const ENV = {
   groupSessionTimeoutMs: 'SLUICE_GROUP_SESSION_TIMEOUT_MS',
   /** Kafka's group.consumer.heartbeat.interval.ms: how often members are told to heartbeat (default 5000). */
   groupHeartbeatIntervalMs: 'SLUICE_GROUP_HEARTBEAT_INTERVAL_MS',
+  /** How often maintenance scans every store for orphan objects (default 3600000). */
+  orphanScanIntervalMs: 'SLUICE_ORPHAN_SCAN_INTERVAL_MS',
   /**
    * `iam`: check resources named in request bodies (heartbeat subscriptions, committed topics …) with
    * IAM's policy simulator for the caller (lib/adapters/aws/iam-authorizer.ts). Set on the groups
@@ -43,6 +45,15 @@ export const ENV = {
   connectBudgetMs: 'SLUICE_CONNECT_BUDGET_MS',
   /** Length of a Connect task's lease (ms); a dead invocation's tasks move on within it. */
   connectLeaseMs: 'SLUICE_CONNECT_LEASE_MS',
+  /** How long a sink woken by new data keeps reading after the last record before it returns (ms). */
+  connectSinkIdleMs: 'SLUICE_CONNECT_SINK_IDLE_MS',
+  /**
+   * A Streams app's function (streams/lambda): its StreamsConfig as a JSON object of Kafka Streams'
+   * config names (`application.id`, `bootstrap.servers` = the API URL, `processing.guarantee` …).
+   */
+  streamsConfig: 'SLUICE_STREAMS_CONFIG',
+  /** A Streams app's function: sign its API calls with SigV4 for this region (unset: unsigned, local). */
+  streamsSigningRegion: 'SLUICE_STREAMS_SIGV4_REGION',
 } as const;
 
 export const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;

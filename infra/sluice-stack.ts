@@ -53,7 +53,10 @@ export class SluiceStack extends Stack {
   readonly functions: SluiceFunctions;
   readonly api: SluiceApi;
   readonly maintenance: MaintenanceSchedule;
-  /** The schedule of the Connect runtime; grantSinkBucket lets S3 sinks write a bucket. */
+  /**
+   * The Connect runtime's schedule and data trigger; grantSinkBucket lets S3 sinks write a bucket,
+   * grantSinkFunction lets Lambda sinks invoke a function.
+   */
   readonly connect: ConnectRuntime;
 
   constructor(scope: Construct, id: string, props: SluiceStackProps = {}) {
@@ -85,6 +88,7 @@ export class SluiceStack extends Stack {
     const { admin, produce, fetch, groups, connect, maintenance } = this.functions.functions;
     this.connect = new ConnectRuntime(this, 'Connect', {
       handler: this.functions.functions['connect-worker'],
+      metadataTable: this.metadata.table,
     });
     this.api = new SluiceApi(this, 'Api', { handlers: { admin, produce, fetch, groups, connect } });
     this.maintenance = new MaintenanceSchedule(this, 'Maintenance', { handler: maintenance });

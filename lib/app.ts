@@ -27,6 +27,8 @@ import { replicationRoutes } from './http/routes/replication.js';
 import { connectRoutes } from '../connect/rest.js';
 import { Herder } from '../connect/herder.js';
 import { ConnectStateStore } from '../connect/state-store.js';
+import { InteractiveQueries } from '../streams/query/interactive.js';
+import { streamsQueryRoutes } from '../streams/query/rest.js';
 import type { Authorizer } from './auth/authorizer.js';
 import { impliedAccessGuard } from './auth/authorizer.js';
 
@@ -45,6 +47,10 @@ export interface SluiceConfig {
   heartbeatIntervalMs?: number;
   /** Kafka's replica.lag.time.max.ms (default 30 s). */
   replicaLagTimeMaxMs?: number;
+  /** How long a commit ahead of its producer's sequence waits for the batches before it (default 0). */
+  sequenceGapWaitMs?: number;
+  /** How often maintenance scans for orphan objects (default 0: every run). */
+  orphanScanIntervalMs?: number;
 }
 
 export interface SluiceDeps {
@@ -95,6 +101,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     ...(config.tailFlushEntries !== undefined ? { tailFlushEntries: config.tailFlushEntries } : {}),
     ...(config.pollIntervalMs !== undefined ? { pollIntervalMs: config.pollIntervalMs } : {}),
     ...(config.replicaLagTimeMaxMs !== undefined ? { replicaLagTimeMaxMs: config.replicaLagTimeMaxMs } : {}),
+    ...(config.sequenceGapWaitMs !== undefined ? { sequenceGapWaitMs: config.sequenceGapWaitMs } : {}),
     ...(deps.random ? { random: deps.random } : {}),
     ...(deps.newId ? { newId: deps.newId } : {}),
   });
@@ -111,6 +118,9 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
   const maintenance = new Maintenance({
     log,
     objectStores: deps.objectStores,
+    ...(config.orphanScanIntervalMs !== undefined
+      ? { orphanScanIntervalMs: config.orphanScanIntervalMs }
+      : {}),
     sweeps: { groups: () => groups.expireMembers() },
   });
   const routes: Route[] = [
@@ -122,6 +132,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     }),
     ...produceRoutes({ producer, maxRequestBytes: log.maxRequestBytes }),
     ...fetchRoutes({ fetcher }),
+    ...streamsQueryRoutes(new InteractiveQueries(store)),
     ...replicationRoutes({ log }),
     ...groupRoutes(groups),
     ...connectRoutes(new Herder(new ConnectStateStore(store), groups)),

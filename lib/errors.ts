@@ -19,6 +19,8 @@ export const ERROR_CODES = {
   GROUP_ID_NOT_FOUND: { retriable: false },
   UNKNOWN_MEMBER_ID: { retriable: false },
   NOT_FOUND: { retriable: false },
+  /** Kafka Streams' UnknownStateStoreException: an interactive query names a store the app lacks. */
+  UNKNOWN_STATE_STORE: { retriable: false },
   METHOD_NOT_ALLOWED: { retriable: false },
   TOPIC_ALREADY_EXISTS: { retriable: false },
   /** Kafka Connect's AlreadyExistsException (a connector name in use). */

@@ -1,8 +1,9 @@
 /**
- * The local stand-in for the connect-worker function's schedule: one invocation at a time, each a
- * child process running functions/connect-worker.ts once (local/connect-invocation.ts), the next
- * starting `intervalMs` after the last one ended — also when it was killed, as a new Lambda
- * invocation would follow a crashed one. The running child's pid is kept in `connect-worker.pid`.
+ * The local stand-in for the connect-worker function's schedule and data trigger: one invocation at a
+ * time, each a child process running functions/connect-worker.ts once (local/connect-invocation.ts),
+ * started when `due` says there is work (a started source, or a sink whose topics advanced past its
+ * committed offsets), checked `intervalMs` after the last one ended — also when it was killed, as a
+ * new Lambda invocation would follow a crashed one. The running child's pid is kept in `connect-worker.pid`.
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
@@ -23,8 +24,8 @@ export const startConnectTimer = (options: {
   env: Record<string, string | undefined>;
   dataDir?: string;
   log: (line: string) => void;
-  /** Whether any connector is started; no process is spawned while none is. */
-  anyStarted: () => Promise<boolean>;
+  /** Whether an invocation has work; no process is spawned while it has none. */
+  due: () => Promise<boolean>;
 }): ConnectTimer => {
   let child: ChildProcess | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -34,7 +35,7 @@ export const startConnectTimer = (options: {
   const invoke = async (): Promise<void> => {
     timer = undefined;
     if (stopped) return;
-    const due = await options.anyStarted().catch(() => false);
+    const due = await options.due().catch(() => false);
     if (!due || stopped) {
       if (!stopped) timer = setTimeout(() => void invoke(), options.intervalMs);
       return;

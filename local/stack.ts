@@ -20,6 +20,9 @@ import type { Handlers } from './gateway.js';
 import { createGateway } from './gateway.js';
 import { startConnectTimer } from './connect-timer.js';
 import { ConnectStateStore } from '../connect/state-store.js';
+import { inProcessFetch } from '../connect/runtime/in-process-fetch.js';
+import { anyDue } from '../connect/runtime/wakeup.js';
+import { SluiceClient } from '../sdk/index.js';
 import type { GatewayAuth } from './auth/gateway-auth.js';
 import { loadGatewayAuth } from './auth/gateway-auth.js';
 
@@ -211,10 +214,16 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
             env: { ...process.env, SLUICE_URL: `http://127.0.0.1:${port}` },
             ...(options.dataDir ? { dataDir: options.dataDir } : {}),
             log,
-            anyStarted: async () =>
-              (await new ConnectStateStore(runtime.sluiceFromEnv().store).list()).some(
-                (c) => c.targetState === 'STARTED',
-              ),
+            // Watches the partition items: an invocation starts only for a started source or a sink
+            // whose topics have records past its group's committed offsets (connect/runtime/wakeup.ts).
+            due: async () => {
+              const sluice = runtime.sluiceFromEnv();
+              const client = new SluiceClient({
+                url: 'http://sluice.internal',
+                fetch: inProcessFetch(sluice.router()),
+              });
+              return anyDue(client, await new ConnectStateStore(sluice.store).list());
+            },
           })
         : undefined;
 

@@ -130,8 +130,9 @@ export class Admin {
 
   /**
    * OffsetDelete (kafka-consumer-groups --delete-offsets): the group's committed offsets for `topic`
-   * (only `partitions` when given); refused with GROUP_SUBSCRIBED_TO_TOPIC while a member subscribes
-   * to it. Answers the partitions whose offsets it deleted.
+   * (only `partitions` when given). Answers every asked partition, as Kafka does: no error once its
+   * offset is gone, else UNKNOWN_TOPIC_OR_PARTITION or (while a member subscribes to the topic, and
+   * then nothing is deleted) GROUP_SUBSCRIBED_TO_TOPIC.
    */
   async deleteOffsets(
     groupId: string,

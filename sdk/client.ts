@@ -6,6 +6,7 @@ import { Admin } from './admin.js';
 import type { ConsumerOptions } from './consumer.js';
 import { Consumer } from './consumer.js';
 import { ConnectAdmin } from './connect.js';
+import { StreamsQueries } from './streams.js';
 import type { GroupMemberOptions } from './group-member.js';
 import { GroupMember } from './group-member.js';
 import type { ProducerOptions } from './producer.js';
@@ -87,6 +88,11 @@ export class SluiceClient {
   /** Kafka Connect's REST API: connectors, their status, lifecycle and offsets. */
   connect(): ConnectAdmin {
     return new ConnectAdmin(this.transport, this.retrier);
+  }
+
+  /** Interactive queries of a Streams application's state stores (its application.id). */
+  streams(applicationId: string): StreamsQueries {
+    return new StreamsQueries(this.transport, this.retrier, applicationId);
   }
 
   /**

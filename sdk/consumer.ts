@@ -26,6 +26,11 @@ export interface ConsumerOptions {
   /** Commit positions this often in a group (default 5000; 0 commits only on revoke and stop). */
   autoCommitIntervalMs?: number;
   instanceId?: string;
+  /**
+   * KIP-1082: the member id this consumer joins with (default: the server picks one). A client-chosen
+   * id makes a join whose answer was lost, and was retried, land on the same member.
+   */
+  memberId?: string;
   rebalanceTimeoutMs?: number;
   serverAssignor?: 'uniform' | 'range';
 }
@@ -41,8 +46,25 @@ export interface FetchedBatch {
 }
 
 export interface RunHandlers {
-  eachBatch?: (payload: { batch: FetchedBatch }) => Promise<void>;
+  /**
+   * A fetched batch. A handler that stops part way calls `resolveOffset(o)`: it handled the records up
+   * to and including offset `o` (one before the first record: none), so the partition's position (what
+   * a commit stores) becomes `o + 1` instead of the batch's `nextOffset`.
+   */
+  eachBatch?: (payload: { batch: FetchedBatch; resolveOffset: (offset: number) => void }) => Promise<void>;
   eachMessage?: (payload: { topic: string; partition: number; message: ConsumedRecord }) => Promise<void>;
+  /**
+   * Kafka's ConsumerRebalanceListener, in a group: after each new assignment (with the partitions it
+   * added, possibly none), after revoked partitions were released and their positions committed, and
+   * after the member was fenced and lost its partitions uncommitted.
+   */
+  onPartitionsAssigned?: (partitions: TopicPartitions[]) => void | Promise<void>;
+  onPartitionsRevoked?: (partitions: TopicPartitions[]) => void | Promise<void>;
+  onPartitionsLost?: (partitions: TopicPartitions[]) => void | Promise<void>;
+  /** A position outside the log (retention moved past it) was reset to auto.offset.reset's bound. */
+  onOffsetReset?: (p: { topic: string; partition: number; offset: number; resetTo: number }) => void;
+  /** librdkafka's partition EOF: a fetch left the partition's position at its high watermark. */
+  onPartitionEof?: (p: { topic: string; partition: number; offset: number }) => void;
 }
 
 interface OwnedPartition {
@@ -50,6 +72,8 @@ interface OwnedPartition {
   partition: number;
   position: number | undefined;
   committed: number | undefined;
+  /** Whether the last fetch ended at the high watermark (so EOF is reported once per catch-up). */
+  atEof: boolean;
   abort: AbortController;
   done: Promise<void>;
 }
@@ -98,6 +122,15 @@ export class Consumer {
     return groupByTopic([...this.owned.values()]);
   }
 
+  /** The group member's id and epoch (null and 0 before it joined, or without a group). */
+  get memberId(): string | null {
+    return this.member?.memberId ?? null;
+  }
+
+  get memberEpoch(): number {
+    return this.member?.memberEpoch ?? 0;
+  }
+
   /** Next offset to read per owned partition. */
   positions(): { topic: string; partition: number; offset: number }[] {
     return [...this.owned.values()].flatMap((p) =>
@@ -129,6 +162,7 @@ export class Consumer {
           ...pick(this.options, ['instanceId', 'rebalanceTimeoutMs', 'serverAssignor']),
         })
       : undefined;
+    if (this.member && this.options.memberId !== undefined) this.member.memberId = this.options.memberId;
     const running = this.loop(stopping.signal)
       .catch((error: unknown) => this.fail(error))
       .then(() => this.shutdown())
@@ -226,10 +260,12 @@ export class Consumer {
     let nextCommit = Date.now() + this.options.autoCommitIntervalMs;
     while (!signal.aborted) {
       const outcome = await member.heartbeat(this.assignment());
-      let released = false;
+      let reconciled = false;
       if (outcome.kind === 'fenced') {
         // Fenced: our partitions may already be someone else's, so nothing is committed.
+        const lost = this.assignment();
         await this.remove([...this.owned.keys()], false);
+        if (lost.length > 0) await this.handlers.onPartitionsLost?.(lost);
         continue;
       }
       if (outcome.kind === 'assignment') {
@@ -243,17 +279,22 @@ export class Consumer {
             .map((partition) => ({ topic: tp.topic, partition })),
         );
         if (revoked.length > 0) {
+          const gone = groupByTopic(revoked.map((k) => this.owned.get(k)!));
           await this.remove(revoked, true);
-          released = true;
+          reconciled = true;
+          await this.handlers.onPartitionsRevoked?.(gone);
         }
         await this.add(added);
+        reconciled ||= added.length > 0;
+        await this.handlers.onPartitionsAssigned?.(groupByTopic(added));
       }
       if (this.options.autoCommitIntervalMs > 0 && Date.now() >= nextCommit) {
         await this.commitQuietly();
         nextCommit = Date.now() + this.options.autoCommitIntervalMs;
       }
-      // A release is reported at once so the partition's next owner need not wait a whole interval.
-      if (!released) await sleep(member.heartbeatIntervalMs, signal);
+      // A reconciled assignment is reported at once (KIP-848's acknowledgement): a release so the
+      // partition's next owner need not wait a whole interval, an addition so the group sees it owned.
+      if (!reconciled) await sleep(member.heartbeatIntervalMs, signal);
     }
   }
 
@@ -275,6 +316,7 @@ export class Consumer {
         partition,
         position: start,
         committed: committed.get(k),
+        atEof: false,
         abort: new AbortController(),
         done: Promise.resolve(),
       };
@@ -314,25 +356,42 @@ export class Consumer {
         if (error instanceof SluiceError && error.code === 'OFFSET_OUT_OF_RANGE') {
           // Kafka's auto.offset.reset: earliest with fromBeginning, else latest.
           const bound = error.details[this.fromBeginning ? 'logStartOffset' : 'highWatermark'];
+          const was = p.position;
           p.position = typeof bound === 'number' ? bound : await this.resetOffset(p.topic, p.partition);
+          this.handlers.onOffsetReset?.({
+            topic: p.topic,
+            partition: p.partition,
+            offset: was,
+            resetTo: p.position,
+          });
           continue;
         }
         throw error;
       }
       // Revoked during the poll: leave these records to the next owner.
       if (signal.aborted) return;
-      if (batch.records.length > 0) await this.deliver(batch);
-      p.position = batch.nextOffset;
+      p.position = batch.records.length > 0 ? await this.deliver(batch) : batch.nextOffset;
+      const atEof = p.position >= batch.highWatermark;
+      if (atEof && !p.atEof)
+        this.handlers.onPartitionEof?.({ topic: p.topic, partition: p.partition, offset: p.position });
+      p.atEof = atEof;
     }
   }
 
-  private async deliver(batch: FetchedBatch): Promise<void> {
+  /** Hands a batch to the handlers; resolves the partition's position after it. */
+  private async deliver(batch: FetchedBatch): Promise<number> {
     const { eachBatch, eachMessage } = this.handlers;
-    if (eachBatch) await eachBatch({ batch });
+    let resolved: number | undefined;
+    const resolveOffset = (offset: number): void => {
+      resolved = Math.max(resolved ?? offset, offset);
+    };
+    if (eachBatch) await eachBatch({ batch, resolveOffset });
     if (eachMessage) {
       for (const message of batch.records)
         await eachMessage({ topic: batch.topic, partition: batch.partition, message });
     }
+    const last = batch.records.at(-1)?.offset;
+    return resolved === undefined || last === undefined || resolved >= last ? batch.nextOffset : resolved + 1;
   }
 
   private async resetOffset(topic: string, partition: number): Promise<number> {

@@ -33,11 +33,28 @@ export class GroupMember {
   memberEpoch = JOIN_EPOCH;
   heartbeatIntervalMs = 5_000;
 
+  private subscription: string[];
+  private subscriptionChanged = false;
+
   constructor(
     private readonly transport: Transport,
     private readonly retry: Retrier,
     private readonly options: GroupMemberOptions,
-  ) {}
+  ) {
+    this.subscription = [...options.subscribedTopics];
+  }
+
+  /**
+   * Changes the subscribed topics; the next heartbeat sends them (KIP-848 lets a member change its
+   * subscription at any time, and the group computes a new assignment).
+   */
+  subscribe(topics: readonly string[]): void {
+    const next = [...new Set(topics)].sort();
+    const current = [...this.subscription].sort();
+    if (next.length === current.length && next.every((t, i) => t === current[i])) return;
+    this.subscription = next;
+    this.subscriptionChanged = true;
+  }
 
   get joined(): boolean {
     return this.memberEpoch > 0;
@@ -49,7 +66,7 @@ export class GroupMember {
       memberId: this.memberId,
       memberEpoch: this.memberEpoch,
       instanceId: this.options.instanceId ?? null,
-      subscribedTopics: joining ? this.options.subscribedTopics : null,
+      subscribedTopics: joining || this.subscriptionChanged ? this.subscription : null,
       ownedPartitions: owned,
       rebalanceTimeoutMs: this.options.rebalanceTimeoutMs ?? 60_000,
       serverAssignor: this.options.serverAssignor ?? null,
@@ -73,6 +90,7 @@ export class GroupMember {
       }
       throw error;
     }
+    this.subscriptionChanged = false;
     this.memberId = answer.memberId;
     this.memberEpoch = answer.memberEpoch;
     this.heartbeatIntervalMs = answer.heartbeatIntervalMs;

@@ -5,6 +5,8 @@ export { Admin } from './admin.js';
 export type { CreateTopicOptions, PartitionOffsets } from './admin.js';
 export { Producer, RECORD_BATCH_MEDIA_TYPE } from './producer.js';
 export type { ProducerOptions } from './producer.js';
+export { RecordAccumulator } from './record-accumulator.js';
+export type { BatchOutcome, BatchSender, RecordAccumulatorOptions } from './record-accumulator.js';
 export { Consumer } from './consumer.js';
 export { FOLLOW_WAIT_MS, readPartition } from './partition-reader.js';
 export type { PartitionReadOptions } from './partition-reader.js';
@@ -17,6 +19,8 @@ export type {
   InitialState,
 } from './connect.js';
 export { GroupMember } from './group-member.js';
+export { StreamsQueries } from './streams.js';
+export type { StoreRangeOptions } from './streams.js';
 export type { GroupMemberOptions, HeartbeatOutcome } from './group-member.js';
 export type { ConsumerOptions, FetchedBatch, RunHandlers } from './consumer.js';
 export { SluiceError, isSluiceError } from './errors.js';

@@ -23,12 +23,38 @@ export interface ProducerOptions {
   compression?: Compression;
   /** Largest RecordBatch `sendBatch` builds before starting another in the same request (default 1 MiB). */
   maxBatchBytes?: number;
+  /**
+   * `sendBatch` requests in flight per partition, Kafka's max.in.flight.requests.per.connection:
+   * default 5 when idempotent (Kafka's default and its limit with idempotence: sequences keep the
+   * order), else 1 (without sequences, only one at a time keeps the call order).
+   */
+  maxInFlightRequests?: number;
 }
 
 interface Sequence {
   producerId: number;
   producerEpoch: number;
   next: number;
+}
+
+/** One partition's pipeline of `sendBatch` calls. */
+interface Lane {
+  /** Resolves once the latest call has taken its sequence: calls take them in call order. */
+  sequenced: Promise<void>;
+  /** Settles true once the latest call succeeded, false if it failed. */
+  settled: Promise<boolean>;
+  inFlight: number;
+  /** Calls waiting for a request slot, in order. */
+  waiting: (() => void)[];
+  /** Calls not settled yet; the lane is dropped at 0. */
+  pending: number;
+}
+
+/** A call's request: its batches, and the sequence range they carry when idempotent. */
+interface Taken {
+  body: Uint8Array;
+  records: number;
+  sequence: { producerId: number; producerEpoch: number; base: number } | undefined;
 }
 
 /** Per-record overhead of a RecordBatch v2 record beyond its key, value and headers (upper bound). */
@@ -43,8 +69,8 @@ export class Producer {
   private readonly maxBatchBytes: number;
   private producerId: Promise<{ producerId: number; producerEpoch: number }> | undefined;
   private readonly sequences = new Map<string, Sequence>();
-  /** Sends of one partition go out one at a time, in call order, so sequences arrive in order. */
-  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly maxInFlight: number;
+  private readonly lanes = new Map<string, Lane>();
 
   constructor(
     private readonly transport: Transport,
@@ -54,8 +80,21 @@ export class Producer {
       acks = 'all',
       compression = 'none',
       maxBatchBytes = 1024 * 1024,
+      maxInFlightRequests = idempotent ? 5 : 1,
     }: ProducerOptions = {},
   ) {
+    if (
+      !Number.isInteger(maxInFlightRequests) ||
+      maxInFlightRequests < 1 ||
+      (idempotent && maxInFlightRequests > 5)
+    ) {
+      throw new SluiceError(
+        'INVALID_CONFIG',
+        `maxInFlightRequests must be an integer from 1 to ${idempotent ? '5 with idempotence' : 'any'}, not ${maxInFlightRequests}`,
+        { retriable: false },
+      );
+    }
+    this.maxInFlight = maxInFlightRequests;
     this.idempotent = idempotent;
     this.acks = acks;
     this.compression = compression;
@@ -130,7 +169,9 @@ export class Producer {
 
   /**
    * Binary produce of `messages` to one partition as RecordBatch v2 (split at maxBatchBytes), in one
-   * request. Calls for the same partition are sent in call order, one at a time.
+   * request. Calls for the same partition take their sequences in call order and keep up to
+   * maxInFlightRequests requests in flight; the server commits them in sequence order only, so the
+   * records land in call order.
    */
   sendBatch(
     topic: string,
@@ -143,26 +184,69 @@ export class Producer {
         new SluiceError('INVALID_REQUEST', 'sendBatch needs at least one message', { retriable: false }),
       );
     const id = `${topic}\u0000${partition}`;
-    const previous = this.queues.get(id) ?? Promise.resolve();
-    const next = previous
-      .catch(() => undefined)
-      .then(() => this.sendBatchNow(topic, partition, messages, options.acks ?? this.acks));
-    this.queues.set(id, next);
-    void next
-      .finally(() => {
-        if (this.queues.get(id) === next) this.queues.delete(id);
-      })
-      .catch(() => undefined);
-    return next;
+    const lane = this.lane(id);
+    const { sequenced: previousSequenced, settled: previousSettled } = lane;
+    let markSequenced!: () => void;
+    lane.sequenced = new Promise((resolve) => (markSequenced = resolve));
+    lane.pending++;
+    const acks = options.acks ?? this.acks;
+    const sent = (async () => {
+      await previousSequenced;
+      await this.slot(lane);
+      try {
+        let taken: Taken;
+        try {
+          taken = await this.take(id, messages);
+        } finally {
+          markSequenced();
+        }
+        return await this.deliver(id, topic, partition, taken, acks, previousSettled);
+      } finally {
+        this.release(lane);
+      }
+    })();
+    lane.settled = sent.then(
+      () => true,
+      () => false,
+    );
+    void lane.settled.then(() => {
+      if (--lane.pending === 0 && this.lanes.get(id) === lane) this.lanes.delete(id);
+    });
+    return sent;
   }
 
-  private async sendBatchNow(
-    topic: string,
-    partition: number,
-    messages: Message[],
-    acks: Acks,
-  ): Promise<BatchResult> {
-    const id = `${topic}\u0000${partition}`;
+  private lane(id: string): Lane {
+    let lane = this.lanes.get(id);
+    if (!lane) {
+      lane = {
+        sequenced: Promise.resolve(),
+        settled: Promise.resolve(true),
+        inFlight: 0,
+        waiting: [],
+        pending: 0,
+      };
+      this.lanes.set(id, lane);
+    }
+    return lane;
+  }
+
+  private async slot(lane: Lane): Promise<void> {
+    if (lane.inFlight < this.maxInFlight) {
+      lane.inFlight++;
+      return;
+    }
+    // release() hands its slot straight to the first waiter, so the count stays right.
+    await new Promise<void>((resolve) => lane.waiting.push(resolve));
+  }
+
+  private release(lane: Lane): void {
+    const next = lane.waiting.shift();
+    if (next) next();
+    else lane.inFlight--;
+  }
+
+  /** Encodes the call's batches and reserves their sequence range: the next call continues after it. */
+  private async take(id: string, messages: Message[]): Promise<Taken> {
     const now = Date.now();
     const records: RecordInput[] = messages.map((m) => ({
       key: toBytes(m.key),
@@ -172,25 +256,69 @@ export class Producer {
     }));
     const sequence = this.idempotent ? await this.sequenceFor(id) : undefined;
     const body = this.encode(records, sequence);
-    try {
-      const result = await this.retry(() =>
+    if (!sequence) return { body, records: records.length, sequence: undefined };
+    const base = sequence.next;
+    sequence.next += records.length;
+    return {
+      body,
+      records: records.length,
+      sequence: { producerId: sequence.producerId, producerEpoch: sequence.producerEpoch, base },
+    };
+  }
+
+  private async deliver(
+    id: string,
+    topic: string,
+    partition: number,
+    taken: Taken,
+    acks: Acks,
+    previousSettled: Promise<boolean>,
+  ): Promise<BatchResult> {
+    const send = () =>
+      this.retry(() =>
         this.transport.json<BatchResult>({
           method: 'POST',
           path: path`/v1/topics/${topic}/partitions/${partition}/batches`,
           query: { acks: acks === 'all' ? undefined : acks },
-          body,
+          body: taken.body,
           contentType: RECORD_BATCH_MEDIA_TYPE,
         }),
       );
-      if (sequence) sequence.next += records.length;
-      return result;
+    try {
+      try {
+        return await send();
+      } catch (error) {
+        // The batch before this one, in flight beside it, had not committed when this one arrived
+        // (the server waits a moment for it first). Once it has, this sequence is next: send again,
+        // byte-identical. If it failed, this sequence can never commit.
+        if (
+          !taken.sequence ||
+          !(error instanceof SluiceError) ||
+          error.code !== 'OUT_OF_ORDER_SEQUENCE_NUMBER'
+        )
+          throw error;
+        if (!(await previousSettled)) throw error;
+        return await send();
+      }
     } catch (error) {
-      // An outcome we cannot know (or a sequence the server rejects) leaves this producer id's
-      // sequence uncertain; a fresh producer id starts clean instead of guessing (Kafka bumps the epoch).
-      if (sequence && (!(error instanceof SluiceError) || error.ambiguous || isSequenceError(error)))
-        this.resetProducerId();
+      if (taken.sequence) this.afterFailure(id, taken, error);
       throw error;
     }
+  }
+
+  /**
+   * A failed idempotent call leaves its sequence range unused, or unknown. A definite rejection of the
+   * latest call gives its range back; anything else (an unknown outcome, a sequence the server refuses,
+   * later calls already holding later sequences) starts a fresh producer id instead of guessing, as
+   * Kafka bumps the epoch: the later calls of the old id then fail, never land out of order.
+   */
+  private afterFailure(id: string, taken: Taken, error: unknown): void {
+    const seq = taken.sequence!;
+    const sequence = this.sequences.get(id);
+    if (!sequence || sequence.producerId !== seq.producerId) return;
+    const definite = error instanceof SluiceError && !error.ambiguous && !isSequenceError(error);
+    if (definite && sequence.next === seq.base + taken.records) sequence.next = seq.base;
+    else this.resetProducerId(seq.producerId);
   }
 
   private encode(records: RecordInput[], sequence: Sequence | undefined): Uint8Array {
@@ -249,7 +377,9 @@ export class Producer {
     return init;
   }
 
-  private resetProducerId(): void {
+  /** Starts a fresh producer id, unless `failed` was already replaced. */
+  private resetProducerId(failed: number): void {
+    if (![...this.sequences.values()].some((s) => s.producerId === failed)) return;
     this.producerId = undefined;
     this.sequences.clear();
   }

@@ -81,6 +81,7 @@ export class KTable<K, V> {
       windowed.spec.keySerde,
       windowed.spec.valueSerde,
     );
+    buffer.internal = true;
     const node = graph.add(
       name,
       [this.state.node],

@@ -31,6 +31,8 @@ export interface StoreSpec {
   kind: StoreKind;
   keySerde: Serde<unknown>;
   valueSerde: Serde<unknown>;
+  /** A processor's own buffer (suppression): not a store interactive queries can read, as in Kafka. */
+  internal?: boolean;
 }
 
 export interface SubTopology {

@@ -1,11 +1,15 @@
 /**
  * `groups delete-offsets`, after kafka-consumer-groups.sh --delete-offsets --group G --topic T[:P,P]:
- * removes a group's committed offsets for one topic (or some of its partitions). The server refuses
- * with GROUP_SUBSCRIBED_TO_TOPIC while a member of the group subscribes to the topic.
+ * removes a group's committed offsets for one topic (or some of its partitions) and prints Kafka's
+ * TOPIC/PARTITION/STATUS table of every asked partition; a partition the server refused
+ * (GROUP_SUBSCRIBED_TO_TOPIC while a member subscribes to the topic, UNKNOWN_TOPIC_OR_PARTITION)
+ * makes the exit code 1.
  */
 import type { CommandSpec } from '../command.js';
 import { Options, UsageError, parseInteger } from '../command.js';
 import { plural } from '../format.js';
+import { renderTable } from '../table.js';
+import { SluiceError } from '../../sdk/errors.js';
 
 /** `T` or `T:0,1` as Kafka's tool takes it. */
 export const parseTopicPartitions = (
@@ -41,12 +45,28 @@ export const deleteOffsets: CommandSpec = {
     if (text === undefined) throw new UsageError('give --topic T or --topic T:P,P', deleteOffsets);
     const { topic, partitions } = parseTopicPartitions(text, deleteOffsets);
     const results = await ctx.api.deleteOffsets(group!, topic, partitions);
+    const refused = results.filter((r) => r.error !== undefined);
+    const first = refused[0]?.error;
+    const fail = (): void => {
+      if (first) throw new SluiceError(first.code, first.message, { retriable: first.retriable });
+    };
     if (ctx.json) {
       await ctx.print(JSON.stringify({ group, results }));
-      return;
+      return fail();
     }
-    const lines = results.map((r) => `Deleted the committed offset of ${r.topic}/${r.partition}.`);
-    lines.push(`Deleted ${plural(results.length, 'committed offset')} of group ${group} for topic ${topic}.`);
-    await ctx.print(lines.join('\n'));
+    const table = renderTable(
+      [
+        { header: 'TOPIC', value: (r) => r.topic },
+        { header: 'PARTITION', value: (r) => r.partition },
+        { header: 'STATUS', value: (r) => (r.error ? `Error: ${r.error.code}` : 'Successful') },
+      ],
+      results,
+    );
+    const ok = results.length - refused.length;
+    await ctx.print(
+      `${table}\nDeleted the committed offsets of ${plural(ok, 'partition')} of ${topic} for group ${group}` +
+        (refused.length > 0 ? `; ${plural(refused.length, 'partition')} refused.` : '.'),
+    );
+    fail();
   },
 };

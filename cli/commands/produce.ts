@@ -1,18 +1,23 @@
 /**
  * `produce`, after kafka-console-producer.sh: records from `--value` or from stdin one per line (with
- * `--separator`, the key before it, like parse.key/key.separator), sent in batches of requests one at a
- * time so records keep their order, with a progress line and a per-partition summary.
+ * `--separator`, the key before it, like parse.key/key.separator), through the SDK's idempotent
+ * producer: partitioned as Kafka's Java producer does, batched per partition by batch.size and
+ * linger.ms (the SDK's RecordAccumulator) and sent as RecordBatches, with a progress line and a
+ * per-partition summary.
  */
-import { randomUUID } from 'node:crypto';
-import type { Encoding, Header, ProduceRecord, ProduceResult } from '../api.js';
+import type { Encoding } from '../api.js';
 import { ENCODINGS } from '../api.js';
 import type { CommandSpec, Values } from '../command.js';
 import { Options, UsageError, propertyMap } from '../command.js';
-import { formatCount, formatDuration, formatRate, plural } from '../format.js';
+import { formatCount, formatRate, plural } from '../format.js';
 import { SluiceError } from '../../sdk/errors.js';
+import type { BatchSender } from '../../sdk/record-accumulator.js';
+import { RecordAccumulator } from '../../sdk/record-accumulator.js';
+import type { Message } from '../../sdk/types.js';
+import { decodeBytes, decodeValue } from '../../lib/wire/encoding.js';
 import { readLines } from '../io.js';
+import { ProduceSummary } from '../produce-summary.js';
 import { ProgressLine } from '../progress.js';
-import { renderTable } from '../table.js';
 
 export const DEFAULT_BATCH_RECORDS = 500;
 export const DEFAULT_BATCH_BYTES = 1_048_576;
@@ -61,86 +66,16 @@ const parseValue = (text: string, format: LineFormat, where: string): unknown =>
  */
 export const requestKey = (base: string, n: number): string => (n === 0 ? base : `${base}-${n}`);
 
-interface PartitionTally {
-  partition: number;
-  records: number;
-  firstOffset: number;
-  lastOffset: number;
-}
-
-/** What was written: records per partition and their offset range, plus the first failure. */
-export class ProduceSummary {
-  readonly partitions = new Map<number, PartitionTally>();
-  records = 0;
-  requests = 0;
-  failed = 0;
-  firstError: SluiceError | undefined;
-
-  add(results: readonly ProduceResult[]): void {
-    this.requests += 1;
-    for (const result of results) {
-      if ('error' in result) {
-        this.failed += 1;
-        this.firstError ??= new SluiceError(result.error.code, result.error.message, {
-          retriable: result.error.retriable,
-        });
-        continue;
-      }
-      this.records += 1;
-      const tally = this.partitions.get(result.partition);
-      if (!tally) {
-        this.partitions.set(result.partition, {
-          partition: result.partition,
-          records: 1,
-          firstOffset: result.offset,
-          lastOffset: result.offset,
-        });
-      } else {
-        tally.records += 1;
-        tally.firstOffset = Math.min(tally.firstOffset, result.offset);
-        tally.lastOffset = Math.max(tally.lastOffset, result.offset);
-      }
-    }
+/** Bytes of a line's key, value and the --header values, as the JSON API would decode them. */
+const toBytes = (decode: () => Uint8Array | null): Uint8Array | null => {
+  try {
+    return decode();
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
   }
+};
 
-  sorted(): PartitionTally[] {
-    return [...this.partitions.values()].sort((a, b) => a.partition - b.partition);
-  }
-
-  render(topic: string, elapsedMs: number): string {
-    const head =
-      `Produced ${plural(this.records, 'record')} to ${topic} in ${plural(this.requests, 'request')} ` +
-      `(${formatDuration(elapsedMs)}, ${formatRate(this.records, elapsedMs)})` +
-      (this.failed > 0 ? `; ${plural(this.failed, 'record')} failed.` : '.');
-    if (this.partitions.size === 0) return head;
-    const table = renderTable(
-      [
-        { header: 'PARTITION', value: (t) => t.partition },
-        { header: 'RECORDS', value: (t) => t.records },
-        { header: 'FIRST OFFSET', value: (t) => t.firstOffset },
-        { header: 'LAST OFFSET', value: (t) => t.lastOffset },
-      ],
-      this.sorted(),
-    );
-    return `${head}\n${table}`;
-  }
-
-  toJSON(topic: string, elapsedMs: number): unknown {
-    return {
-      topic,
-      records: this.records,
-      failed: this.failed,
-      requests: this.requests,
-      elapsedMs: Math.round(elapsedMs),
-      partitions: this.sorted(),
-    };
-  }
-}
-
-/** Record sizes as the request body carries them, to cut batches below the body limit. */
-const recordBytes = (record: ProduceRecord): number => Buffer.byteLength(JSON.stringify(record));
-
-const LINGERED = Symbol('lingered');
+const INTERRUPTED = Symbol('interrupted');
 
 export const produce: CommandSpec = {
   words: ['produce'],
@@ -170,18 +105,19 @@ export const produce: CommandSpec = {
     'idempotency-key': {
       type: 'string',
       valueName: 'K',
-      description: 'exactly-once key of the first request; request n carries K-n',
+      description:
+        'send JSON requests with Idempotency-Key K, then K-1, K-2 …: re-running the same input writes nothing twice',
     },
     acks: { type: 'string', valueName: 'A', description: 'all (default) | 1' },
     'batch-records': {
       type: 'string',
       valueName: 'N',
-      description: `records per request (default ${DEFAULT_BATCH_RECORDS})`,
+      description: `records per partition batch (one request) at most (default ${DEFAULT_BATCH_RECORDS})`,
     },
     'batch-bytes': {
       type: 'string',
       valueName: 'N',
-      description: `request body size to stay under (default ${DEFAULT_BATCH_BYTES})`,
+      description: `bytes of a partition batch (batch.size, default ${DEFAULT_BATCH_BYTES})`,
     },
     'linger-ms': {
       type: 'string',
@@ -226,105 +162,106 @@ export const produce: CommandSpec = {
       throw new UsageError('--separator splits stdin lines; it does not go with --value or --key', produce);
     }
     if (separator === '') throw new UsageError('--separator must not be empty', produce);
-    const headers: Header[] = Object.entries(options.keyValues('header') ?? {}).map(([k, v]) => ({
+    const headers = Object.entries(options.keyValues('header') ?? {}).map(([k, v]) => ({
       key: k,
-      value: v,
+      value: toBytes(() => decodeBytes(v, encoding, `--header ${k}`)),
     }));
     const format: LineFormat = {
       encoding,
       ...(separator === undefined ? {} : { separator }),
       ...(nullMarker === undefined ? {} : { nullMarker }),
     };
-    const toRecord = ({ key: lineKey, value }: { key?: string; value: unknown }): ProduceRecord => ({
-      ...(lineKey !== undefined ? { key: lineKey } : key !== undefined ? { key } : {}),
-      value,
+    const toMessage = (
+      { key: lineKey, value }: { key?: string; value: unknown },
+      where: string,
+    ): Message => ({
+      key: toBytes(() => decodeBytes(lineKey ?? key, encoding, `${where} key`)),
+      value: toBytes(() => decodeValue(value, encoding, where)),
       ...(headers.length > 0 ? { headers } : {}),
       ...(partition === undefined ? {} : { partition }),
     });
+    // All --value arguments are checked before anything is sent.
+    const argMessages = valueArgs.map((text, i) =>
+      toMessage({ value: parseValue(text, format, `--value #${i + 1}`) }, `--value #${i + 1}`),
+    );
 
-    const keyBase = idempotencyKey ?? `sluice-cli-${randomUUID()}`;
+    // The partition count for the partitioner, and a clear UNKNOWN_TOPIC_OR_PARTITION before any input.
+    const { partitions } = await ctx.api.describeTopic(topic!);
+    if (partition !== undefined && partition >= partitions.length) {
+      throw new UsageError(
+        `${topic} has ${plural(partitions.length, 'partition')}; there is no partition ${partition}`,
+        produce,
+      );
+    }
+    const producer = ctx.api.producer(acks ? { acks } : {});
+    let request = 0;
+    // Binary RecordBatches under the idempotent producer's sequence numbers by default; with
+    // --idempotency-key, JSON requests whose keys a later run can repeat.
+    const send: BatchSender =
+      idempotencyKey === undefined
+        ? (p, messages) => producer.sendBatch(topic!, p, messages)
+        : async (p, messages) => {
+            const results = await producer.send({
+              topic: topic!,
+              messages: messages.map((m) => ({ ...m, partition: p })),
+              idempotencyKey: requestKey(idempotencyKey, request++),
+            });
+            const offsets = results.flatMap((r) => ('offset' in r ? [r.offset] : []));
+            return { baseOffset: Math.min(...offsets), lastOffset: Math.max(...offsets) };
+          };
     const summary = new ProduceSummary();
     const started = ctx.now();
     const progress = new ProgressLine(ctx.stderr, ctx.now, !ctx.quiet);
-    let batch: ProduceRecord[] = [];
-    let batchBytes = 0;
-    /** When the oldest record of the batch has waited linger.ms: it goes then, however full the batch. */
-    let lingerDeadline = 0;
-
-    const flush = async (): Promise<void> => {
-      if (batch.length === 0) return;
-      const records = batch;
-      batch = [];
-      batchBytes = 0;
-      // Every request carries an Idempotency-Key, so the client may retry a 5xx or a timeout safely.
-      const results = await ctx.api.produce(
-        topic!,
-        { records, encoding, ...(acks ? { acks } : {}) },
-        requestKey(keyBase, summary.requests),
-      );
-      summary.add(results);
-      progress.update(
-        () =>
-          `${formatCount(summary.records)} records produced, ` +
-          `${formatRate(summary.records, ctx.now() - started)}`,
-      );
-    };
-    const add = async (record: ProduceRecord): Promise<void> => {
-      const size = recordBytes(record);
-      if (batch.length > 0 && (batch.length >= maxRecords || batchBytes + size > maxBytes)) await flush();
-      if (batch.length === 0) lingerDeadline = ctx.now() + lingerMs;
-      batch.push(record);
-      batchBytes += size;
-    };
+    const accumulator = new RecordAccumulator({
+      partitions: partitions.length,
+      send,
+      batchSize: maxBytes,
+      maxBatchRecords: maxRecords,
+      lingerMs,
+      onBatch: (outcome) => {
+        summary.add(outcome);
+        progress.update(
+          () =>
+            `${formatCount(summary.records)} records produced, ` +
+            `${formatRate(summary.records, ctx.now() - started)}`,
+        );
+      },
+    });
 
     let lines = 0;
+    /** The input line of each appended record, by append index, to name where a failure starts. */
+    const lineOf: number[] = [];
     try {
-      if (valueArgs.length > 0) {
-        // All arguments are checked before the first request.
-        const records = valueArgs.map((text, i) =>
-          toRecord({ value: parseValue(text, format, `--value #${i + 1}`) }),
-        );
-        for (const record of records) await add(record);
+      if (argMessages.length > 0) {
+        for (const message of argMessages) await accumulator.append(message);
       } else {
         if (ctx.stdinIsTTY) {
           const shape = separator === undefined ? 'a value' : `KEY${separator}VALUE`;
           ctx.note(`Type records, ${shape} per line; Ctrl-D sends the rest and ends.`);
         }
         const iterator = readLines(ctx.stdin ?? emptyInput())[Symbol.asyncIterator]();
-        const interrupted = new Promise<typeof LINGERED>((resolve) =>
-          ctx.signal.addEventListener('abort', () => resolve(LINGERED), { once: true }),
+        const interrupted = new Promise<typeof INTERRUPTED>((resolve) =>
+          ctx.signal.addEventListener('abort', () => resolve(INTERRUPTED), { once: true }),
         );
-        let next = iterator.next();
+        // The accumulator's linger timers send a slow trickle (`tail -f | sluice produce`) within
+        // linger.ms while this loop waits for the next line.
         while (!ctx.signal.aborted && summary.failed === 0) {
-          // linger.ms is a maximum delay, as in Kafka's producer: a slow trickle (`tail -f | sluice
-          // produce`) still goes out within it, not only when input pauses.
-          const item =
-            batch.length === 0
-              ? await Promise.race([next, interrupted])
-              : await raceLinger(next, Math.max(0, lingerDeadline - ctx.now()), interrupted);
-          if (item === LINGERED) {
-            await flush();
-            continue;
-          }
-          if (item.done) break;
-          next = iterator.next();
+          const item = await Promise.race([iterator.next(), interrupted]);
+          if (item === INTERRUPTED || item.done) break;
           lines += 1;
           if (encoding === 'json' && item.value.trim() === '') continue;
-          let record: ProduceRecord;
-          try {
-            record = toRecord(parseLine(item.value, lines, format));
-          } catch (error) {
-            // What came before the malformed line is written, as kafka-console-producer would have.
-            await flush();
-            throw error;
-          }
-          await add(record);
+          // A malformed line stops the input; what came before it is written, as
+          // kafka-console-producer would have (the finally block flushes).
+          const index = await accumulator.append(
+            toMessage(parseLine(item.value, lines, format), `line ${lines}`),
+          );
+          lineOf[index] = lines;
         }
       }
-      if (summary.failed === 0) await flush();
     } finally {
+      await accumulator.flush();
       progress.done();
-      if (summary.requests > 0 || summary.failed > 0) {
+      if (summary.requests > 0) {
         const elapsed = ctx.now() - started;
         await ctx.print(
           ctx.json ? JSON.stringify(summary.toJSON(topic!, elapsed)) : summary.render(topic!, elapsed),
@@ -333,31 +270,18 @@ export const produce: CommandSpec = {
     }
     if (summary.firstError) {
       const e = summary.firstError;
-      throw new SluiceError(e.code, `${plural(summary.failed, 'record')} not written: ${e.message}`, {
-        retriable: e.retriable,
-      });
+      const at = summary.firstFailedIndex ?? 0;
+      const from = argMessages.length > 0 ? `--value #${at + 1}` : `line ${lineOf[at] ?? at + 1}`;
+      throw new SluiceError(
+        e.code,
+        `${plural(summary.failed, 'record')} not written (the first from ${from}): ${e.message}`,
+        { retriable: e.retriable },
+      );
     }
-    if (summary.requests === 0 && !ctx.signal.aborted) {
+    if (accumulator.count === 0 && !ctx.signal.aborted) {
       throw new UsageError('no records: give --value V or pipe lines on stdin', produce);
     }
   },
-};
-
-/** The next line, or LINGERED when `ms` passes (or the run is interrupted) first. */
-const raceLinger = async <T>(
-  next: Promise<T>,
-  ms: number,
-  interrupted: Promise<typeof LINGERED>,
-): Promise<T | typeof LINGERED> => {
-  let timer: NodeJS.Timeout | undefined;
-  const lingered = new Promise<typeof LINGERED>((resolve) => {
-    timer = setTimeout(() => resolve(LINGERED), ms);
-  });
-  try {
-    return await Promise.race([next, lingered, interrupted]);
-  } finally {
-    clearTimeout(timer);
-  }
 };
 
 async function* emptyInput(): AsyncGenerator<string> {}

@@ -65,7 +65,11 @@ export const toSinkRecords = async (
       timestamp: r.timestamp,
       key: key.value,
       value: value.value,
-      headers: r.headers.map((h) => ({ key: h.key, value: h.value === null ? null : UTF8.decode(h.value) })),
+      headers: r.headers.map((h) =>
+        h.value === null
+          ? { key: h.key, value: null }
+          : { key: h.key, value: UTF8.decode(h.value), bytes: h.value },
+      ),
     };
     const transformed = await attempt('TRANSFORMATION', 'transforms', () => pipeline.chain(record));
     if (!transformed.ok || transformed.value === null) continue;

@@ -10,7 +10,6 @@
 import type { Clock } from '../../lib/ports/clock.js';
 import type { SluiceClient, TopicPartitions } from '../../sdk/index.js';
 import { SluiceError } from '../../sdk/index.js';
-import { listOf } from '../config-def.js';
 import { createConverter } from '../converters.js';
 import { groupIdOf } from '../herder.js';
 import type { SinkPlugin, SinkRecord, SinkTask, TopicPartitionOffset } from '../plugin.js';
@@ -21,6 +20,7 @@ import { ErrorHandler, errorPolicyOf } from './error-handler.js';
 import type { SinkPipeline } from './sink-records.js';
 import { toSinkRecords } from './sink-records.js';
 import { LeaseKeeper } from './lease-keeper.js';
+import { TOPIC_REFRESH_MS, isPatternSink, resolveSinkTopics } from './sink-topics.js';
 
 export interface SinkRunOptions {
   client: SluiceClient;
@@ -35,6 +35,13 @@ export interface SinkRunOptions {
   maxWaitMs?: number;
   /** Commit at least this often (default 5000 ms; Connect's offset.flush.interval.ms). */
   commitIntervalMs?: number;
+  /** With topics.regex, how often the topics are listed again (default TOPIC_REFRESH_MS). */
+  topicRefreshMs?: number;
+  /**
+   * Return (committing first) once no record has arrived for this long, instead of waiting out the
+   * deadline: a sink woken by new data stops paying for an idle invocation once it caught up.
+   */
+  idleExitMs?: number;
 }
 
 export interface SinkRunResult {
@@ -86,7 +93,7 @@ export const runSinkTask = async (
     chain: buildChain(config),
     errors,
   };
-  const topics = listOf(config['topics'] ?? '');
+  let topics = await resolveSinkTopics(client, config);
   const member = client.groupMember({ groupId: groupIdOf(lease.connector), subscribedTopics: topics });
   // A member id of the task's own (KIP-1082): the invocation that holds the task's lease rejoins as the
   // member a killed invocation left behind and takes its partitions over at once, instead of waiting a
@@ -136,11 +143,25 @@ export const runSinkTask = async (
 
   let owned: TopicPartitions[] = [];
   let lastHeartbeat = -Infinity;
+  let lastTopicRefresh = clock.now();
+  const topicRefreshMs = options.topicRefreshMs ?? TOPIC_REFRESH_MS;
   let lastCommit = clock.now();
   const commitIntervalMs = options.commitIntervalMs ?? 5_000;
+  let lastRecordAt = clock.now();
+  const idle = (): boolean =>
+    options.idleExitMs !== undefined && clock.now() - lastRecordAt >= options.idleExitMs;
   try {
-    while (clock.now() < options.deadline) {
+    while (clock.now() < options.deadline && !idle()) {
       await keeper.keep();
+      if (isPatternSink(config) && clock.now() - lastTopicRefresh >= topicRefreshMs) {
+        lastTopicRefresh = clock.now();
+        const now = await resolveSinkTopics(client, config);
+        if (now.join('\u0000') !== topics.join('\u0000')) {
+          topics = now;
+          member.subscribe(topics);
+          lastHeartbeat = -Infinity; // tell the group now
+        }
+      }
       if (clock.now() - lastHeartbeat >= member.heartbeatIntervalMs || owned.length === 0) {
         const outcome = await member.heartbeat(owned);
         lastHeartbeat = clock.now();
@@ -173,6 +194,7 @@ export const runSinkTask = async (
         records += batch.records.length;
         positions.set(k, { ...position, offset: batch.nextOffset });
       }
+      if (fetched > 0) lastRecordAt = clock.now();
       if (clock.now() - lastCommit >= commitIntervalMs) {
         await commit();
         lastCommit = clock.now();

@@ -31,6 +31,15 @@ export interface WorkerOptions {
   pollIntervalMs?: number;
 }
 
+export interface TickOptions {
+  /** Which started connectors run from the start (default: all). */
+  select?: (record: ConnectorRecord) => Promise<boolean>;
+  /** Connectors `select` left out, checked every `intervalMs` while others run. */
+  watch?: { intervalMs: number; due: (record: ConnectorRecord) => Promise<boolean> };
+  /** Sink tasks return once no record arrived for this long (see SinkRunOptions.idleExitMs). */
+  sinkIdleMs?: number;
+}
+
 export type TaskOutcome =
   | { connector: string; task: number; outcome: 'ran'; records: number }
   | {
@@ -74,23 +83,63 @@ export class ConnectWorker {
     this.log = options.log ?? (() => {});
   }
 
-  /** Runs every task of every started connector once, concurrently; resolves when all are done. */
-  async tick(): Promise<TaskOutcome[]> {
+  /**
+   * Runs every task of every started connector once, concurrently; resolves when all are done. With
+   * `select`, only the connectors it takes run at first. With `watch`, the sinks not running — left
+   * out, or returned early (idle) — are checked every `watch.intervalMs` while anything still runs,
+   * and started again, for what is left of the budget, as soon as `watch.due` says their input grew.
+   */
+  async tick(options: TickOptions = {}): Promise<TaskOutcome[]> {
+    const { clock } = this.options;
+    const { watch } = options;
+    const deadline = clock.now() + this.budgetMs;
     const connectors = (await this.options.state.list()).filter((c) => c.targetState === 'STARTED');
-    const jobs = connectors.flatMap((record) => {
+    const waiting = new Set<ConnectorRecord>();
+    const runs: Promise<TaskOutcome[]>[] = [];
+    let running = 0;
+    const start = (record: ConnectorRecord): void => {
       let configs: Record<string, string>[];
       try {
         configs = taskConfigsOf(record);
       } catch (error) {
         this.log({ level: 'error', connector: record.name, error: traceOf(error) });
-        return [];
+        return;
       }
-      return configs.map((config, task) => this.runTask(record, task, config));
-    });
-    return Promise.all(jobs);
+      const idleExitMs = record.type === 'sink' ? options.sinkIdleMs : undefined;
+      running += 1;
+      const tasks = configs.map((config, task) =>
+        this.runTask(record, task, config, { deadline, ...(idleExitMs ? { idleExitMs } : {}) }),
+      );
+      runs.push(
+        Promise.all(tasks).then((outcomes) => {
+          running -= 1;
+          if (watch && record.type === 'sink') waiting.add(record);
+          return outcomes;
+        }),
+      );
+    };
+    for (const record of connectors) {
+      if (!options.select || (await options.select(record))) start(record);
+      else if (watch) waiting.add(record);
+    }
+    // Watch only while something runs: the invocation is paid for then anyway.
+    while (watch && running > 0 && deadline - clock.now() > watch.intervalMs * 2) {
+      await clock.sleep(watch.intervalMs);
+      for (const record of [...waiting])
+        if (await watch.due(record).catch(() => false)) {
+          waiting.delete(record);
+          start(record);
+        }
+    }
+    return (await Promise.all(runs)).flat();
   }
 
-  async runTask(record: ConnectorRecord, task: number, config: Record<string, string>): Promise<TaskOutcome> {
+  async runTask(
+    record: ConnectorRecord,
+    task: number,
+    config: Record<string, string>,
+    run: { deadline?: number; idleExitMs?: number } = {},
+  ): Promise<TaskOutcome> {
     const { state, clock } = this.options;
     const id = { connector: record.name, task };
     const before = await state.task(record.name, task);
@@ -98,7 +147,7 @@ export class ConnectWorker {
       return { ...id, outcome: 'failed', ...(before.trace ? { error: before.trace } : {}) };
     // A task another invocation holds (one still running, or one that died and whose lease has not
     // expired yet) is tried again every third of a lease while at least that much budget is left.
-    const deadline = clock.now() + this.budgetMs;
+    const deadline = run.deadline ?? clock.now() + this.budgetMs;
     let lease = await state.acquire(record.name, task, this.options.workerId, clock.now(), this.leaseMs);
     while (!lease && deadline - clock.now() > this.leaseMs / 3) {
       await clock.sleep(this.leaseMs / 3);
@@ -124,6 +173,7 @@ export class ConnectWorker {
           ? await runSinkTask(plugin, config, {
               ...common,
               ...(poll !== undefined ? { maxWaitMs: poll } : {}),
+              ...(run.idleExitMs !== undefined ? { idleExitMs: run.idleExitMs } : {}),
             })
           : await runSourceTask(plugin, config, {
               ...common,

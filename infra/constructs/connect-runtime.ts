@@ -1,9 +1,9 @@
-import { Duration } from 'aws-cdk-lib';
+import { CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import type * as iam from 'aws-cdk-lib/aws-iam';
-import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 
@@ -11,21 +11,39 @@ export interface ConnectRuntimeProps {
   /** The connect-worker function (functions/connect-worker.ts). */
   readonly handler: lambda.IFunction;
   /**
-   * How often an invocation starts. Each runs every task for its budget (SLUICE_CONNECT_BUDGET_MS),
-   * so with the defaults tasks run about 45 s of every minute.
+   * How often an invocation starts. Each runs every source task for its budget
+   * (SLUICE_CONNECT_BUDGET_MS), and the sink tasks whose topics have unread records.
    * @default Duration.minutes(1)
    */
   readonly interval?: Duration;
+  /**
+   * The metadata table, with a stream (any view type: only the keys are read). When given, changes to
+   * its partition state items invoke the function, which runs the sinks that consume those topics:
+   * sinks are triggered by new data, and the schedule is only their safety net.
+   * @default no data trigger: sinks run on the schedule alone
+   */
+  readonly metadataTable?: dynamodb.ITable;
+  /**
+   * How long the trigger gathers partition changes before it invokes (MaximumBatchingWindowInSeconds):
+   * the delay a sink may add to new data, against one invocation per window per stream shard while
+   * partitions are written.
+   * @default Duration.seconds(1)
+   */
+  readonly triggerBatchingWindow?: Duration;
 }
 
 /**
  * Deploys a connector runtime: an EventBridge rule that invokes the connect-worker function on a
  * fixed rate, without retries (the next invocation resumes every task from its committed offsets;
- * a late retry would only contend for the leases). Overlapping invocations are safe: each task runs
- * under a lease, so a second invocation skips tasks the first still holds.
+ * a late retry would only contend for the leases), and, with the metadata table, a DynamoDB Streams
+ * event source filtered to partition state items (`pk` beginning `P#`, `sk` = `STATE`), so a sink runs
+ * when its topics advance and an idle sink is not invoked. Overlapping invocations are safe: each task
+ * runs under a lease, so a second invocation skips or waits for tasks the first still holds.
  */
 export class ConnectRuntime extends Construct {
   readonly rule: events.Rule;
+  /** The data trigger, when the metadata table was given. */
+  readonly trigger?: lambda.EventSourceMapping;
   private readonly handler: lambda.IFunction;
 
   constructor(scope: Construct, id: string, props: ConnectRuntimeProps) {
@@ -39,11 +57,63 @@ export class ConnectRuntime extends Construct {
     });
     this.rule.addTarget(new targets.LambdaFunction(props.handler, { retryAttempts: 0, maxEventAge }));
     props.handler.configureAsyncInvoke({ retryAttempts: 0, maxEventAge });
+    const table = props.metadataTable;
+    if (table?.tableStreamArn) {
+      this.trigger = new lambda.EventSourceMapping(this, 'Trigger', {
+        target: props.handler,
+        eventSourceArn: table.tableStreamArn,
+        startingPosition: lambda.StartingPosition.LATEST,
+        batchSize: 1_000,
+        maxBatchingWindow: props.triggerBatchingWindow ?? Duration.seconds(1),
+        // A failed batch is tried twice more, then dropped: the schedule's lag check catches up.
+        retryAttempts: 2,
+        bisectBatchOnError: false,
+        parallelizationFactor: 1,
+        filters: [
+          lambda.FilterCriteria.filter({
+            eventName: lambda.FilterRule.or('INSERT', 'MODIFY'),
+            dynamodb: {
+              Keys: {
+                pk: { S: lambda.FilterRule.beginsWith('P#') },
+                sk: { S: lambda.FilterRule.isEqual('STATE') },
+              },
+            },
+          }),
+        ],
+      });
+      // What the mapping's poller needs, scoped to this table's streams (CDK's grantStreamRead would
+      // add dynamodb:ListStreams on "*").
+      iam.Grant.addToPrincipal({
+        grantee: props.handler,
+        actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+        resourceArns: [table.tableStreamArn],
+      });
+      iam.Grant.addToPrincipal({
+        grantee: props.handler,
+        actions: ['dynamodb:ListStreams'],
+        resourceArns: [`${table.tableArn}/stream/*`],
+      });
+      const cfnTable = table.node.defaultChild;
+      const principal: unknown = props.handler.role;
+      if (cfnTable instanceof CfnElement && Construct.isConstruct(principal)) {
+        const logicalId = String(Stack.of(this).resolve(cfnTable.logicalId));
+        Validations.of(principal).acknowledge({
+          id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/stream/*]`,
+          reason:
+            "The mapping's poller lists the metadata table's streams (a stream's label is chosen by DynamoDB when it is enabled); the wildcard covers only this table's streams, with ListStreams only.",
+        });
+      }
+    }
   }
 
   /** Lets the runtime's S3 sinks write objects into `bucket` (under `prefix`, default everything). */
   grantSinkBucket(bucket: s3.IBucket, prefix = '*'): iam.Grant {
     return bucket.grantPut(this.handler, prefix);
+  }
+
+  /** Lets the runtime's Lambda sinks invoke `fn` (AwsLambdaSinkConnector's aws.lambda.function.name). */
+  grantSinkFunction(fn: lambda.IFunction): iam.Grant {
+    return fn.grantInvoke(this.handler);
   }
 
   /**

@@ -32,6 +32,11 @@ export class MetadataTable extends Construct {
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       timeToLiveAttribute: TABLE.ttlAttribute,
+      // Wakes Streams apps (infra/constructs/streams-app.ts: an event source mapping filtered to the
+      // partition items of an app's source topics) and sink connectors (connect-runtime.ts: the same
+      // for every partition item; it reads only the keys). Writing the stream is free; only reads are
+      // billed, and Lambda's reads of it are not.
+      stream: dynamodb.StreamViewType.NEW_IMAGE,
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       deletionProtection: props.deletionProtection ?? true,
       removalPolicy: RemovalPolicy.RETAIN,

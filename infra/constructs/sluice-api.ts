@@ -9,7 +9,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 
 import type { RouteGrant } from '../../lib/auth/grants.js';
-import { adminGrants, consumeGrants, produceGrants } from '../../lib/auth/grants.js';
+import { adminGrants, consumeGrants, createTopicGrants, produceGrants } from '../../lib/auth/grants.js';
 import type { Job } from '../../lib/http/route-table.js';
 import { ROUTE_TABLE } from '../../lib/http/route-table.js';
 
@@ -124,6 +124,11 @@ export class SluiceApi extends Construct {
   /** Lets `grantee` consume `topic` as a member of `group` (READ/DESCRIBE on both); each may be a `prefix-*`. */
   grantConsume(grantee: iam.IGrantable, topic: string, group: string): iam.Grant {
     return this.grantRoutes(grantee, consumeGrants(topic, group));
+  }
+
+  /** Lets `grantee` create topics (Kafka CREATE on the cluster), as a Streams app's repartition topics need. */
+  grantCreateTopics(grantee: iam.IGrantable): iam.Grant {
+    return this.grantRoutes(grantee, createTopicGrants());
   }
 
   /** Lets `grantee` call every route: create, alter and delete topics and groups (Kafka ALL). */

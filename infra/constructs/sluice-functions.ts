@@ -53,7 +53,43 @@ const SIZING: Record<SluiceJob, JobSizing> = {
   },
 };
 
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * What every Sluice function shares (the API's jobs and each Streams app's processor): Node.js 22 on
+ * arm64, bundled by esbuild into one ESM file that includes the pinned AWS SDK.
+ */
+export const SLUICE_NODEJS_DEFAULTS = {
+  runtime: lambda.Runtime.NODEJS_22_X,
+  architecture: lambda.Architecture.ARM_64,
+  projectRoot: REPO_ROOT,
+  depsLockFilePath: path.join(REPO_ROOT, 'package-lock.json'),
+  bundling: {
+    format: nodejs.OutputFormat.ESM,
+    target: 'node22',
+    minify: true,
+    sourceMap: true,
+    // Source maps resolve file and line; the sources themselves would double the bundle.
+    sourcesContent: false,
+    mainFields: ['module', 'main'],
+    // Bundle the SDK version pinned in package.json instead of the runtime's floating copy.
+    bundleAwsSDK: true,
+    // pg's optional native binding (pg-native) is never installed; pg falls back to pure JS.
+    externalModules: ['pg-native'],
+    // CommonJS dependencies call require(); ESM output has none unless the banner makes one.
+    banner:
+      "import { createRequire as __sluiceCreateRequire } from 'node:module'; const require = __sluiceCreateRequire(import.meta.url);",
+    tsconfig: path.join(REPO_ROOT, 'tsconfig.json'),
+  },
+} satisfies Partial<nodejs.NodejsFunctionProps>;
+
+/** The cdk-nag finding every pinned function gets, acknowledged with the reason. */
+export const acknowledgeRuntimePin = (fn: lambda.IFunction): void =>
+  Validations.of(fn).acknowledge({
+    id: 'AwsSolutions-L1',
+    reason:
+      'Pinned to nodejs22.x on purpose: the bundle targets node22 and the pinned AWS SDK supports it; a runtime upgrade is a deliberate, tested change rather than drift.',
+  });
 
 export interface SluiceFunctionsProps {
   readonly table: MetadataTable;
@@ -116,41 +152,17 @@ export class SluiceFunctions extends Construct {
       logGroup.grantWrite(role);
 
       functions[job] = new nodejs.NodejsFunction(this, pascal(job), {
+        ...SLUICE_NODEJS_DEFAULTS,
         entry: path.join(entryDir, `${job}.ts`),
         handler: 'handler',
         description: sizing.description,
-        runtime: lambda.Runtime.NODEJS_22_X,
-        architecture: lambda.Architecture.ARM_64,
         memorySize: sizing.memorySize,
         timeout: sizing.timeout,
         role,
         logGroup,
         environment: job === 'groups' ? { ...environment, [ENV.authorizer]: 'iam' } : environment,
-        projectRoot: REPO_ROOT,
-        depsLockFilePath: path.join(REPO_ROOT, 'package-lock.json'),
-        bundling: {
-          format: nodejs.OutputFormat.ESM,
-          target: 'node22',
-          minify: true,
-          sourceMap: true,
-          // Source maps resolve file and line; the sources themselves would double the bundle.
-          sourcesContent: false,
-          mainFields: ['module', 'main'],
-          // Bundle the SDK version pinned in package.json instead of the runtime's floating copy.
-          bundleAwsSDK: true,
-          // pg's optional native binding (pg-native) is never installed; pg falls back to pure JS.
-          externalModules: ['pg-native'],
-          // CommonJS dependencies call require(); ESM output has none unless the banner makes one.
-          banner:
-            "import { createRequire as __sluiceCreateRequire } from 'node:module'; const require = __sluiceCreateRequire(import.meta.url);",
-          tsconfig: path.join(REPO_ROOT, 'tsconfig.json'),
-        },
       });
-      Validations.of(functions[job]).acknowledge({
-        id: 'AwsSolutions-L1',
-        reason:
-          'Pinned to nodejs22.x on purpose: the bundle targets node22 and the pinned AWS SDK supports it; a runtime upgrade is a deliberate, tested change rather than drift.',
-      });
+      acknowledgeRuntimePin(functions[job]);
       logGroups[job] = logGroup;
     }
     this.functions = functions;

@@ -30,7 +30,7 @@ export interface RouteAcl {
   operation: AclOperation;
   resourceType: AclResourceType;
   /** The path parameter that names the resource; absent for the cluster. */
-  param?: 'topic' | 'group';
+  param?: 'topic' | 'group' | 'app';
 }
 
 /** Route (`METHOD pattern` of lib/http/route-table.ts) → the Kafka ACL its path grants. */
@@ -60,6 +60,13 @@ export const ROUTE_ACLS: Readonly<Record<string, RouteAcl>> = {
     resourceType: 'TOPIC',
     param: 'topic',
   },
+  // A Streams application's state belongs to its group (application.id): reading it is describing it.
+  'GET /v1/streams/{app}/stores/{store}/keys/{key}': {
+    operation: 'DESCRIBE',
+    resourceType: 'GROUP',
+    param: 'app',
+  },
+  'GET /v1/streams/{app}/stores/{store}/keys': { operation: 'DESCRIBE', resourceType: 'GROUP', param: 'app' },
   'POST /v1/groups/{group}/heartbeat': { operation: 'READ', resourceType: 'GROUP', param: 'group' },
   'POST /v1/groups/{group}/offsets': { operation: 'READ', resourceType: 'GROUP', param: 'group' },
   'GET /v1/groups/{group}/offsets': { operation: 'DESCRIBE', resourceType: 'GROUP', param: 'group' },

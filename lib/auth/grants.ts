@@ -71,5 +71,8 @@ export const consumeGrants = (topic: string, group: string): RouteGrant[] => {
   ];
 };
 
+/** CREATE on the cluster: create topics (a Streams app's repartition topics). */
+export const createTopicGrants = (): RouteGrant[] => [{ method: 'POST', path: '/v1/topics' }];
+
 /** Every operation on every resource: Kafka's ALL on the cluster, topics and groups. */
 export const adminGrants = (): RouteGrant[] => [{ method: '*', path: '/v1/*' }];

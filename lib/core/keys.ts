@@ -65,6 +65,8 @@ export const keys = {
   producerBatchesPrefix: (producerId: number, epoch: number) => `S#${producerId}#${epoch}#`,
   /** Producer id allocation (InitProducerId). */
   producerIds: { pk: 'PRODUCER_IDS', sk: 'COUNTER' },
+  /** When maintenance last scanned for orphan objects (orphanScanIntervalMs). */
+  orphanScan: { pk: 'MAINTENANCE', sk: 'ORPHAN_SCAN' },
 } as const;
 
 /**

@@ -7,6 +7,7 @@
  * time budget is spent, so it fits the function's timeout; the next run carries on.
  */
 import type { Item } from '../ports/metadata-store.js';
+import { ConditionFailedError } from '../ports/metadata-store.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { dataObjectPrefix, keys, segmentObjectPrefix } from './keys.js';
 import { queryAll } from './query-all.js';
@@ -26,6 +27,13 @@ export interface MaintenanceOptions {
   objectStores: readonly ObjectStore[];
   /** An object younger than this is never an orphan: its produce may still be committing. */
   orphanGraceMs?: number;
+  /**
+   * How often the orphan collector runs (0: every run). It lists every object and reads every index
+   * page of every partition, so at a one-minute schedule it costs more than the data it protects; a
+   * run that finds the last scan younger than this skips it. Runs hold no state, so the time of the
+   * last scan is an item, claimed with a conditional write (two overlapping runs never both scan).
+   */
+  orphanScanIntervalMs?: number;
   /** How long a deleted topic's id keeps being purged (late writers may still put objects). */
   deletedTopicGraceMs?: number;
   /** How long one run may keep starting new rolls (the maintenance function times out at 5 minutes). */
@@ -45,6 +53,8 @@ export interface MaintenanceReport {
   recordsCompacted: number;
   topicsPurged: number;
   orphansDeleted: number;
+  /** Whether this run scanned for orphans (false: the last scan is younger than orphanScanIntervalMs). */
+  orphanScan: boolean;
   /** Replication: objects copied to followers, ISR joins and leaves, leaders elected. */
   replication: ReplicationTotals;
   sweeps: Record<string, unknown>;
@@ -61,10 +71,12 @@ export interface ReplicationTotals {
 export class Maintenance {
   private readonly orphanGraceMs: number;
   private readonly deletedTopicGraceMs: number;
+  private readonly orphanScanIntervalMs: number;
 
   constructor(private readonly options: MaintenanceOptions) {
     this.orphanGraceMs = options.orphanGraceMs ?? 15 * 60_000;
     this.deletedTopicGraceMs = options.deletedTopicGraceMs ?? 60 * 60_000;
+    this.orphanScanIntervalMs = options.orphanScanIntervalMs ?? 0;
     this.runBudgetMs = options.runBudgetMs ?? 4 * 60_000;
   }
 
@@ -84,6 +96,7 @@ export class Maintenance {
       recordsCompacted: 0,
       topicsPurged: 0,
       orphansDeleted: 0,
+      orphanScan: false,
       replication: { copied: 0, joined: 0, left: 0, elected: 0 },
       sweeps: {},
       errors: [],
@@ -101,6 +114,9 @@ export class Maintenance {
     );
     const { catalog, clock, store } = this.options.log;
     const deadline = clock.now() + this.runBudgetMs;
+    await attempt('orphan scan claim', async () => {
+      report.orphanScan = await this.claimOrphanScan();
+    });
     for (const topic of await catalog.list()) {
       for (let p = 0; p < topic.partitions; p++) {
         report.partitions++;
@@ -125,9 +141,10 @@ export class Maintenance {
           report.recordsCompacted += result.recordsRemoved;
         });
       }
-      await attempt(`orphans of ${topic.name}`, async () => {
-        report.orphansDeleted += await this.collectOrphans(topic.topicId, topic.partitions);
-      });
+      if (report.orphanScan)
+        await attempt(`orphans of ${topic.name}`, async () => {
+          report.orphansDeleted += await this.collectOrphans(topic.topicId, topic.partitions);
+        });
     }
     const deleted = await store.query({ pk: keys.deletedTopicsPk, consistent: true });
     for (const item of deleted.items) {
@@ -203,6 +220,30 @@ export class Maintenance {
       rolled++;
     }
     return rolled;
+  }
+
+  /**
+   * Whether this run scans for orphans: always with no interval; otherwise only when it moves the time
+   * of the last scan forward from one at least an interval old (a run that loses the race skips).
+   */
+  async claimOrphanScan(): Promise<boolean> {
+    if (this.orphanScanIntervalMs <= 0) return true;
+    const { store, clock } = this.options.log;
+    const now = clock.now();
+    try {
+      await store.put(
+        { ...keys.orphanScan, at: now },
+        {
+          condition: {
+            or: [{ notExists: 'at' }, { path: 'at', op: '<=', value: now - this.orphanScanIntervalMs }],
+          },
+        },
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionFailedError) return false;
+      throw error;
+    }
   }
 
   /**

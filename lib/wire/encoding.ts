@@ -1,8 +1,10 @@
 /**
- * Bytes as the JSON API renders them (API.md "Fetch": utf8, base64, json). Shared by the HTTP edge,
- * which renders stored records this way, and the command line, which renders records it fetched as
- * RecordBatches through the SDK: both print the same text for the same bytes.
+ * Bytes as the JSON API reads and renders them (API.md "Produce" and "Fetch": utf8, base64, json).
+ * Shared by the HTTP edge, which decodes JSON produce bodies and renders stored records this way, and
+ * the command line, which turns its input lines into RecordBatch bytes and renders fetched batches:
+ * both read and print the same text for the same bytes.
  */
+import { SluiceError } from '../errors.js';
 import type { Encoding } from './types.js';
 
 export const encodeBytes = (bytes: Uint8Array | null, encoding: Encoding): string | null => {
@@ -21,4 +23,28 @@ export const encodeValue = (bytes: Uint8Array | null, encoding: Encoding): unkno
   } catch {
     return text;
   }
+};
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+const fromBase64 = (text: string, where: string): Uint8Array => {
+  if (!BASE64.test(text)) throw new SluiceError('INVALID_REQUEST', `${where} is not valid base64`);
+  return new Uint8Array(Buffer.from(text, 'base64'));
+};
+
+const utf8 = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'utf8'));
+
+/** Bytes of a key or header value: a string (or null) in utf8/base64; keys and headers stay utf8 under json. */
+export const decodeBytes = (value: unknown, encoding: Encoding, where: string): Uint8Array | null => {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'string')
+    throw new SluiceError('INVALID_REQUEST', `${where} must be a string or null`);
+  return encoding === 'base64' ? fromBase64(value, where) : utf8(value);
+};
+
+/** A record value: under `json` any JSON value, stored as its UTF-8 serialization. */
+export const decodeValue = (value: unknown, encoding: Encoding, where: string): Uint8Array | null => {
+  if (encoding !== 'json') return decodeBytes(value, encoding, where);
+  if (value === null || value === undefined) return null;
+  return utf8(JSON.stringify(value));
 };

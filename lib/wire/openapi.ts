@@ -39,6 +39,13 @@ const TOPIC_ERRORS: ErrorCode[] = ['UNKNOWN_TOPIC_OR_PARTITION', 'TOPIC_AUTHORIZ
 const GROUP_ERRORS: ErrorCode[] = ['GROUP_AUTHORIZATION_FAILED', 'COORDINATOR_NOT_AVAILABLE'];
 const CONNECTOR_ERRORS: ErrorCode[] = ['NOT_FOUND', 'CLUSTER_AUTHORIZATION_FAILED'];
 const C = '/v1/connect/connectors/{connector}';
+/** Interactive queries (streams/query/): unknown application, store or key. */
+const STREAMS_ERRORS: ErrorCode[] = [
+  'GROUP_ID_NOT_FOUND',
+  'UNKNOWN_STATE_STORE',
+  'NOT_FOUND',
+  'GROUP_AUTHORIZATION_FAILED',
+];
 /** One Kafka Connect route (connect/rest.ts; docs/connect.md has the behaviour). */
 const connectOp = (
   method: Operation['method'],
@@ -215,6 +222,41 @@ export const OPERATIONS: Operation[] = [
     errors: TOPIC_ERRORS,
   },
   {
+    method: 'get',
+    path: '/v1/streams/{app}/stores/{store}/keys/{key}',
+    id: 'queryStoreKey',
+    summary:
+      "Interactive query of a Streams application's store: a key-value store's committed value of the key (ReadOnlyKeyValueStore.get), or a window or session store's windows of the key (ReadOnlyWindowStore.fetch(key, from, to), ReadOnlySessionStore.findSessions). The key is written as the store's key serde writes it: text (String), JSON text (JSON), base64 (bytes).",
+    query: [
+      q(
+        'windowStart',
+        'integer',
+        'window and session stores: windows starting (sessions ending) at or after this time, ms',
+      ),
+      q(
+        'windowEnd',
+        'integer',
+        'window and session stores: windows (sessions) starting at or before this time, ms',
+      ),
+    ],
+    ok: { 200: 'StoreKeyOrWindows' },
+    errors: STREAMS_ERRORS,
+  },
+  {
+    method: 'get',
+    path: '/v1/streams/{app}/stores/{store}/keys',
+    id: 'queryStoreRange',
+    summary:
+      "Interactive query of a key-value store's range (ReadOnlyKeyValueStore.range(from, to), or all()), in key-byte order, one page at a time.",
+    query: [
+      q('from', 'string', 'first key, inclusive (default: the first)'),
+      q('to', 'string', 'last key, inclusive (default: the last)'),
+      q('limit', 'integer', 'entries per page, 1-10000 (default 1000); `next` starts the next page'),
+    ],
+    ok: { 200: 'StoreRange' },
+    errors: STREAMS_ERRORS,
+  },
+  {
     method: 'post',
     path: '/v1/groups/{group}/heartbeat',
     id: 'heartbeat',
@@ -258,7 +300,7 @@ export const OPERATIONS: Operation[] = [
     path: '/v1/groups/{group}/offsets',
     id: 'deleteOffsets',
     summary:
-      "OffsetDelete (kafka-consumer-groups --delete-offsets): one topic's committed offsets, in one transaction; refused while a member subscribes to the topic. Answers the partitions whose offsets it deleted.",
+      "OffsetDelete (kafka-consumer-groups --delete-offsets): one topic's committed offsets, in one transaction. Answers every asked partition (all of the topic's without `partitions`): no error once its offset is gone, UNKNOWN_TOPIC_OR_PARTITION for a partition the topic does not have, GROUP_SUBSCRIBED_TO_TOPIC for each while a live member subscribes to the topic (nothing deleted).",
     query: [
       q('topic', 'string', 'the topic (required)'),
       q(
@@ -271,7 +313,7 @@ export const OPERATIONS: Operation[] = [
     errors: [
       ...GROUP_ERRORS,
       'GROUP_ID_NOT_FOUND',
-      'GROUP_SUBSCRIBED_TO_TOPIC',
+      'UNKNOWN_TOPIC_OR_PARTITION',
       'TOPIC_AUTHORIZATION_FAILED',
     ],
   },

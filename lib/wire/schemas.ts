@@ -97,8 +97,30 @@ const connectSchemas: Record<string, Schema> = {
   }),
 };
 
+const storeValue = { description: "rendered by the store's serde: text, a JSON value, or base64" };
+const storeKeyValue = answer({ key: storeValue, value: storeValue, timestamp: int() });
+const storeWindows = answer({
+  key: storeValue,
+  windows: array({
+    ...answer({ windowStart: int(undefined, 0), value: storeValue, timestamp: int() }),
+    properties: {
+      windowStart: int(undefined, 0),
+      windowEnd: int('session windows only', 0),
+      value: storeValue,
+      timestamp: int(),
+    },
+  }),
+});
+const streamsSchemas: Record<string, Schema> = {
+  StoreKeyValue: storeKeyValue,
+  StoreWindows: storeWindows,
+  StoreKeyOrWindows: { oneOf: [ref('StoreKeyValue'), ref('StoreWindows')] },
+  StoreRange: answer({ entries: array(ref('StoreKeyValue')), next: nullable(str("the next page's from")) }),
+};
+
 export const SCHEMAS: Record<string, Schema> = {
   ...connectSchemas,
+  ...streamsSchemas,
   ErrorCode: {
     type: 'string',
     description: "Apache Kafka's error name; the status of each is in the description of API.md's table.",

@@ -186,3 +186,34 @@ export interface GroupDescription {
 
 /** Where `offsets/reset` moves a group: kafka-consumer-groups' --to-earliest, --to-latest, --to-datetime, --to-offset. */
 export type ResetTarget = 'earliest' | 'latest' | number | { offset: number };
+
+/**
+ * Interactive queries (GET /v1/streams/{app}/stores/{store}/…). Keys and values are rendered by the
+ * store's serdes: String as text, JSON as the JSON value, anything else as base64 of the bytes.
+ */
+export interface StoreKeyValue {
+  key: unknown;
+  value: unknown;
+  /** Event time of the value (Kafka's timestamped stores). */
+  timestamp: number;
+}
+
+/** A key-value store's range: `next` is the `from` of the next page (the first key left out), or null. */
+export interface StoreRange {
+  entries: StoreKeyValue[];
+  next: string | null;
+}
+
+export interface StoreWindow {
+  windowStart: number;
+  /** Session windows only. */
+  windowEnd?: number;
+  value: unknown;
+  timestamp: number;
+}
+
+/** A window or session store's windows of one key, in start-time order. */
+export interface StoreWindows {
+  key: unknown;
+  windows: StoreWindow[];
+}

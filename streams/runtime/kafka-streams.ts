@@ -7,6 +7,7 @@
  */
 import { SluiceError } from '../../lib/errors.js';
 import type { GroupMember, SluiceClient, TopicPartitions } from '../../sdk/index.js';
+import { isSluiceError } from '../../sdk/index.js';
 import type { StateBackend } from '../state/backend.js';
 import { StreamTask, taskIdOf, topicNameOf } from '../task.js';
 import type { Topology } from '../topology.js';
@@ -17,6 +18,7 @@ import { ExactlyOnceCommitter } from './eos.js';
 import { TaskLease } from './lease.js';
 import { TaskRunner } from './task-runner.js';
 import { MetadataStateBackend } from '../state/metadata-backend.js';
+import { describeStores, registerStores } from '../query/registry.js';
 
 export type StreamsState = 'CREATED' | 'RUNNING' | 'PENDING_SHUTDOWN' | 'NOT_RUNNING' | 'ERROR';
 
@@ -63,6 +65,10 @@ export class KafkaStreams {
     if (this.state !== 'CREATED')
       throw new SluiceError('INVALID_REQUEST', `cannot start a KafkaStreams that is ${this.state}`);
     await this.prepareTopics();
+    // Interactive queries find the stores from this record (streams/query/registry.ts).
+    const { state, topology, config } = this.options;
+    if (state instanceof MetadataStateBackend)
+      await registerStores(state.store, config.applicationId, describeStores(topology, this.partitionCount));
     this.state = 'RUNNING';
     this.loop = this.groupLoop().catch((error: unknown) => this.fail(error));
   }
@@ -77,6 +83,16 @@ export class KafkaStreams {
     const totals = { ...this.finished };
     for (const [id, r] of this.runners) totals[id] = (totals[id] ?? 0) + r.processedRecords;
     return totals;
+  }
+
+  /**
+   * Where each running task has processed its input partitions to (`topic`, `partition`, the offset
+   * after the last record processed): what a bounded run (streams/lambda) waits on before closing.
+   */
+  positions(): { topic: string; partition: number; offset: number }[] {
+    return [...this.runners.values()].flatMap((r) =>
+      r.positions().map((p) => ({ ...p, partition: r.task.partition })),
+    );
   }
 
   /** Commits every task, leaves the group and stops; rejects with the error that failed the app, if any. */
@@ -116,7 +132,8 @@ export class KafkaStreams {
       try {
         await admin.createTopic({ name: full, partitions: this.partitionCount });
       } catch (error) {
-        if (!(error instanceof SluiceError && error.code === 'TOPIC_ALREADY_EXISTS')) throw error;
+        // The SDK's error (the API's answer), not the core's: a restarted app finds its topics there.
+        if (!(isSluiceError(error) && error.code === 'TOPIC_ALREADY_EXISTS')) throw error;
       }
       counts.set(full, (await admin.describeTopic(full)).partitions.length);
     }

@@ -1,18 +1,14 @@
 /**
  * `npm run streams -- <app.ts> [--config key=value …]`: runs a Streams application against Sluice
- * until SIGTERM or SIGINT, then commits and leaves the group. The module exports `topology()`.
- * State goes to Sluice's DynamoDB table: AWS_ENDPOINT_URL_DYNAMODB and SLUICE_TABLE_NAME as
- * `npm start` prints them (or the AWS defaults in a deployment).
+ * until SIGTERM or SIGINT, then commits and leaves the group (streams/runtime/run-app.ts; `sluice
+ * streams run` is the same runner). State goes to Sluice's DynamoDB table: AWS_ENDPOINT_URL_DYNAMODB
+ * and SLUICE_TABLE_NAME as `npm start` prints them (or the AWS defaults in a deployment).
  */
-import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createAwsClients } from '../../lib/adapters/aws/clients.js';
 import { DynamoMetadataStore } from '../../lib/adapters/aws/dynamodb-metadata-store.js';
 import { SluiceClient, nodeHttpFetch } from '../../sdk/index.js';
-import type { Topology } from '../topology.js';
-import { MetadataStateBackend } from '../state/metadata-backend.js';
-import { parseStreamsConfig } from './config.js';
-import { KafkaStreams } from './kafka-streams.js';
+import { appConfig, loadTopology, runStreamsApp } from './run-app.js';
 
 export const parseArgs = (argv: string[]): { app: string; configs: Record<string, string> } => {
   const configs: Record<string, string> = {};
@@ -31,36 +27,28 @@ export const parseArgs = (argv: string[]): { app: string; configs: Record<string
   return { app, configs };
 };
 
-const main = async (): Promise<void> => {
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const { app, configs } = parseArgs(process.argv.slice(2));
-  const module = (await import(pathToFileURL(resolve(app)).href)) as { topology?: () => Topology };
-  if (typeof module.topology !== 'function') throw new Error(`${app} must export topology()`);
-  const config = parseStreamsConfig({
-    'application.id': app.replace(/^.*\//, '').replace(/\.[jt]s$/, ''),
-    ...configs,
-  });
-  const tableName = process.env.SLUICE_TABLE_NAME ?? 'sluice';
-  const store = new DynamoMetadataStore({ client: createAwsClients().dynamodb, tableName });
-  const streams = new KafkaStreams({
-    topology: module.topology(),
-    config,
-    client: new SluiceClient({ url: config.bootstrapServers, fetch: nodeHttpFetch() }),
-    state: new MetadataStateBackend(store, config.applicationId),
-    log: (line) => console.error(`streams: ${line}`),
-  });
-  await streams.start();
-  console.log(
-    `streams: ${config.applicationId} running against ${config.bootstrapServers} (${config.processingGuarantee}, commit every ${config.commitIntervalMs} ms)`,
-  );
-  const stop = new Promise<string>((done) => {
+/** Resolves with the signal's name on the first SIGTERM or SIGINT. */
+export const stopSignal = (): Promise<string> =>
+  new Promise<string>((done) => {
     process.once('SIGTERM', () => done('SIGTERM'));
     process.once('SIGINT', () => done('SIGINT'));
   });
-  const why = await Promise.race([stop, streams.stopped().then(() => 'failure')]);
-  console.log(`streams: ${why}, committing and leaving the group…`);
-  await streams.close();
-  console.log(`streams: stopped (${JSON.stringify(streams.processed())} records processed per task)`);
+
+const main = async (): Promise<void> => {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const { app, configs } = parseArgs(process.argv.slice(2));
+  const topology = await loadTopology(app);
+  const config = appConfig(app, configs);
+  const tableName = process.env.SLUICE_TABLE_NAME ?? 'sluice';
+  await runStreamsApp({
+    topology,
+    config,
+    client: new SluiceClient({ url: config.bootstrapServers, fetch: nodeHttpFetch() }),
+    store: new DynamoMetadataStore({ client: createAwsClients().dynamodb, tableName }),
+    stop: stopSignal(),
+    print: (line) => console.log(line),
+    log: (line) => console.error(`streams: ${line}`),
+  });
 };
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -59,6 +59,11 @@ export class TaskRunner {
     });
   }
 
+  /** Per input topic, the offset after the last record processed (or skipped); empty until started. */
+  positions(): { topic: string; offset: number }[] {
+    return this.inputs.map((p) => ({ topic: p.topic, offset: p.processed }));
+  }
+
   start(onError: (error: unknown) => void): void {
     this.loop = this.run().catch(onError);
   }

@@ -27,7 +27,14 @@ export class MetadataStateBackend implements StateBackend {
     return item && entryOf(item);
   }
 
-  async range(task: string, store: string, from: string, to: string): Promise<StoredEntry[]> {
+  /** Entries with `from` ≤ key < `to` in key order; at most `limit` of them when given (queries). */
+  async range(
+    task: string,
+    store: string,
+    from: string,
+    to: string,
+    limit = Infinity,
+  ): Promise<StoredEntry[]> {
     const entries: StoredEntry[] = [];
     let cursor: string | undefined;
     do {
@@ -35,14 +42,16 @@ export class MetadataStateBackend implements StateBackend {
         pk: this.pk(task, store),
         sk: { between: [SK_PREFIX + from, SK_PREFIX + to] },
         consistent: true,
+        // One more than asked: the inclusive upper bound may take a place.
+        ...(Number.isFinite(limit) ? { limit: limit - entries.length + 1 } : {}),
         ...(cursor === undefined ? {} : { cursor }),
       });
       for (const item of page.items) {
         const entry = entryOf(item);
         // BETWEEN is inclusive; ranges are half-open.
-        if (entry.key < to) entries.push(entry);
+        if (entry.key < to && entries.length < limit) entries.push(entry);
       }
-      cursor = page.cursor;
+      cursor = entries.length < limit ? page.cursor : undefined;
     } while (cursor !== undefined);
     return entries;
   }

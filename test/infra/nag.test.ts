@@ -71,7 +71,10 @@ describe('cdk-nag AwsSolutions', () => {
       'Sluice/Functions/AdminRole': [objects, segments],
       'Sluice/Functions/ProduceRole': [objects],
       'Sluice/Functions/FetchRole': [objects, segments],
-      'Sluice/Functions/ConnectWorkerRole': [objects],
+      'Sluice/Functions/ConnectWorkerRole': [
+        objects,
+        'AwsSolutions-IAM5[Resource::<MetadataTable.Arn>/stream/*]',
+      ],
       'Sluice/Functions/MaintenanceRole': [objects, segments],
       'Sluice/Functions/GroupsRole': [
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:user/*]',

@@ -32,6 +32,8 @@ const API_MD_ROUTES: Record<string, Job> = {
   'POST /v1/producers': 'produce',
   'GET /v1/topics/{topic}/partitions/{partition}/records': 'fetch',
   'GET /v1/topics/{topic}/partitions/{partition}/offsets': 'fetch',
+  'GET /v1/streams/{app}/stores/{store}/keys/{key}': 'fetch',
+  'GET /v1/streams/{app}/stores/{store}/keys': 'fetch',
   'POST /v1/groups/{group}/heartbeat': 'groups',
   'POST /v1/groups/{group}/offsets': 'groups',
   'GET /v1/groups/{group}/offsets': 'groups',

@@ -8,6 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTE_ACLS } from '../../lib/auth/acl.js';
 import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
 import { ROUTE_TABLE } from '../../lib/http/route-table.js';
+import { createAwsClients } from '../../lib/adapters/aws/clients.js';
+import { DynamoMetadataStore } from '../../lib/adapters/aws/dynamodb-metadata-store.js';
+import { registerStores } from '../../streams/query/registry.js';
+import { MetadataStateBackend } from '../../streams/state/metadata-backend.js';
+import { partitionForKey } from '../../lib/core/partitioner.js';
 import type { AuthStack, CallOptions } from './auth-stack.js';
 import { API_ARN, arn, invokePolicy, startAuthStack } from './auth-stack.js';
 
@@ -66,6 +71,17 @@ const ROWS: Row[] = [
   {
     key: 'GET /v1/topics/{topic}/partitions/{partition}/offsets',
     path: '/v1/topics/orders/partitions/0/offsets?at=latest',
+    status: 200,
+  },
+  // Interactive queries: the 'wordcount' application's stores are registered in beforeAll.
+  {
+    key: 'GET /v1/streams/{app}/stores/{store}/keys/{key}',
+    path: '/v1/streams/wordcount/stores/counts/keys/hello',
+    status: 200,
+  },
+  {
+    key: 'GET /v1/streams/{app}/stores/{store}/keys',
+    path: '/v1/streams/wordcount/stores/counts/keys?from=a&to=z',
     status: 200,
   },
   {
@@ -176,6 +192,22 @@ beforeAll(async () => {
   ] as const) {
     expect((await t.call('admin', 'POST', '/v1/topics', { body: { name, partitions } })).status).toBe(201);
   }
+  const store = new DynamoMetadataStore({
+    client: createAwsClients({ endpoints: { dynamodb: t.stack.endpoints.dynamodb } }).dynamodb,
+    tableName: t.stack.tableName,
+  });
+  await registerStores(store, 'wordcount', {
+    partitions: 2,
+    stores: { counts: { kind: 'key-value', subTopology: 0, keyFormat: 'string', valueFormat: 'json' } },
+  });
+  const hello = Buffer.from('hello');
+  await new MetadataStateBackend(store, 'wordcount').write(`0_${partitionForKey(hello, 2)}`, [
+    {
+      store: 'counts',
+      key: hello.toString('hex'),
+      entry: { key: hello.toString('hex'), value: Buffer.from('3'), timestamp: 1 },
+    },
+  ]);
   for (const name of ['mirror', 'gone']) {
     const body = { name, config: SINK };
     expect((await t.call('admin', 'POST', CONNECT, { body })).status).toBe(201);

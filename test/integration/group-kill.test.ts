@@ -6,55 +6,18 @@
  * by it at or after its last commit of that partition, and once more by the partition's next owner.
  * `npm run test:e2e` runs the issue's full size (100,000 records).
  */
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { SluiceClient } from '../../sdk/client.js';
+import type { Proc } from '../support/processes.js';
+import { launch, until } from '../support/processes.js';
 
 const RECORDS = Number(process.env['E2E_RECORDS'] ?? 40_000);
 const PARTITIONS = 6;
 const SESSION_TIMEOUT_MS = 6_000;
-const root = new URL('../..', import.meta.url).pathname;
-
-interface Proc {
-  child: ChildProcessWithoutNullStreams;
-  lines: string[];
-  exited: Promise<number | null>;
-}
-
-const launch = (script: string, args: string[], env: NodeJS.ProcessEnv = process.env): Proc => {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: root, env });
-  const lines: string[] = [];
-  let pending = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    pending += chunk;
-    const parts = pending.split('\n');
-    pending = parts.pop()!;
-    lines.push(...parts);
-  });
-  const stderr: string[] = [];
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => stderr.length < 50 && stderr.push(chunk));
-  const exited = new Promise<number | null>((resolve) =>
-    child.on('exit', (code) => {
-      // An unterminated last line is a write cut short by SIGKILL: not evidence of anything.
-      if (code !== 0 && code !== null) console.error(`${script} exited ${code}: ${stderr.join('')}`);
-      resolve(code);
-    }),
-  );
-  return { child, lines, exited };
-};
-
-const until = async (what: string, condition: () => boolean, timeoutMs: number): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-};
 
 let stack: Proc;
 let url: string;
@@ -83,6 +46,18 @@ afterAll(async () => {
   stack?.child.kill('SIGTERM');
   await stack?.exited;
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('a second stack on the data directory in use', () => {
+  it('refuses to start, naming the running stack, and leaves the running one serving', async () => {
+    const second = launch('local/start.ts', [], { ...process.env, PORT: '0', SLUICE_DATA_DIR: dataDir });
+    const stderr: string[] = [];
+    second.child.stderr.on('data', (chunk: string) => stderr.push(chunk));
+    expect(await second.exited).toBe(1);
+    expect(stderr.join('')).toContain(`(pid ${stack.child.pid})`);
+    expect(second.lines.some((l) => l.includes('listening on'))).toBe(false);
+    expect((await new SluiceClient({ url }).admin().cluster()).clusterId).toEqual(expect.any(String));
+  }, 60_000);
 });
 
 describe('a group of consumer processes, one killed with SIGKILL halfway', () => {

@@ -1,132 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { FetchResult, HeartbeatResponse, TopicDescription } from '../../cli/api.js';
-import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
-import { RECORD_BATCH_MEDIA_TYPE } from '../../sdk/producer.js';
-import { SluiceApi } from '../../cli/api.js';
-import type { Reconciler } from '../../cli/group-membership.js';
-import { GroupMembership } from '../../cli/group-membership.js';
-import type { FetchLike } from '../../sdk/transport.js';
 import { errorFromResponse as errorFromAnswer } from '../../sdk/errors.js';
 import { EXIT_API_ERROR, EXIT_OK, EXIT_USAGE, run } from '../../cli/main.js';
-
-interface Request {
-  method: string;
-  path: string;
-  query: Record<string, string>;
-  headers: Record<string, string>;
-  // Request bodies of many shapes; the assertions check them.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: any;
-}
-
-type Answer = [status: number, body?: unknown];
-
-/** A fake Sluice API: a function from request to [status, body], recording every request. */
-const fakeApi = (answer: (request: Request) => Answer | Promise<Answer>) => {
-  const requests: Request[] = [];
-  const fetch: FetchLike = async (input, init) => {
-    const url = new URL(input);
-    const request: Request = {
-      method: init.method ?? 'GET',
-      path: decodeURIComponent(url.pathname),
-      query: Object.fromEntries(url.searchParams),
-      headers: Object.fromEntries(Object.entries((init.headers ?? {}) as Record<string, string>)),
-      body: typeof init.body === 'string' ? JSON.parse(init.body) : undefined,
-    };
-    requests.push(request);
-    const [status, body] = await answer(request);
-    if (status === 200 && (request.headers['accept'] ?? '').includes(RECORD_BATCH_MEDIA_TYPE)) {
-      return recordBatchAnswer(body as FetchResult);
-    }
-    return new Response(body === undefined ? null : JSON.stringify(body), {
-      status,
-      headers: { 'content-type': 'application/json' },
-    });
-  };
-  return { fetch, requests };
-};
-
-/** A fetch answer, written as JSON by the tests, as the server sends it to the SDK: one RecordBatch per record. */
-const recordBatchAnswer = ({ records, nextOffset, highWatermark, logStartOffset }: FetchResult): Response => {
-  const bytes = (text: string | null): Uint8Array | null =>
-    text === null ? null : new TextEncoder().encode(text);
-  const batches = records.map((r) =>
-    encodeRecordBatch(
-      [
-        {
-          key: bytes(r.key),
-          value: bytes(typeof r.value === 'string' || r.value === null ? r.value : JSON.stringify(r.value)),
-          headers: r.headers.map((h) => ({ key: h.key, value: bytes(h.value) })),
-          timestamp: r.timestamp,
-        },
-      ],
-      { baseOffset: r.offset },
-    ),
-  );
-  return new Response(Buffer.concat(batches), {
-    status: 200,
-    headers: {
-      'content-type': RECORD_BATCH_MEDIA_TYPE,
-      'sluice-next-offset': String(nextOffset),
-      'sluice-high-watermark': String(highWatermark),
-      'sluice-log-start-offset': String(logStartOffset),
-    },
-  });
-};
-
-const envelope = (code: string, message: string, retriable = false, extra: Record<string, unknown> = {}) => ({
-  error: { code, message, retriable },
-  ...extra,
-});
-
-/** Runs the CLI against a fake fetch with captured output. */
-const cli = async (
-  argv: string[],
-  fetch: FetchLike,
-  { stdin, signal }: { stdin?: string[]; signal?: AbortSignal } = {},
-) => {
-  let stdout = '';
-  let stderr = '';
-  const sleeps: number[] = [];
-  let clock = 0;
-  const code = await run(argv, {
-    stdout: { write: (t) => void (stdout += t) },
-    stderr: { write: (t) => void (stderr += t) },
-    env: { SLUICE_URL: 'http://sluice.test' },
-    fetch,
-    ...(stdin
-      ? {
-          stdin: (async function* () {
-            yield* stdin;
-          })(),
-        }
-      : {}),
-    ...(signal ? { signal } : {}),
-    now: () => (clock += 100),
-    sleep: async (ms) => void sleeps.push(ms),
-  });
-  return { code, stdout, stderr, sleeps };
-};
-
-const partition = (p: number, logStartOffset: number, highWatermark: number) => ({
-  partition: p,
-  leader: 's0',
-  leaderEpoch: 2,
-  replicas: ['s0', 's1'],
-  isr: ['s0', 's1'],
-  osr: [],
-  logEndOffsets: { s0: highWatermark, s1: highWatermark },
-  logStartOffset,
-  highWatermark,
-});
-
-const orders: TopicDescription = {
-  name: 'orders',
-  topicId: 'id-1',
-  replicationFactor: 2,
-  configs: { 'retention.ms': '604800000', 'cleanup.policy': 'delete' },
-  partitions: [partition(0, 0, 3), partition(1, 5, 7)],
-};
+import type { FetchLike } from '../../sdk/transport.js';
+import type { Answer, Request } from '../support/cli-fake.js';
+import { cli, envelope, fakeApi, orders, partition } from '../support/cli-fake.js';
 
 describe('topics', () => {
   it('lists topics sorted in a table, or as JSON', async () => {
@@ -354,180 +231,6 @@ describe('errors', () => {
       JSON.stringify(envelope('OFFSET_OUT_OF_RANGE', 'x', false, { highWatermark: 9 })),
     );
     expect(envelope416.details).toEqual({ highWatermark: 9 });
-  });
-});
-
-describe('produce', () => {
-  /** Answers each produce request with consecutive offsets on partition (record index % 2). */
-  const producing = () => {
-    const next = [0, 0];
-    return fakeApi((r) => [
-      200,
-      {
-        results: r.body.records.map((_: unknown, i: number) => {
-          const p = r.body.records[i].partition ?? i % 2;
-          return { partition: p, offset: next[p]!++, timestamp: 1 };
-        }),
-      },
-    ]);
-  };
-
-  it('sends a slow trickle within linger.ms of its first record, not only when input pauses', async () => {
-    const api = producing();
-    // A line every 20 ms, never a 100 ms pause: an idle timer would hold all 12 for one request.
-    const trickle = async function* () {
-      for (let i = 0; i < 12; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        yield `v${i}\n`;
-      }
-    };
-    const sent: number[] = [];
-    const started = performance.now();
-    const code = await run(['produce', 'orders', '-q', '--producer-property', 'linger.ms=100'], {
-      stdout: { write: () => {} },
-      stderr: { write: () => {} },
-      env: { SLUICE_URL: 'http://sluice.test' },
-      fetch: async (input, init) => {
-        sent.push(performance.now() - started);
-        return api.fetch(input, init);
-      },
-      stdin: trickle(),
-    });
-    expect(code).toBe(EXIT_OK);
-    const sizes = api.requests.map((r) => r.body.records.length);
-    expect(sizes.reduce((a, b) => a + b, 0)).toBe(12);
-    // ~240 ms of input in batches of at most linger.ms: at least two requests before the end.
-    expect(sizes.length).toBeGreaterThanOrEqual(2);
-    expect(sent[0]!).toBeLessThan(240);
-  });
-
-  it('batches stdin lines into requests with one idempotency key each, and sums up per partition', async () => {
-    const api = producing();
-    const lines = Array.from({ length: 1203 }, (_, i) => `k${i}:v${i}\n`);
-    const result = await cli(
-      [
-        'produce',
-        'orders',
-        '--separator',
-        ':',
-        '--batch-records',
-        '500',
-        '--idempotency-key',
-        'load-1',
-        '-q',
-      ],
-      api.fetch,
-      { stdin: lines },
-    );
-    expect(result.code).toBe(EXIT_OK);
-    expect(api.requests.map((r) => r.body.records.length)).toEqual([500, 500, 203]);
-    expect(api.requests.map((r) => r.headers['idempotency-key'])).toEqual(['load-1', 'load-1-1', 'load-1-2']);
-    expect(api.requests[0]!.body.records[0]).toEqual({ key: 'k0', value: 'v0' });
-    expect(api.requests[2]!.body.records[202]).toEqual({ key: 'k1202', value: 'v1202' });
-    expect(api.requests[0]!.body.encoding).toBe('utf8');
-    expect(result.stdout).toMatch(/^Produced 1,203 records to orders in 3 requests \(.+\)\.\n/);
-    expect(result.stdout.split('\n').slice(1)).toEqual([
-      'PARTITION  RECORDS  FIRST OFFSET  LAST OFFSET',
-      '        0      602             0          601',
-      '        1      601             0          600',
-      '',
-    ]);
-    expect(result.stderr).toBe('');
-  });
-
-  it('cuts batches by size as well as by count', async () => {
-    const api = producing();
-    const big = 'x'.repeat(400);
-    await cli(['produce', 'orders', '--batch-bytes', '1000', '-q'], api.fetch, {
-      stdin: [`${big}\n${big}\n${big}\n`],
-    });
-    expect(api.requests.map((r) => r.body.records.length)).toEqual([2, 1]);
-  });
-
-  it('sends --value arguments with key, partition, headers and JSON values', async () => {
-    const api = producing();
-    const result = await cli(
-      [
-        'produce',
-        'orders',
-        '--encoding',
-        'json',
-        '--key',
-        'u1',
-        '--partition',
-        '1',
-        '--header',
-        'trace=abc',
-        '--value',
-        '{"n":1}',
-        '--value',
-        'null',
-        '--json',
-      ],
-      api.fetch,
-    );
-    expect(api.requests[0]!.body).toEqual({
-      records: [
-        { key: 'u1', value: { n: 1 }, headers: [{ key: 'trace', value: 'abc' }], partition: 1 },
-        { key: 'u1', value: null, headers: [{ key: 'trace', value: 'abc' }], partition: 1 },
-      ],
-      encoding: 'json',
-    });
-    expect(api.requests[0]!.headers['idempotency-key']).toMatch(/^sluice-cli-[0-9a-f-]{36}$/);
-    expect(JSON.parse(result.stdout)).toMatchObject({
-      topic: 'orders',
-      records: 2,
-      failed: 0,
-      requests: 1,
-      partitions: [{ partition: 1, records: 2, firstOffset: 0, lastOffset: 1 }],
-    });
-  });
-
-  it('reports records the server did not write and exits 1 after the summary', async () => {
-    const api = fakeApi((r) => [
-      200,
-      {
-        results: r.body.records.map((_: unknown, i: number) =>
-          i === 0
-            ? { partition: 0, offset: 7, timestamp: 1 }
-            : {
-                partition: 1,
-                error: { code: 'MESSAGE_TOO_LARGE', message: 'record is 2000000 bytes', retriable: false },
-              },
-        ),
-      },
-    ]);
-    const result = await cli(['produce', 'orders', '-q'], api.fetch, { stdin: ['a\nb\nc\n'] });
-    expect(result.code).toBe(EXIT_API_ERROR);
-    expect(result.stdout).toContain('Produced 1 record to orders in 1 request');
-    expect(result.stdout).toContain('; 2 records failed.');
-    expect(result.stderr).toContain(
-      'error: MESSAGE_TOO_LARGE: 2 records not written: record is 2000000 bytes',
-    );
-    expect(result.stderr).toContain('hint: send smaller records');
-  });
-
-  it('rejects a malformed line as a usage error, after what was already sent', async () => {
-    const api = producing();
-    const result = await cli(
-      ['produce', 'orders', '--encoding', 'json', '--batch-records', '1', '-q'],
-      api.fetch,
-      {
-        stdin: ['{"a":1}\n', '\n', '{oops\n'],
-      },
-    );
-    expect(result.code).toBe(EXIT_USAGE);
-    expect(api.requests).toHaveLength(1);
-    expect(result.stdout).toContain('Produced 1 record');
-    expect(result.stderr).toContain('error: line 3 is not valid JSON');
-  });
-
-  it('needs records', async () => {
-    const api = producing();
-    const result = await cli(['produce', 'orders'], api.fetch, { stdin: [] });
-    expect(result.code).toBe(EXIT_USAGE);
-    expect(result.stderr).toContain('no records');
-    expect(api.requests).toHaveLength(0);
   });
 });
 
@@ -802,8 +505,8 @@ describe('consume --group', () => {
         memberId: beats[0].memberId,
         memberEpoch: 4,
         offsets: [
-          { topic: 'orders', partition: 0, offset: 3 },
-          { topic: 'orders', partition: 1, offset: 7 },
+          { topic: 'orders', partition: 0, offset: 3, metadata: '' },
+          { topic: 'orders', partition: 1, offset: 7, metadata: '' },
         ],
       },
     ]);
@@ -812,79 +515,6 @@ describe('consume --group', () => {
     expect(result.stderr).toContain('owns partitions 0-1 of orders');
     expect(result.stderr).toContain('Committed offsets of orders partitions 0-1.');
     expect(result.stderr).toContain('left group billing.');
-  });
-});
-
-describe('GroupMembership', () => {
-  const membership = (answers: (body: Record<string, unknown>) => Answer) => {
-    const api = fakeApi((r) => answers(r.body));
-    const events: string[] = [];
-    const reconciler: Reconciler = {
-      assign: async (p) => void events.push(`assign ${p.join(',')}`),
-      revoke: async (p) => void events.push(`revoke ${p.join(',')}`),
-      lose: async (p, code) => void events.push(`lose ${p.join(',')} ${code}`),
-    };
-    const member = new GroupMembership({
-      api: new SluiceApi({ url: 'http://sluice.test', fetch: api.fetch }),
-      groupId: 'g',
-      topic: 't',
-      reconciler,
-      note: () => {},
-      memberId: 'm-1',
-    });
-    return { member, events, requests: api.requests };
-  };
-  const answer = (epoch: number, partitions: number[] | null): Answer => [
-    200,
-    {
-      memberId: 'm-1',
-      memberEpoch: epoch,
-      heartbeatIntervalMs: 3000,
-      assignment: partitions === null ? null : { topicPartitions: [{ topic: 't', partitions }] },
-    } satisfies HeartbeatResponse,
-  ];
-
-  it('revokes before it assigns, and reports ownership after reconciling', async () => {
-    const script = [answer(1, [0, 1, 2]), answer(2, [2, 3]), answer(2, null)];
-    const { member, events, requests } = membership(() => script.shift()!);
-    expect(await member.heartbeat()).toBe(true);
-    expect(await member.heartbeat()).toBe(true);
-    expect(await member.heartbeat()).toBe(false);
-    expect(events).toEqual(['assign 0,1,2', 'revoke 0,1', 'assign 3']);
-    expect(requests.map((r) => r.body.ownedPartitions)).toEqual([
-      [],
-      [{ topic: 't', partitions: [0, 1, 2] }],
-      [{ topic: 't', partitions: [2, 3] }],
-    ]);
-    expect(member.heartbeatIntervalMs).toBe(3000);
-  });
-
-  it('drops its partitions and rejoins with epoch 0 under the same id when fenced', async () => {
-    const script: Answer[] = [
-      answer(1, [0]),
-      [409, envelope('FENCED_MEMBER_EPOCH', 'stale epoch 1')],
-      answer(3, [0]),
-    ];
-    const { member, events, requests } = membership(() => script.shift()!);
-    await member.heartbeat();
-    expect(await member.heartbeat()).toBe(true);
-    expect(member.owned.size).toBe(0);
-    await member.heartbeat();
-    expect(events).toEqual(['assign 0', 'lose 0 FENCED_MEMBER_EPOCH', 'assign 0']);
-    expect(requests.map((r) => [r.body.memberId, r.body.memberEpoch, r.body.subscribedTopics])).toEqual([
-      ['m-1', 0, ['t']],
-      ['m-1', 1, null],
-      ['m-1', 0, ['t']],
-    ]);
-  });
-
-  it('leaves with epoch -1 and tolerates already being gone', async () => {
-    const script: Answer[] = [answer(1, [0]), [404, envelope('UNKNOWN_MEMBER_ID', 'gone')]];
-    const { member, requests } = membership(() => script.shift()!);
-    await member.heartbeat();
-    await member.leave();
-    expect(requests.at(-1)?.body).toEqual({ memberId: 'm-1', memberEpoch: -1, instanceId: null });
-    expect(member.owned.size).toBe(0);
   });
 });
 
@@ -1069,10 +699,15 @@ describe('groups', () => {
     expect(result.stderr).toContain('hint: the group still has members: stop its consumers');
   });
 
-  it('deletes offsets of T or T:P,P and prints each partition it deleted', async () => {
+  it("deletes offsets of T or T:P,P and prints Kafka's status of every asked partition", async () => {
+    const subscribed = {
+      code: 'GROUP_SUBSCRIBED_TO_TOPIC',
+      message: 'member m1 of group billing subscribes to busy',
+      retriable: false,
+    };
     const api = fakeApi((r) =>
       r.query['topic'] === 'busy'
-        ? [409, envelope('GROUP_SUBSCRIBED_TO_TOPIC', 'member m1 of group billing subscribes to busy')]
+        ? [200, { results: [0, 1].map((partition) => ({ topic: 'busy', partition, error: subscribed })) }]
         : [
             200,
             {
@@ -1089,15 +724,24 @@ describe('groups', () => {
       ['DELETE', '/v1/groups/billing/offsets', { topic: 'orders', partitions: '0,1' }],
     ]);
     expect(some.stdout).toBe(
-      'Deleted the committed offset of orders/0.\n' +
-        'Deleted the committed offset of orders/1.\n' +
-        'Deleted 2 committed offsets of group billing for topic orders.\n',
+      'TOPIC   PARTITION  STATUS\n' +
+        'orders          0  Successful\n' +
+        'orders          1  Successful\n' +
+        'Deleted the committed offsets of 2 partitions of orders for group billing.\n',
     );
     await cli(['groups', 'delete-offsets', 'billing', '--topic', 'orders'], api.fetch);
     expect(api.requests.at(-1)?.query).toEqual({ topic: 'orders' });
     const refused = await cli(['groups', 'delete-offsets', 'billing', '--topic', 'busy'], api.fetch);
     expect(refused.code).toBe(EXIT_API_ERROR);
-    expect(refused.stderr).toContain('member m1 of group billing subscribes to busy');
+    expect(refused.stdout).toBe(
+      'TOPIC  PARTITION  STATUS\n' +
+        'busy           0  Error: GROUP_SUBSCRIBED_TO_TOPIC\n' +
+        'busy           1  Error: GROUP_SUBSCRIBED_TO_TOPIC\n' +
+        'Deleted the committed offsets of 0 partitions of busy for group billing; 2 partitions refused.\n',
+    );
+    expect(refused.stderr).toContain(
+      'GROUP_SUBSCRIBED_TO_TOPIC: member m1 of group billing subscribes to busy',
+    );
     for (const argv of [['--topic', 'orders:'], ['--topic', 'orders:x'], []]) {
       const bad = await cli(['groups', 'delete-offsets', 'billing', ...argv], api.fetch);
       expect(bad.code).toBe(EXIT_USAGE);

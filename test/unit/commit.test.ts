@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { dataObjectKey, keys } from '../../lib/core/keys.js';
 import type { CommitInput, ProducerBatchInfo } from '../../lib/core/log/commit.js';
-import { commitBatch } from '../../lib/core/log/commit.js';
+import { SequenceGapError, commitBatch } from '../../lib/core/log/commit.js';
 import { materializeTail } from '../../lib/core/log/materialize.js';
 import type { TailEntry } from '../../lib/core/log/partition-state.js';
 import {
@@ -77,17 +77,25 @@ const refusal = async (promise: Promise<unknown>) => {
 };
 
 describe('a commit', () => {
-  it('takes the next offsets, appends its entry to the tail and returns the image before it', async () => {
+  it('takes the next offsets, appends its entry to the tail and returns the image after it', async () => {
     const s = await setup();
     const a = entryOf(3, 'a');
     const b = entryOf(2, 'b');
-    expect(await s.commit(a)).toEqual({ kind: 'committed', baseOffset: 0, logStartOffset: 0, tailLength: 0 });
+    const first = await s.commit(a);
+    expect(first).toEqual({ kind: 'committed', baseOffset: 0, logStartOffset: 0, state: await s.state() });
     await s.store.update(key, [{ set: 'logStartOffset', value: 1 }]);
-    expect(await s.commit(b)).toEqual({ kind: 'committed', baseOffset: 3, logStartOffset: 1, tailLength: 1 });
+    const second = await s.commit(b);
+    const state = await s.state();
+    expect(second).toEqual({ kind: 'committed', baseOffset: 3, logStartOffset: 1, state });
     const item = (await s.store.get(key))!;
     expect(item['tail']).toEqual([encodeTailEntry(a, TOPIC_ID), encodeTailEntry(b, TOPIC_ID)]);
-    const state = await s.state();
-    expect([state.nextOffset, state.tailBase, state.pr, state.ik]).toEqual([5, 0, {}, []]);
+    expect([state.nextOffset, state.tailBase, state.tail.length, state.pr, state.ik]).toEqual([
+      5,
+      0,
+      2,
+      {},
+      [],
+    ]);
   });
 
   it('is fenced by a newer leader epoch and writes nothing', async () => {
@@ -190,6 +198,22 @@ describe('an idempotent producer’s commit', () => {
       message: 'producer 7 epoch 0 sent sequence 4 on t-0; expected 3',
       retriable: false,
     });
+    // Ahead of the sequence is a gap the batches before may still fill (sequence-wait.ts waits on it);
+    // behind it is not.
+    expect(
+      await s
+        .produced(0, 4, 1)
+        .commit()
+        .catch((e: unknown) => e),
+    ).toBeInstanceOf(SequenceGapError);
+    const behind = await s
+      .produced(0, 1, 1, 'behind')
+      .commit()
+      .catch((e: unknown) => e);
+    expect([behind instanceof SequenceGapError, (behind as SluiceError).code]).toEqual([
+      false,
+      'OUT_OF_ORDER_SEQUENCE_NUMBER',
+    ]);
     // Restarting at 0 under the same epoch is no new producer: the sequence must go on.
     expect(await refusal(s.produced(0, 0, 1, 'again').commit())).toMatchObject({
       code: 'OUT_OF_ORDER_SEQUENCE_NUMBER',

@@ -267,6 +267,7 @@ describe('connector plugins', () => {
       { class: 'io.sluice.connect.jdbc.JdbcSinkConnector', type: 'sink', version: '0.1.0' },
       { class: 'io.sluice.connect.http.HttpSinkConnector', type: 'sink', version: '0.1.0' },
       { class: 'io.sluice.connect.dynamodb.DynamoDbSourceConnector', type: 'source', version: '0.1.0' },
+      { class: 'io.sluice.connect.aws.lambda.AwsLambdaSinkConnector', type: 'sink', version: '0.1.0' },
     ]);
     const all = (await http('GET', '/v1/connect/connector-plugins?connectorsOnly=false')).body as {
       type: string;

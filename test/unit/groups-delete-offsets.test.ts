@@ -9,7 +9,11 @@ import { groupRoutes } from '../../lib/http/routes/groups.js';
 import { routeCaller } from './group-routes-support.js';
 
 interface Answer {
-  results: { topic: string; partition: number }[];
+  results: {
+    topic: string;
+    partition: number;
+    error?: { code: string; message: string; retriable: boolean };
+  }[];
   offsets: CommittedOffset[];
   error: { code: string; message: string; retriable: boolean };
 }
@@ -59,7 +63,7 @@ const setup = () => {
 };
 
 describe('DELETE /v1/groups/{group}/offsets (OffsetDelete)', () => {
-  it('deletes the named partitions, then the rest of the topic, and answers exactly what it deleted', async () => {
+  it('deletes the named partitions, then the rest of the topic, answering every asked partition', async () => {
     const { commit, remove, committed } = setup();
     await commit([
       ['orders', 0, 5],
@@ -78,19 +82,60 @@ describe('DELETE /v1/groups/{group}/offsets (OffsetDelete)', () => {
       },
     });
     expect(await committed()).toEqual(['orders/1@6', 'payments/0@8']);
+    // Without a list: every partition of the topic, those that had no offset left included (Kafka).
     expect((await remove({ topic: 'orders' })).body).toEqual({
-      results: [{ topic: 'orders', partition: 1 }],
+      results: [
+        { topic: 'orders', partition: 0 },
+        { topic: 'orders', partition: 1 },
+        { topic: 'orders', partition: 2 },
+      ],
     });
     expect(await committed()).toEqual(['payments/0@8']);
-    // Nothing left to delete: an empty answer, not an error; other topics untouched.
+    // Nothing left to delete: the partition still answers, with no error; other topics untouched.
     expect(await remove({ topic: 'orders', partitions: '1' })).toEqual({
       status: 200,
-      body: { results: [] },
+      body: { results: [{ topic: 'orders', partition: 1 }] },
     });
     expect(await committed()).toEqual(['payments/0@8']);
   });
 
-  it('is refused with GROUP_SUBSCRIBED_TO_TOPIC while a live member subscribes, changing nothing', async () => {
+  it('answers UNKNOWN_TOPIC_OR_PARTITION per partition the topic does not have, deleting the rest', async () => {
+    const { commit, remove, committed } = setup();
+    await commit([
+      ['orders', 1, 6],
+      ['payments', 0, 8],
+    ]);
+    const unknown = (topic: string, partition: number, message: string) => ({
+      topic,
+      partition,
+      error: { code: 'UNKNOWN_TOPIC_OR_PARTITION', message, retriable: false },
+    });
+    expect(await remove({ topic: 'orders', partitions: '7,1' })).toEqual({
+      status: 200,
+      body: {
+        results: [{ topic: 'orders', partition: 1 }, unknown('orders', 7, 'topic orders has no partition 7')],
+      },
+    });
+    expect(await remove({ topic: 'gone', partitions: '0,1' })).toEqual({
+      status: 200,
+      body: {
+        results: [
+          unknown('gone', 0, 'topic gone does not exist'),
+          unknown('gone', 1, 'topic gone does not exist'),
+        ],
+      },
+    });
+    // No list and no topic: no partitions to answer for, so the request itself is answered.
+    expect(await remove({ topic: 'gone' })).toEqual({
+      status: 404,
+      body: {
+        error: { code: 'UNKNOWN_TOPIC_OR_PARTITION', message: 'topic gone does not exist', retriable: false },
+      },
+    });
+    expect(await committed()).toEqual(['payments/0@8']);
+  });
+
+  it('answers GROUP_SUBSCRIBED_TO_TOPIC for every partition while a live member subscribes, changing nothing', async () => {
     const { clock, commit, remove, committed, join, coordinator } = setup();
     await commit([
       ['orders', 0, 5],
@@ -98,23 +143,32 @@ describe('DELETE /v1/groups/{group}/offsets (OffsetDelete)', () => {
     ]);
     const member = await join(['payments']);
     const before = await committed();
-    const refused = await remove({ topic: 'payments' });
-    expect(refused.status).toBe(409);
-    expect(refused.body.error).toEqual({
+    const error = {
       code: 'GROUP_SUBSCRIBED_TO_TOPIC',
       message: `member ${member.memberId} of group g1 subscribes to payments; its offsets cannot be deleted while it does`,
       retriable: false,
+    };
+    expect(await remove({ topic: 'payments' })).toEqual({
+      status: 200,
+      body: {
+        results: [
+          { topic: 'payments', partition: 0, error },
+          { topic: 'payments', partition: 1, error },
+        ],
+      },
     });
-    expect((await remove({ topic: 'payments', partitions: '1' })).status).toBe(409);
+    expect((await remove({ topic: 'payments', partitions: '1' })).body).toEqual({
+      results: [{ topic: 'payments', partition: 1, error }],
+    });
     expect(await committed()).toEqual(before);
     // A topic no member subscribes to can go while the group is active.
-    expect((await remove({ topic: 'orders' })).body).toEqual({
+    expect((await remove({ topic: 'orders', partitions: '0' })).body).toEqual({
       results: [{ topic: 'orders', partition: 0 }],
     });
     expect(await committed()).toEqual(['payments/1@9']);
     // Once the member's session has run out it no longer subscribes to anything.
     clock.advance(coordinator.sessionTimeoutMs + 1);
-    expect((await remove({ topic: 'payments' })).body).toEqual({
+    expect((await remove({ topic: 'payments', partitions: '1' })).body).toEqual({
       results: [{ topic: 'payments', partition: 1 }],
     });
     expect(await committed()).toEqual([]);
@@ -127,10 +181,20 @@ describe('DELETE /v1/groups/{group}/offsets (OffsetDelete)', () => {
     store.before = async () => {
       joined = (await join(['payments'])).memberId;
     };
-    const raced = await remove({ topic: 'payments' });
+    const raced = await remove({ topic: 'payments', partitions: '0' });
     expect(joined).not.toBe('');
-    expect([raced.status, raced.body.error.code]).toEqual([409, 'GROUP_SUBSCRIBED_TO_TOPIC']);
-    expect(raced.body.error.message).toContain(`member ${joined} `);
+    expect(raced.status).toBe(200);
+    expect(raced.body.results).toEqual([
+      {
+        topic: 'payments',
+        partition: 0,
+        error: {
+          code: 'GROUP_SUBSCRIBED_TO_TOPIC',
+          message: `member ${joined} of group g1 subscribes to payments; its offsets cannot be deleted while it does`,
+          retriable: false,
+        },
+      },
+    ]);
     expect(await committed()).toEqual(['payments/0@3']);
   });
 
@@ -173,8 +237,9 @@ describe('DELETE /v1/groups/{group}/offsets (OffsetDelete)', () => {
     const first = Array.from({ length: 99 }, (_, p) => p);
     const chunk = await remove({ topic: 'wide', partitions: first.join(',') });
     expect(chunk.body.results).toEqual(first.map((partition) => ({ topic: 'wide', partition })));
-    expect((await remove({ topic: 'wide' })).body.results.map((r) => r.partition)).toEqual(
-      Array.from({ length: 21 }, (_, i) => 99 + i),
+    // The rest: all 120 partitions answer, 21 of them had an offset left.
+    expect((await remove({ topic: 'wide' })).body.results).toEqual(
+      Array.from({ length: 120 }, (_, partition) => ({ topic: 'wide', partition })),
     );
     expect(await committed()).toEqual([]);
   });

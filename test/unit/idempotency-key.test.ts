@@ -56,6 +56,12 @@ describe('Idempotency-Key', () => {
       1_700_000_000_000, 1_600_000_000_000, 1_700_000_000_000,
     ]);
     expect(await s.hw()).toBe(3 + writesBetween);
+    // And what is stored: the records carry the very timestamps both answers gave.
+    const all = await s.http('GET', `/v1/topics/t/partitions/0/records?offset=0`);
+    expect(all.status).toBe(200);
+    expect(
+      all.body.records.slice(0, 3).map((r: { offset: number; timestamp: number }) => [r.offset, r.timestamp]),
+    ).toEqual(first.body.results.map((r: { offset: number; timestamp: number }) => [r.offset, r.timestamp]));
   });
 
   it('answers a retry on a LogAppendTime topic with the original append time', async () => {

@@ -120,6 +120,67 @@ describe('latency store decorators', () => {
     );
   });
 
+  /** A timer on virtual time: sleeps move it, and record how long each was asked for. */
+  const ms = (x: number) => Math.round(x * 1000) / 1000;
+  const virtualTimer = () => {
+    const t = { time: 0, sleeps: [] as number[] };
+    return {
+      t,
+      timer: {
+        now: () => t.time,
+        sleep: async (wait: number) => {
+          t.sleeps.push(ms(wait));
+          t.time += Math.max(0, wait);
+        },
+      },
+    };
+  };
+
+  it("the emulator's own time counts toward the modelled time instead of adding to it", async () => {
+    const inner = new MemoryMetadataStore();
+    await inner.put({ pk: 'a', sk: 'b', n: 1 });
+    const { t, timer } = virtualTimer();
+    // A store that itself takes 60 ms (a loaded emulator) under a 30 ms model: 15 ms on the way
+    // there, then the call's 60, and nothing after: 75 ms in all, not 30 + 60.
+    const slowInner: typeof inner = Object.assign(Object.create(inner) as typeof inner, {
+      update: async (...args: Parameters<typeof inner.update>) => {
+        t.time += 60;
+        return inner.update(...args);
+      },
+    });
+    const store = new LatencyMetadataStore(slowInner, slow, seededRandom(1), timer);
+    await store.update({ pk: 'a', sk: 'b' }, [{ set: 'n', value: 2 }]);
+    expect(t.sleeps).toEqual([15, -45]);
+    expect(ms(t.time)).toBe(75);
+    expect((await inner.get({ pk: 'a', sk: 'b' }))?.['n']).toBe(2);
+    // A quick store: the rest of the modelled time passes after it answers, 30 ms in all.
+    const quick = new LatencyMetadataStore(inner, slow, seededRandom(1), timer);
+    t.sleeps.length = 0;
+    const before = t.time;
+    await quick.update({ pk: 'a', sk: 'b' }, [{ set: 'n', value: 3 }]);
+    expect([t.sleeps, ms(t.time - before)]).toEqual([[15, 15], 30]);
+  });
+
+  it('a call reaches the store after half its modelled time, and a failed one still takes all of it', async () => {
+    const inner = new MemoryMetadataStore();
+    await inner.put({ pk: 'a', sk: 'b', n: 1 });
+    const { t, timer } = virtualTimer();
+    const seen: number[] = [];
+    const watched: typeof inner = Object.assign(Object.create(inner) as typeof inner, {
+      update: (...args: Parameters<typeof inner.update>) => {
+        seen.push(ms(t.time));
+        return inner.update(...args);
+      },
+    });
+    const store = new LatencyMetadataStore(watched, slow, seededRandom(1), timer);
+    const failed = store.update({ pk: 'a', sk: 'b' }, [{ set: 'n', value: 3 }], {
+      condition: { path: 'n', op: '=', value: 9 },
+    });
+    await expect(failed).rejects.toBeInstanceOf(ConditionFailedError);
+    expect([seen, t.sleeps, ms(t.time)]).toEqual([[15], [15, 15], 30]);
+    expect((await inner.get({ pk: 'a', sk: 'b' }))?.['n']).toBe(1);
+  });
+
   it('withLatency wraps every store and keeps their ids in order', () => {
     const wrapped = withLatency(latencyModels.express, {
       store: new MemoryMetadataStore(),

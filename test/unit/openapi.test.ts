@@ -3,21 +3,19 @@
  * of the route table and no other, and real answers of the in-process router — driven through the SDK
  * and by hand for the error cases — match its schemas, statuses and error codes.
  */
-import { readFileSync } from 'node:fs';
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { SLUICE_VERSION } from '../../lib/app.js';
-import { ROUTE_TABLE, matchRoute } from '../../lib/http/route-table.js';
+import { ROUTE_TABLE } from '../../lib/http/route-table.js';
 import { openApiDocument } from '../../lib/wire/openapi.js';
 import { SluiceClient } from '../../sdk/client.js';
 import type { Exchange } from '../support/router-fetch.js';
 import { routerFetch } from '../support/router-fetch.js';
 import { memorySluice } from './log-support.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Doc = any;
-const doc: Doc = JSON.parse(readFileSync(new URL('../../docs/openapi.json', import.meta.url), 'utf8'));
-const routeName = (method: string, pattern: string): string => `${method.toUpperCase()} ${pattern}`;
+import type { Doc } from '../support/openapi-conformance.js';
+import { OPENAPI_DOC, conformanceProblems, routeName } from '../support/openapi-conformance.js';
+
+const doc: Doc = OPENAPI_DOC;
 
 describe('docs/openapi.json', () => {
   it('is what lib/wire/openapi.ts generates (run `npm run openapi` after changing it)', () => {
@@ -111,8 +109,12 @@ const liveSession = async (): Promise<Exchange[]> => {
   await raw('GET', '/v1/groups/nobody'); // 404
   await raw('POST', '/v1/groups/billing/offsets/reset', { topic: 'orders', to: 'earliest' }); // 409 NON_EMPTY_GROUP
   await raw('DELETE', '/v1/groups/billing'); // 409 NON_EMPTY_GROUP
+  await admin.deleteOffsets('billing', 'orders', [0, 7]); // 200, GROUP_SUBSCRIBED_TO_TOPIC and UNKNOWN_TOPIC_OR_PARTITION
+  await raw('DELETE', '/v1/groups/nobody/offsets?topic=orders'); // 404 GROUP_ID_NOT_FOUND
+  await raw('DELETE', '/v1/groups/billing/offsets?topic=nope'); // 404 UNKNOWN_TOPIC_OR_PARTITION
   await raw('POST', '/v1/groups/billing/heartbeat', { memberId: member.memberId, memberEpoch: -1 });
   await admin.resetOffsets('billing', 'orders', { offset: 0 });
+  await admin.deleteOffsets('billing', 'orders');
   await admin.deleteGroup('billing');
   await raw('POST', '/v1/producers');
   await admin.deleteTopic('orders');
@@ -120,57 +122,14 @@ const liveSession = async (): Promise<Exchange[]> => {
 };
 
 describe('live answers of the router', () => {
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  ajv.addSchema({ ...doc, $id: 'sluice:openapi' });
-
   it('match the document: status listed, body valid, error code listed for its status', async () => {
     const exchanges = await liveSession();
-    const problems: string[] = [];
-    const seen = new Set<string>();
-    for (const e of exchanges) {
-      const route = matchRoute(e.method, e.path);
-      const where = `${e.method} ${e.path} → ${e.status}`;
-      if (!route) {
-        problems.push(`${where}: no route`);
-        continue;
-      }
-      seen.add(routeName(route.method, route.pattern));
-      const op = doc.paths[route.pattern]?.[route.method.toLowerCase()];
-      const response = op?.responses?.[String(e.status)];
-      if (!response) {
-        problems.push(`${where}: status not in docs/openapi.json`);
-        continue;
-      }
-      if (e.status >= 400) {
-        const code = (e.body as { error?: { code?: string } } | undefined)?.error?.code;
-        if (!code || !response['x-kafka-error-codes'].includes(code))
-          problems.push(`${where}: ${code} is not listed for this status`);
-      }
-      const type = Object.keys(response.content ?? {}).find((t) => e.contentType.includes(t));
-      if (response.content && !type) problems.push(`${where}: content type ${e.contentType} not documented`);
-      if (type !== 'application/json') continue;
-      const pointer = [
-        'paths',
-        route.pattern,
-        route.method.toLowerCase(),
-        'responses',
-        String(e.status),
-        'content',
-        type,
-        'schema',
-      ]
-        .map((s) => s.replace(/~/g, '~0').replace(/\//g, '~1'))
-        .join('/');
-      const validate = ajv.getSchema(`sluice:openapi#/${pointer}`);
-      if (!validate) problems.push(`${where}: no schema`);
-      else if (!validate(e.body))
-        problems.push(`${where}: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(e.body)}`);
-    }
+    const { problems, seen } = conformanceProblems(exchanges);
     expect(problems).toEqual([]);
     // The session reaches every route of the table as it stood when this test was written.
     const covered = ROUTE_TABLE.map((r) => routeName(r.method, r.pattern)).filter((r) => !seen.has(r));
     expect(covered.filter((r) => KNOWN_ROUTES.includes(r))).toEqual([]);
-    expect(exchanges).toHaveLength(38);
+    expect(exchanges).toHaveLength(42);
     expect(
       exchanges
         .filter((e) => e.status >= 400)
@@ -190,6 +149,36 @@ describe('live answers of the router', () => {
       '404 GROUP_ID_NOT_FOUND',
       '409 NON_EMPTY_GROUP',
       '409 NON_EMPTY_GROUP',
+      '404 GROUP_ID_NOT_FOUND',
+      '404 UNKNOWN_TOPIC_OR_PARTITION',
+    ]);
+    // OffsetDelete answers every asked partition, refused ones with their error.
+    const deletes = exchanges.filter((e) => e.method === 'DELETE' && e.path === '/v1/groups/billing/offsets');
+    const refused = {
+      code: 'GROUP_SUBSCRIBED_TO_TOPIC',
+      message: expect.stringMatching(/^member \S+ of group billing subscribes to orders; /),
+      retriable: false,
+    };
+    expect(deletes.map((e) => [e.status, e.body])).toEqual([
+      [
+        200,
+        {
+          results: [
+            { topic: 'orders', partition: 0, error: refused },
+            {
+              topic: 'orders',
+              partition: 7,
+              error: {
+                code: 'UNKNOWN_TOPIC_OR_PARTITION',
+                message: 'topic orders has no partition 7',
+                retriable: false,
+              },
+            },
+          ],
+        },
+      ],
+      [404, expect.anything()],
+      [200, { results: [0, 1, 2].map((partition) => ({ topic: 'orders', partition })) }],
     ]);
   });
 });

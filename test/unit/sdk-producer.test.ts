@@ -248,7 +248,7 @@ describe('Producer.sendBatch (binary, idempotent)', () => {
     expect(batches[2]!.baseSequence).toBe(4);
   });
 
-  it('sends one partition’s concurrent calls one at a time, in call order', async () => {
+  it('with maxInFlightRequests 1 sends one partition’s concurrent calls one at a time, in call order', async () => {
     let inFlight = 0;
     let maxInFlight = 0;
     const order: string[] = [];
@@ -265,13 +265,111 @@ describe('Producer.sendBatch (binary, idempotent)', () => {
         { baseOffset: part.header.baseSequence, lastOffset: 0, logAppendTime: -1, logStartOffset: 0 },
       ];
     });
-    const producer = client.producer();
+    const producer = client.producer({ maxInFlightRequests: 1 });
     const results = await Promise.all(
       Array.from({ length: 8 }, () => producer.sendBatch('t', 0, messages('m', 2))),
     );
     expect(maxInFlight).toBe(1);
     expect(order).toEqual(['0', '2', '4', '6', '8', '10', '12', '14']);
     expect(results.map((r) => r.baseOffset)).toEqual([0, 2, 4, 6, 8, 10, 12, 14]);
+  });
+
+  /**
+   * A partition that commits as Sluice does: only the next sequence of the producer (a retried one
+   * answers its original offset), OUT_OF_ORDER_SEQUENCE_NUMBER for any other; each request waits a
+   * seeded random while before it reaches the commit, so pipelined requests arrive out of order.
+   */
+  const sequencedServer = (
+    seed: number,
+    refuse: (n: number) => [number, unknown] | undefined = () => undefined,
+  ) => {
+    let state = seed;
+    const random = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let requests = 0;
+    let nextId = 100;
+    const log: { producerId: number; values: string[] }[] = [];
+    const last = new Map<number, number>();
+    const committed = new Map<string, number>();
+    const { client } = fakeServer(async (req) => {
+      if (req.url.pathname === '/v1/producers') return [200, { producerId: nextId++, producerEpoch: 0 }];
+      const n = ++requests;
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await new Promise((r) => setTimeout(r, 8 * random()));
+      inFlight--;
+      const refused = refuse(n);
+      if (refused) return refused;
+      const part = splitBatches(req.body)[0]!;
+      const { producerId, baseSequence, recordCount } = part.header;
+      const original = committed.get(`${producerId}/${baseSequence}`);
+      if (original !== undefined)
+        return [200, { baseOffset: original, lastOffset: 0, logAppendTime: -1, logStartOffset: 0 }];
+      if (baseSequence !== (last.get(producerId) ?? -1) + 1)
+        return [409, error('OUT_OF_ORDER_SEQUENCE_NUMBER', false)];
+      last.set(producerId, baseSequence + recordCount - 1);
+      const baseOffset = log.reduce((sum, b) => sum + b.values.length, 0);
+      committed.set(`${producerId}/${baseSequence}`, baseOffset);
+      const decoded = decodeRecordBatch(req.body.subarray(part.start, part.end));
+      log.push({ producerId, values: decoded.records.map((r) => new TextDecoder().decode(r.value!)) });
+      return [
+        200,
+        { baseOffset, lastOffset: baseOffset + recordCount - 1, logAppendTime: -1, logStartOffset: 0 },
+      ];
+    });
+    return {
+      client,
+      log,
+      get maxInFlight() {
+        return maxInFlight;
+      },
+    };
+  };
+
+  it.each([1, 2, 3])(
+    'keeps up to 5 requests in flight by default and still lands every call in call order (seed %i)',
+    async (seed) => {
+      const server = sequencedServer(seed);
+      const producer = server.client.producer();
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => producer.sendBatch('t', 0, messages(`c${i}-`, 2))),
+      );
+      expect(server.maxInFlight).toBe(5);
+      expect(results.map((r) => r.baseOffset)).toEqual(Array.from({ length: 20 }, (_, i) => 2 * i));
+      expect(server.log.flatMap((b) => b.values)).toEqual(
+        Array.from({ length: 20 }, (_, i) => [`c${i}-0`, `c${i}-1`]).flat(),
+      );
+      expect(new Set(server.log.map((b) => b.producerId))).toEqual(new Set([100]));
+    },
+  );
+
+  it('fails the calls in flight behind a failed one, never lands them out of order, and goes on under a new producer id', async () => {
+    // The 3rd request to reach the server is refused for good (a record too large, say).
+    const server = sequencedServer(7, (n) =>
+      n === 3 ? [413, error('MESSAGE_TOO_LARGE', false)] : undefined,
+    );
+    const producer = server.client.producer();
+    const settled = await Promise.allSettled(
+      Array.from({ length: 6 }, (_, i) => producer.sendBatch('t', 0, messages(`c${i}-`, 1))),
+    );
+    const ok = settled.map((r) => r.status === 'fulfilled');
+    // Whatever landed is a prefix of the calls: nothing after a failed call landed before it.
+    const landed = server.log.flatMap((b) => b.values);
+    const firstFailed = ok.indexOf(false);
+    expect(firstFailed).toBeGreaterThanOrEqual(0);
+    expect(ok.slice(firstFailed).every((x) => !x)).toBe(true);
+    expect(landed).toEqual(Array.from({ length: firstFailed }, (_, i) => `c${i}-0`));
+    const after = await producer.sendBatch('t', 0, messages('later-', 1));
+    expect(after.baseOffset).toBe(firstFailed);
+    expect(server.log.at(-1)).toEqual({ producerId: 101, values: ['later-0'] });
+  });
+
+  it('refuses more than 5 requests in flight with idempotence, and fewer than 1', () => {
+    const { client } = fakeServer(() => [200, {}]);
+    expect(() => client.producer({ maxInFlightRequests: 6 })).toThrow(/maxInFlightRequests/);
+    expect(() => client.producer({ maxInFlightRequests: 0 })).toThrow(/maxInFlightRequests/);
+    expect(() => client.producer({ idempotent: false, maxInFlightRequests: 8 })).not.toThrow();
   });
 
   it('starts a new producer id after a send whose outcome is unknown', async () => {

@@ -83,7 +83,7 @@ export const createAwsClients = (options: AwsClientsOptions = {}): AwsClients =>
 const nonEmpty = (value: string | undefined): string | undefined =>
   value === undefined || value.trim() === '' ? undefined : value.trim();
 
-const isLoopback = (endpoint: string): boolean => {
+export const isLoopback = (endpoint: string): boolean => {
   try {
     const host = new URL(endpoint).hostname;
     return (

@@ -21,13 +21,44 @@ import { seededRandom } from '../fault/random.js';
 import type { Distribution, LatencyModel } from './model.js';
 import { sampleMs, transferMs } from './model.js';
 
-const sleep = (ms: number): Promise<void> =>
-  ms <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms));
+/** Where the waits happen: real timers, or a simulation's clock (bench/latency-sim.ts). */
+export interface Timer {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
 
-/** Waits `d` (plus `extraMs`), then runs `op`. */
-const after = async <T>(d: Distribution, random: Random, op: () => Promise<T>, extraMs = 0): Promise<T> => {
-  await sleep(sampleMs(d, random) + extraMs);
-  return op();
+export const realTimer: Timer = {
+  now: () => performance.now(),
+  sleep: (ms) => (ms <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms))),
+};
+
+/**
+ * Answers `op` after a draw of `d` (plus `extraMs`) in all: half of it before the call reaches the store
+ * (the request's way there, so concurrent calls still arrive reordered as on a network), the rest after,
+ * less what the emulator itself took. The model's figure is the whole service time on AWS, and the
+ * emulator's own time (CPU on the shared machine) stands for part of that same time: adding both would
+ * count it twice, so the modelled time is a floor that a slower emulator can only lengthen.
+ */
+const after = async <T>(
+  timer: Timer,
+  d: Distribution,
+  random: Random,
+  op: () => Promise<T>,
+  extraMs = 0,
+): Promise<T> => {
+  const totalMs = sampleMs(d, random) + extraMs;
+  const started = timer.now();
+  await timer.sleep(totalMs / 2);
+  const rest = () => timer.sleep(totalMs - (timer.now() - started));
+  let result: T;
+  try {
+    result = await op();
+  } catch (error) {
+    await rest();
+    throw error;
+  }
+  await rest();
+  return result;
 };
 
 export class LatencyObjectStore implements ObjectStore {
@@ -35,6 +66,7 @@ export class LatencyObjectStore implements ObjectStore {
     readonly inner: ObjectStore,
     readonly model: LatencyModel,
     private readonly random: Random = seededRandom(1),
+    private readonly timer: Timer = realTimer,
   ) {}
 
   get id(): string {
@@ -47,6 +79,7 @@ export class LatencyObjectStore implements ObjectStore {
 
   put(key: string, body: Uint8Array): Promise<void> {
     return after(
+      this.timer,
       this.model.object.put,
       this.random,
       () => this.inner.put(key, body),
@@ -56,17 +89,19 @@ export class LatencyObjectStore implements ObjectStore {
 
   async get(key: string, range?: ByteRange): Promise<Uint8Array> {
     // First byte, then the body at the per-request throughput.
-    const bytes = await after(this.model.object.get, this.random, () => this.inner.get(key, range));
-    await sleep(transferMs(this.model, bytes.length));
+    const bytes = await after(this.timer, this.model.object.get, this.random, () =>
+      this.inner.get(key, range),
+    );
+    await this.timer.sleep(transferMs(this.model, bytes.length));
     return bytes;
   }
 
   delete(keys: readonly string[]): Promise<void> {
-    return after(this.model.object.delete, this.random, () => this.inner.delete(keys));
+    return after(this.timer, this.model.object.delete, this.random, () => this.inner.delete(keys));
   }
 
   list(prefix: string, options?: { cursor?: string; limit?: number }): Promise<ObjectListPage> {
-    return after(this.model.object.list, this.random, () => this.inner.list(prefix, options));
+    return after(this.timer, this.model.object.list, this.random, () => this.inner.list(prefix, options));
   }
 }
 
@@ -75,34 +110,39 @@ export class LatencyMetadataStore implements MetadataStore {
     readonly inner: MetadataStore,
     readonly model: LatencyModel,
     private readonly random: Random = seededRandom(0),
+    private readonly timer: Timer = realTimer,
   ) {}
 
   get(key: ItemKey, options?: { consistent?: boolean }): Promise<Item | undefined> {
-    return after(this.model.metadata.get, this.random, () => this.inner.get(key, options));
+    return after(this.timer, this.model.metadata.get, this.random, () => this.inner.get(key, options));
   }
 
   put(item: Item, options?: WriteOptions): Promise<void> {
-    return after(this.model.metadata.put, this.random, () => this.inner.put(item, options));
+    return after(this.timer, this.model.metadata.put, this.random, () => this.inner.put(item, options));
   }
 
   update(key: ItemKey, actions: readonly UpdateAction[], options?: UpdateOptions): Promise<Item | undefined> {
-    return after(this.model.metadata.update, this.random, () => this.inner.update(key, actions, options));
+    return after(this.timer, this.model.metadata.update, this.random, () =>
+      this.inner.update(key, actions, options),
+    );
   }
 
   delete(key: ItemKey, options?: WriteOptions): Promise<void> {
-    return after(this.model.metadata.delete, this.random, () => this.inner.delete(key, options));
+    return after(this.timer, this.model.metadata.delete, this.random, () => this.inner.delete(key, options));
   }
 
   query(input: QueryInput): Promise<QueryPage> {
-    return after(this.model.metadata.query, this.random, () => this.inner.query(input));
+    return after(this.timer, this.model.metadata.query, this.random, () => this.inner.query(input));
   }
 
   transact(ops: readonly TransactOp[]): Promise<void> {
-    return after(this.model.metadata.transact, this.random, () => this.inner.transact(ops));
+    return after(this.timer, this.model.metadata.transact, this.random, () => this.inner.transact(ops));
   }
 
   batchWrite(writes: { puts?: readonly Item[]; deletes?: readonly ItemKey[] }): Promise<void> {
-    return after(this.model.metadata.batchWrite, this.random, () => this.inner.batchWrite(writes));
+    return after(this.timer, this.model.metadata.batchWrite, this.random, () =>
+      this.inner.batchWrite(writes),
+    );
   }
 }
 
@@ -111,9 +151,10 @@ export const withLatency = (
   model: LatencyModel,
   stores: { store: MetadataStore; objectStores: readonly ObjectStore[] },
   seed = 1,
+  timer: Timer = realTimer,
 ): { store: MetadataStore; objectStores: ObjectStore[] } => ({
-  store: new LatencyMetadataStore(stores.store, model, seededRandom(seed)),
+  store: new LatencyMetadataStore(stores.store, model, seededRandom(seed), timer),
   objectStores: stores.objectStores.map(
-    (s, i) => new LatencyObjectStore(s, model, seededRandom(seed + 1 + i)),
+    (s, i) => new LatencyObjectStore(s, model, seededRandom(seed + 1 + i), timer),
   ),
 });

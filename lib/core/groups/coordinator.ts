@@ -13,7 +13,7 @@ import { GroupDraft, groupState, liveMembers } from './group.js';
 import type { LoadedGroup } from './group-items.js';
 import { GroupItems } from './group-items.js';
 import { applyHeartbeat } from './heartbeat.js';
-import type { DeleteOffsetsRequest, DeletedOffset } from './offset-delete.js';
+import type { DeleteOffsetsRequest } from './offset-delete.js';
 import { deleteOffsetsOnce } from './offset-delete.js';
 import { OffsetWriter } from './offset-writer.js';
 import { toTopicPartitions } from './partition-map.js';
@@ -176,13 +176,18 @@ export class GroupCoordinator {
     return { offsets };
   }
 
-  /** OffsetDelete: one topic's committed offsets, refused while a live member subscribes to the topic. */
-  async deleteOffsets(groupId: string, request: DeleteOffsetsRequest): Promise<{ results: DeletedOffset[] }> {
+  /**
+   * OffsetDelete: one topic's committed offsets, answering every asked partition; refused per
+   * partition while a live member subscribes to the topic.
+   */
+  async deleteOffsets(groupId: string, request: DeleteOffsetsRequest): Promise<{ results: CommitResult[] }> {
     validateGroupId(groupId);
     validateTopicName(request.topic, 'topic');
     const deps = { store: this.store, items: this.items, sessionTimeoutMs: this.sessionTimeoutMs };
+    // Partitions only grow: a count read once, before the attempts, is never one that has shrunk.
+    const info = await this.topics.describe(request.topic);
     const results = await this.retry('offset deletion', () =>
-      deleteOffsetsOnce(deps, groupId, request, this.clock.now()),
+      deleteOffsetsOnce(deps, groupId, request, info?.partitions, this.clock.now()),
     );
     return { results };
   }

@@ -1,7 +1,7 @@
 /**
  * The commit: one conditional UpdateItem on the partition state item, with no read before it. The
  * update's operands are evaluated against the item before the update, so `nextOffset + n` and the
- * returned old image give this batch's base offset atomically, in the same order as the tail list.
+ * returned new image give this batch's base offset atomically, in the same order as the tail list.
  * The condition fences stale leaders (leader epoch and ISR, lib/core/replication/commit-clauses.ts),
  * and deleted topics (`deleted`, set by a topic delete), moves replica LEOs and the high watermark,
  * enforces idempotent-producer sequences and Idempotency-Keys; on failure the store hands back the
@@ -40,8 +40,20 @@ export interface CommitInput {
   now: number;
 }
 
+/**
+ * OUT_OF_ORDER_SEQUENCE_NUMBER for a batch ahead of the producer's next sequence: earlier batches of
+ * the same epoch are not committed, perhaps not yet (they may be in flight beside this one).
+ */
+export class SequenceGapError extends SluiceError {
+  constructor(message: string) {
+    super('OUT_OF_ORDER_SEQUENCE_NUMBER', message);
+    this.name = 'SequenceGapError';
+  }
+}
+
 export type CommitOutcome =
-  | { kind: 'committed'; baseOffset: number; logStartOffset: number; tailLength: number }
+  /** `state`: the partition item right after this commit (its new image). */
+  | { kind: 'committed'; baseOffset: number; logStartOffset: number; state: PartitionState }
   | { kind: 'duplicate'; baseOffset: number; entry: TailEntry | undefined; logStartOffset: number }
   /** The Idempotency-Key list was trimmed since it was read: check again and retry. */
   | { kind: 'retry' }
@@ -72,16 +84,18 @@ export const commitBatch = async (store: MetadataStore, input: CommitInput): Pro
     actions.push({ set: 'ik', append: [idempotency.hash] });
   }
   try {
-    const old = await store.update(keys.partitionState(input.topicId, input.partition), actions, {
+    // The new image: the update is atomic, so this batch's base offset is the new nextOffset less its
+    // span, and the image lets the committer materialize the tail without reading the item again.
+    const updated = await store.update(keys.partitionState(input.topicId, input.partition), actions, {
       condition: { and: conditions },
-      returnValues: 'allOld',
+      returnValues: 'allNew',
     });
-    const state = asPartitionState(old!);
+    const state = asPartitionState(updated!);
     return {
       kind: 'committed',
-      baseOffset: state.nextOffset,
+      baseOffset: state.nextOffset - entry.n,
       logStartOffset: state.logStartOffset,
-      tailLength: state.tail.length,
+      state,
     };
   } catch (error) {
     if (!(error instanceof ConditionFailedError)) throw error;
@@ -149,10 +163,11 @@ const explainFailure = async (
       if (found) return { kind: 'duplicate', ...found, logStartOffset: state.logStartOffset };
     }
     const expected = current && current.e === p.producerEpoch ? current.s + 1 : 0;
-    throw new SluiceError(
-      'OUT_OF_ORDER_SEQUENCE_NUMBER',
-      `producer ${p.producerId} epoch ${p.producerEpoch} sent sequence ${p.firstSequence} on ${where}; expected ${expected}`,
-    );
+    const message = `producer ${p.producerId} epoch ${p.producerEpoch} sent sequence ${p.firstSequence} on ${where}; expected ${expected}`;
+    // Ahead of the expected sequence: the batches between may still be on their way (a producer with
+    // several requests in flight), unlike a sequence already passed.
+    if (p.firstSequence > expected) throw new SequenceGapError(message);
+    throw new SluiceError('OUT_OF_ORDER_SEQUENCE_NUMBER', message);
   }
   if (input.idempotency) {
     if (state.ik.includes(input.idempotency.hash)) {

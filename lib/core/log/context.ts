@@ -41,6 +41,12 @@ export interface LogOptions {
    * long, or whose write takes this long, leaves the ISR.
    */
   replicaLagTimeMaxMs?: number;
+  /**
+   * How long a commit whose producer sequence is ahead of the partition's waits for the batches before
+   * it, which a pipelining producer may have in flight (lib/core/log/sequence-wait.ts); default 0, as
+   * Kafka's broker: answer OUT_OF_ORDER_SEQUENCE_NUMBER at once.
+   */
+  sequenceGapWaitMs?: number;
   /** Backoff jitter of ISR changes and elections (seeded in simulations). */
   random?: () => number;
   newId?: () => string;
@@ -57,6 +63,7 @@ export interface LogContext {
   maxProducersPerPartition: number;
   commitDeadlineMs: number;
   replicaLagTimeMaxMs: number;
+  sequenceGapWaitMs: number;
   random: () => number;
   newId: () => string;
   objectStore(id: string): ObjectStore;
@@ -77,6 +84,7 @@ export const createLogContext = (options: LogOptions): LogContext => {
     maxProducersPerPartition: options.maxProducersPerPartition ?? MAX_PRODUCERS_PER_PARTITION,
     commitDeadlineMs: options.commitDeadlineMs ?? 5 * 60_000,
     replicaLagTimeMaxMs: options.replicaLagTimeMaxMs ?? 30_000,
+    sequenceGapWaitMs: options.sequenceGapWaitMs ?? 0,
     random: options.random ?? Math.random,
     newId: options.newId ?? (() => globalThis.crypto.randomUUID()),
     objectStore: (id) => {

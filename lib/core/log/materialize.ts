@@ -26,6 +26,11 @@ export interface MaterializeOptions {
   producerExpirationMs: number;
   /** Beyond this many, the least recently active producers lose their state (producer-bounds.ts). */
   maxProducers?: number;
+  /**
+   * The partition item as a consistent read would return it now (a commit's new image); without it
+   * the item is read.
+   */
+  state?: PartitionState;
 }
 
 /** Returns the number of entries moved (0 when there was nothing to do or another materializer won). */
@@ -36,9 +41,12 @@ export const materializeTail = async (
   options: MaterializeOptions,
 ): Promise<number> => {
   const key = keys.partitionState(topicId, partition);
-  const item = await store.get(key, { consistent: true });
-  if (!item) return 0;
-  const state = asPartitionState(item);
+  let state = options.state;
+  if (!state) {
+    const item = await store.get(key, { consistent: true });
+    if (!item) return 0;
+    state = asPartitionState(item);
+  }
   // Only committed entries (below the HW) leave the tail: a leader election may still truncate the
   // rest, and it can only do that in the partition item.
   const offsets = tailOffsets(state);

@@ -36,7 +36,8 @@ import {
 } from './idempotency.js';
 import { checkPartition, readPartitionState, withCurrentTopic } from './context.js';
 import { materializeTail } from './materialize.js';
-import type { TailEntry } from './partition-state.js';
+import type { PartitionState, TailEntry } from './partition-state.js';
+import { commitInSequence } from './sequence-wait.js';
 
 export type { Acks } from '../replication/commit-clauses.js';
 
@@ -578,23 +579,27 @@ export class Producer {
         );
       }
       try {
-        const outcome = await commitBatch(ctx.store, {
-          topicId: topic.topicId,
-          topic: topic.name,
-          partition: w.partition,
-          replica: {
-            acks: written.acks,
-            leader: leadership.leader,
-            leaderEpoch: leadership.leaderEpoch,
-            isr: leadership.isr,
-          },
-          entry,
-          ...(producer ? { producer } : {}),
-          ...(ikHash !== undefined ? { idempotency: { hash: ikHash, generation: w.ikGeneration ?? 0 } } : {}),
-          now: ctx.clock.now(),
-        });
+        const outcome = await commitInSequence(ctx.clock, ctx.sequenceGapWaitMs, () =>
+          commitBatch(ctx.store, {
+            topicId: topic.topicId,
+            topic: topic.name,
+            partition: w.partition,
+            replica: {
+              acks: written.acks,
+              leader: leadership.leader,
+              leaderEpoch: leadership.leaderEpoch,
+              isr: leadership.isr,
+            },
+            entry,
+            ...(producer ? { producer } : {}),
+            ...(ikHash !== undefined
+              ? { idempotency: { hash: ikHash, generation: w.ikGeneration ?? 0 } }
+              : {}),
+            now: ctx.clock.now(),
+          }),
+        );
         if (outcome.kind === 'committed') {
-          await this.maybeMaterialize(topic, w.partition, outcome.tailLength + 1);
+          await this.maybeMaterialize(topic, w.partition, outcome.state);
           return outcome;
         }
         if (outcome.kind === 'duplicate') {
@@ -635,8 +640,10 @@ export class Producer {
     }
   }
 
-  private async maybeMaterialize(topic: Topic, partition: number, tailLength: number): Promise<void> {
+  /** `state`: the partition item as this commit left it. */
+  private async maybeMaterialize(topic: Topic, partition: number, state: PartitionState): Promise<void> {
     const every = this.ctx.tailFlushEntries;
+    const tailLength = state.tail.length;
     // Every commit appends one entry, so each sees its own tail length and exactly one committer per
     // `every` commits materializes, however many commit at once. (Triggering on every commit once the
     // tail passed 4 * every made all concurrent committers re-read the item and rewrite the same index
@@ -647,6 +654,8 @@ export class Producer {
         now: this.ctx.clock.now(),
         producerExpirationMs: this.ctx.producerExpirationMs,
         maxProducers: this.ctx.maxProducersPerPartition,
+        // The commit's own image is the item as it stood right after it: no read needed.
+        state,
       });
     } catch {
       // The commit stands; the next committer or the maintenance run moves the tail.

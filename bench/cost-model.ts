@@ -1,0 +1,453 @@
+/**
+ * The full cost of running Sluice for a customer shape, per month and per GiB produced: the requests
+ * the code makes (counted by bench/cost-usage.ts, not described), Lambda time from a duration model or
+ * measured durations, API Gateway units, and storage for the retention in the replica stores and the
+ * segment store. Pure: the same inputs give the same dollars (test/unit/cost-full-model.test.ts).
+ *
+ * Where time goes, the model follows what the code does: a produce request writes one object to each
+ * of the partition's R replica stores (acks=all) and commits in DynamoDB; each consumer group keeps one
+ * long poll in flight per partition (the SDK consumer's loop), so a caught-up group holds a fetch
+ * function for the whole month and reads the partition item every `pollIntervalMs` while it waits;
+ * maintenance runs every minute, rolls closed data into 16 MiB segments in the S3 Standard segment
+ * store, retires the replica copies after `local.retention.ms` and expires segments after the retention.
+ */
+import type { Prices } from './cost-prices.js';
+import { PRICES } from './cost-prices.js';
+import { HOURS_PER_MONTH } from './cost-competitors.js';
+import type { Counts, MeasuredUsage } from './cost-usage.js';
+
+const MiB = 2 ** 20;
+const GiB = 2 ** 30;
+export const SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600;
+
+export interface Shape {
+  name: string;
+  ingressMiBPerSec: number;
+  retentionHours: number;
+  consumerGroups: number;
+  partitions: number;
+  /** Members of each group (heartbeats and offset commits scale with them, not with partitions). */
+  membersPerGroup: number;
+  recordBytes: number;
+}
+
+/**
+ * The three customer shapes of docs/cost.md: steady 1, 10 and 100 MiB/s of 1 KiB records, 7-day
+ * retention, two consumer groups reading everything. Partitions at about 0.25–1.6 MiB/s each (Kafka's
+ * usual sizing is a few MB/s per partition at most); one group member per 8 partitions.
+ */
+export const SHAPES: readonly Shape[] = [
+  { name: '1 MiB/s', ingressMiBPerSec: 1, partitions: 4, membersPerGroup: 1 },
+  { name: '10 MiB/s', ingressMiBPerSec: 10, partitions: 16, membersPerGroup: 2 },
+  { name: '100 MiB/s', ingressMiBPerSec: 100, partitions: 64, membersPerGroup: 8 },
+].map((s) => ({ ...s, retentionHours: 7 * 24, consumerGroups: 2, recordBytes: 1024 }));
+
+export type StoreClass = 'standard' | 'express';
+
+export interface Deployment {
+  replicationFactor: number;
+  /** Class of the replica stores; the segment store is S3 Standard either way. */
+  storeClass: StoreClass;
+  architecture: 'arm64' | 'x86_64';
+  memoryMb: { produce: number; fetch: number; groups: number; maintenance: number };
+  localRetentionHours: number;
+  segmentBytes: number;
+  /** segment.ms: an open segment older than this rolls however small. */
+  segmentHours: number;
+  maintenanceIntervalSec: number;
+  /** The orphan collector keeps retired replica objects this long. */
+  orphanGraceHours: number;
+  fetchMaxWaitMs: number;
+  pollIntervalMs: number;
+  /**
+   * What one long poll covers: the SDK consumer keeps one in flight per owned partition (as built);
+   * 'member' prices the what-if of one poll covering all of a member's partitions, as Kafka's Fetch does.
+   */
+  longPollPer: 'partition' | 'member';
+  heartbeatIntervalMs: number;
+  autoCommitIntervalMs: number;
+}
+
+/** As infra/ and the topic and SDK defaults deploy it (RF and store class chosen per column). */
+export const deployment = (replicationFactor: number, storeClass: StoreClass): Deployment => ({
+  replicationFactor,
+  storeClass,
+  architecture: 'arm64',
+  memoryMb: { produce: 1024, fetch: 1024, groups: 512, maintenance: 1024 },
+  localRetentionHours: 1,
+  segmentBytes: 16 * MiB,
+  segmentHours: 7 * 24,
+  maintenanceIntervalSec: 60,
+  orphanGraceHours: 0.25,
+  fetchMaxWaitMs: 5_000,
+  pollIntervalMs: 100,
+  longPollPer: 'partition',
+  heartbeatIntervalMs: 5_000,
+  autoCommitIntervalMs: 5_000,
+});
+
+/** Billed Lambda milliseconds per invocation. */
+export interface Durations {
+  produce: { fixedMs: number; msPerMiB: number };
+  fetch: { fixedMs: number; msPerMiB: number };
+  groups: { fixedMs: number };
+  maintenance: {
+    fixedMsPerRun: number;
+    msPerPartition: number;
+    msPerMiBRolled: number;
+    msPerListPage: number;
+    /** Per MiB of index items read (read units × 4 KiB). */
+    msPerMiBIndexRead: number;
+  };
+}
+
+/** The dollars of one activity, by what AWS bills. */
+export interface Bill {
+  s3Requests: number;
+  /** S3 Express One Zone's per-GB upload and retrieval charges. */
+  s3Transfer: number;
+  s3Storage: number;
+  dynamodb: number;
+  dynamodbStorage: number;
+  lambdaRequests: number;
+  lambdaCompute: number;
+  apiGateway: number;
+}
+
+export const BILL_LINES = [
+  's3Requests',
+  's3Transfer',
+  's3Storage',
+  'dynamodb',
+  'dynamodbStorage',
+  'lambdaRequests',
+  'lambdaCompute',
+  'apiGateway',
+] as const satisfies readonly (keyof Bill)[];
+
+export const ACTIVITIES = [
+  'produce',
+  'consume',
+  'consumerWaiting',
+  'groups',
+  'maintenance',
+  'storage',
+] as const;
+export type Activity = (typeof ACTIVITIES)[number];
+
+export interface MonthlyCost {
+  gibPerMonth: number;
+  byActivity: Record<Activity, Bill>;
+  lines: Bill;
+  total: number;
+  usdPerGiB: number;
+}
+
+const emptyBill = (): Bill => ({
+  s3Requests: 0,
+  s3Transfer: 0,
+  s3Storage: 0,
+  dynamodb: 0,
+  dynamodbStorage: 0,
+  lambdaRequests: 0,
+  lambdaCompute: 0,
+  apiGateway: 0,
+});
+
+const bill = (parts: Partial<Bill>): Bill => ({ ...emptyBill(), ...parts });
+
+export const addBills = (...bills: Bill[]): Bill =>
+  bills.reduce((a, b) => bill(Object.fromEntries(BILL_LINES.map((k) => [k, a[k] + b[k]]))), emptyBill());
+
+export const billTotal = (b: Bill): number => BILL_LINES.reduce((s, k) => s + b[k], 0);
+
+/** API Gateway HTTP API units of a call whose larger body is `bytes`. */
+export const apiUnits = (bytes: number, prices: Prices = PRICES): number =>
+  Math.max(1, Math.ceil(bytes / prices.apiGateway.meteringIncrementBytes));
+
+/** Prices one class of store for these counts (requests, and Express's per-byte charges). */
+const storeRequests = (c: Counts, cls: StoreClass, p: Prices): Pick<Bill, 's3Requests' | 's3Transfer'> => {
+  if (cls === 'standard')
+    return {
+      s3Requests: ((c.puts + c.lists) * p.s3.perThousandPuts + c.gets * p.s3.perThousandGets) / 1000,
+      s3Transfer: 0,
+    };
+  const e = p.s3Express;
+  return {
+    s3Requests: ((c.puts + c.lists) * e.perThousandPuts + c.gets * e.perThousandGets) / 1000,
+    s3Transfer: (c.putBytes * e.perGiBUploaded + c.getBytes * e.perGiBRetrieved) / GiB,
+  };
+};
+
+const dynamo = (c: Pick<Counts, 'writeUnits' | 'readUnits'>, p: Prices): number =>
+  (c.writeUnits * p.dynamodb.perMillionWriteUnits + c.readUnits * p.dynamodb.perMillionReadUnits) / 1e6;
+
+const gbSeconds = (memoryMb: number, ms: number): number => (memoryMb / 1024) * (ms / 1000);
+
+const lambdaRate = (d: Deployment, p: Prices): number =>
+  d.architecture === 'arm64' ? p.lambda.perGbSecond : p.lambda.perGbSecondX86;
+
+const invocations = (n: number, p: Prices): number => (n * p.lambda.perMillionRequests) / 1e6;
+
+const counts = (c: Partial<Counts>): Counts => ({
+  puts: 0,
+  putBytes: 0,
+  gets: 0,
+  getBytes: 0,
+  lists: 0,
+  deletes: 0,
+  writeUnits: 0,
+  readUnits: 0,
+  ...c,
+});
+
+const scaled = (c: Counts, by: number): Counts =>
+  Object.fromEntries(Object.entries(c).map(([k, v]) => [k, v * by])) as unknown as Counts;
+
+/** Hours a byte spends in the replica stores and in the segment store. */
+export const residencyHours = (shape: Shape, d: Deployment): { replica: number; segment: number } => {
+  const perPartitionBytesPerSec = (shape.ingressMiBPerSec * MiB) / shape.partitions;
+  const fillHours = Math.min(d.segmentHours, d.segmentBytes / perPartitionBytesPerSec / 3600);
+  const intervalHours = d.maintenanceIntervalSec / 3600;
+  // A byte waits half a segment's fill and half a maintenance interval for its roll; local retention
+  // counts from the write, and the collector deletes retired copies after its grace (next run).
+  const rollDelay = fillHours / 2 + intervalHours / 2;
+  return {
+    replica: Math.max(d.localRetentionHours, rollDelay) + d.orphanGraceHours + intervalHours,
+    segment: shape.retentionHours + fillHours / 2 + intervalHours,
+  };
+};
+
+interface Inputs {
+  d: Deployment;
+  usage: MeasuredUsage;
+  durations: Durations;
+  prices: Prices;
+}
+
+const perMillionApi = (units: number, p: Prices): number => (units * p.apiGateway.perMillionRequests) / 1e6;
+
+const requestsPer = (gib: number, usage: MeasuredUsage): number => (gib * GiB) / usage.requestBytes;
+
+const msFor = (side: { fixedMs: number; msPerMiB: number }, usage: MeasuredUsage): number =>
+  side.fixedMs + (side.msPerMiB * usage.requestBytes) / MiB;
+
+/** `gib` produced: one object to each replica store and the commit per request. */
+const produceBill = (gib: number, { d, usage, durations, prices }: Inputs): Bill => {
+  const n = requestsPer(gib, usage);
+  return bill({
+    ...storeRequests(scaled(usage.produce, n), d.storeClass, prices),
+    dynamodb: dynamo(scaled(usage.produce, n), prices),
+    lambdaRequests: invocations(n, prices),
+    lambdaCompute: n * gbSeconds(d.memoryMb.produce, msFor(durations.produce, usage)) * lambdaRate(d, prices),
+    apiGateway: perMillionApi(n * apiUnits(usage.requestBytes, prices), prices),
+  });
+};
+
+/** `gib` read by each of `groups`: one fetch per batch (as measured), its requests, not its time. */
+const consumeBill = (gib: number, groups: number, { d, usage, prices }: Inputs): Bill => {
+  const n = requestsPer(gib, usage) * groups;
+  return bill({
+    ...storeRequests(scaled(usage.fetch, n), d.storeClass, prices),
+    dynamodb: dynamo(scaled(usage.fetch, n), prices),
+    lambdaRequests: invocations(n, prices),
+    apiGateway: perMillionApi(n * apiUnits(usage.requestBytes, prices), prices),
+  });
+};
+
+/** The maintenance work `gib` causes: the roll, retiring the replica copies, expiring the segments. */
+const maintenanceWorkBill = (gib: number, { d, usage, durations, prices }: Inputs): Bill => {
+  const replica = storeRequests(
+    addCounts(scaled(usage.rollPerGiB.replica, gib), scaled(usage.retirePerGiB.replica, gib)),
+    d.storeClass,
+    prices,
+  );
+  const segment = storeRequests(
+    addCounts(scaled(usage.rollPerGiB.segment, gib), scaled(usage.expirePerGiB.segment, gib)),
+    'standard',
+    prices,
+  );
+  const metadata = addCounts(
+    scaled(usage.rollPerGiB.metadata, gib),
+    scaled(usage.retirePerGiB.metadata, gib),
+    scaled(usage.expirePerGiB.metadata, gib),
+  );
+  const ms = gib * 1024 * durations.maintenance.msPerMiBRolled;
+  return bill({
+    s3Requests: replica.s3Requests + segment.s3Requests,
+    s3Transfer: replica.s3Transfer + segment.s3Transfer,
+    dynamodb: dynamo(metadata, prices),
+    lambdaCompute: gbSeconds(d.memoryMb.maintenance, ms) * lambdaRate(d, prices),
+  });
+};
+
+/**
+ * A month of scheduled maintenance runs beyond the work data causes: each run lists every store (the
+ * orphan collector: a LIST page per 1,000 objects held), probes follower stores per partition, reads
+ * every partition's state, and walks the index it holds (batch pages and segment items) at the read
+ * units per byte measured.
+ */
+const maintenanceRunsBill = (
+  shape: Shape,
+  gibPerMonth: number,
+  { d, usage, durations, prices }: Inputs,
+): Bill => {
+  const runs = SECONDS_PER_MONTH / d.maintenanceIntervalSec;
+  const { fixed, perPartition } = usage.idleRun;
+  const P = shape.partitions;
+  const held = heldGiB(shape, gibPerMonth, d);
+  const objectsPerStore = (held.replicaPerStore * GiB) / usage.requestBytes;
+  const segments = held.segment * usage.rollPerGiB.segment.puts;
+  const pages = (n: number) => Math.max(1, Math.ceil(n / 1000));
+  const replicaLists = d.replicationFactor * pages(objectsPerStore) + perPartition.replica.lists * P;
+  const segmentLists = pages(segments) + perPartition.segment.lists * P;
+  const indexBytes = held.segment * usage.indexBytesPerGiB + held.replicaPerStore * usage.pageBytesPerGiB;
+  const readUnits =
+    fixed.metadata.readUnits + perPartition.metadata.readUnits * P + indexBytes * usage.readUnitsPerIndexByte;
+  const writeUnits = fixed.metadata.writeUnits + perPartition.metadata.writeUnits * P;
+  const m = durations.maintenance;
+  const ms =
+    m.fixedMsPerRun +
+    m.msPerPartition * P +
+    m.msPerListPage * (replicaLists + segmentLists) +
+    m.msPerMiBIndexRead * ((readUnits * 4096) / MiB);
+  const replica = storeRequests(counts({ lists: replicaLists * runs }), d.storeClass, prices);
+  const segment = storeRequests(counts({ lists: segmentLists * runs }), 'standard', prices);
+  return bill({
+    s3Requests: replica.s3Requests + segment.s3Requests,
+    dynamodb: dynamo({ writeUnits: writeUnits * runs, readUnits: readUnits * runs }, prices),
+    lambdaRequests: invocations(runs, prices),
+    lambdaCompute: gbSeconds(d.memoryMb.maintenance, ms * runs) * lambdaRate(d, prices),
+  });
+};
+
+/**
+ * A month of caught-up consumers: one long poll in flight per partition and group, billed for its
+ * wall time (at least the fetches' own time), reading the partition item every pollIntervalMs while
+ * it waits; a poll that times out before the next batch arrives is one more request.
+ */
+const consumerWaitingBill = (
+  shape: Shape,
+  gibPerMonth: number,
+  { d, usage, durations, prices }: Inputs,
+): Bill => {
+  const fetches = requestsPer(gibPerMonth, usage) * shape.consumerGroups;
+  const arrivalsPerSec = requestsPer(gibPerMonth, usage) / SECONDS_PER_MONTH / shape.partitions;
+  const pollsPerArrival = Math.max(1, Math.ceil(1 / (arrivalsPerSec * (d.fetchMaxWaitMs / 1000))));
+  const emptyPolls = fetches * (pollsPerArrival - 1);
+  const busySec = (fetches * msFor(durations.fetch, usage)) / 1000;
+  const pollers = d.longPollPer === 'partition' ? shape.partitions : shape.membersPerGroup;
+  const heldSec = Math.max(shape.consumerGroups * pollers * SECONDS_PER_MONTH, busySec);
+  const stateReads = ((heldSec - busySec) * 1000) / d.pollIntervalMs;
+  return bill({
+    dynamodb: dynamo({ writeUnits: 0, readUnits: stateReads * usage.stateReadUnits }, prices),
+    lambdaRequests: invocations(emptyPolls, prices),
+    lambdaCompute: gbSeconds(d.memoryMb.fetch, heldSec * 1000) * lambdaRate(d, prices),
+    apiGateway: perMillionApi(emptyPolls, prices),
+  });
+};
+
+/** A month of heartbeats and auto-commits of every member (one commit carries its partitions). */
+const groupsBill = (shape: Shape, { d, usage, durations, prices }: Inputs): Bill => {
+  const memberSec = shape.consumerGroups * shape.membersPerGroup * SECONDS_PER_MONTH;
+  const heartbeats = memberSec / (d.heartbeatIntervalMs / 1000);
+  const commits = memberSec / (d.autoCommitIntervalMs / 1000);
+  const committed = commits * (shape.partitions / shape.membersPerGroup);
+  const calls = heartbeats + commits;
+  return bill({
+    dynamodb:
+      dynamo(scaled(usage.heartbeat, heartbeats), prices) +
+      dynamo(scaled(usage.commitPerPartition, committed), prices),
+    lambdaRequests: invocations(calls, prices),
+    lambdaCompute: calls * gbSeconds(d.memoryMb.groups, durations.groups.fixedMs) * lambdaRate(d, prices),
+    apiGateway: perMillionApi(calls, prices),
+  });
+};
+
+/** GiB held on average: in each replica store, and in the segment store. */
+const heldGiB = (
+  shape: Shape,
+  gibPerMonth: number,
+  d: Deployment,
+): { replicaPerStore: number; segment: number } => {
+  const stay = residencyHours(shape, d);
+  const gibPerHour = gibPerMonth / HOURS_PER_MONTH;
+  return { replicaPerStore: gibPerHour * stay.replica, segment: gibPerHour * stay.segment };
+};
+
+/** A month of storage: RF copies in the replica stores, one in the segment store, its index items. */
+const storageBill = (shape: Shape, gibPerMonth: number, { d, usage, prices }: Inputs): Bill => {
+  const held = heldGiB(shape, gibPerMonth, d);
+  const replicaPrice =
+    d.storeClass === 'standard' ? prices.s3.standardPerGiBMonth : prices.s3Express.perGiBMonth;
+  return bill({
+    s3Storage:
+      held.replicaPerStore * d.replicationFactor * replicaPrice +
+      held.segment * prices.s3.standardPerGiBMonth,
+    dynamodbStorage:
+      ((held.segment * usage.indexBytesPerGiB + held.replicaPerStore * usage.pageBytesPerGiB) / GiB) *
+      prices.dynamodb.perGiBMonth,
+  });
+};
+
+const inputs = (d: Deployment, usage: MeasuredUsage, durations: Durations, prices: Prices): Inputs => {
+  if (usage.options.replicas !== d.replicationFactor)
+    throw new RangeError(
+      `counts measured at RF=${usage.options.replicas}, priced at RF=${d.replicationFactor}`,
+    );
+  return { d, usage, durations, prices };
+};
+
+/** Sluice's monthly bill for the shape, from the counts of its own code (`usage`, measured at RF). */
+export const sluiceMonthly = (
+  shape: Shape,
+  d: Deployment,
+  usage: MeasuredUsage,
+  durations: Durations,
+  prices: Prices = PRICES,
+): MonthlyCost => {
+  const i = inputs(d, usage, durations, prices);
+  const gibPerMonth = (shape.ingressMiBPerSec * SECONDS_PER_MONTH) / 1024;
+  const byActivity: Record<Activity, Bill> = {
+    produce: produceBill(gibPerMonth, i),
+    consume: consumeBill(gibPerMonth, shape.consumerGroups, i),
+    consumerWaiting: consumerWaitingBill(shape, gibPerMonth, i),
+    groups: groupsBill(shape, i),
+    maintenance: addBills(maintenanceWorkBill(gibPerMonth, i), maintenanceRunsBill(shape, gibPerMonth, i)),
+    storage: storageBill(shape, gibPerMonth, i),
+  };
+  const lines = addBills(...Object.values(byActivity));
+  const total = billTotal(lines);
+  return { gibPerMonth, byActivity, lines, total, usdPerGiB: total / gibPerMonth };
+};
+
+/**
+ * The bench JSON's `usdPerGiB`: dollars per GiB written once and read once — the produce and fetch
+ * requests, their Lambda time, and the maintenance work the GiB causes (roll, retire, expire) — without
+ * storage and without the time-based costs (long polls waiting, heartbeats, scheduled runs), which do
+ * not scale with bytes.
+ */
+export const usdPerGiBWrittenAndReadOnce = (
+  d: Deployment,
+  usage: MeasuredUsage,
+  durations: Durations,
+  prices: Prices = PRICES,
+): Bill => {
+  const i = inputs(d, usage, durations, prices);
+  const fetchMs = requestsPer(1, usage) * msFor(durations.fetch, usage);
+  return addBills(
+    produceBill(1, i),
+    consumeBill(1, 1, i),
+    bill({ lambdaCompute: gbSeconds(d.memoryMb.fetch, fetchMs) * lambdaRate(d, prices) }),
+    maintenanceWorkBill(1, i),
+  );
+};
+
+const addCounts = (...cs: Counts[]): Counts =>
+  cs.reduce(
+    (a, c) =>
+      Object.fromEntries(
+        Object.entries(a).map(([k, v]) => [k, v + c[k as keyof Counts]]),
+      ) as unknown as Counts,
+    scaled(cs[0]!, 0),
+  );
