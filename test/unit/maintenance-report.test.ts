@@ -38,6 +38,7 @@ it('counts exactly what it did, purges a deleted topic after its grace, and name
     recordsCompacted: 0,
     topicsPurged: 0,
     orphansDeleted: 0,
+    orphanScan: true,
     replication: { copied: 0, joined: 0, left: 0, elected: 0 },
     sweeps: { groups: { failedGroups: 0, groups: 0, membersExpired: 0 }, answer: 42 },
     errors: ['sweep broken: boom'],
