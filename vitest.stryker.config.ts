@@ -1,5 +1,6 @@
 import type { TestProjectInlineConfiguration } from 'vitest/config';
 import { defineConfig } from 'vitest/config';
+import { MutationSequencer } from './test/mutation/sequencer.js';
 
 // The projects a mutation run uses: the in-memory unit and simulation tests. Contract and integration
 // tests need emulators and seconds per test, which a run of thousands of mutants cannot afford; for the
@@ -13,10 +14,17 @@ export default defineConfig({
     // One module graph per worker across test files: Stryker switches mutants at run time, so no test
     // file needs a fresh import of the core for each mutant.
     isolate: false,
-    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', SLUICE_SIM_SEEDS: '4' },
+    sequence: { sequencer: MutationSequencer },
+    env: {
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      SLUICE_SIM_SEEDS: '4',
+      SLUICE_FUZZ_RUNS: '200',
+    },
     projects: (
       [
-        { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+        // Vitest's 5 s default fails the slowest unit tests in the initial run on a loaded machine; a
+        // mutant's own time limit is Stryker's (timeoutMS), so a longer test timeout loosens nothing.
+        { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 60_000 } },
         { extends: true, test: { name: 'sim', include: ['test/sim/**/*.test.ts'], testTimeout: 120_000 } },
       ] satisfies TestProjectInlineConfiguration[]
     ).filter((project) => projects.includes(project.test.name)),

@@ -114,6 +114,38 @@ describe('a commit', () => {
     expect(await s.store.get(key)).toEqual(before);
   });
 
+  it('is fenced by an ISR that changed since the write began, naming both, and writes nothing', async () => {
+    const s = await setup();
+    await s.store.update(key, [
+      { set: 'isr', value: ['s0', 's1'] },
+      { set: ['leo', 's1'], value: 0 },
+    ]);
+    const before = await s.store.get(key);
+    expect(await refusal(s.commit(entryOf(1, 'a')))).toEqual({
+      code: 'FENCED_LEADER_EPOCH',
+      message: 'partition t-0 changed its ISR to [s0, s1] since this write went to [s0]',
+      retriable: true,
+    });
+    expect(await s.store.get(key)).toEqual(before);
+  });
+
+  it('refuses a damaged item whose leader LEO is not the log end as a storage error', async () => {
+    const s = await setup();
+    await s.store.update(key, [{ set: ['leo', 's0'], value: 5 }]);
+    const before = await s.store.get(key);
+    expect(await refusal(s.commit(entryOf(1, 'a')))).toEqual({
+      code: 'KAFKA_STORAGE_ERROR',
+      message: 'the leader s0 of t-0 has LEO 5 but the log ends at 0',
+      retriable: true,
+    });
+    expect(await s.store.get(key)).toEqual(before);
+    await s.store.update(key, [{ remove: ['leo', 's0'] }]);
+    expect(await refusal(s.commit(entryOf(1, 'a')))).toMatchObject({
+      message: 'the leader s0 of t-0 has LEO none but the log ends at 0',
+    });
+    expect(asPartitionState((await s.store.get(key))!)).toMatchObject({ nextOffset: 0, tail: [] });
+  });
+
   it('refuses a partition that does not exist', async () => {
     const s = await setup();
     await s.store.delete(key);

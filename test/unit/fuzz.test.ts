@@ -7,7 +7,8 @@ import { fuzz } from '../fuzz/run.js';
 
 // A fixed seed keeps `npm test` deterministic; `npm run fuzz` draws a new one each run.
 const seed = Number(process.env['FUZZ_SEED'] ?? 20_261_201);
-const RUNS = 1000;
+// Mutation runs (vitest.stryker.config.ts) ask for fewer: the fuzz test covers most of the core.
+const RUNS = Number(process.env['SLUICE_FUZZ_RUNS'] ?? 1000);
 
 it(`holds the oracle for 3 × ${RUNS} mutated requests (seed ${seed})`, async () => {
   console.log(`fuzz seed ${seed} (replay: FUZZ_SEED=${seed} npx vitest run test/unit/fuzz.test.ts)`);

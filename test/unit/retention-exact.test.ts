@@ -356,4 +356,64 @@ describe('the conditional update of the log start', () => {
     });
     expect(p.store.dump()).toEqual(before);
   });
+  it('ends quietly when the topic is deleted between the new start and the time index repair', async () => {
+    const p = await partition([4], 0);
+    const key = keys.partitionState(p.topicId, 0);
+    const deleting = new Proxy(p.store, {
+      get(target, name, receiver) {
+        const value: unknown = Reflect.get(target, name, receiver);
+        if (name === 'update')
+          return async (...args: Parameters<MetadataStore['update']>) => {
+            const result = await target.update(...args);
+            if (args[1].some((a) => 'set' in a && a.set === 'logStartOffset')) await target.delete(key);
+            return result;
+          };
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    expect(await p.retain({ 'retention.bytes': 0 }, deleting)).toEqual({
+      logStartOffset: 4,
+      batchesDeleted: 4,
+    });
+    expect(await p.store.get(key)).toBeUndefined();
+    expect(p.pages().map((x) => x.retired)).toEqual([true]);
+  });
+});
+
+describe('the reads of a retention run', () => {
+  it('are all strongly consistent: an eventually consistent read could miss the latest start or marks', async () => {
+    // No mark survives retention.bytes = 2L here, so the run also reads again to reset tsMax.
+    const p = await partition([3, 3, 3], 0, (o) => 1_000 + [100, 300, 200, 250, 400, 350, 650, 500, 450][o]!);
+    const reads: string[] = [];
+    const recording = new Proxy(p.store, {
+      get(target, name, receiver) {
+        const value: unknown = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        if (name === 'get')
+          return (key: { sk: string }, options?: { consistent?: boolean }) => {
+            reads.push(`get ${key.sk.split('#')[0]} ${String(options?.consistent)}`);
+            return target.get(key as never, options);
+          };
+        if (name === 'query')
+          return (input: { sk?: { beginsWith?: string }; consistent?: boolean }) => {
+            reads.push(`query ${input.sk?.beginsWith?.split('#')[0]} ${String(input.consistent)}`);
+            return target.query(input as never);
+          };
+        return value.bind(target);
+      },
+    });
+    expect(await p.retain({ 'retention.bytes': 2 * p.L }, recording)).toEqual({
+      logStartOffset: 7,
+      batchesDeleted: 7,
+    });
+    // The partition item, segments, pages; then the repair's partition item, marks, and the log's pages.
+    expect(reads.sort()).toEqual([
+      'get STATE true',
+      'get STATE true',
+      'query B true',
+      'query G true',
+      'query T true',
+      'query undefined true',
+    ]);
+  });
 });

@@ -1,0 +1,40 @@
+/**
+ * `npm run mutate:core [-- <chunk> …] [--sim]`: Stryker over lib/core chunk by chunk (chunks.mjs), each
+ * with its own incremental file, so a rerun or a later session tests only mutants whose code or
+ * covering tests changed, and a chunk that did not finish keeps the others' results. Unit tests only
+ * unless --sim (much slower; its score can only be higher). Logs go to reports/logs/<chunk>.log; the
+ * summary (summary.ts) prints the per-chunk table and the whole-core score at the end.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, openSync } from 'node:fs';
+import { chunks } from './chunks.mjs';
+
+const args = process.argv.slice(2);
+const sim = args.includes('--sim');
+const asked = args.filter((a) => a !== '--sim');
+const unknown = asked.filter((a) => !(a in chunks));
+if (unknown.length > 0) {
+  console.error(`unknown chunk(s) ${unknown.join(', ')}; chunks: ${Object.keys(chunks).join(', ')}`);
+  process.exit(2);
+}
+mkdirSync('reports/logs', { recursive: true });
+const failed: string[] = [];
+for (const chunk of asked.length > 0 ? asked : Object.keys(chunks)) {
+  const log = `reports/logs/${chunk}${sim ? '' : '-unit'}.log`;
+  const started = Date.now();
+  console.log(`${new Date().toISOString()} ${chunk}: stryker run (log ${log})`);
+  const fd = openSync(log, 'w');
+  const run = spawnSync('npx', ['stryker', 'run'], {
+    stdio: ['ignore', fd, fd],
+    env: { ...process.env, SLUICE_MUTATE_CHUNK: chunk, SLUICE_MUTATE_PROJECTS: sim ? 'unit,sim' : 'unit' },
+  });
+  const minutes = ((Date.now() - started) / 60_000).toFixed(1);
+  console.log(`${chunk}: exit ${run.status ?? run.signal} after ${minutes} min`);
+  // One failed chunk (say, an initial test run that timed out) leaves the others worth running.
+  if (run.status !== 0) failed.push(chunk);
+}
+spawnSync('npx', ['tsx', 'test/mutation/summary.ts', ...(sim ? ['--sim'] : [])], { stdio: 'inherit' });
+if (failed.length > 0) {
+  console.error(`failed chunks (see their logs): ${failed.join(', ')}`);
+  process.exit(1);
+}

@@ -1,0 +1,113 @@
+/**
+ * The whole-core mutation score from the chunks' reports (reports/mutation/<chunk>[-unit]/mutation.json):
+ * per chunk killed, timed out, survived, no coverage; the equivalents listed in equivalents.json
+ * (matched by file, line, column and replacement, so a moved or changed mutant no longer matches and
+ * counts against the score); and the score = (killed + timeout) ÷ (valid − equivalent). Prints a
+ * Markdown table, the survivors that are not listed, and the listed equivalents that match nothing.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { chunks } from './chunks.mjs';
+
+interface Mutant {
+  mutatorName: string;
+  replacement?: string;
+  status: string;
+  location: { start: { line: number; column: number } };
+}
+interface Report {
+  files: Record<string, { mutants: Mutant[] }>;
+}
+export interface Equivalent {
+  file: string;
+  line: number;
+  column: number;
+  replacement: string;
+  reason: string;
+}
+
+const equivalents = JSON.parse(
+  readFileSync(new URL('./equivalents.json', import.meta.url), 'utf8'),
+) as Equivalent[];
+const keyOf = (file: string, line: number, column: number, replacement: string) =>
+  `${file}:${line}:${column}:${replacement}`;
+const listed = new Map(equivalents.map((e) => [keyOf(e.file, e.line, e.column, e.replacement), e]));
+const matched = new Set<string>();
+
+const suffix = process.argv.includes('--sim') ? '' : '-unit';
+// --files: one row per file instead of per chunk.
+const byFile = process.argv.includes('--files');
+type Row = Record<
+  'killed' | 'timeout' | 'survived' | 'noCoverage' | 'equivalent' | 'valid' | 'ignored',
+  number
+>;
+const zero = (): Row => ({
+  killed: 0,
+  timeout: 0,
+  survived: 0,
+  noCoverage: 0,
+  equivalent: 0,
+  valid: 0,
+  ignored: 0,
+});
+const rows: [string, Row][] = [];
+const unlisted: string[] = [];
+const missing: string[] = [];
+
+for (const name of Object.keys(chunks)) {
+  const path = `reports/mutation/${name}${suffix}/mutation.json`;
+  if (!existsSync(path)) {
+    missing.push(name);
+    continue;
+  }
+  const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
+  let row = zero();
+  for (const [file, { mutants }] of Object.entries(report.files).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (byFile) rows.push([file, (row = zero())]);
+    for (const m of mutants) {
+      const { line, column } = m.location.start;
+      const key = keyOf(file, line, column, m.replacement ?? m.mutatorName);
+      if (m.status === 'Killed') row.killed++;
+      else if (m.status === 'Timeout') row.timeout++;
+      else if (m.status === 'Survived' || m.status === 'NoCoverage') {
+        if (listed.has(key)) {
+          matched.add(key);
+          row.equivalent++;
+        } else {
+          unlisted.push(`${file}:${line}:${column} ${m.mutatorName} → ${m.replacement ?? ''} (${m.status})`);
+        }
+        if (m.status === 'Survived') row.survived++;
+        else row.noCoverage++;
+      } else {
+        // Ignored (static), CompileError, RuntimeError: not valid mutants.
+        if (m.status === 'Ignored') row.ignored++;
+        continue;
+      }
+      row.valid++;
+    }
+  }
+  if (!byFile) rows.push([name, row]);
+}
+
+const score = (r: Row) =>
+  r.valid - r.equivalent === 0 ? 100 : (100 * (r.killed + r.timeout)) / (r.valid - r.equivalent);
+const total = rows.reduce((acc, [, r]) => {
+  for (const k of Object.keys(acc) as (keyof Row)[]) acc[k] += r[k];
+  return acc;
+}, zero());
+console.log(
+  `| ${byFile ? 'file' : 'chunk'} | mutants | killed | timeout | survived | no coverage | equivalent | score | static (ignored) |`,
+);
+console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+for (const [name, r] of [...rows, ['**lib/core**', total] as [string, Row]]) {
+  console.log(
+    `| ${name} | ${r.valid} | ${r.killed} | ${r.timeout} | ${r.survived} | ${r.noCoverage} | ${r.equivalent} | ${score(r).toFixed(1)}% | ${r.ignored} |`,
+  );
+}
+if (missing.length > 0) console.log(`\nNot run yet: ${missing.join(', ')}`);
+console.log(`\nSurvivors not listed as equivalent (${unlisted.length}):`);
+for (const u of unlisted) console.log(`  ${u}`);
+const stale = equivalents.filter((e) => !matched.has(keyOf(e.file, e.line, e.column, e.replacement)));
+if (stale.length > 0) {
+  console.log(`\nListed equivalents that match no survivor (moved or killed; update equivalents.json):`);
+  for (const e of stale) console.log(`  ${e.file}:${e.line}:${e.column} → ${e.replacement}`);
+}
