@@ -9,7 +9,9 @@
  * long poll in flight per partition (the SDK consumer's loop), so a caught-up group holds a fetch
  * function for the whole month and reads the partition item every `pollIntervalMs` while it waits;
  * maintenance runs every minute, rolls closed data into 16 MiB segments in the S3 Standard segment
- * store, retires the replica copies after `local.retention.ms` and expires segments after the retention.
+ * store, retires the replica copies after `local.retention.ms` and expires segments after the retention;
+ * one run an hour also scans for orphans (listing every store, reading every index page), which
+ * deletes the retired replica copies once their grace has passed.
  */
 import type { Prices } from './cost-prices.js';
 import { PRICES } from './cost-prices.js';
@@ -55,6 +57,12 @@ export interface Deployment {
   /** segment.ms: an open segment older than this rolls however small. */
   segmentHours: number;
   maintenanceIntervalSec: number;
+  /**
+   * How often a run scans for orphans (functions/runtime.ts ORPHAN_SCAN_INTERVAL_MS, env
+   * SLUICE_ORPHAN_SCAN_INTERVAL_MS): the first run at least this long after the last scan makes the
+   * next, so scans come every whole number of runs at least this long (0: every run).
+   */
+  orphanScanIntervalSec: number;
   /** The orphan collector keeps retired replica objects this long. */
   orphanGraceHours: number;
   fetchMaxWaitMs: number;
@@ -78,6 +86,7 @@ export const deployment = (replicationFactor: number, storeClass: StoreClass): D
   segmentBytes: 16 * MiB,
   segmentHours: 7 * 24,
   maintenanceIntervalSec: 60,
+  orphanScanIntervalSec: 3600,
   orphanGraceHours: 0.25,
   fetchMaxWaitMs: 5_000,
   pollIntervalMs: 100,
@@ -98,6 +107,8 @@ export interface Durations {
     msPerListPage: number;
     /** Per MiB of index items read (read units × 4 KiB). */
     msPerMiBIndexRead: number;
+    /** The orphan scan's own round trips per partition (its state read and index queries). */
+    msPerPartitionScanned: number;
   };
 }
 
@@ -204,16 +215,23 @@ const counts = (c: Partial<Counts>): Counts => ({
 const scaled = (c: Counts, by: number): Counts =>
   Object.fromEntries(Object.entries(c).map(([k, v]) => [k, v * by])) as unknown as Counts;
 
+/** Seconds between orphan scans: the first run at least `orphanScanIntervalSec` after the last. */
+export const orphanScanPeriodSec = (d: Deployment): number =>
+  Math.max(1, Math.ceil(d.orphanScanIntervalSec / d.maintenanceIntervalSec)) * d.maintenanceIntervalSec;
+
 /** Hours a byte spends in the replica stores and in the segment store. */
 export const residencyHours = (shape: Shape, d: Deployment): { replica: number; segment: number } => {
   const perPartitionBytesPerSec = (shape.ingressMiBPerSec * MiB) / shape.partitions;
   const fillHours = Math.min(d.segmentHours, d.segmentBytes / perPartitionBytesPerSec / 3600);
   const intervalHours = d.maintenanceIntervalSec / 3600;
+  const scanHours = orphanScanPeriodSec(d) / 3600;
   // A byte waits half a segment's fill and half a maintenance interval for its roll; local retention
-  // counts from the write, and the collector deletes retired copies after its grace (next run).
+  // counts from the write and retires at a run (half an interval later on average); the scan deletes
+  // retired copies past its grace, on average half a scan period after the grace ends.
   const rollDelay = fillHours / 2 + intervalHours / 2;
   return {
-    replica: Math.max(d.localRetentionHours, rollDelay) + d.orphanGraceHours + intervalHours,
+    replica:
+      Math.max(d.localRetentionHours, rollDelay) + intervalHours / 2 + d.orphanGraceHours + scanHours / 2,
     segment: shape.retentionHours + fillHours / 2 + intervalHours,
   };
 };
@@ -282,10 +300,11 @@ const maintenanceWorkBill = (gib: number, { d, usage, durations, prices }: Input
 };
 
 /**
- * A month of scheduled maintenance runs beyond the work data causes: each run lists every store (the
- * orphan collector: a LIST page per 1,000 objects held), probes follower stores per partition, reads
- * every partition's state, and walks the index it holds (batch pages and segment items) at the read
- * units per byte measured.
+ * A month of scheduled maintenance runs beyond the work data causes. Every run probes follower stores
+ * per partition, reads every partition's state, claims (or fails to claim) the orphan scan, and walks
+ * the index retention and local retention read (read units per byte measured on runs that skip the
+ * scan). One run per scan period also scans: a LIST page per 1,000 objects of each store, and every
+ * batch page and segment item read again (the scan's own read units per byte).
  */
 const maintenanceRunsBill = (
   shape: Shape,
@@ -293,31 +312,56 @@ const maintenanceRunsBill = (
   { d, usage, durations, prices }: Inputs,
 ): Bill => {
   const runs = SECONDS_PER_MONTH / d.maintenanceIntervalSec;
-  const { fixed, perPartition } = usage.idleRun;
+  const scans = SECONDS_PER_MONTH / orphanScanPeriodSec(d);
   const P = shape.partitions;
   const held = heldGiB(shape, gibPerMonth, d);
+  const indexBytes = held.segment * usage.indexBytesPerGiB + held.replicaPerStore * usage.pageBytesPerGiB;
   const objectsPerStore = (held.replicaPerStore * GiB) / usage.requestBytes;
   const segments = held.segment * usage.rollPerGiB.segment.puts;
   const pages = (n: number) => Math.max(1, Math.ceil(n / 1000));
-  const replicaLists = d.replicationFactor * pages(objectsPerStore) + perPartition.replica.lists * P;
-  const segmentLists = pages(segments) + perPartition.segment.lists * P;
-  const indexBytes = held.segment * usage.indexBytesPerGiB + held.replicaPerStore * usage.pageBytesPerGiB;
-  const readUnits =
-    fixed.metadata.readUnits + perPartition.metadata.readUnits * P + indexBytes * usage.readUnitsPerIndexByte;
-  const writeUnits = fixed.metadata.writeUnits + perPartition.metadata.writeUnits * P;
+  const run = usage.idleRun;
+  const scan = usage.orphanScan;
+  // Per run and per scan: LISTs of the replica stores and of the segment store, DynamoDB units.
+  const each = {
+    run: {
+      replicaLists: run.fixed.replica.lists + run.perPartition.replica.lists * P,
+      segmentLists: run.fixed.segment.lists + run.perPartition.segment.lists * P,
+      readUnits:
+        run.fixed.metadata.readUnits +
+        run.perPartition.metadata.readUnits * P +
+        indexBytes * usage.readUnitsPerIndexByte,
+      writeUnits: run.fixed.metadata.writeUnits + run.perPartition.metadata.writeUnits * P,
+    },
+    scan: {
+      replicaLists: scan.fixed.replica.lists * pages(objectsPerStore) + scan.perPartition.replica.lists * P,
+      segmentLists: scan.fixed.segment.lists * pages(segments) + scan.perPartition.segment.lists * P,
+      readUnits:
+        scan.fixed.metadata.readUnits +
+        scan.perPartition.metadata.readUnits * P +
+        indexBytes * scan.readUnitsPerIndexByte,
+      writeUnits: scan.fixed.metadata.writeUnits + scan.perPartition.metadata.writeUnits * P,
+    },
+  };
   const m = durations.maintenance;
+  const readMs = (units: number) => m.msPerMiBIndexRead * ((units * 4096) / MiB);
   const ms =
-    m.fixedMsPerRun +
-    m.msPerPartition * P +
-    m.msPerListPage * (replicaLists + segmentLists) +
-    m.msPerMiBIndexRead * ((readUnits * 4096) / MiB);
-  const replica = storeRequests(counts({ lists: replicaLists * runs }), d.storeClass, prices);
-  const segment = storeRequests(counts({ lists: segmentLists * runs }), 'standard', prices);
+    runs *
+      (m.fixedMsPerRun +
+        m.msPerPartition * P +
+        m.msPerListPage * (each.run.replicaLists + each.run.segmentLists) +
+        readMs(each.run.readUnits)) +
+    scans *
+      (m.msPerPartitionScanned * P +
+        m.msPerListPage * (each.scan.replicaLists + each.scan.segmentLists) +
+        readMs(each.scan.readUnits));
+  const total = (k: keyof (typeof each)['run']) => each.run[k] * runs + each.scan[k] * scans;
+  const replica = storeRequests(counts({ lists: total('replicaLists') }), d.storeClass, prices);
+  const segment = storeRequests(counts({ lists: total('segmentLists') }), 'standard', prices);
   return bill({
     s3Requests: replica.s3Requests + segment.s3Requests,
-    dynamodb: dynamo({ writeUnits: writeUnits * runs, readUnits: readUnits * runs }, prices),
+    dynamodb: dynamo({ writeUnits: total('writeUnits'), readUnits: total('readUnits') }, prices),
     lambdaRequests: invocations(runs, prices),
-    lambdaCompute: gbSeconds(d.memoryMb.maintenance, ms * runs) * lambdaRate(d, prices),
+    lambdaCompute: gbSeconds(d.memoryMb.maintenance, ms) * lambdaRate(d, prices),
   });
 };
 

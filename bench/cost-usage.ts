@@ -5,18 +5,33 @@
  * stores (the adapters count S3 requests and DynamoDB units as DynamoDB bills them) under a manual
  * clock: produce rounds of one batch per partition with caught-up consumer groups reading each batch,
  * steady heartbeats and offset commits, then maintenance runs past the roll, local retention, the
- * orphan collector's grace and retention. Exact and repeatable; no emulators, no network.
+ * orphan collector's grace and retention. Maintenance is counted twice over: what every scheduled run
+ * does, and what the orphan scan adds to the runs that make it (hourly as deployed: the model prices
+ * each at its own rate). Exact and repeatable; no emulators, no network.
  */
-import { ManualClock } from '../lib/adapters/fault/index.js';
-import { MemoryMetadataStore } from '../lib/adapters/memory/metadata-store.js';
-import { MemoryObjectStore } from '../lib/adapters/memory/object-store.js';
-import { createSluice } from '../lib/app.js';
 import type { Sluice } from '../lib/app.js';
 import { keys } from '../lib/core/keys.js';
 import { encodeRecordBatch } from '../lib/core/record-batch/index.js';
-import { itemSize, StorageMeter } from '../lib/ports/meter.js';
-import type { MeterReading } from '../lib/ports/meter.js';
 import { fromTopicPartitions } from '../lib/core/groups/partition-map.js';
+import type { ByStore, Counts, Meters, RunCounts } from './cost-meters.js';
+import {
+  DAY,
+  HOUR,
+  indexBytes,
+  maintenance,
+  meteredSluice,
+  minus,
+  MINUTE,
+  PAGE_ITEMS,
+  scale,
+  SEGMENT_ITEMS,
+  sum,
+  TOPIC,
+  zero,
+} from './cost-meters.js';
+import { idleRuns, indexWalk, NEVER } from './cost-usage-runs.js';
+
+export type { ByStore, Counts, RunCounts } from './cost-meters.js';
 
 export interface UsageRunOptions {
   partitions: number;
@@ -52,25 +67,6 @@ export const usageRunFor = (batchBytes: number, replicas: number): UsageRunOptio
   requestsPerPartition: Math.ceil((1.5 * 16 * 2 ** 20) / batchBytes) + 17,
 });
 
-/** S3 requests and DynamoDB units, per the unit named by the field holding them. */
-export interface Counts {
-  puts: number;
-  putBytes: number;
-  gets: number;
-  getBytes: number;
-  lists: number;
-  deletes: number;
-  writeUnits: number;
-  readUnits: number;
-}
-
-/** Counts of the replica stores (summed), the segment store and the metadata store. */
-export interface ByStore {
-  replica: Counts;
-  segment: Counts;
-  metadata: Counts;
-}
-
 export interface MeasuredUsage {
   options: UsageRunOptions;
   /** Stored bytes of one produce request's batch (what one PUT to each replica store carries). */
@@ -88,8 +84,17 @@ export interface MeasuredUsage {
   heartbeat: Counts;
   /** Per committed partition offset (one commit request carries a member's partitions). */
   commitPerPartition: Counts;
-  /** A maintenance run with nothing to do: a fixed part and a part per partition (fitted on 1 and 9). */
-  idleRun: { fixed: ByStore; perPartition: ByStore };
+  /**
+   * A maintenance run with nothing to do that skips the orphan scan: a fixed part and a part per
+   * partition (fitted on 1 and 9). It includes the scan claim's conditional write, which fails.
+   */
+  idleRun: RunCounts;
+  /**
+   * What the orphan scan adds to a run: one LIST per store listed and nothing per 1,000 objects yet
+   * (the model adds a page per 1,000 objects held), the per-partition reads of state and index, and
+   * the read units per byte of index held beyond a run that skips it.
+   */
+  orphanScan: RunCounts & { readUnitsPerIndexByte: number };
   /**
    * The work of a GiB beyond what its runs would cost with nothing to do (the model prices every
    * scheduled run's walk itself). Per GiB rolled: the roll's GETs of replica objects, segment PUTs.
@@ -103,86 +108,25 @@ export interface MeasuredUsage {
   indexBytesPerGiB: number;
   /** DynamoDB item bytes of batch pages per GiB they index (until local retention retires them). */
   pageBytesPerGiB: number;
-  /** Read units a maintenance run spends per byte of index items held, beyond an idle run. */
+  /**
+   * Read units a maintenance run that skips the orphan scan spends per byte of index items held,
+   * beyond an idle run (retention and local retention reading theirs).
+   */
   readUnitsPerIndexByte: number;
 }
 
 const GiB = 2 ** 30;
-const zero = (): Counts => ({
-  puts: 0,
-  putBytes: 0,
-  gets: 0,
-  getBytes: 0,
-  lists: 0,
-  deletes: 0,
-  writeUnits: 0,
-  readUnits: 0,
-});
-
-const toCounts = (m: MeterReading): Counts => ({
-  puts: m.objectPuts,
-  putBytes: m.objectPutBytes,
-  gets: m.objectGets,
-  getBytes: m.objectGetBytes,
-  lists: m.objectLists,
-  deletes: m.objectDeletes,
-  writeUnits: m.writeUnits,
-  readUnits: m.readUnits,
-});
-
-const scale = (c: Counts, by: number): Counts =>
-  Object.fromEntries(Object.entries(c).map(([k, v]) => [k, v * by])) as unknown as Counts;
-
-const minus = (a: Counts, b: Counts): Counts =>
-  Object.fromEntries(
-    Object.entries(a).map(([k, v]) => [k, Math.max(0, v - b[k as keyof Counts])]),
-  ) as unknown as Counts;
-
-/** Meters of every store, read and diffed as one. */
-class Meters {
-  constructor(
-    private readonly metadata: MemoryMetadataStore,
-    private readonly replicas: MemoryObjectStore[],
-    private readonly segments: MemoryObjectStore,
-  ) {}
-
-  mark(): () => { metadata: Counts; replica: Counts; segment: Counts } {
-    const start = this.read();
-    return () => {
-      const now = this.read();
-      return {
-        metadata: minus(now.metadata, start.metadata),
-        replica: minus(now.replica, start.replica),
-        segment: minus(now.segment, start.segment),
-      };
-    };
-  }
-
-  private read() {
-    const replica = new StorageMeter();
-    for (const r of this.replicas) replica.add(r.meter.read());
-    return {
-      metadata: toCounts(this.metadata.meter.read()),
-      replica: toCounts(replica.read()),
-      segment: toCounts(this.segments.meter.read()),
-    };
-  }
-}
-
-const TOPIC = 'cost';
 /** A RecordBatch v2 header, and the most framing one record of a null key and no headers takes. */
 const BATCH_HEADER = 61;
 const RECORD_FRAMING = 21;
 const MAX_BATCH_BYTES = 2 ** 20;
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
 const RETENTION_MS = 8 * DAY;
 
 /** Runs the scenario and returns the counts per unit of work. */
 export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN): Promise<MeasuredUsage> => {
   const { partitions, replicas, batchBytes, recordBytes, requestsPerPartition, groups } = options;
-  const { clock, metadata, sluice, meters } = meteredSluice(replicas);
+  // Every measured run below is at least an hour after the last, so each makes the hourly scan.
+  const { clock, metadata, sluice, meters } = meteredSluice(replicas, HOUR);
   // Retention a day past segment.ms (7 days), so the run that rolls the last, partial segments is
   // not the run that expires them.
   await sluice.catalog.create({
@@ -261,7 +205,7 @@ export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN)
   // Roll (segment.bytes reached), then local retention and the collector, then retention.
   await clock.advance(MINUTE);
   done = meters.mark();
-  const rolled = await maintenance(sluice);
+  const rolled = await maintenance(sluice, true);
   const roll = done();
   // The index the next runs walk: taken out of their counts with the walk priced per run.
   const indexNow = indexBytes(metadata, topic.topicId, partitions, [...PAGE_ITEMS, ...SEGMENT_ITEMS]);
@@ -272,34 +216,39 @@ export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN)
   const pageBytesPerGiB =
     (indexBytes(metadata, topic.topicId, partitions, PAGE_ITEMS) * GiB) / (produced * requestBytes);
 
+  // Local retention retires the copies; the next scan, past the grace, deletes them.
   await clock.advance(HOUR + MINUTE);
   done = meters.mark();
-  await maintenance(sluice);
-  await clock.advance(16 * MINUTE);
-  await maintenance(sluice);
+  await maintenance(sluice, true);
+  await clock.advance(HOUR);
+  await maintenance(sluice, true);
   const retire = done();
 
   await clock.advance(7 * DAY);
   done = meters.mark();
-  await maintenance(sluice);
+  await maintenance(sluice, true);
   const segmentBytes = rolledBytes + done().segment.putBytes;
   await clock.advance(RETENTION_MS - 7 * DAY + HOUR);
   done = meters.mark();
-  await maintenance(sluice);
+  await maintenance(sluice, true);
   const expire = done();
   if (expire.segment.deletes === 0) throw new Error('retention deleted nothing');
   const perSegmentGiB = GiB / segmentBytes;
 
   const idle = await idleRuns(replicas);
-  const walk = await indexWalk(replicas);
-  const readUnitsPerIndexByte = walk.readUnitsPerIndexByte;
-  const idleRun = byStore((k) => sum(idle.fixed[k], scale(idle.perPartition[k], partitions)));
-  // What `n` runs cost over an index of `index` bytes without the work itself: taken out of the
-  // roll, retire and expire runs, since the model prices every scheduled run's walk on its own.
+  const walk = { run: await indexWalk(replicas, NEVER), scan: await indexWalk(replicas, 0) };
+  const readUnitsPerIndexByte = walk.run;
+  const scanReadUnitsPerIndexByte = walk.scan - walk.run;
+  const of = (c: RunCounts, k: keyof ByStore) => sum(c.fixed[k], scale(c.perPartition[k], partitions));
+  // What `n` scanning runs cost over an index of `index` bytes without the work itself: taken out of
+  // the roll, retire and expire runs, since the model prices every scheduled run and scan on its own.
   const runs = (n: number, index: number, k: keyof ByStore): Counts => {
-    const base = scale(idleRun[k], n);
+    const base = scale(sum(of(idle.run, k), of(idle.scan, k)), n);
     return k === 'metadata'
-      ? { ...base, readUnits: base.readUnits + n * index * readUnitsPerIndexByte }
+      ? {
+          ...base,
+          readUnits: base.readUnits + n * index * (readUnitsPerIndexByte + scanReadUnitsPerIndexByte),
+        }
       : base;
   };
   return {
@@ -312,7 +261,8 @@ export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN)
     stateReadUnits,
     heartbeat,
     commitPerPartition: scale(commits, 1 / partitions),
-    idleRun: idle,
+    idleRun: idle.run,
+    orphanScan: { ...idle.scan, readUnitsPerIndexByte: scanReadUnitsPerIndexByte },
     rollPerGiB: {
       replica: scale(minus(roll.replica, runs(1, 0, 'replica')), perRolledGiB),
       segment: scale(minus(roll.segment, runs(1, 0, 'segment')), perRolledGiB),
@@ -340,127 +290,6 @@ const concat = (parts: Uint8Array[]): Uint8Array => {
     at += p.length;
   }
   return out;
-};
-
-/** Sluice on metered memory stores: `replicas` replica stores and a segment store, a manual clock. */
-const meteredSluice = (replicas: number) => {
-  const clock = new ManualClock(Date.UTC(2026, 11, 1));
-  const metadata = new MemoryMetadataStore();
-  const replicaStores = Array.from(
-    { length: replicas },
-    (_, i) => new MemoryObjectStore(`s${i}`, undefined, clock),
-  );
-  const segmentStore = new MemoryObjectStore('segments', undefined, clock);
-  let ids = 0;
-  const sluice = createSluice({
-    store: metadata,
-    objectStores: replicaStores,
-    segmentStore,
-    clock,
-    config: { clusterId: 'cost', topicCacheTtlMs: 24 * HOUR },
-    // Fixed-length ids: item sizes, and so the units, do not depend on the run.
-    newId: () => `id${(ids++).toString(36).padStart(10, '0')}`,
-    random: () => 0.5,
-  });
-  return { clock, metadata, sluice, meters: new Meters(metadata, replicaStores, segmentStore) };
-};
-
-const STORES = ['replica', 'segment', 'metadata'] as const;
-const byStore = (f: (k: (typeof STORES)[number]) => Counts): ByStore =>
-  Object.fromEntries(STORES.map((k) => [k, f(k)])) as unknown as ByStore;
-
-/** One maintenance run over a topic of `partitions` with no data, after a run that settles it. */
-const idleRunOf = async (partitions: number, replicas: number): Promise<ByStore> => {
-  const { sluice, meters } = meteredSluice(replicas);
-  await sluice.catalog.create({ name: TOPIC, partitions, replicationFactor: replicas });
-  await maintenance(sluice);
-  const done = meters.mark();
-  await maintenance(sluice);
-  return done();
-};
-
-/**
- * What a run with nothing new to do reads per byte of index it holds (the orphan collector reads every
- * batch page and segment item each run, retention and local retention read theirs): its read units
- * over two sizes of an index of many small entries and segments, so DynamoDB's rounding of each query
- * to 4 KiB does not swamp the slope.
- */
-const indexWalk = async (replicas: number): Promise<{ readUnitsPerIndexByte: number }> => {
-  const partitions = 4;
-  const { clock, metadata, sluice, meters } = meteredSluice(replicas);
-  await sluice.catalog.create({
-    name: TOPIC,
-    partitions,
-    replicationFactor: replicas,
-    configs: { 'segment.bytes': String(64 * 1024) },
-  });
-  const { topicId } = await sluice.catalog.get(TOPIC);
-  const value = new Uint8Array(1024).fill(3);
-  const body = () =>
-    encodeRecordBatch(
-      Array.from({ length: 4 }, (_, i) => ({
-        key: null,
-        value,
-        headers: [],
-        timestamp: clock.now(),
-        offsetDelta: i,
-      })),
-    );
-  const grow = async () => {
-    for (let round = 0; round < 320; round++) {
-      for (let p = 0; p < partitions; p++) await sluice.producer.produceBatches(TOPIC, p, body(), 'all');
-      await clock.advance(100);
-    }
-    await clock.advance(MINUTE);
-    await maintenance(sluice);
-    await clock.advance(MINUTE);
-    const index = indexBytes(metadata, topicId, partitions, [...PAGE_ITEMS, ...SEGMENT_ITEMS]);
-    const done = meters.mark();
-    await maintenance(sluice);
-    return { index, readUnits: done().metadata.readUnits };
-  };
-  const small = await grow();
-  const large = await grow();
-  return { readUnitsPerIndexByte: (large.readUnits - small.readUnits) / (large.index - small.index) };
-};
-
-const idleRuns = async (replicas: number): Promise<{ fixed: ByStore; perPartition: ByStore }> => {
-  const one = await idleRunOf(1, replicas);
-  const nine = await idleRunOf(9, replicas);
-  const perPartition = byStore((k) => scale(minus(nine[k], one[k]), 1 / 8));
-  return { fixed: byStore((k) => minus(one[k], perPartition[k])), perPartition };
-};
-
-const sum = (...cs: Counts[]): Counts =>
-  cs.reduce(
-    (a, c) =>
-      Object.fromEntries(
-        Object.entries(a).map(([k, v]) => [k, v + c[k as keyof Counts]]),
-      ) as unknown as Counts,
-    zero(),
-  );
-
-const maintenance = async (sluice: Sluice) => {
-  const report = await sluice.maintenance.run();
-  if (report.errors.length > 0) throw new Error(report.errors.join('; '));
-  return report;
-};
-
-const SEGMENT_ITEMS = [keys.segmentPrefix, keys.timePrefix];
-const PAGE_ITEMS = [keys.batchPrefix];
-
-/** Item bytes of the partitions' index items under these sort-key prefixes. */
-const indexBytes = (
-  metadata: MemoryMetadataStore,
-  topicId: string,
-  partitions: number,
-  prefixes: readonly string[],
-): number => {
-  const pks = new Set(Array.from({ length: partitions }, (_, p) => keys.partitionPk(topicId, p)));
-  return metadata
-    .dump()
-    .filter((i) => pks.has(i.pk) && prefixes.some((prefix) => i.sk.startsWith(prefix)))
-    .reduce((n, i) => n + itemSize(i), 0);
 };
 
 interface Member {

@@ -144,8 +144,9 @@ export const sluicePerGiB = (
  * Lambda duration we assume in AWS (local emulator timings say nothing about AWS): for produce and
  * fetch a fixed part for the DynamoDB round trips plus S3 transfer at the rate a single Lambda stream
  * sustains; a group call is a few DynamoDB round trips; a maintenance run reads every partition's
- * state, lists its stores a page at a time, queries the index it walks, and moves what it rolls. Documented in docs/cost.md; change it here to
- * see its weight, or pass measured durations to bench:cost.
+ * state, queries the index it walks, and moves what it rolls; an orphan scan makes three more round
+ * trips per partition and lists its stores a page at a time. Documented in docs/cost.md; change it
+ * here to see its weight, or pass measured durations to bench:cost.
  */
 export const DURATION_MODEL = {
   produce: { fixedMs: 25, msPerMiB: 20 },
@@ -157,6 +158,7 @@ export const DURATION_MODEL = {
     msPerMiBRolled: 20,
     msPerListPage: 30,
     msPerMiBIndexRead: 20,
+    msPerPartitionScanned: 15,
   },
 } as const satisfies Durations;
 

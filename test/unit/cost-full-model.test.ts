@@ -5,6 +5,7 @@ import {
   SHAPES,
   billTotal,
   deployment,
+  orphanScanPeriodSec,
   residencyHours,
   sluiceMonthly,
   usdPerGiBWrittenAndReadOnce,
@@ -44,9 +45,16 @@ const usageAt = (replicas: number): MeasuredUsage => ({
   stateReadUnits: 1,
   heartbeat: counts({ writeUnits: 1, readUnits: 3 }),
   commitPerPartition: counts({ writeUnits: 2, readUnits: 1 }),
+  // A run: the failed scan claim's write unit and 7 read units per partition; a scan: a LIST per
+  // store (per 1,000 objects) and 3 read units per partition.
   idleRun: {
+    fixed: { replica: counts({}), segment: counts({}), metadata: counts({ writeUnits: 1 }) },
+    perPartition: { replica: counts({}), segment: counts({}), metadata: counts({ readUnits: 7 }) },
+  },
+  orphanScan: {
     fixed: { replica: counts({ lists: replicas }), segment: counts({ lists: 1 }), metadata: counts({}) },
-    perPartition: { replica: counts({}), segment: counts({}), metadata: counts({ readUnits: 10 }) },
+    perPartition: { replica: counts({}), segment: counts({}), metadata: counts({ readUnits: 3 }) },
+    readUnitsPerIndexByte: 0,
   },
   rollPerGiB: {
     replica: counts({ gets: 1024, getBytes: GiB }),
@@ -169,45 +177,88 @@ describe('sluiceMonthly', () => {
     );
   });
 
-  it('prices 43,800 maintenance runs, each listing a page per 1,000 objects held, and the work of 2,566 GiB', () => {
-    // 4.45 GiB held per replica store = 4,560 objects (5 pages); 590.7 GiB of segments = 37,806
-    // segments (38 pages): 43 LISTs a run. The work: 1,024 GETs + 32 LISTs + 80 segment PUTs and
-    // LISTs per GiB. A run takes 200 + 4 × 30 + 43 × 30 ms + 40 read units of index at 20 ms per MiB.
+  it('prices 43,800 maintenance runs, 730 of them scanning for orphans, and the work of 2,566 GiB', () => {
+    // Replica copies stay 1 + 1/120 + 0.25 + 0.5 h: 6.18 GiB held per store = 6,330 objects (7 pages);
+    // 590.7 GiB of segments = 37,806 segments (38 pages): 45 LISTs a scan, none on other runs. The
+    // work: 1,024 GETs + 32 LISTs + 80 segment PUTs and LISTs per GiB.
     expectBill(
       month.byActivity.maintenance,
       {
-        s3Requests: 11.9053875,
-        dynamodb: 1.81787109375,
+        s3Requests: 2566.40625 * 0.0009696 + (45 * 730 * 0.005) / 1000,
+        // the work's 820 WRU and 884 RRU per GiB; a claim per run; 28 RRU a run, 12 more a scan
+        dynamodb: 2566.40625 * 0.000623 + 43_800 * 0.625e-6 + (43_800 * 28 + 730 * 12) * 0.125e-6,
         lambdaRequests: 0.00876,
-        lambdaCompute: 1.642873214325,
+        // rolls at 20 ms per MiB; a run 200 + 4 × 30 ms + 28 read units of index at 20 ms per MiB; a
+        // scan 4 × 15 ms + 45 LIST pages × 30 ms + 12 read units
+        lambdaCompute:
+          ((2566.40625 * 1024 * 20 +
+            43_800 * (200 + 120 + (20 * 28 * 4096) / MiB) +
+            730 * (60 + 45 * 30 + (20 * 12 * 4096) / MiB)) /
+            1000) *
+          0.0000133334,
       },
-      6,
+      9,
     );
+    expect(month.byActivity.maintenance.lambdaCompute).toBeCloseTo(0.902695138453125, 12);
   });
 
   it('prices the replica stores’ LISTs at Express rates and the segment store’s at Standard ones', () => {
     const express = sluiceMonthly(shape, deployment(3, 'express'), usageAt(3), DURATION_MODEL);
-    // 15 replica pages (3 stores × 5) and 38 segment pages a run; the GiB's roll reads 1 GiB back
-    expect(express.byActivity.maintenance.s3Requests).toBeCloseTo(10.26261375, 6);
+    // 21 replica pages (3 stores × 7) and 38 segment pages a scan; the GiB's roll reads 1 GiB back
+    expect(express.byActivity.maintenance.s3Requests).toBeCloseTo(
+      (2566.40625 * (1024 * 0.00003 + 32 * 0.00113 + 80 * 0.005) + 730 * (21 * 0.00113 + 38 * 0.005)) / 1000,
+      9,
+    );
     expect(express.byActivity.maintenance.s3Transfer).toBeCloseTo(2566.40625 * 0.0006, 6);
   });
 
-  it('walks the index it holds every run at the measured read units per byte', () => {
+  it('walks the index retention reads every run and the one the scan reads once an hour', () => {
     const walking = { ...usageAt(1), readUnitsPerIndexByte: 1 / 4096 };
-    const a = sluiceMonthly(shape, deployment(1, 'standard'), usageAt(1), DURATION_MODEL);
+    const base = usageAt(1);
+    const scanning = { ...base, orphanScan: { ...base.orphanScan, readUnitsPerIndexByte: 1 / 4096 } };
+    const a = sluiceMonthly(shape, deployment(1, 'standard'), base, DURATION_MODEL);
     const b = sluiceMonthly(shape, deployment(1, 'standard'), walking, DURATION_MODEL);
-    // 590.7 GiB of segments × 50,000 index bytes per GiB = 29.5 MB a run: 7,211 read units, 43,800 runs
-    const indexBytes = (2566.40625 / 730) * (168 + 32 / 3600 + 1 / 60) * 50_000;
+    const c = sluiceMonthly(shape, deployment(1, 'standard'), scanning, DURATION_MODEL);
+    // 590.7 GiB of segments × 50,000 index bytes per GiB = 29.5 MB: 7,211 read units a walk
+    const walk = (590.71484375 * 50_000) / 4096;
     expect(b.byActivity.maintenance.dynamodb - a.byActivity.maintenance.dynamodb).toBeCloseTo(
-      ((indexBytes / 4096) * 43_800 * 0.125) / 1e6,
+      (walk * 43_800 * 0.125) / 1e6,
+      9,
+    );
+    expect(c.byActivity.maintenance.dynamodb - a.byActivity.maintenance.dynamodb).toBeCloseTo(
+      (walk * 730 * 0.125) / 1e6,
+      9,
+    );
+  });
+
+  it('scans on every run at orphanScanIntervalSec 0, as before the hourly scan', () => {
+    const d = { ...deployment(1, 'standard'), orphanScanIntervalSec: 0 };
+    expect(orphanScanPeriodSec(d)).toBe(60);
+    expect(orphanScanPeriodSec(deployment(1, 'standard'))).toBe(3600);
+    // An interval between runs waits for the next whole run.
+    expect(orphanScanPeriodSec({ ...d, orphanScanIntervalSec: 90 })).toBe(120);
+    const every = sluiceMonthly(shape, d, usageAt(1), DURATION_MODEL);
+    // 1 + 1/120 + 0.25 + 1/120 h held: 4.45 GiB = 4,560 objects (5 pages), 38 segment pages a run
+    expect(residencyHours(shape, d).replica).toBeCloseTo(1 + 0.25 + 1 / 60, 12);
+    expect(every.byActivity.maintenance.s3Requests).toBeCloseTo(
+      2566.40625 * 0.0009696 + (43 * 43_800 * 0.005) / 1000,
+      9,
+    );
+    expect(every.byActivity.maintenance.dynamodb).toBeCloseTo(
+      2566.40625 * 0.000623 + 43_800 * 0.625e-6 + 43_800 * 40 * 0.125e-6,
       9,
     );
   });
 
   it('stores the replica copies for local retention plus grace, the segments for the retention', () => {
-    expectBill(month.byActivity.storage, { s3Storage: 13.68886328125, dynamodbStorage: 0.0068768258643 }, 9);
-    expect(month.total).toBeCloseTo(383.21694280078935, 6);
-    expect(month.usdPerGiB).toBeCloseTo(0.14932045259817667, 10);
+    // 6.181640625 GiB of replica copies and 590.71484375 GiB of segments at $0.023
+    expectBill(month.byActivity.storage, { s3Storage: 13.728619140625, dynamodbStorage: 0.0068768258643 }, 9);
+    // Before the hourly scan, 383.2169428: maintenance 15.3748918 → 5.3447337, storage +0.0397559
+    expect(month.total).toBeCloseTo(
+      383.21694280078935 - 15.374891808075 + 5.344733732203125 + 0.039755859375,
+      6,
+    );
+    expect(month.usdPerGiB).toBeCloseTo(373.2265405842925 / 2566.40625, 10);
   });
 
   it('prices RF=3 Express: three PUTs and uploads per request, three replica copies at Express prices', () => {
@@ -216,7 +267,7 @@ describe('sluiceMonthly', () => {
     expect(express.byActivity.produce.s3Requests).toBeCloseTo((3 * requests * 0.00113) / 1000, 6);
     expect(express.byActivity.produce.s3Transfer).toBeCloseTo(3 * 2566.40625 * 0.0032, 6);
     const perHour = 2566.40625 / 730;
-    const replicaHours = 1 + 0.25 + 1 / 60;
+    const replicaHours = 1 + 1 / 120 + 0.25 + 0.5;
     expect(express.byActivity.storage.s3Storage).toBeCloseTo(
       perHour * replicaHours * 3 * 0.11 + perHour * (168 + 32 / 3600 + 1 / 60) * 0.023,
       9,
@@ -258,13 +309,15 @@ describe('sluiceMonthly', () => {
 });
 
 describe('residencyHours', () => {
-  it('keeps replica copies for local retention, or until the roll when that comes later', () => {
+  it('keeps replica copies for local retention, or until the roll when that comes later, then until a scan', () => {
     const d = deployment(1, 'standard');
-    expect(residencyHours(shape, d).replica).toBeCloseTo(1 + 0.25 + 1 / 60, 12);
+    // Retired at a run (half a minute on average), deleted by the first scan past the 15-minute
+    // grace (half an hour on average).
+    expect(residencyHours(shape, d).replica).toBeCloseTo(1 + 1 / 120 + 0.25 + 0.5, 12);
     // 1 KiB/s into one partition: a 16 MiB segment fills in 16,384 s, so the roll comes after an hour.
     const trickle = { ...shape, ingressMiBPerSec: 1 / 1024, partitions: 1 };
     const fill = 16_384 / 3600;
-    expect(residencyHours(trickle, d).replica).toBeCloseTo(fill / 2 + 1 / 120 + 0.25 + 1 / 60, 12);
+    expect(residencyHours(trickle, d).replica).toBeCloseTo(fill / 2 + 1 / 120 + 1 / 120 + 0.25 + 0.5, 12);
     expect(residencyHours(trickle, d).segment).toBeCloseTo(168 + fill / 2 + 1 / 60, 12);
   });
 

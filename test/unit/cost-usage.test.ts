@@ -55,9 +55,16 @@ describe('measureUsage: counts of Sluice’s own code on the metered memory stor
     expect(rf3.expirePerGiB.segment.puts).toBe(0);
   });
 
-  it('measures what a run reads per byte of index it holds: a few walks of it (the collector, retention)', () => {
+  it('measures what a run reads per byte of index it holds, and what the orphan scan reads on top', () => {
     for (const u of [rf3, twoBatches]) {
-      expect(u.readUnitsPerIndexByte * 4096).toBeCloseTo(2.266322390261896, 9);
+      // Retention and local retention on every run; the scan's walk of every page and segment item.
+      // Together, what every run read while each scanned (2.266 per 4 KiB).
+      expect(u.readUnitsPerIndexByte * 4096).toBeCloseTo(1.3597934341571376, 9);
+      expect(u.orphanScan.readUnitsPerIndexByte * 4096).toBeCloseTo(0.9065289561047583, 9);
+      expect((u.readUnitsPerIndexByte + u.orphanScan.readUnitsPerIndexByte) * 4096).toBeCloseTo(
+        2.266322390261896,
+        9,
+      );
       expect(u.pageBytesPerGiB).toBeGreaterThan(0);
     }
   });
@@ -65,10 +72,19 @@ describe('measureUsage: counts of Sluice’s own code on the metered memory stor
   it('counts group calls and idle maintenance runs per unit', () => {
     expect(rf3.heartbeat).toMatchObject({ writeUnits: 1, readUnits: 3, puts: 0 });
     expect(rf3.commitPerPartition).toMatchObject({ writeUnits: 2, readUnits: 2 });
-    // The orphan collector lists every store once a run, and each partition's prefix once.
-    expect(rf3.idleRun.fixed.replica.lists).toBe(3);
-    expect(rf3.idleRun.fixed.segment.lists).toBe(1);
+    // A run that skips the scan lists nothing but the follower probe per partition, and pays the
+    // failed claim's write unit.
+    expect(rf3.idleRun.fixed.replica.lists).toBe(0);
+    expect(rf3.idleRun.fixed.segment.lists).toBe(0);
+    expect(rf3.idleRun.fixed.metadata.writeUnits).toBe(1);
     expect(rf3.idleRun.perPartition.replica.lists).toBe(1);
-    expect(rf3.idleRun.perPartition.metadata.readUnits).toBe(11);
+    expect(rf3.idleRun.perPartition.metadata.readUnits).toBe(8);
+    // The scan lists every store once (a page per 1,000 objects) and reads each partition's state
+    // and index; its successful claim costs what the failed one does.
+    expect(rf3.orphanScan.fixed.replica.lists).toBe(3);
+    expect(rf3.orphanScan.fixed.segment.lists).toBe(1);
+    expect(rf3.orphanScan.perPartition.replica.lists).toBe(0);
+    expect(rf3.orphanScan.perPartition.metadata.readUnits).toBe(3);
+    expect(rf3.orphanScan.fixed.metadata.writeUnits).toBe(0);
   });
 });
