@@ -138,8 +138,10 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     clients.s3.destroy();
     clients.dynamodb.destroy();
 
-    // The functions read their configuration from the environment, as in Lambda.
-    Object.assign(process.env, {
+    // The functions read their configuration from the environment, as in Lambda. Stop puts back what
+    // was there, so a later stack in the same process (a benchmark's next stage) starts its own
+    // emulators instead of finding this one's endpoints.
+    const functionEnv: Record<string, string> = {
       AWS_ENDPOINT_URL_S3: endpoints.s3,
       AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
       [ENV.tableName]: tableName,
@@ -150,7 +152,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       [ENV.segmentEndpoint]: segmentEndpoint,
       ...(env[ENV.maxRequestBytes] ? { [ENV.maxRequestBytes]: env[ENV.maxRequestBytes] } : {}),
       ...(env[ENV.replicaLagTimeMaxMs] ? { [ENV.replicaLagTimeMaxMs]: env[ENV.replicaLagTimeMaxMs] } : {}),
-    });
+    };
+    const previousEnv = Object.fromEntries(Object.keys(functionEnv).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, functionEnv);
     const runtime = await import('../functions/runtime.js');
     const latencyModel = options.latencyModel ?? parseLatencyModel(env['SLUICE_LATENCY_MODEL']);
     runtime.setAuthorizer(gatewayAuth?.authorizer);
@@ -250,6 +254,11 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
           server.closeAllConnections();
         });
         await emulators?.stop();
+        for (const [k, v] of Object.entries(previousEnv)) {
+          if (v === undefined) delete process.env[k];
+          else process.env[k] = v;
+        }
+        runtime.resetSluice();
       },
     };
   } catch (error) {
