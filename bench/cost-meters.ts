@@ -10,6 +10,7 @@ import type { Sluice } from '../lib/app.js';
 import { keys } from '../lib/core/keys.js';
 import { itemSize, StorageMeter } from '../lib/ports/meter.js';
 import type { MeterReading } from '../lib/ports/meter.js';
+import { counts } from './cost-model.js';
 
 /** S3 requests and DynamoDB units, per the unit named by the field holding them. */
 export interface Counts {
@@ -35,16 +36,7 @@ export interface RunCounts {
   perPartition: ByStore;
 }
 
-export const zero = (): Counts => ({
-  puts: 0,
-  putBytes: 0,
-  gets: 0,
-  getBytes: 0,
-  lists: 0,
-  deletes: 0,
-  writeUnits: 0,
-  readUnits: 0,
-});
+export const zero = (): Counts => counts();
 
 const toCounts = (m: MeterReading): Counts => ({
   puts: m.objectPuts,

@@ -200,7 +200,8 @@ const lambdaRate = (d: Deployment, p: Prices): number =>
 
 const invocations = (n: number, p: Prices): number => (n * p.lambda.perMillionRequests) / 1e6;
 
-const counts = (c: Partial<Counts>): Counts => ({
+/** Request counts with every field not given at 0. */
+export const counts = (c: Partial<Counts> = {}): Counts => ({
   puts: 0,
   putBytes: 0,
   gets: 0,

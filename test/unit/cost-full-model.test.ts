@@ -4,28 +4,17 @@ import type { Bill, Shape } from '../../bench/cost-model.js';
 import {
   SHAPES,
   billTotal,
+  counts,
   deployment,
   orphanScanPeriodSec,
   residencyHours,
   sluiceMonthly,
   usdPerGiBWrittenAndReadOnce,
 } from '../../bench/cost-model.js';
-import type { Counts, MeasuredUsage } from '../../bench/cost-usage.js';
+import type { MeasuredUsage } from '../../bench/cost-usage.js';
 
 const MiB = 2 ** 20;
 const GiB = 2 ** 30;
-
-const counts = (c: Partial<Counts>): Counts => ({
-  puts: 0,
-  putBytes: 0,
-  gets: 0,
-  getBytes: 0,
-  lists: 0,
-  deletes: 0,
-  writeUnits: 0,
-  readUnits: 0,
-  ...c,
-});
 
 /** Round counts, so every expected dollar below can be worked out by hand. */
 const usageAt = (replicas: number): MeasuredUsage => ({
