@@ -6,46 +6,30 @@
  * by it at or after its last commit of that partition, and once more by the partition's next owner.
  * `npm run test:e2e` runs the issue's full size (100,000 records).
  */
-import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { SluiceClient } from '../../sdk/client.js';
-import type { Proc } from '../support/processes.js';
-import { launch, until } from '../support/processes.js';
+import type { Proc, StackProcess } from '../support/processes.js';
+import { launch, launchStack, until } from '../support/processes.js';
 
 const RECORDS = Number(process.env['E2E_RECORDS'] ?? 40_000);
 const PARTITIONS = 6;
 const SESSION_TIMEOUT_MS = 6_000;
 
-let stack: Proc;
+let stack: StackProcess;
 let url: string;
 let dataDir: string;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'sluice-e2e-'));
-  const suffix = randomUUID().slice(0, 8);
-  stack = launch('local/start.ts', [], {
-    ...process.env,
-    PORT: '0',
-    SLUICE_DATA_DIR: dataDir,
-    AWS_ENDPOINT_URL_S3: inject('s3Endpoint'),
-    AWS_ENDPOINT_URL_DYNAMODB: inject('dynamodbEndpoint'),
-    SLUICE_TABLE_NAME: `e2e-${suffix}`,
-    SLUICE_BUCKETS: `e2e-${suffix}`,
-    SLUICE_GROUP_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
-    SLUICE_GROUP_HEARTBEAT_INTERVAL_MS: '1000',
-    SLUICE_MAINTENANCE_INTERVAL_MS: '1000',
-  });
-  await until('the stack', () => stack.lines.some((l) => l.includes('listening on')), 60_000);
-  url = /listening on (\S+)/.exec(stack.lines.find((l) => l.includes('listening on'))!)![1]!;
+  stack = await launchStack(
+    'e2e',
+    { s3: inject('s3Endpoint'), dynamodb: inject('dynamodbEndpoint') },
+    SESSION_TIMEOUT_MS,
+  );
+  ({ url, dataDir } = stack);
 }, 90_000);
 
 afterAll(async () => {
-  stack?.child.kill('SIGTERM');
-  await stack?.exited;
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  await stack?.stop();
 });
 
 describe('a second stack on the data directory in use', () => {
@@ -54,7 +38,7 @@ describe('a second stack on the data directory in use', () => {
     const stderr: string[] = [];
     second.child.stderr.on('data', (chunk: string) => stderr.push(chunk));
     expect(await second.exited).toBe(1);
-    expect(stderr.join('')).toContain(`(pid ${stack.child.pid})`);
+    expect(stderr.join('')).toContain(`(pid ${stack.proc.child.pid})`);
     expect(second.lines.some((l) => l.includes('listening on'))).toBe(false);
     expect((await new SluiceClient({ url }).admin().cluster()).clusterId).toEqual(expect.any(String));
   }, 60_000);

@@ -9,15 +9,11 @@
  *   stored count is exactly N.
  * `STREAMS_KILL_RECORDS` sets the size (npm run test:streams-kill runs a larger one).
  */
-import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import type { GroupDescription } from '../../lib/wire/types.js';
 import { SluiceClient } from '../../sdk/client.js';
-import type { Proc } from '../support/processes.js';
-import { launch, until } from '../support/processes.js';
+import type { StackProcess } from '../support/processes.js';
+import { launch, launchStack, until } from '../support/processes.js';
 
 const RECORDS = Number(process.env['STREAMS_KILL_RECORDS'] ?? 1_500);
 const KEYS = 40;
@@ -25,36 +21,21 @@ const PARTITIONS = 4;
 const INSTANCES = 3;
 const SESSION_TIMEOUT_MS = Number(process.env['STREAMS_KILL_SESSION_TIMEOUT_MS'] ?? 6_000);
 
-let stack: Proc;
+let stack: StackProcess;
 let url: string;
-let dataDir: string;
-const env: NodeJS.ProcessEnv = { ...process.env };
+let env: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'sluice-streams-kill-'));
-  const suffix = randomUUID().slice(0, 8);
-  Object.assign(env, {
-    AWS_ENDPOINT_URL_S3: inject('s3Endpoint'),
-    AWS_ENDPOINT_URL_DYNAMODB: inject('dynamodbEndpoint'),
-    SLUICE_TABLE_NAME: `sk-${suffix}`,
-    SLUICE_BUCKETS: `sk-${suffix}`,
-  });
-  stack = launch('local/start.ts', [], {
-    ...env,
-    PORT: '0',
-    SLUICE_DATA_DIR: dataDir,
-    SLUICE_GROUP_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
-    SLUICE_GROUP_HEARTBEAT_INTERVAL_MS: '1000',
-    SLUICE_MAINTENANCE_INTERVAL_MS: '1000',
-  });
-  await until('the stack', () => stack.lines.some((l) => l.includes('listening on')), 60_000);
-  url = /listening on (\S+)/.exec(stack.lines.find((l) => l.includes('listening on'))!)![1]!;
+  stack = await launchStack(
+    'sk',
+    { s3: inject('s3Endpoint'), dynamodb: inject('dynamodbEndpoint') },
+    SESSION_TIMEOUT_MS,
+  );
+  ({ url, env } = stack);
 }, 90_000);
 
 afterAll(async () => {
-  stack?.child.kill('SIGTERM');
-  await stack?.exited;
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  await stack?.stop();
 });
 
 const text = (b: Uint8Array | null): string => Buffer.from(b ?? new Uint8Array()).toString('utf8');
