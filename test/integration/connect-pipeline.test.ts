@@ -8,12 +8,6 @@
  * and the sink table must equal the golden exactly: no gap, no duplicate, the poison only in the DLQ
  * with Connect's error headers.
  */
-import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
@@ -25,6 +19,8 @@ import type { TestPostgres } from '../support/postgres.js';
 import { startPostgres } from '../support/postgres.js';
 import type { Reply } from './stack.js';
 import { call } from './stack.js';
+import type { NpmStart } from './npm-start.js';
+import { isAlive, startNpmStart } from './npm-start.js';
 
 const ROWS = 240;
 const POISON_ID = 77;
@@ -33,9 +29,8 @@ const PARTITIONS = 3;
 /** Short leases, so the invocation after a killed one takes its tasks over within seconds. */
 const LEASE_MS = 4_000;
 
-let npmStart: ChildProcess;
+let npm: NpmStart;
 let url: string;
-let dataDir: string;
 let db: TestPostgres;
 let sql: pg.Client;
 let client: SluiceClient;
@@ -43,51 +38,14 @@ const suffix = Date.now().toString(36);
 const bucket = `archive-${suffix}`;
 const api = (method: string, path: string, body?: unknown): Promise<Reply> => call(url, method, path, body);
 
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-
 /** `npm start` with Connect invocations every 300 ms, 30 s budgets and 4 s leases. */
 const startNpm = async (): Promise<void> => {
-  dataDir = await mkdtemp(join(tmpdir(), 'sluice-connect-'));
-  const port = await freePort();
-  npmStart = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      SLUICE_DATA_DIR: dataDir,
-      AWS_ENDPOINT_URL_S3: inject('s3Endpoint'),
-      AWS_ENDPOINT_URL_DYNAMODB: inject('dynamodbEndpoint'),
-      SLUICE_TABLE_NAME: `connect-${suffix}`,
-      SLUICE_BUCKETS: `connect-${suffix}`,
-      SLUICE_MAINTENANCE_INTERVAL_MS: '0',
-      SLUICE_CONNECT_INTERVAL_MS: '300',
-      SLUICE_CONNECT_BUDGET_MS: '30000',
-      SLUICE_CONNECT_LEASE_MS: String(LEASE_MS),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  npm = await startNpmStart({
+    SLUICE_CONNECT_INTERVAL_MS: '300',
+    SLUICE_CONNECT_BUDGET_MS: '30000',
+    SLUICE_CONNECT_LEASE_MS: String(LEASE_MS),
   });
-  let output = '';
-  npmStart.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  npmStart.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 90_000;
-  while (
-    !(await fetch(`${url}/v1/health`).then(
-      (r) => r.ok,
-      () => false,
-    ))
-  ) {
-    if (npmStart.exitCode !== null) throw new Error(`npm start exited ${npmStart.exitCode}:\n${output}`);
-    if (Date.now() > deadline) throw new Error(`npm start did not answer:\n${output}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  url = npm.url;
 };
 
 /** Seeded (mulberry32), so the kill schedule replays. */
@@ -112,15 +70,6 @@ const holder = async (): Promise<string | undefined> => {
     }),
   );
   return workers.every((w) => w === workers[0]) ? workers[0] : undefined;
-};
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 };
 
 const readTopic = async (topic: string, partition: number) => {
@@ -193,13 +142,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await sql?.end().catch(() => undefined);
-  if (npmStart?.exitCode === null) {
-    const exited = new Promise((resolve) => npmStart.once('exit', resolve));
-    npmStart.kill('SIGINT');
-    await exited;
-  }
+  await npm?.stop();
   await db?.stop();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
 describe('Postgres → source → topic → S3 sink and Postgres sink, killed with SIGKILL', () => {
@@ -222,9 +166,9 @@ describe('Postgres → source → topic → S3 sink and Postgres sink, killed wi
         await new Promise((r) => setTimeout(r, 200));
       }
       await new Promise((r) => setTimeout(r, 1_000 + Math.floor(random() * 2_000)));
-      const pid = Number(await readFile(join(dataDir, 'connect-worker.pid'), 'utf8'));
+      const pid = await npm.connectWorkerPid();
       process.kill(pid, 'SIGKILL');
-      while (alive(pid)) await new Promise((r) => setTimeout(r, 50));
+      while (isAlive(pid)) await new Promise((r) => setTimeout(r, 50));
       killed.push(worker);
       await insert(81 + round * 40, 120 + round * 40);
     }
