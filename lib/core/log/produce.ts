@@ -232,10 +232,10 @@ export class Producer {
     });
     const outcome = await this.commit(topic, write, config, producer, undefined);
     const baseOffset = outcome.baseOffset;
-    const entrySpan = outcome.kind === 'duplicate' && outcome.entry ? outcome.entry.n : span;
+    // A duplicate is the batch with the same first and last sequence, so its span is this one's.
     return {
       baseOffset,
-      lastOffset: baseOffset + entrySpan - 1,
+      lastOffset: baseOffset + span - 1,
       logAppendTime: logAppend ? (outcome.kind === 'duplicate' && outcome.entry ? outcome.entry.t : now) : -1,
       logStartOffset: outcome.logStartOffset,
     };
