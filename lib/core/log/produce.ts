@@ -301,8 +301,9 @@ export class Producer {
     const limit = config['max.message.bytes'];
     let chunk: RecordInput[] = [];
     let chunkBytes = BATCH_OVERHEAD;
+    // Never called with an empty chunk: a write has at least one record, and a record that does not
+    // fit an empty batch is refused before it is added.
     const flush = () => {
-      if (chunk.length === 0) return;
       write.batches.push(
         encodeRecordBatch(chunk, logAppend ? { timestampType: 'LogAppendTime', logAppendTime: now } : {}),
       );
