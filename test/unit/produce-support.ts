@@ -67,7 +67,9 @@ export const produceCluster = async (options: ClusterOptions = {}) => {
     store: recording,
     objectStores,
     clock,
-    config: { clusterId: 'test', topicCacheTtlMs: 600_000, ...options.config },
+    // Every store write of a replicated partition races a replica.lag.time.max.ms sleep, which moves
+    // this clock: a short limit keeps commits well inside the commit deadline.
+    config: { clusterId: 'test', topicCacheTtlMs: 600_000, replicaLagTimeMaxMs: 1_000, ...options.config },
     newId: () => `id-${++id}`,
   });
   const topic = await sluice.catalog.create({
