@@ -191,6 +191,24 @@ describe('a fenced commit', () => {
     expect(Object.values(c.objectKeys()).flat()).toHaveLength(5);
     expect((await c.state()).nextOffset).toBe(0);
   });
+  it('names the leadership it moved to when it moves at the sixth attempt after five key-list races', async () => {
+    const c = await produceCluster();
+    let commits = 0;
+    c.onMetadata(async (call, run) => {
+      if (!isCommit(call)) return run();
+      await change(c, 'ikGen', 1);
+      try {
+        return await run();
+      } finally {
+        if (++commits === 5) await change(c, 'leaderEpoch', 1);
+      }
+    });
+    await expect(c.sluice.producer.produce('t', request(['a'], 'k-10'))).rejects.toMatchObject({
+      code: 'FENCED_LEADER_EPOCH',
+      message: 't-0 moved to leader epoch 1, ISR [s0] while this write went to [s0] under epoch 0',
+    });
+    expect(c.commits()).toHaveLength(5);
+  });
 });
 
 describe('a refused commit', () => {

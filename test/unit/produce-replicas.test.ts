@@ -326,4 +326,37 @@ describe('a leadership that moved between the write and the commit', () => {
     expect(holding(c, state.tail[0]!.o)).toEqual(['s0', 's1', 's2']);
     expect(state.leo).toEqual({ s0: 3, s1: 3, s2: 3 });
   });
+  it.each([
+    ['the first write', 1],
+    ['the write again under a new epoch', 2],
+  ])(
+    'writes again to a store that failed %s and rejoined the ISR right after leaving it',
+    async (_, failedWrite) => {
+      const { c, produce } = await moved(() => Promise.resolve());
+      let writes = 0;
+      let bumped = false;
+      c.onPut(async (id) => {
+        if (failedWrite === 2 && !bumped) {
+          bumped = true;
+          await setLeadership(c, { leaderEpoch: 1 });
+        }
+        if (id === 's2' && ++writes === failedWrite) throw storageUnavailable('store s2');
+      });
+      let rejoined = false;
+      c.onMetadata(async (call, run) => {
+        const result = await run();
+        const shrink = call.op === 'update' && call.actions!.some((a) => 'set' in a && a.set === 'isr');
+        if (shrink && !rejoined) {
+          rejoined = true;
+          await setLeadership(c, { isr: ['s0', 's1', 's2'] });
+        }
+        return result;
+      });
+      expect(await produce()).toMatchObject({ baseOffset: 0, lastOffset: 2 });
+      const state = await c.state();
+      expect(rejoined).toBe(true);
+      expect(state.isr).toEqual(['s0', 's1', 's2']);
+      expect(holding(c, state.tail[0]!.o)).toEqual(['s0', 's1', 's2']);
+    },
+  );
 });

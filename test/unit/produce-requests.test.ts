@@ -185,4 +185,13 @@ describe('a JSON produce request', () => {
     const [stored] = await c.stored('s0', tail[0]!.o);
     expect([stored!.header.timestampType, stored!.header.maxTimestamp]).toEqual(['LogAppendTime', T0]);
   });
+  it('answers a retry on a LogAppendTime topic with the first append time, not the records’ own', async () => {
+    const c = await produceCluster({ configs: { 'message.timestamp.type': 'LogAppendTime' } });
+    const sent = [5_000, 3_000].map((timestamp, i) => ({ ...records([`v${i}`])[0]!, timestamp }));
+    const request = { records: sent, acks: '1' as const, idempotencyKey: 'order-1' };
+    const first = await c.sluice.producer.produce('t', request);
+    c.clock.time += 9_000;
+    expect(await c.sluice.producer.produce('t', request)).toEqual(first);
+    expect(first.map((r) => ('timestamp' in r ? r.timestamp : -1))).toEqual([T0, T0]);
+  });
 });
