@@ -355,10 +355,13 @@ export class Producer {
     );
   }
 
-  /** Marks `w` as answered by its original commit, unless that commit was of a different request. */
+  /**
+   * Marks `w` as answered by its original commit, unless that commit was of a different request. Only
+   * called with an Idempotency-Key, so `w` carries the request's fingerprint.
+   */
   private answerFromOriginal(topic: Topic, w: PartitionWrite, baseOffset: number, storedMark: string): void {
     const mark = decodeMark(storedMark);
-    checkSameRequest(mark, w.fingerprint ?? '', `${topic.name}-${w.partition}`);
+    checkSameRequest(mark, w.fingerprint!, `${topic.name}-${w.partition}`);
     w.duplicate = { baseOffset, requestTime: mark.requestTime };
   }
 
