@@ -136,7 +136,7 @@ export class Producer {
       ikHash === undefined
         ? undefined
         : encodeMark({ hash: ikHash, fingerprint: fingerprint!, requestTime: now });
-    await this.writeObjects(topic, fresh, config, now, mark, request.acks);
+    await this.writeObjects(topic, fresh, mark, request.acks);
 
     const outcomes = await Promise.all(
       fresh.map((w) =>
@@ -224,7 +224,7 @@ export class Producer {
     if (producer) await this.checkIssued(producer.producerId);
     const write: PartitionWrite = { partition, indexes: [], batches, timestamps: [] };
     await this.checkReplicas(topic, [write], config, acks);
-    await this.writeObjects(topic, [write], config, now, undefined, acks, {
+    await this.writeObjects(topic, [write], undefined, acks, {
       n: span,
       c: records,
       t: maxTs,
@@ -391,8 +391,6 @@ export class Producer {
   private async writeObjects(
     topic: Topic,
     writes: PartitionWrite[],
-    config: TopicConfig,
-    now: number,
     mark: string | undefined,
     acks: Acks,
     override?: Pick<TailEntry, 'n' | 'c' | 't' | 'f'>,
@@ -410,7 +408,6 @@ export class Producer {
       groups.set(id, group);
       for (const b of w.batches) stampPartitionLeaderEpoch(b, leaderEpoch);
     }
-    const logAppend = config['message.timestamp.type'] === 'LogAppendTime';
     await Promise.all(
       [...groups.values()].map(async (group) => {
         const key = dataObjectKey(topic.topicId, this.ctx.newId());
@@ -422,15 +419,15 @@ export class Producer {
             chunks.push(b);
             offset += b.length;
           }
-          const ts = logAppend ? [now] : w.timestamps;
           w.entry = {
             o: key,
             b: start,
             l: offset - start,
             n: override?.n ?? w.indexes.length,
             c: override?.c ?? w.indexes.length,
-            t: override?.t ?? Math.max(...ts),
-            f: override?.f ?? Math.min(...ts),
+            // A JSON request's timestamps: on a LogAppendTime topic, buildBatches made them all `now`.
+            t: override?.t ?? Math.max(...w.timestamps),
+            f: override?.f ?? Math.min(...w.timestamps),
             ...(mark === undefined ? {} : { k: mark }),
           };
         }
