@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../../lib/errors.js';
-import { keys } from '../../lib/core/keys.js';
+import { dataObjectKey, keys } from '../../lib/core/keys.js';
 import { storageUnavailable } from '../../lib/ports/storage-errors.js';
 import type { Cluster } from './produce-support.js';
 import { T0, batch, concat, produceCluster, records } from './produce-support.js';
@@ -56,6 +56,8 @@ describe('where a produce writes', () => {
     expect(Object.values(c.objectKeys()).map((k) => k.length)).toEqual([1, 1, 1]);
     for (const p of [0, 1, 2]) {
       const [entry] = (await c.state(p)).tail;
+      // Each partition's object is written once: under the id drawn for it (the topic drew id-1).
+      expect(entry!.o).toBe(dataObjectKey(c.topic.topicId, `id-${p + 2}`));
       expect(holding(c, entry!.o)).toEqual([leaders[p]]);
       expect(await valuesIn(c, leaders[p]!, entry!.o)).toEqual(p === 0 ? ['v0', 'v3'] : [`v${p}`]);
     }
