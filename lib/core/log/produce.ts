@@ -645,11 +645,12 @@ export class Producer {
   private async maybeMaterialize(topic: Topic, partition: number, state: PartitionState): Promise<void> {
     const every = this.ctx.tailFlushEntries;
     const tailLength = state.tail.length;
-    // Every commit appends one entry, so each sees its own tail length and exactly one committer per
-    // `every` commits materializes, however many commit at once. (Triggering on every commit once the
+    // Every commit appends one entry, so each sees its own tail length (at least 1: below `every` the
+    // remainder is never 0) and exactly one committer per `every` commits materializes, however many
+    // commit at once. (Triggering on every commit once the
     // tail passed 4 * every made all concurrent committers re-read the item and rewrite the same index
     // items: 17 DynamoDB writes per produce with 32 producers on one partition, and throughput fell.)
-    if (tailLength < every || tailLength % every !== 0) return;
+    if (tailLength % every !== 0) return;
     try {
       await materializeTail(this.ctx.store, topic.topicId, partition, {
         now: this.ctx.clock.now(),
