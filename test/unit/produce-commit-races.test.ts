@@ -192,7 +192,7 @@ describe('a fenced commit', () => {
     expect((await c.state()).nextOffset).toBe(0);
   });
   it('names the leadership it moved to when it moves at the sixth attempt after five key-list races', async () => {
-    const c = await produceCluster();
+    const c = await produceCluster({ stores: 3, replicationFactor: 3 });
     let commits = 0;
     c.onMetadata(async (call, run) => {
       if (!isCommit(call)) return run();
@@ -203,9 +203,11 @@ describe('a fenced commit', () => {
         if (++commits === 5) await change(c, 'leaderEpoch', 1);
       }
     });
-    await expect(c.sluice.producer.produce('t', request(['a'], 'k-10'))).rejects.toMatchObject({
+    const sent = { ...request(['a'], 'k-10'), acks: 'all' as const };
+    await expect(c.sluice.producer.produce('t', sent)).rejects.toMatchObject({
       code: 'FENCED_LEADER_EPOCH',
-      message: 't-0 moved to leader epoch 1, ISR [s0] while this write went to [s0] under epoch 0',
+      message:
+        't-0 moved to leader epoch 1, ISR [s0, s1, s2] while this write went to [s0, s1, s2] under epoch 0',
     });
     expect(c.commits()).toHaveLength(5);
   });

@@ -309,6 +309,8 @@ describe('a leadership that moved between the write and the commit', () => {
     const state = await c.state();
     expect([state.isr, state.leo, state.hw]).toEqual([['s0', 's1'], { s0: 3, s1: 3, s2: 0 }, 3]);
     expect(holding(c, state.tail[0]!.o)).toEqual(['s0', 's1']);
+    // The first object everywhere, the second where it was written: no third write.
+    expect(Object.values(c.objectKeys()).map((k) => k.length)).toEqual([2, 2, 1]);
     // Fenced by the epoch, then (after the ISR shrink) committed: the rewrite's failure costs no commit.
     expect(c.commits()).toHaveLength(2);
   });
