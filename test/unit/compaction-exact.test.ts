@@ -22,8 +22,7 @@ const timeIndex = async (s: Setup) =>
   (await s.store.query({ pk: keys.partitionPk(s.topic.topicId, 0), sk: { beginsWith: keys.timePrefix } }))
     .items;
 
-const bytesOf = (entries: readonly Record<string, unknown>[]) =>
-  entries.reduce((sum, e) => sum + (e['l'] as number), 0);
+const bytesOf = (entries: readonly { l: number }[]) => entries.reduce((sum, e) => sum + e.l, 0);
 
 describe('the dirty ratio', () => {
   it('is 0 on an empty partition, which no pass cleans, and no pass runs on a partition that does not exist', async () => {
@@ -175,7 +174,7 @@ describe('a cleaned entry', () => {
       [3, 2, 2000, 0],
       [2, 2, 6000, 6000],
     ]);
-    expect(after[0]!['l']).toBe(61);
+    expect(after[0]!.l).toBe(61);
     expect(after[3]).toEqual(before[3]);
     expect((await s.fetchRows()).rows).toEqual([
       [2, 'y', 'y1'],
