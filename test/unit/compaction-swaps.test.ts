@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { keys, offsetFromBatchSk } from '../../lib/core/keys.js';
 import { pageEntries, pageItem, retiredPageItem } from '../../lib/core/log/batch-index.js';
 import { timeMarkItem } from '../../lib/core/log/time-index.js';
-import type { Item } from '../../lib/ports/metadata-store.js';
+import type { Item, UpdateAction } from '../../lib/ports/metadata-store.js';
 import { ConditionFailedError, TransactionCanceledError } from '../../lib/ports/metadata-store.js';
 import { setup } from './compaction-support.js';
 
@@ -229,7 +229,7 @@ describe('the pass’s last write', () => {
 });
 
 describe('the time index rebuild', () => {
-  const isTsMax = (actions: readonly { set?: string }[]) => actions.some((a) => a.set === 'tsMax');
+  const isTsMax = (actions: readonly UpdateAction[]) => actions.some((a) => 'set' in a && a.set === 'tsMax');
 
   it('starts again when the tail moved before it set tsMax, and gives up after three tries', async () => {
     const s = await setup();
