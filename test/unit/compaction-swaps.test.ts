@@ -192,8 +192,8 @@ describe('a swap whose entry changed after the pass read it', () => {
 });
 
 describe('the pass’s last write', () => {
-  const isProgress = (actions: readonly { set?: string }[]) =>
-    actions.some((a) => a.set === 'cleanedThrough');
+  const isProgress = (actions: readonly UpdateAction[]) =>
+    actions.some((a) => 'set' in a && a.set === 'cleanedThrough');
 
   it('never moves the clean part’s end back below a later pass’s', async () => {
     const s = await setup();
