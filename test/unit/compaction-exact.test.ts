@@ -1,12 +1,22 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
+import { pageItem } from '../../lib/core/log/batch-index.js';
 import { MIN_CLEANABLE_DIRTY_RATIO } from '../../lib/core/log/compaction.js';
 import { applyRetention } from '../../lib/core/log/retention.js';
 import { timeMarkItem } from '../../lib/core/log/time-index.js';
-import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
-import { BATCH, setup, utf8 } from './compaction-support.js';
+import { decodeRecordBatch, encodeRecordBatch, splitBatches } from '../../lib/core/record-batch/index.js';
+import { BATCH, RAW, setup, utf8 } from './compaction-support.js';
 
 type Setup = Awaited<ReturnType<typeof setup>>;
+
+/** Batches from independent encoders (kafkajs, the reference zstd tool). */
+const golden = JSON.parse(
+  readFileSync(new URL('../fixtures/record-batch/kafkajs-golden.json', import.meta.url), 'utf8'),
+) as {
+  recordSets: Record<string, { key: string | null; value: string | null }[]>;
+  cases: { compression: string; records: string; batch: string }[];
+};
 
 const NOTHING = { entriesRewritten: 0, recordsRemoved: 0, tombstonesDropped: 0 };
 
@@ -250,5 +260,126 @@ describe('tombstones', () => {
     await s.sluice.maintenance.indexTail(s.topic.topicId, 0);
     expect(await s.compact(now)).toEqual({ dirtyRatio: 1, cleanedThrough: 4, ...NOTHING });
     expect((await s.cleaner()).oldestTombstone).toBe(now - 800);
+  });
+});
+
+describe('the offset map', () => {
+  /** Rewrites the index's record counts, as an index claiming that many records would read. */
+  const claimCounts = async (s: Setup, counts: readonly number[]) => {
+    const entries = (await s.index()).map((e, i) => ({ ...e, c: counts[i] ?? e.c }));
+    await s.store.put(pageItem(s.topic.topicId, 0, 0, entries));
+  };
+
+  it('holds 500,000 records at most, always one entry, and the pass cleans only through what it mapped', async () => {
+    const s = await setup();
+    await rounds(s, ['k'], 3);
+    await claimCounts(s, [250_000, 250_000, 1]);
+    // 250,000 + 250,000 fit; one more does not: offset 1 is the latest k the pass knows of.
+    expect(await s.compact()).toEqual({
+      dirtyRatio: 1,
+      cleanedThrough: 2,
+      entriesRewritten: 1,
+      recordsRemoved: 1,
+      tombstonesDropped: 0,
+    });
+    expect((await s.fetchRows()).rows).toEqual([
+      [1, 'k', 'k1'],
+      [2, 'k', 'k2'],
+    ]);
+
+    const big = await setup();
+    await rounds(big, ['k'], 2);
+    await claimCounts(big, [600_000, 1]);
+    expect(await big.compact()).toEqual({ dirtyRatio: 1, cleanedThrough: 1, ...NOTHING });
+    expect((await big.fetchRows()).rows).toEqual([
+      [0, 'k', 'k0'],
+      [1, 'k', 'k1'],
+    ]);
+  });
+
+  it('reads each entry once to map it and once to clean it', async () => {
+    const s = await setup();
+    await rounds(s, ['k'], 40);
+    expect(s.objects.keys()).toHaveLength(40);
+    const gets = s.objects.meter.read().objectGets;
+    expect(await s.compact()).toMatchObject({ cleanedThrough: 40, entriesRewritten: 39 });
+    expect(s.objects.meter.read().objectGets - gets).toBe(80);
+  });
+});
+
+describe('a rewritten batch', () => {
+  it('keeps LogAppendTime and its append time, and a batch of the entry that lost nothing keeps its bytes', async () => {
+    const s = await setup({ 'message.timestamp.type': 'LogAppendTime' });
+    const appended = s.clock.now();
+    const two = Buffer.concat([
+      encodeRecordBatch([
+        { key: utf8('a'), value: utf8('a0'), timestamp: 1000 },
+        { key: utf8('c'), value: utf8('c0'), timestamp: 1500 },
+      ]),
+      encodeRecordBatch([{ key: utf8('b'), value: utf8('b0'), timestamp: 2000 }]),
+    ]);
+    expect((await s.http('POST', '/v1/topics/t/partitions/0/batches', two, BATCH)).status).toBe(200);
+    s.clock.time += 10;
+    await s.produce([['a', 'a1']]);
+    await s.sluice.maintenance.indexTail(s.topic.topicId, 0);
+    const raw = async () => {
+      const r = await s.http('GET', '/v1/topics/t/partitions/0/records?offset=0', undefined, RAW);
+      return { body: r.body as Uint8Array, batches: splitBatches(r.body) };
+    };
+    const before = await raw();
+    expect(await s.compact()).toMatchObject({ cleanedThrough: 4, entriesRewritten: 1, recordsRemoved: 1 });
+    const after = await raw();
+    expect(
+      after.batches.map(({ header }) => [
+        header.baseOffset,
+        header.timestampType,
+        header.maxTimestamp,
+        header.recordCount,
+      ]),
+    ).toEqual([
+      [0, 'LogAppendTime', appended, 1],
+      [2, 'LogAppendTime', appended, 1],
+      [3, 'LogAppendTime', appended + 10, 1],
+    ]);
+    const bytesOfBatch = (view: typeof before, i: number) =>
+      Buffer.from(view.body.subarray(view.batches[i]!.start, view.batches[i]!.end));
+    expect(bytesOfBatch(after, 1).equals(bytesOfBatch(before, 1))).toBe(true);
+    const [first] = after.batches;
+    const records = decodeRecordBatch(after.body.subarray(first!.start, first!.end)).records;
+    expect(
+      records.map((r) => [
+        r.offset,
+        Buffer.from(r.key!).toString(),
+        Buffer.from(r.value!).toString(),
+        r.timestamp,
+      ]),
+    ).toEqual([[1, 'c', 'c0', appended]]);
+  });
+
+  it('of zstd, which Sluice reads but cannot write, is rewritten uncompressed', async () => {
+    // The reference tool's frame declares a window over the default max.message.bytes.
+    const s = await setup({ 'cleanup.policy': 'delete', 'max.message.bytes': '8388608' });
+    const zstd = golden.cases.find((c) => c.compression === 'zstd')!;
+    const sent = Buffer.from(zstd.batch, 'hex');
+    expect((await s.http('POST', '/v1/topics/t/partitions/0/batches', sent, BATCH)).status).toBe(200);
+    await s.sluice.maintenance.indexTail(s.topic.topicId, 0);
+    // Compacted since (the keyless records are from before): the pass drops them and must rewrite the batch.
+    const result = await s.compact(undefined, { config: { 'cleanup.policy': 'compact' } });
+    const records = golden.recordSets[zstd.records]!;
+    const keyless = records.filter((r) => r.key === null).length;
+    expect(result).toMatchObject({ entriesRewritten: 1, recordsRemoved: keyless });
+    const r = await s.http('GET', '/v1/topics/t/partitions/0/records?offset=0', undefined, RAW);
+    const [batch, ...rest] = splitBatches(r.body);
+    expect(rest).toEqual([]);
+    expect([batch!.header.compression, batch!.header.recordCount, batch!.header.lastOffsetDelta]).toEqual([
+      'none',
+      records.length - keyless,
+      records.length - 1,
+    ]);
+    const kept = decodeRecordBatch(r.body).records.map((x) => [
+      x.offset,
+      Buffer.from(x.key!).toString('hex'),
+    ]);
+    expect(kept).toEqual(records.flatMap((x, offset) => (x.key === null ? [] : [[offset, x.key]])));
   });
 });
