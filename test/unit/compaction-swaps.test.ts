@@ -55,7 +55,10 @@ describe('a pass’s writes', () => {
         ],
         {
           condition: {
-            or: [{ notExists: 'cleanedThrough' }, { path: 'cleanedThrough', op: '<=', value: 2 }],
+            and: [
+              { exists: 'pk' },
+              { or: [{ notExists: 'cleanedThrough' }, { path: 'cleanedThrough', op: '<=', value: 2 }] },
+            ],
           },
         },
       ],
@@ -346,5 +349,27 @@ describe('a pass’s reads', () => {
       'query undefined true',
       'query undefined true',
     ]);
+  });
+});
+
+describe('a pass racing the deletion of its topic', () => {
+  it('does not bring the deleted partition item back', async () => {
+    const s = await setup();
+    await overwrites(s, 3);
+    const key = keys.partitionState(s.topic.topicId, 0);
+    const transact = s.store.transact.bind(s.store);
+    // The topic is deleted once the pass has swapped its entries.
+    vi.spyOn(s.store, 'transact').mockImplementation(async (ops) => {
+      await transact(ops);
+      await s.store.delete(key);
+    });
+    expect(await s.compact()).toEqual({
+      dirtyRatio: 1,
+      cleanedThrough: 3,
+      entriesRewritten: 2,
+      recordsRemoved: 2,
+      tombstonesDropped: 0,
+    });
+    expect(await s.store.get(key)).toBeUndefined();
   });
 });

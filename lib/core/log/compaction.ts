@@ -167,8 +167,12 @@ export const compactPartition = async (
           : { set: 'oldestTombstone', value: oldestTombstone },
       ],
       {
+        // An update creates a missing item: a topic deleted during the pass must stay deleted.
         condition: {
-          or: [{ notExists: 'cleanedThrough' }, { path: 'cleanedThrough', op: '<=', value: end }],
+          and: [
+            { exists: 'pk' },
+            { or: [{ notExists: 'cleanedThrough' }, { path: 'cleanedThrough', op: '<=', value: end }] },
+          ],
         },
       },
     );
