@@ -1,10 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
 import { keys, offsetFromBatchSk } from '../../lib/core/keys.js';
 import { pageEntries, pageItem, retiredPageItem } from '../../lib/core/log/batch-index.js';
+import { compactPartition } from '../../lib/core/log/compaction.js';
 import { timeMarkItem } from '../../lib/core/log/time-index.js';
 import type { Item, UpdateAction } from '../../lib/ports/metadata-store.js';
 import { ConditionFailedError, TransactionCanceledError } from '../../lib/ports/metadata-store.js';
 import { setup } from './compaction-support.js';
+import { segmentSetup, T0 } from './segment-support.js';
 
 type Setup = Awaited<ReturnType<typeof setup>>;
 
@@ -371,5 +373,60 @@ describe('a pass racing the deletion of its topic', () => {
       tombstonesDropped: 0,
     });
     expect(await s.store.get(key)).toBeUndefined();
+  });
+});
+
+describe('a pass over both tiers', () => {
+  /** 40 requests rolled into segments and 10 more in batch pages, all dirty, over 13 keys. */
+  const tiers = async () => {
+    const s = await segmentSetup({ 'cleanup.policy': 'compact' });
+    await s.write(40);
+    await s.index();
+    expect(await s.roll()).toBe(5);
+    await s.write(10, T0 + 40_000);
+    await s.index();
+    const compact = () => compactPartition(s.sluice.log, s.topic.topicId, 0, s.config(), s.clock.now());
+    return { s, compact };
+  };
+  const entriesOf = async (items: Item[]) => items.flatMap(pageEntries).map((x) => x.entry);
+
+  it('writes a segment’s cleaned batches to the segment store and a batch page’s to the replicas, one group each', async () => {
+    const { s, compact } = await tiers();
+    const replicaObjects = s.objects.keys();
+    const transact = vi.spyOn(s.store, 'transact');
+    expect(await compact()).toMatchObject({ cleanedThrough: 500, entriesRewritten: 49 });
+    expect(transact).toHaveBeenCalledTimes(2);
+    const segmentEntries = await entriesOf(await s.segmentItems());
+    const pageEntriesAfter = await entriesOf(await s.livePages());
+    // The 35 rolled chunks (all emptied: the last requests overwrite every key) point into one new segment.
+    expect(segmentEntries.map((e) => e.c)).toEqual(Array<number>(35).fill(0));
+    const segmentObjects = new Set(segmentEntries.map((e) => e.o));
+    expect(segmentObjects.size).toBe(1);
+    const [segment] = segmentObjects;
+    expect(segment!.startsWith(`g/${s.topic.topicId}/0/`)).toBe(true);
+    expect(s.segments!.keys()).toContain(segment);
+    expect(s.objects.keys()).not.toContain(segment);
+    // The batch pages' 15 unrolled entries: 14 rewritten into one new replica object, the last untouched.
+    // The local copies of rolled entries are not the pass's: reads go to the segments.
+    const added = s.objects.keys().filter((k) => !replicaObjects.includes(k));
+    expect(added).toHaveLength(1);
+    expect(pageEntriesAfter.map((e) => e.o === added[0])).toEqual([
+      ...Array<boolean>(35).fill(false),
+      ...Array<boolean>(14).fill(true),
+      false,
+    ]);
+  });
+
+  it('stops at the first tier’s cancelled swap, before writing the second tier’s group', async () => {
+    const { s, compact } = await tiers();
+    const before = [await s.segmentItems(), await s.livePages()];
+    const objects = s.objects.keys();
+    const transact = vi
+      .spyOn(s.store, 'transact')
+      .mockRejectedValueOnce(new TransactionCanceledError(['ConditionalCheckFailed']));
+    expect(await compact()).toMatchObject({ skipped: 'raced', entriesRewritten: 0 });
+    expect(transact).toHaveBeenCalledTimes(1);
+    expect([await s.segmentItems(), await s.livePages()]).toEqual(before);
+    expect(s.objects.keys()).toEqual(objects);
   });
 });
