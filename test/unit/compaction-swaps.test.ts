@@ -5,13 +5,15 @@ import { compactPartition } from '../../lib/core/log/compaction.js';
 import { timeMarkItem } from '../../lib/core/log/time-index.js';
 import type { Item, UpdateAction } from '../../lib/ports/metadata-store.js';
 import { ConditionFailedError, TransactionCanceledError } from '../../lib/ports/metadata-store.js';
-import { setup } from './compaction-support.js';
+import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import { setup, utf8 } from './compaction-support.js';
 import { segmentSetup, T0 } from './segment-support.js';
 
 type Setup = Awaited<ReturnType<typeof setup>>;
 
 const NOTHING = { entriesRewritten: 0, recordsRemoved: 0, tombstonesDropped: 0 };
 const HEADER_ONLY = 61;
+const MIB = 1024 * 1024;
 
 /** `count` indexed requests of one record of key k each: a pass empties all but the last. */
 const overwrites = async (s: Setup, count: number) => {
@@ -428,5 +430,33 @@ describe('a pass over both tiers', () => {
     expect(transact).toHaveBeenCalledTimes(1);
     expect([await s.segmentItems(), await s.livePages()]).toEqual(before);
     expect(s.objects.keys()).toEqual(objects);
+  });
+});
+
+describe('a group', () => {
+  it('is swapped as soon as its new object reaches 16 MiB', async () => {
+    const s = await setup({ 'max.message.bytes': String(2 * MIB) });
+    // A value of the length that makes a lone record of key uNN exactly a MiB as a batch.
+    const sizeWith = (length: number) =>
+      encodeRecordBatch([{ key: utf8('u00'), value: new Uint8Array(length), timestamp: s.clock.now() }])
+        .length;
+    const guess = MIB - 100;
+    const length = guess + MIB - sizeWith(guess);
+    expect(sizeWith(length)).toBe(MIB);
+    for (let i = 0; i < 17; i++)
+      await s.produce([
+        [`u${String(i).padStart(2, '0')}`, 'x'.repeat(length)],
+        ['k', `k${i}`],
+      ]);
+    await s.produce([['k', 'last']]);
+    await s.sluice.maintenance.indexTail(s.topic.topicId, 0);
+    const objects = s.objects.keys();
+    const transact = vi.spyOn(s.store, 'transact');
+    expect(await s.compact()).toMatchObject({ cleanedThrough: 35, entriesRewritten: 17, recordsRemoved: 17 });
+    // 16 rewritten entries of a MiB fill the first object; the 17th starts the next.
+    expect(transact).toHaveBeenCalledTimes(2);
+    const added = s.objects.keys().filter((k) => !objects.includes(k));
+    const sizes = await Promise.all(added.map(async (k) => (await s.objects.get(k)).length));
+    expect(sizes.sort((a, b) => b - a)).toEqual([16 * MIB, MIB]);
   });
 });
