@@ -383,3 +383,25 @@ describe('a rewritten batch', () => {
     expect(kept).toEqual(records.flatMap((x, offset) => (x.key === null ? [] : [[offset, x.key]])));
   });
 });
+
+describe('what the cleaner never sees', () => {
+  it('is a transactional or control batch: produce refuses them, so none is ever kept or cleaned', async () => {
+    const s = await setup();
+    const record = { key: utf8('a'), value: utf8('a0'), timestamp: 1000 };
+    for (const flags of [{ isTransactional: true }, { isTransactional: true, isControl: true }]) {
+      const r = await s.http(
+        'POST',
+        '/v1/topics/t/partitions/0/batches',
+        encodeRecordBatch([record], flags),
+        BATCH,
+      );
+      expect([r.status, r.body.error.code, r.body.error.message]).toEqual([
+        400,
+        'INVALID_RECORD',
+        'transactional and control batches are not supported',
+      ]);
+    }
+    expect(s.objects.keys()).toEqual([]);
+    expect((await s.state()).nextOffset).toBe(0);
+  });
+});
