@@ -295,6 +295,23 @@ describe('the time index rebuild', () => {
     await expect(s.compact()).rejects.toThrow('store down');
   });
 
+  it('writes nothing to the time index when the marks it wants are the ones there', async () => {
+    const s = await setup();
+    await s.produce([
+      ['x', 'x0'],
+      ['k', 'k0'],
+    ]);
+    await s.produce([['k', 'k1']]);
+    await s.sluice.maintenance.indexTail(s.topic.topicId, 0);
+    const marks = await timeIndex(s);
+    expect(marks).toEqual([timeMarkItem(s.topic.topicId, 0, { ts: s.clock.now(), baseOffset: 0, prev: -1 })]);
+    const writes = vi.spyOn(s.store, 'batchWrite');
+    // x keeps offset 0's timestamp: the running max still first rises there.
+    expect(await s.compact()).toMatchObject({ entriesRewritten: 1, recordsRemoved: 1 });
+    expect(writes.mock.calls).toEqual([[{ puts: [], deletes: [] }]]);
+    expect(await timeIndex(s)).toEqual(marks);
+  });
+
   it('leaves the marks at or past the tail base to the materializer that is writing them', async () => {
     const s = await setup();
     await overwrites(s, 3);
