@@ -8,35 +8,13 @@ import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../../lib/errors.js';
 import { removeFromIsr } from '../../lib/core/replication/isr.js';
 import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
-import { LAG_MS, replicationCluster } from './replication-support.js';
+import { LAG_MS, arrangedPartition } from './replication-support.js';
 
-/**
- * Five acks=1 records on the leader; the followers are arranged at the given LEOs (f1 first) with the
- * given caught-up times, relative to now; the HW at the smaller LEO.
- */
 const partition = async (leos: [number, number], caughtUpAgo: [number, number] = [0, 0]) => {
-  const c = replicationCluster();
-  const t = await c.create({ 'min.insync.replicas': '1' });
-  for (const v of ['a', 'b', 'c', 'd', 'e']) await c.send(v, '1');
-  const { leader, replicas } = await t.state();
-  const [f1, f2] = replicas.filter((r) => r !== leader) as [string, string];
-  const now = c.clock.now();
-  await t.arrange([
-    { set: ['leo', f1], value: leos[0] },
-    { set: ['leo', f2], value: leos[1] },
-    { set: ['lc', leader], value: now },
-    { set: ['lc', f1], value: now - caughtUpAgo[0] },
-    { set: ['lc', f2], value: now - caughtUpAgo[1] },
-    { set: 'hw', value: Math.min(...leos) },
-  ]);
-  let writes = 0;
-  c.hooks.stateUpdate = (_call, run) => {
-    writes++;
-    return run();
-  };
+  const p = await arrangedPartition({ leos, caughtUpAgo });
   const shrink = (stores: string[], reason: 'failed' | 'lagging', seenEpoch = 0) =>
-    removeFromIsr(c.ctx, t.topic, 0, stores, { reason, seenEpoch });
-  return { c, ...t, leader, replicas, f1, f2, shrink, writes: () => writes };
+    removeFromIsr(p.c.ctx, p.topic, 0, stores, { reason, seenEpoch });
+  return { ...p, shrink };
 };
 
 describe('removeFromIsr for a failed write', () => {

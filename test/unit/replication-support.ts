@@ -73,13 +73,13 @@ export const replicationCluster = (storeCount = 3, { segments = false } = {}) =>
     config: { clusterId: 'test', topicCacheTtlMs: 60_000, replicaLagTimeMaxMs: LAG_MS },
     newId: () => `id-${++id}`,
   });
-  const http = async (method: string, path: string, body?: unknown) => {
+  const http = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const [pathname, search = ''] = path.split('?');
     const response = await sluice.router().handle({
       method,
       path: pathname!,
       query: Object.fromEntries(new URLSearchParams(search)),
-      headers: {},
+      headers,
       body: body === undefined ? new Uint8Array() : new Uint8Array(Buffer.from(JSON.stringify(body))),
     });
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -94,8 +94,8 @@ export const replicationCluster = (storeCount = 3, { segments = false } = {}) =>
       store.update(keys.partitionState(topic.topicId, 0), actions).then(() => undefined);
     return { topic, state: () => readPartitionState(store, topic, 0), arrange };
   };
-  const send = (value: string, acks: 'all' | '1' = 'all') =>
-    http('POST', '/v1/topics/t/records', { records: [{ value, partition: 0 }], acks });
+  const send = (value: string, acks: 'all' | '1' = 'all', headers: Record<string, string> = {}) =>
+    http('POST', '/v1/topics/t/records', { records: [{ value, partition: 0 }], acks }, headers);
   const read = async (replica?: string) => {
     const r = await http(
       'GET',
@@ -124,4 +124,50 @@ export const replicationCluster = (storeCount = 3, { segments = false } = {}) =>
     read,
     segmentStore,
   };
+};
+
+export interface ArrangedPartition {
+  /** The followers' LEOs, the first follower's first. */
+  leos: [number, number];
+  /** How long ago each follower last caught up (ms). */
+  caughtUpAgo?: [number, number];
+  /** The HW (default: the smaller follower LEO). */
+  hw?: number;
+  configs?: Record<string, string>;
+  /** The values produced with acks=1 before the arrangement (default five). */
+  values?: string[];
+}
+
+/**
+ * Topic `t` with records produced on the leader only, then its followers arranged at chosen LEOs and
+ * caught-up times: the state an ISR change or an election starts from. `writes()` counts the partition
+ * state updates made after the arrangement.
+ */
+export const arrangedPartition = async ({
+  leos,
+  caughtUpAgo = [0, 0],
+  hw = Math.min(...leos),
+  configs = { 'min.insync.replicas': '1' },
+  values = ['a', 'b', 'c', 'd', 'e'],
+}: ArrangedPartition) => {
+  const c = replicationCluster();
+  const t = await c.create(configs);
+  for (const v of values) await c.send(v, '1');
+  const { leader, replicas } = await t.state();
+  const [f1, f2] = replicas.filter((r) => r !== leader) as [string, string];
+  const now = c.clock.now();
+  await t.arrange([
+    { set: ['leo', f1], value: leos[0] },
+    { set: ['leo', f2], value: leos[1] },
+    { set: ['lc', leader], value: now },
+    { set: ['lc', f1], value: now - caughtUpAgo[0] },
+    { set: ['lc', f2], value: now - caughtUpAgo[1] },
+    { set: 'hw', value: hw },
+  ]);
+  let writes = 0;
+  c.hooks.stateUpdate = (_call, run) => {
+    writes++;
+    return run();
+  };
+  return { c, ...t, leader, replicas, f1, f2, writes: () => writes };
 };
