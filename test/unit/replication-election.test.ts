@@ -24,6 +24,7 @@ const unclean = { 'min.insync.replicas': '1', 'unclean.leader.election.enable': 
 describe('FAILOVER', () => {
   it('elects the ISR member with the longest log, bumps the epoch, and keeps the HW and the log', async () => {
     const p = await partition({ leos: [3, 5], hw: 3 });
+    p.c.clock.time += 250;
     const now = p.c.clock.now();
     const outcome = await p.elect({ type: 'FAILOVER', exclude: [p.leader], seenEpoch: 0 });
     const s = await p.state();
@@ -225,16 +226,20 @@ describe('elections against concurrent writes', () => {
   it('keeps an acks=all commit that landed under the old epoch: the new leader has it', async () => {
     const p = await partition({ leos: [5, 5] });
     let raced = false;
+    let writes = 0;
     p.c.hooks.stateUpdate = async (_call, run) => {
       if (!raced) {
         raced = true;
         expect((await p.c.send('late')).body.results[0]).toMatchObject({ offset: 5 });
       }
+      writes++;
       return run();
     };
     const outcome = await p.elect({ type: 'FAILOVER', exclude: [p.leader] });
     expect(outcome).toEqual({ state: await p.state(), elected: true, unclean: false });
     expect([outcome.state.leader, outcome.state.nextOffset, outcome.state.hw]).toEqual([p.f1, 6, 6]);
+    // The election's one write held: the commit kept the new leader at the log end.
+    expect(writes).toBe(2);
   });
 });
 
