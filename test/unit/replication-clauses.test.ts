@@ -130,7 +130,6 @@ describe('assignReplicas', () => {
 describe('withinLag and storeAnswers', () => {
   it('fails a store call that does not answer within replica.lag.time.max.ms with REQUEST_TIMED_OUT', async () => {
     const c = replicationCluster();
-    const started = c.clock.now();
     const error = await withinLag(c.ctx, 's1', new Promise<never>(() => undefined)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SluiceError);
     expect(error).toMatchObject({
@@ -138,7 +137,6 @@ describe('withinLag and storeAnswers', () => {
       retriable: true,
       message: `store s1 did not answer within ${LAG_MS} ms`,
     });
-    expect(c.clock.now() - started).toBe(LAG_MS);
   });
 
   it('passes through an answer or an error that comes in time', async () => {

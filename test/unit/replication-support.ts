@@ -27,7 +27,7 @@ export interface ListCall {
 class ListRecordingStore extends MemoryObjectStore {
   constructor(
     id: string,
-    clock: TestClock,
+    clock: ReplicaTestClock,
     private readonly lists: ListCall[],
   ) {
     super(id, undefined, clock);
@@ -42,25 +42,44 @@ class ListRecordingStore extends MemoryObjectStore {
 /** What a test may do with a partition state update before it reaches the store. */
 export type StateUpdateHook = (call: MetadataCall, run: () => Promise<unknown>) => Promise<unknown>;
 
+/**
+ * Every store call races a sleep of replica.lag.time.max.ms (withinLag); TestClock moves time by a
+ * sleep at once, which would age every caught-up time by the limit on each call that answered at
+ * once. Here that sleep ends without moving the clock: a frozen store still times out.
+ */
+class ReplicaTestClock extends TestClock {
+  override async sleep(ms: number): Promise<void> {
+    if (ms === LAG_MS) await new Promise((r) => setImmediate(r));
+    else await super.sleep(ms);
+  }
+}
+
 export const replicationCluster = (storeCount = 3, { segments = false } = {}) => {
-  const clock = new TestClock();
+  const clock = new ReplicaTestClock();
   const segmentStore = segments ? new MemoryObjectStore('segments', undefined, clock) : undefined;
   const store = new MemoryMetadataStore();
   const lists: ListCall[] = [];
+  const hooks = {
+    stateUpdate: undefined as StateUpdateHook | undefined,
+    /** Runs before every object store call reaches its store. */
+    objectCall: undefined as ((call: ObjectCall & { store: string }) => Promise<void>) | undefined,
+  };
   const calls: (ObjectCall & { store: string })[] = [];
   const raw = Array.from({ length: storeCount }, (_, i) => new ListRecordingStore(`s${i}`, clock, lists));
   const down = new Set<string>();
   const frozen = new Set<string>();
+  /** `${store}:${op}` pairs that fail while the store's other calls answer. */
+  const refused = new Set<string>();
   const objectStores = raw.map(
     (s) =>
       new InterceptedObjectStore(s, async (call, run) => {
         calls.push({ store: s.id, ...call });
-        if (down.has(s.id)) throw storageUnavailable(`store ${s.id}`);
+        await hooks.objectCall?.({ store: s.id, ...call });
+        if (down.has(s.id) || refused.has(`${s.id}:${call.op}`)) throw storageUnavailable(`store ${s.id}`);
         if (frozen.has(s.id)) return new Promise<never>(() => undefined);
         return run();
       }),
   );
-  const hooks = { stateUpdate: undefined as StateUpdateHook | undefined };
   const metadata = new InterceptedMetadataStore(store, (call, run) =>
     hooks.stateUpdate && isStateUpdate(call) ? (hooks.stateUpdate(call, run) as never) : run(),
   );
@@ -113,6 +132,7 @@ export const replicationCluster = (storeCount = 3, { segments = false } = {}) =>
     raw,
     down,
     frozen,
+    refused,
     lists,
     calls,
     hooks,
