@@ -80,9 +80,12 @@ export const replicationCluster = (storeCount = 3, { segments = false } = {}) =>
         return run();
       }),
   );
-  const metadata = new InterceptedMetadataStore(store, (call, run) =>
-    hooks.stateUpdate && isStateUpdate(call) ? (hooks.stateUpdate(call, run) as never) : run(),
-  );
+  /** Reads of partition state items (each a consistent DynamoDB read). */
+  const stateReads = { count: 0 };
+  const metadata = new InterceptedMetadataStore(store, (call, run) => {
+    if (call.op === 'get' && call.key?.sk === 'STATE') stateReads.count++;
+    return hooks.stateUpdate && isStateUpdate(call) ? (hooks.stateUpdate(call, run) as never) : run();
+  });
   let id = 0;
   const sluice = createSluice({
     store: metadata,
@@ -133,6 +136,7 @@ export const replicationCluster = (storeCount = 3, { segments = false } = {}) =>
     down,
     frozen,
     refused,
+    stateReads,
     lists,
     calls,
     hooks,

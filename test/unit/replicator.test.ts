@@ -37,6 +37,7 @@ const partition = async ({ synced = 3, ahead = 2, replicationFactor = 3 } = {}) 
   };
   c.lists.length = 0;
   c.calls.length = 0;
+  c.stateReads.count = 0;
   const pass = () => replicatePartition(c.ctx, t.topic, 0);
   const keysOf = (store: string) => c.raw[Number(store.slice(1))]!.keys();
   return { c, ...t, leader, replicas, f1, f2: f2!, writes, pass, keysOf };
@@ -83,12 +84,16 @@ describe('catching up followers in the ISR', () => {
     p.c.clock.time += LAG_MS / 2 - 1;
     expect(await p.pass()).toEqual({ copied: 0, advanced: [], joined: [], left: [] });
     expect([p.c.lists, p.writes]).toEqual([[{ store: p.leader, prefix, limit: 1 }], []]);
+    // One read of the partition: nothing moved, so no HW raise and no shrink reads it again.
+    expect(p.c.stateReads.count).toBe(1);
     p.c.clock.time += 1;
     const readAt = p.c.clock.now();
     expect(await p.pass()).toEqual({ copied: 0, advanced: [], joined: [], left: [] });
     const s = await p.state();
     expect(s.lc).toEqual({ [p.leader]: start[p.leader], [p.f1]: readAt, [p.f2]: readAt });
     expect([s.leo, s.hw, p.writes.length]).toEqual([{ [p.leader]: 3, [p.f1]: 3, [p.f2]: 3 }, 3, 2]);
+    // A refresh moved no LEO: no second round for either follower, no HW raise.
+    expect(p.c.stateReads.count).toBe(2);
   });
 });
 
@@ -143,6 +148,8 @@ describe('followers leaving the ISR', () => {
     expect(await p.pass()).toEqual({ copied: 2, advanced: [p.f2], joined: [], left: [p.f1] });
     const s = await p.state();
     expect([s.isr, s.hw, s.leo[p.f1]]).toEqual([[p.leader, p.f2], 5, 3]);
+    // The pass, f2's check for another round, the shrink and the HW raise: no lagging shrink read.
+    expect(p.c.stateReads.count).toBe(4);
   });
 
   it('a follower behind for longer than replica.lag.time.max.ms leaves when its write loses; one that advances stays', async () => {
