@@ -4,76 +4,14 @@
  * PREFERRED and UNCLEAN elections, and the topic and cluster descriptions.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
-import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
-import { createSluice } from '../../lib/app.js';
-import { readPartitionState } from '../../lib/core/log/context.js';
 import type { PartitionState } from '../../lib/core/log/partition-state.js';
 import { effectiveConfig } from '../../lib/core/topics/configs.js';
 import { decodeRecordBatch } from '../../lib/core/record-batch/index.js';
 import { assignReplicas } from '../../lib/core/replication/assignment.js';
 import { replicatePartition } from '../../lib/core/replication/replicator.js';
-import { storageUnavailable } from '../../lib/ports/storage-errors.js';
-import { InterceptedObjectStore } from '../harness/seams.js';
-import { TestClock } from './log-support.js';
+import { LAG_MS, replicationCluster } from './replication-support.js';
 
-const LAG_MS = 1_000;
-
-const cluster = (storeCount = 3, { segments = false } = {}) => {
-  const clock = new TestClock();
-  const segmentStore = segments ? new MemoryObjectStore('segments', undefined, clock) : undefined;
-  const store = new MemoryMetadataStore();
-  const raw = Array.from({ length: storeCount }, (_, i) => new MemoryObjectStore(`s${i}`, undefined, clock));
-  const down = new Set<string>();
-  const objectStores = raw.map(
-    (s) =>
-      new InterceptedObjectStore(s, async (_call, run) => {
-        if (down.has(s.id)) throw storageUnavailable(`store ${s.id}`);
-        return run();
-      }),
-  );
-  let id = 0;
-  const sluice = createSluice({
-    store,
-    objectStores,
-    ...(segmentStore ? { segmentStore } : {}),
-    clock,
-    config: { clusterId: 'test', topicCacheTtlMs: 60_000, replicaLagTimeMaxMs: LAG_MS },
-    newId: () => `id-${++id}`,
-  });
-  const http = async (method: string, path: string, body?: unknown) => {
-    const [pathname, search = ''] = path.split('?');
-    const response = await sluice.router().handle({
-      method,
-      path: pathname!,
-      query: Object.fromEntries(new URLSearchParams(search)),
-      headers: {},
-      body: body === undefined ? new Uint8Array() : new Uint8Array(Buffer.from(JSON.stringify(body))),
-    });
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    return response as { status: number; body: any };
-  };
-  const create = async (configs: Record<string, string> = {}, replicationFactor = 3) => {
-    const r = await http('POST', '/v1/topics', { name: 't', replicationFactor, configs });
-    expect(r.status).toBe(201);
-    const topic = await sluice.catalog.get('t');
-    return { topic, state: () => readPartitionState(store, topic, 0) };
-  };
-  const send = (value: string, acks: 'all' | '1' = 'all') =>
-    http('POST', '/v1/topics/t/records', { records: [{ value, partition: 0 }], acks });
-  const read = async (replica?: string) => {
-    const r = await http(
-      'GET',
-      `/v1/topics/t/partitions/0/records?offset=0${replica ? `&replica=${replica}` : ''}`,
-    );
-    return {
-      status: r.status,
-      values: (r.body.records ?? []).map((x: { value: string }) => x.value),
-      body: r.body,
-    };
-  };
-  return { clock, store, raw, down, sluice, http, create, send, read, segmentStore };
-};
+const cluster = replicationCluster;
 
 describe('replica assignment', () => {
   it('puts the replicas of a partition on distinct stores and spreads leaders evenly', () => {

@@ -56,7 +56,7 @@ export const explainReplicaFailure = (
   if (state.isr.length !== w.isr.length || state.isr.some((s, i) => s !== w.isr[i])) return 'fenced-isr';
   // The leader's LEO is nextOffset by construction; anything else means the item was damaged.
   if (state.leo[w.leader] !== state.nextOffset) return 'leader-diverged';
-  const moved = w.acks === 'all' ? w.isr : [w.leader];
-  if (moved.some((s) => state.leo[s] !== state.nextOffset)) return 'lagging';
+  // acks=1 moves the leader's LEO alone, which the check above has already found at the log end.
+  if (w.acks === 'all' && w.isr.some((s) => state.leo[s] !== state.nextOffset)) return 'lagging';
   return undefined;
 };

@@ -16,6 +16,7 @@ import { SluiceError } from '../../errors.js';
 import { retryOnConflict } from '../groups/cas-retry.js';
 import { keys } from '../keys.js';
 import { readPartitionState } from '../log/context.js';
+import { markHash } from '../log/idempotency.js';
 import type { PartitionState } from '../log/partition-state.js';
 import { asPartitionState, encodeTailEntry, tailOffsets } from '../log/partition-state.js';
 import { effectiveConfig } from '../topics/configs.js';
@@ -155,7 +156,10 @@ const best = (state: PartitionState, candidates: readonly string[]): string | un
 const truncation = (topic: Topic, state: PartitionState, cut: number): UpdateAction[] => {
   const offsets = tailOffsets(state);
   const kept = state.tail.filter((_, i) => offsets[i]! < cut);
-  const dropped = new Set(state.tail.slice(kept.length).flatMap((e) => (e.k === undefined ? [] : [e.k])));
+  // A tail entry holds the key's whole mark (hash.fingerprint.time); `ik` holds the hash alone.
+  const dropped = new Set(
+    state.tail.slice(kept.length).flatMap((e) => (e.k === undefined ? [] : [markHash(e.k)])),
+  );
   const actions: UpdateAction[] = [
     { set: 'nextOffset', value: cut },
     { set: 'tail', value: kept.map((e) => encodeTailEntry(e, topic.topicId)) },

@@ -37,14 +37,11 @@ export const withinLag = <T>(
   call: Promise<T>,
 ): Promise<T> => {
   const limit = ctx.replicaLagTimeMaxMs;
-  let settled = false;
+  // Once the call has answered, the race ignores the timer's later rejection (and handles it).
   return Promise.race([
-    call.finally(() => (settled = true)),
+    call,
     ctx.clock.sleep(limit).then((): never => {
-      if (!settled)
-        throw new SluiceError('REQUEST_TIMED_OUT', `store ${store} did not answer within ${limit} ms`);
-      // The call won the race; this branch's value is never used.
-      return undefined as never;
+      throw new SluiceError('REQUEST_TIMED_OUT', `store ${store} did not answer within ${limit} ms`);
     }),
   ]);
 };

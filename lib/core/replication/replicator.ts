@@ -80,18 +80,13 @@ export const replicatePartition = async (
       (results[i]!.kind === 'failed' ||
         (results[i]!.kind !== 'advanced' && isLagging(state, f, now, ctx.replicaLagTimeMaxMs))),
   );
-  if (leaving.length > 0) {
-    const failed = leaving.filter((f) => results[followers.indexOf(f)]!.kind === 'failed');
-    const lagging = leaving.filter((f) => !failed.includes(f));
-    if (failed.length > 0)
-      await removeFromIsr(ctx, topic, partition, failed, { reason: 'failed', seenEpoch: state.leaderEpoch });
-    if (lagging.length > 0)
-      await removeFromIsr(ctx, topic, partition, lagging, {
-        reason: 'lagging',
-        seenEpoch: state.leaderEpoch,
-      });
-    pass.left.push(...leaving);
-  }
+  const failed = leaving.filter((f) => results[followers.indexOf(f)]!.kind === 'failed');
+  const lagging = leaving.filter((f) => !failed.includes(f));
+  if (failed.length > 0)
+    await removeFromIsr(ctx, topic, partition, failed, { reason: 'failed', seenEpoch: state.leaderEpoch });
+  if (lagging.length > 0)
+    await removeFromIsr(ctx, topic, partition, lagging, { reason: 'lagging', seenEpoch: state.leaderEpoch });
+  pass.left.push(...leaving);
   // Followers moved in parallel, each from the same read: raise the HW once more from a fresh one.
   if (pass.advanced.length > 0) await raiseHighWatermark(ctx, topic, partition);
   return pass;
@@ -175,11 +170,7 @@ const catchUp = async (
     );
     // Offsets already rolled into the segment store are held there for every replica (KIP-405: a
     // follower starts from the leader's local log); a segment object is never in a replica store.
-    const objects = [
-      ...new Set(
-        entries.filter((e) => e.baseOffset < to && !isSegmentObjectKey(e.entry.o)).map((e) => e.entry.o),
-      ),
-    ];
+    const objects = [...new Set(entries.filter((e) => !isSegmentObjectKey(e.entry.o)).map((e) => e.entry.o))];
     const source = ctx.objectStore(state.leader);
     const target = ctx.objectStore(follower);
     for (const key of objects) {
@@ -197,15 +188,16 @@ const catchUp = async (
       pass.copied++;
     }
   }
-  const inIsr = state.isr.includes(follower);
-  const joins = !inIsr && to >= state.hw;
+  // Out of the ISR and now at the leader's LEO, so at or past the HW: it rejoins (the write checks the
+  // HW has not moved past `to` meanwhile).
+  const joins = !state.isr.includes(follower);
   // A store rejoins only after it answered: with nothing to copy, ask it something.
   if (joins && from === to) {
     const alive = await storeAnswers(ctx, follower, dataObjectPrefix(topic.topicId));
     if (!alive) return { kind: 'failed' };
   }
   // A caught-up ISR member only refreshes its caught-up time now and then (one write per half lag window).
-  const refresh = inIsr && readAt - (state.lc[follower] ?? 0) >= ctx.replicaLagTimeMaxMs / 2;
+  const refresh = readAt - (state.lc[follower] ?? 0) >= ctx.replicaLagTimeMaxMs / 2;
   if (from === to && !joins && !refresh) return { kind: 'idle' };
 
   const isr = joins ? state.replicas.filter((r) => state.isr.includes(r) || r === follower) : state.isr;
