@@ -8,6 +8,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
+import { applyRetention } from '../../lib/core/log/retention.js';
 import type { FetchRequest } from '../../lib/core/log/fetch.js';
 import {
   decodeRecordBatch,
@@ -34,8 +35,10 @@ const text = (value: Uint8Array | null) => (value === null ? null : Buffer.from(
 const setup = async (config: Parameters<typeof memorySluice>[0] = {}) => {
   const s = memorySluice(config);
   expect((await s.http('POST', '/v1/topics', { name: 't', partitions: 1 })).status).toBe(201);
-  const produce = async (...batches: string[][]): Promise<number> => {
-    const body = new Uint8Array(Buffer.concat(batches.map((values) => batchOf(values))));
+  const produce = async (...batches: (string[] | Uint8Array)[]): Promise<number> => {
+    const body = new Uint8Array(
+      Buffer.concat(batches.map((b) => (b instanceof Uint8Array ? b : batchOf(b)))),
+    );
     const r = await s.http('POST', '/v1/topics/t/partitions/0/batches', body, BATCH);
     expect(r.status).toBe(200);
     return r.body.baseOffset as number;
@@ -256,5 +259,134 @@ describe('hostile stores', () => {
       code: 'KAFKA_STORAGE_ERROR',
       message: 'the batch index of t-0 has no entry for offset 0',
     });
+  });
+});
+
+describe('hostile stores, continued', () => {
+  it('fails a GET that fails once with the storage error, with no second try on the same tier', async () => {
+    const s = await setup();
+    await s.produce(['a']);
+    const [object] = s.objects.keys();
+    const get = vi.spyOn(s.objects, 'get').mockRejectedValueOnce(new Error('connection reset'));
+    expect(await s.failure({})).toEqual({
+      code: 'KAFKA_STORAGE_ERROR',
+      message: `object ${object} could not be read`,
+    });
+    expect(get).toHaveBeenCalledTimes(1);
+    expect((await s.records({})).records).toEqual([[0, 'a']]);
+  });
+
+  it('answers OFFSET_OUT_OF_RANGE when retention passes the offset between the state read and the index read', async () => {
+    const s = await setup({ tailFlushEntries: 1 });
+    for (const value of ['a', 'b']) {
+      await s.produce([value]);
+      await s.sluice.maintenance.run();
+    }
+    await s.produce(['c']);
+    const key = keys.partitionState(s.topic.topicId, 0);
+    const stale = await s.store.get(key);
+    expect(stale?.['logStartOffset']).toBe(0);
+    const config = { 'cleanup.policy': 'delete', 'retention.ms': -1, 'retention.bytes': 1 } as const;
+    expect(await applyRetention(s.store, s.topic.topicId, 0, config, s.clock.now())).toMatchObject({
+      logStartOffset: 2,
+    });
+    // The fetch reads the partition item as it was before retention ran.
+    const get = s.store.get.bind(s.store);
+    let served = false;
+    vi.spyOn(s.store, 'get').mockImplementation(async (k, options) => {
+      if (served || k.sk !== key.sk) return get(k, options);
+      served = true;
+      return stale;
+    });
+    expect(await s.failure({ offset: 0 })).toEqual({
+      code: 'OFFSET_OUT_OF_RANGE',
+      message: "offset 0 is outside t-0's log [2, 3]",
+    });
+    expect(served).toBe(true);
+  });
+
+  it('never answers past a high watermark, nor before a log start, that fall inside a stored entry', async () => {
+    const s = await setup();
+    // One entry of two batches (offsets 0-1 and 2-3), then an entry at 4.
+    expect(await s.produce(['a0', 'a1'], batchOf(['b0', 'b1'], T0 + 10))).toBe(0);
+    expect(await s.produce(['c0'])).toBe(4);
+    expect((await s.sluice.maintenance.run()).entriesIndexed).toBe(2);
+    await s.store.update(keys.partitionState(s.topic.topicId, 0), [
+      { set: 'hw', value: 2 },
+      { set: 'logStartOffset', value: 1 },
+    ]);
+    const gets = s.objects.meter.read().objectGets;
+    expect(await s.records({ offset: 1 })).toEqual({
+      records: [[1, 'a1']],
+      nextOffset: 2,
+      highWatermark: 2,
+      logStartOffset: 1,
+    });
+    // Only the entry below the HW is read: the one above it may not be on every in-sync store.
+    expect(s.objects.meter.read().objectGets - gets).toBe(1);
+    expect(await s.batches({ offset: 1 })).toEqual({
+      batches: [[0, ['a0', 'a1']]],
+      nextOffset: 2,
+      highWatermark: 2,
+      logStartOffset: 1,
+    });
+    expect(await s.sluice.fetcher.listOffsets('t', 0, T0)).toEqual({ offset: 1, timestamp: T0 + 1 });
+    expect(await s.sluice.fetcher.listOffsets('t', 0, T0 + 10)).toEqual({ offset: null, timestamp: null });
+    expect(await s.failure({ offset: 0 })).toEqual({
+      code: 'OFFSET_OUT_OF_RANGE',
+      message: "offset 0 is outside t-0's log [1, 2]",
+    });
+    // At the boundary of the entry above it, the HW still keeps that entry unread.
+    await s.store.update(keys.partitionState(s.topic.topicId, 0), [{ set: 'hw', value: 4 }]);
+    const before = s.objects.meter.read().objectGets;
+    expect(await s.records({ offset: 1 })).toMatchObject({
+      records: [
+        [1, 'a1'],
+        [2, 'b0'],
+        [3, 'b1'],
+      ],
+      nextOffset: 4,
+    });
+    expect(s.objects.meter.read().objectGets - before).toBe(1);
+  });
+
+  it('refuses a fetch from a store that is not an in-sync replica, naming the ISR', async () => {
+    const s = await setup();
+    await s.produce(['a']);
+    expect((await s.records({ replica: 's0' })).records).toEqual([[0, 'a']]);
+    expect(await s.failure({ replica: 's9' })).toEqual({
+      code: 'NOT_LEADER_OR_FOLLOWER',
+      message: 'store s9 is not an in-sync replica of this partition; in-sync: s0',
+    });
+  });
+});
+
+describe('compacted batches', () => {
+  it('moves nextOffset past the offsets the cleaner removed from the end of a batch', async () => {
+    const s = memorySluice();
+    const created = await s.http('POST', '/v1/topics', {
+      name: 'c',
+      partitions: 1,
+      configs: { 'cleanup.policy': 'compact' },
+    });
+    expect(created.status).toBe(201);
+    for (const records of [
+      [
+        ['a', '1'],
+        ['b', '1'],
+      ],
+      [['b', '2']],
+      [['c', '1']],
+    ])
+      expect(
+        (
+          await s.http('POST', '/v1/topics/c/records', {
+            records: records.map(([key, value]) => ({ key, value, partition: 0 })),
+          })
+        ).status,
+      ).toBe(200);
+    expect((await s.sluice.maintenance.run()).recordsCompacted).toBe(1);
+    const page = await s.sluice.fetcher.fetchRecords('c', 0, { offset: 0, maxBytes: 1, maxWaitMs: 0 });
+    expect([page.records.map((r) => [r.offset, text(r.value)]), page.nextOffset]).toEqual([[[0, '1']], 2]);
   });
 });
