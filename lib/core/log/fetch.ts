@@ -148,7 +148,7 @@ export class Fetcher {
     try {
       return await readBatches(stores, [entry]);
     } catch (error) {
-      if (!isSluiceError(error) || error.code !== 'KAFKA_STORAGE_ERROR') throw error;
+      // readBatches fails only with KAFKA_STORAGE_ERROR (storedDataError).
       const end = entry.baseOffset + entry.entry.n;
       const local: LocatedEntry[] = [];
       for await (const x of indexEntries(this.ctx.store, topic.topicId, partition, entry.baseOffset, end))
