@@ -7,7 +7,8 @@
  * high watermark lies inside a stored batch.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { keys } from '../../lib/core/keys.js';
+import { keys, offsetFromBatchSk } from '../../lib/core/keys.js';
+import { pageEntries, pageItem } from '../../lib/core/log/batch-index.js';
 import { applyRetention } from '../../lib/core/log/retention.js';
 import type { FetchRequest } from '../../lib/core/log/fetch.js';
 import {
@@ -358,6 +359,21 @@ describe('hostile stores, continued', () => {
       code: 'NOT_LEADER_OR_FOLLOWER',
       message: 'store s9 is not an in-sync replica of this partition; in-sync: s0',
     });
+  });
+});
+
+describe('a lying index', () => {
+  it('ends a fetch whose next read makes no progress instead of reading the same entry again', async () => {
+    const s = await setup({ tailFlushEntries: 1000 });
+    for (const value of ['a', 'b']) await s.produce([value]);
+    await s.sluice.maintenance.run();
+    const [page] = (
+      await s.store.query({ pk: keys.partitionPk(s.topic.topicId, 0), sk: { beginsWith: keys.batchPrefix } })
+    ).items;
+    // The first entry claims two offsets, though its batch holds one.
+    const entries = pageEntries(page!).map((x, i) => (i === 0 ? { ...x.entry, n: 2 } : x.entry));
+    await s.store.put(pageItem(s.topic.topicId, 0, offsetFromBatchSk(page!.sk), entries));
+    expect(await s.records({ maxBytes: 1 })).toMatchObject({ records: [[0, 'a']], nextOffset: 1 });
   });
 });
 

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { pageEntries } from '../../lib/core/log/batch-index.js';
-import { storageUnavailable } from '../../lib/ports/storage-errors.js';
+import { segmentEndOf } from '../../lib/core/log/segments/segment-index.js';
+import { storageUnavailable, throttled } from '../../lib/ports/storage-errors.js';
 import { InterceptedObjectStore } from '../harness/seams.js';
 import { T0, segmentSetup } from './segment-support.js';
 
@@ -102,5 +103,33 @@ describe("the fetcher's segment item cache with the local copy retired", () => {
     // Warm cache: one failed GET, then the index read afresh and a second GET.
     expect(await fetch(s)).toEqual(answer);
     expect(get).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe('the local tier fallback', () => {
+  const fetchAt = (s: Awaited<ReturnType<typeof tiered>>, offset: number) =>
+    s.sluice.fetcher.fetchRecords('t', 0, { offset, maxBytes: 100, maxWaitMs: 0 });
+
+  it('is only for offsets the segment store holds: a failed local read at the segment end stands', async () => {
+    const s = await tiered();
+    // Everything written so far is rolled; one more request stays in the replica stores only.
+    const segmentEnd = segmentEndOf(await s.state());
+    expect(segmentEnd).toBe(120);
+    await s.produce([[0, 'k', 50, T0 + 20_000]]);
+    const get = vi.spyOn(s.objects, 'get').mockRejectedValueOnce(new Error('connection reset'));
+    await expect(fetchAt(s, segmentEnd)).rejects.toMatchObject({
+      code: 'KAFKA_STORAGE_ERROR',
+      message: expect.stringMatching(/^object .* could not be read$/),
+    });
+    expect(get).toHaveBeenCalledTimes(1);
+    expect((await fetchAt(s, segmentEnd)).records.map((r) => r.offset)).toEqual([segmentEnd]);
+  });
+
+  it('is only for storage errors: a throttled index read is answered as throttled', async () => {
+    const s = await tiered();
+    const query = vi.spyOn(s.store, 'query').mockRejectedValueOnce(throttled('query'));
+    await expect(fetchAt(s, 3)).rejects.toMatchObject({ code: 'THROTTLING_QUOTA_EXCEEDED' });
+    expect(query).toHaveBeenCalledTimes(1);
+    expect((await fetchAt(s, 3)).records.map((r) => r.offset)).toEqual([3]);
   });
 });
