@@ -6,6 +6,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { pageEntries } from '../../lib/core/log/batch-index.js';
+import type { PartitionState } from '../../lib/core/log/partition-state.js';
 import { segmentEndOf } from '../../lib/core/log/segments/segment-index.js';
 import { storageUnavailable, throttled } from '../../lib/ports/storage-errors.js';
 import { InterceptedObjectStore } from '../harness/seams.js';
@@ -131,5 +132,44 @@ describe('the local tier fallback', () => {
     await expect(fetchAt(s, 3)).rejects.toMatchObject({ code: 'THROTTLING_QUOTA_EXCEEDED' });
     expect(query).toHaveBeenCalledTimes(1);
     expect((await fetchAt(s, 3)).records.map((r) => r.offset)).toEqual([3]);
+  });
+});
+
+describe("the fetcher's segment item cache across compaction passes", () => {
+  it('reads the index again after each pass, so records a later pass removed are not served', async () => {
+    const s = await segmentSetup({
+      'cleanup.policy': 'compact',
+      'min.cleanable.dirty.ratio': '0.01',
+      'segment.ms': '1',
+    });
+    const read = async () =>
+      (
+        await s.sluice.fetcher.fetchRecords('t', 0, { offset: 0, maxBytes: 10_000, maxWaitMs: 0 })
+      ).records.map((r) => [r.offset, Buffer.from(r.key!).toString()]);
+    const write = async (key: string) => {
+      await s.produce([[0, key, 10, T0]]);
+      await s.index();
+      await s.roll();
+    };
+    for (const key of ['a', 'b', 'a']) await write(key);
+    await s.sluice.maintenance.run();
+    const cleanedThrough = async () => (await s.state())['cleanedThrough' as keyof PartitionState];
+    expect([await read(), await cleanedThrough()]).toEqual([
+      [
+        [1, 'b'],
+        [2, 'a'],
+      ],
+      3,
+    ]);
+    // A second pass rewrites the segment the fetcher has cached; its old object is still there (grace).
+    await write('b');
+    await s.sluice.maintenance.run();
+    expect([await read(), await cleanedThrough()]).toEqual([
+      [
+        [2, 'a'],
+        [3, 'b'],
+      ],
+      4,
+    ]);
   });
 });
