@@ -12,7 +12,7 @@ import { keys } from '../../lib/core/keys.js';
 import { asPartitionState } from '../../lib/core/log/partition-state.js';
 import type { QueryInput } from '../../lib/ports/metadata-store.js';
 import { storageUnavailable, throttled } from '../../lib/ports/storage-errors.js';
-import { InterceptedObjectStore } from '../harness/seams.js';
+import { InterceptedMetadataStore, InterceptedObjectStore } from '../harness/seams.js';
 import { TestClock, memorySluice } from './log-support.js';
 import { T0, segmentSetup } from './segment-support.js';
 
@@ -84,6 +84,7 @@ describe('replication totals', () => {
     const clock = new TestClock();
     const store = new MemoryMetadataStore();
     const down = new Set<string>();
+    let ids = 0;
     const objectStores = ['s0', 's1'].map(
       (id) =>
         new InterceptedObjectStore(new MemoryObjectStore(id, undefined, clock), async (_call, run) => {
@@ -97,6 +98,7 @@ describe('replication totals', () => {
       clock,
       config: { clusterId: 'test', topicCacheTtlMs: 60_000, replicaLagTimeMaxMs: 1_000 },
       random: () => 0,
+      newId: () => `id-${++ids}`,
     });
     const http = async (method: string, path: string, body?: unknown) =>
       (await sluice.router().handle({
@@ -123,14 +125,16 @@ describe('replication totals', () => {
     for (const p of [0, 1]) await send(c, 'r', p, 'a');
     await send(c, 'one', 0, 'a');
     expect(await c.sluice.maintenance.replicate()).toEqual({ copied: 2, joined: 0, left: 0, elected: 0 });
-    expect(await c.leaders()).toEqual(['s0', 's1']);
-    // s1 fails: r-0's follower leaves the ISR, r-1 elects s0.
-    c.down.add('s1');
+    // The two partitions' leaders are on different stores: taking one store down hits r-0's follower
+    // and r-1's leader.
+    const [first, second] = await c.leaders();
+    expect([first, second].sort()).toEqual(['s0', 's1']);
+    c.down.add(second!);
     await send(c, 'r', 0, 'b');
     expect(await c.sluice.maintenance.replicate()).toEqual({ copied: 0, joined: 0, left: 1, elected: 1 });
-    expect(await c.leaders()).toEqual(['s0', 's0']);
-    // s1 is back: it copies what each partition wrote meanwhile and rejoins both ISRs, in a full run.
-    c.down.delete('s1');
+    expect(await c.leaders()).toEqual([first, first]);
+    // Back, it copies what each partition wrote meanwhile and rejoins both ISRs, in a full run.
+    c.down.delete(second!);
     await send(c, 'r', 1, 'b');
     const report = await c.sluice.maintenance.run();
     expect([report.replication, report.errors]).toEqual([{ copied: 2, joined: 2, left: 0, elected: 0 }, []]);
@@ -182,17 +186,28 @@ describe('the steps', () => {
     expect(s.store.meter.read().metadataWrites - before.metadataWrites).toBe(0);
   });
 
-  it('starts no roll at its deadline, and stops rolling once a roll passes it', async () => {
-    const s = await segmentSetup({ 'segment.ms': '1' });
+  it('starts no roll at its deadline, nor writes one whose reads ran past it', async () => {
+    // Index reads take 10 ms each while `slow` is set.
+    const slow = { on: false };
+    const s = await segmentSetup({ 'segment.ms': '1' }, 1, {
+      wrapStore: (store) =>
+        new InterceptedMetadataStore(store, async (call, run) => {
+          if (slow.on && call.op === 'query') s.clock.time += 10;
+          return run();
+        }),
+    });
     for (let i = 0; i < 4; i++) {
       await s.produce([[0, 'k', 50, T0 + i]]);
       await s.index();
     }
-    expect(await s.sluice.maintenance.rollSegments(s.topic.topicId, 0, s.config(), s.clock.now())).toBe(0);
+    const roll = (deadline: number) =>
+      s.sluice.maintenance.rollSegments(s.topic.topicId, 0, s.config(), deadline);
+    expect(await roll(s.clock.now())).toBe(0);
+    slow.on = true;
+    expect(await roll(s.clock.now() + 1)).toBe(0);
     expect(await s.segmentItems()).toEqual([]);
-    expect(await s.sluice.maintenance.rollSegments(s.topic.topicId, 0, s.config(), s.clock.now() + 1)).toBe(
-      1,
-    );
+    slow.on = false;
+    expect(await roll(s.clock.now() + 1)).toBe(1);
     expect(await s.segmentItems()).toHaveLength(1);
   });
 });
