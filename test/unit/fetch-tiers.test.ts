@@ -91,6 +91,20 @@ describe("the fetcher's segment item cache with the local copy retired", () => {
     expect(await fetch(s)).toEqual(before);
   });
 
+  it("answers with the fresh read's error when the index read afresh fails too", async () => {
+    const s = await retired();
+    await fetch(s);
+    const [first] = await s.segmentItems();
+    const old = first!['o'] as string;
+    await s.store.put({ ...first!, o: `${old}-moved` });
+    await s.segments!.delete([old]);
+    // The cached item names `old` (gone); the index names `old-moved`, which was never written.
+    await expect(fetch(s)).rejects.toMatchObject({
+      code: 'KAFKA_STORAGE_ERROR',
+      message: `object ${old}-moved could not be read: object ${old}-moved not found`,
+    });
+  });
+
   it('retries a failed segment read with the index only when a cached item was used', async () => {
     const s = await retired();
     const get = vi.spyOn(s.segments!, 'get').mockRejectedValueOnce(new Error('connection reset'));

@@ -138,6 +138,15 @@ describe('replication totals', () => {
     await send(c, 'r', 1, 'b');
     const report = await c.sluice.maintenance.run();
     expect([report.replication, report.errors]).toEqual([{ copied: 2, joined: 2, left: 0, elected: 0 }, []]);
+    // A fetch from a store outside the ISR is refused naming every in-sync store.
+    const [leader] = await c.leaders();
+    const follower = leader === 's0' ? 's1' : 's0';
+    await expect(
+      c.sluice.fetcher.fetchRecords('r', 0, { offset: 0, maxBytes: 100, maxWaitMs: 0, replica: 's9' }),
+    ).rejects.toMatchObject({
+      code: 'NOT_LEADER_OR_FOLLOWER',
+      message: `store s9 is not an in-sync replica of this partition; in-sync: ${leader}, ${follower}`,
+    });
   });
 
   it('reports a partition whose pass fails by name, and still replicates the others', async () => {
