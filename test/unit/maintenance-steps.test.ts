@@ -16,12 +16,15 @@ import { InterceptedMetadataStore, InterceptedObjectStore } from '../harness/sea
 import { TestClock, memorySluice } from './log-support.js';
 import { T0, segmentSetup } from './segment-support.js';
 
-type Sluice = ReturnType<typeof memorySluice>;
+/** Anything that answers HTTP requests: a memory Sluice, or the two-store cluster below. */
+interface Http {
+  http: (method: string, path: string, body?: unknown) => Promise<{ status: number }>;
+}
 
-const create = async (s: Pick<Sluice, 'http'>, name: string, partitions: number, more: object = {}) =>
+const create = async (s: Http, name: string, partitions: number, more: object = {}) =>
   expect((await s.http('POST', '/v1/topics', { name, partitions, ...more })).status).toBe(201);
 
-const send = async (s: Pick<Sluice, 'http'>, topic: string, partition: number, value: string, key?: string) =>
+const send = async (s: Http, topic: string, partition: number, value: string, key?: string) =>
   expect(
     (await s.http('POST', `/v1/topics/${topic}/records`, { records: [{ key, value, partition }], acks: '1' }))
       .status,
