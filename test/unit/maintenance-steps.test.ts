@@ -180,10 +180,24 @@ describe('the steps', () => {
   it('runs the cleaner on compacted topics only', async () => {
     const s = memorySluice();
     await create(s, 'd', 1);
-    for (const value of ['1', '2']) await send(s, 'd', 0, value, 'k');
-    expect((await s.sluice.maintenance.run()).recordsCompacted).toBe(0);
-    const page = await s.sluice.fetcher.fetchRecords('d', 0, { offset: 0, maxBytes: 1000, maxWaitMs: 0 });
-    expect(page.records.map((r) => r.offset)).toEqual([0, 1]);
+    // k=1 is superseded by k=2: a cleaner would remove it (the same writes on a compacted topic do).
+    await create(s, 'c', 1, { configs: { 'cleanup.policy': 'compact' } });
+    for (const topic of ['d', 'c'])
+      for (const [key, value] of [
+        ['k', '1'],
+        ['k', '2'],
+        ['j', '1'],
+      ])
+        await send(s, topic, 0, value!, key);
+    expect((await s.sluice.maintenance.run()).recordsCompacted).toBe(1);
+    const offsets = async (topic: string) =>
+      (
+        await s.sluice.fetcher.fetchRecords(topic, 0, { offset: 0, maxBytes: 1000, maxWaitMs: 0 })
+      ).records.map((r) => r.offset);
+    expect([await offsets('d'), await offsets('c')]).toEqual([
+      [0, 1, 2],
+      [1, 2],
+    ]);
   });
 
   it('indexes the tail until a pass moves nothing: an empty tail costs one read and no write', async () => {
