@@ -136,7 +136,7 @@ export class Producer {
       ikHash === undefined
         ? undefined
         : encodeMark({ hash: ikHash, fingerprint: fingerprint!, requestTime: now });
-    await this.writeObjects(topic, fresh, config, now, mark, request.acks);
+    await this.writeObjects(topic, fresh, mark, request.acks);
 
     const outcomes = await Promise.all(
       fresh.map((w) =>
@@ -224,7 +224,7 @@ export class Producer {
     if (producer) await this.checkIssued(producer.producerId);
     const write: PartitionWrite = { partition, indexes: [], batches, timestamps: [] };
     await this.checkReplicas(topic, [write], config, acks);
-    await this.writeObjects(topic, [write], config, now, undefined, acks, {
+    await this.writeObjects(topic, [write], undefined, acks, {
       n: span,
       c: records,
       t: maxTs,
@@ -232,10 +232,10 @@ export class Producer {
     });
     const outcome = await this.commit(topic, write, config, producer, undefined);
     const baseOffset = outcome.baseOffset;
-    const entrySpan = outcome.kind === 'duplicate' && outcome.entry ? outcome.entry.n : span;
+    // A duplicate is the batch with the same first and last sequence, so its span is this one's.
     return {
       baseOffset,
-      lastOffset: baseOffset + entrySpan - 1,
+      lastOffset: baseOffset + span - 1,
       logAppendTime: logAppend ? (outcome.kind === 'duplicate' && outcome.entry ? outcome.entry.t : now) : -1,
       logStartOffset: outcome.logStartOffset,
     };
@@ -301,8 +301,9 @@ export class Producer {
     const limit = config['max.message.bytes'];
     let chunk: RecordInput[] = [];
     let chunkBytes = BATCH_OVERHEAD;
+    // Never called with an empty chunk: a write has at least one record, and a record that does not
+    // fit an empty batch is refused before it is added.
     const flush = () => {
-      if (chunk.length === 0) return;
       write.batches.push(
         encodeRecordBatch(chunk, logAppend ? { timestampType: 'LogAppendTime', logAppendTime: now } : {}),
       );
@@ -354,10 +355,13 @@ export class Producer {
     );
   }
 
-  /** Marks `w` as answered by its original commit, unless that commit was of a different request. */
+  /**
+   * Marks `w` as answered by its original commit, unless that commit was of a different request. Only
+   * called with an Idempotency-Key, so `w` carries the request's fingerprint.
+   */
   private answerFromOriginal(topic: Topic, w: PartitionWrite, baseOffset: number, storedMark: string): void {
     const mark = decodeMark(storedMark);
-    checkSameRequest(mark, w.fingerprint ?? '', `${topic.name}-${w.partition}`);
+    checkSameRequest(mark, w.fingerprint!, `${topic.name}-${w.partition}`);
     w.duplicate = { baseOffset, requestTime: mark.requestTime };
   }
 
@@ -387,8 +391,6 @@ export class Producer {
   private async writeObjects(
     topic: Topic,
     writes: PartitionWrite[],
-    config: TopicConfig,
-    now: number,
     mark: string | undefined,
     acks: Acks,
     override?: Pick<TailEntry, 'n' | 'c' | 't' | 'f'>,
@@ -406,7 +408,6 @@ export class Producer {
       groups.set(id, group);
       for (const b of w.batches) stampPartitionLeaderEpoch(b, leaderEpoch);
     }
-    const logAppend = config['message.timestamp.type'] === 'LogAppendTime';
     await Promise.all(
       [...groups.values()].map(async (group) => {
         const key = dataObjectKey(topic.topicId, this.ctx.newId());
@@ -418,15 +419,15 @@ export class Producer {
             chunks.push(b);
             offset += b.length;
           }
-          const ts = logAppend ? [now] : w.timestamps;
           w.entry = {
             o: key,
             b: start,
             l: offset - start,
             n: override?.n ?? w.indexes.length,
             c: override?.c ?? w.indexes.length,
-            t: override?.t ?? Math.max(...ts),
-            f: override?.f ?? Math.min(...ts),
+            // A JSON request's timestamps: on a LogAppendTime topic, buildBatches made them all `now`.
+            t: override?.t ?? Math.max(...w.timestamps),
+            f: override?.f ?? Math.min(...w.timestamps),
             ...(mark === undefined ? {} : { k: mark }),
           };
         }
@@ -644,11 +645,12 @@ export class Producer {
   private async maybeMaterialize(topic: Topic, partition: number, state: PartitionState): Promise<void> {
     const every = this.ctx.tailFlushEntries;
     const tailLength = state.tail.length;
-    // Every commit appends one entry, so each sees its own tail length and exactly one committer per
-    // `every` commits materializes, however many commit at once. (Triggering on every commit once the
+    // Every commit appends one entry, so each sees its own tail length (at least 1: below `every` the
+    // remainder is never 0) and exactly one committer per `every` commits materializes, however many
+    // commit at once. (Triggering on every commit once the
     // tail passed 4 * every made all concurrent committers re-read the item and rewrite the same index
     // items: 17 DynamoDB writes per produce with 32 producers on one partition, and throughput fell.)
-    if (tailLength < every || tailLength % every !== 0) return;
+    if (tailLength % every !== 0) return;
     try {
       await materializeTail(this.ctx.store, topic.topicId, partition, {
         now: this.ctx.clock.now(),
