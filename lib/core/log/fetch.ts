@@ -64,7 +64,6 @@ export class Fetcher {
   async fetchRecords(topicName: string, partition: number, request: FetchRequest): Promise<FetchedRecords> {
     const { topic, state } = await this.waitForData(topicName, partition, request);
     const bounds = boundsOf(state);
-    if (request.offset >= bounds.highWatermark) return { records: [], nextOffset: request.offset, ...bounds };
     const records: KafkaRecord[] = [];
     let bytes = 0;
     let nextOffset = request.offset;
@@ -99,12 +98,10 @@ export class Fetcher {
   async fetchBatches(topicName: string, partition: number, request: FetchRequest): Promise<FetchedBatches> {
     const { topic, state } = await this.waitForData(topicName, partition, request);
     const bounds = boundsOf(state);
-    if (request.offset >= bounds.highWatermark) return { batches: [], nextOffset: request.offset, ...bounds };
     const batches: Uint8Array[] = [];
     let bytes = 0;
     let nextOffset = request.offset;
     for await (const batch of this.batchesFrom(topic, partition, state, request)) {
-      if (batch.baseOffset + batch.header.lastOffsetDelta < request.offset) continue;
       if (batch.baseOffset >= bounds.highWatermark) break;
       if (batches.length > 0 && bytes + batch.bytes.length > request.maxBytes) break;
       batches.push(batch.bytes);
@@ -151,7 +148,7 @@ export class Fetcher {
     try {
       return await readBatches(stores, [entry]);
     } catch (error) {
-      if (!isSluiceError(error) || error.code !== 'KAFKA_STORAGE_ERROR') throw error;
+      // readBatches fails only with KAFKA_STORAGE_ERROR (storedDataError).
       const end = entry.baseOffset + entry.entry.n;
       const local: LocatedEntry[] = [];
       for await (const x of indexEntries(this.ctx.store, topic.topicId, partition, entry.baseOffset, end))
@@ -272,7 +269,7 @@ export class Fetcher {
           undefined,
         );
       } catch {
-        throw failure;
+        // The local copy failed too: the segment store's error stands.
       }
     }
     throw failure;
