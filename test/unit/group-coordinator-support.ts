@@ -1,0 +1,48 @@
+/** A group coordinator over the memory store with a hand-driven clock, and heartbeats with defaults. */
+import { expect } from 'vitest';
+import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
+import { GroupCoordinator } from '../../lib/core/groups/coordinator.js';
+import { InMemoryTopics, ManualClock, seededRandom } from '../../lib/core/groups/simulation.js';
+import type { HeartbeatRequest } from '../../lib/core/groups/types.js';
+import { SluiceError } from '../../lib/errors.js';
+
+export const coordinatorSetup = (partitions: Record<string, number> = { t: 4 }) => {
+  const topics = new InMemoryTopics(partitions);
+  const clock = new ManualClock();
+  const store = new MemoryMetadataStore();
+  const coordinator = new GroupCoordinator({
+    store,
+    clock,
+    topics,
+    offsets: topics,
+    random: seededRandom(5),
+  });
+  /** One heartbeat of group g: a join (epoch 0) unless the request says otherwise. */
+  const beat = (request: Partial<HeartbeatRequest>) =>
+    coordinator.heartbeat('g', {
+      memberId: null,
+      memberEpoch: 0,
+      instanceId: null,
+      subscribedTopics: null,
+      ownedPartitions: null,
+      rebalanceTimeoutMs: null,
+      serverAssignor: null,
+      ...request,
+    });
+  const members = async () =>
+    (await coordinator.describeGroup('g')).members.map((m) => ({ id: m.memberId, epoch: m.memberEpoch }));
+  return { coordinator, topics, clock, store, beat, members };
+};
+
+/** The SluiceError the promise rejects with, as code and message. */
+export const refusal = async (promise: Promise<unknown>) => {
+  const error = await promise.then(
+    () => {
+      throw new Error('expected a refusal');
+    },
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(SluiceError);
+  const { code, message } = error as SluiceError;
+  return { code, message };
+};
