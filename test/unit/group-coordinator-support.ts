@@ -3,17 +3,25 @@ import { expect } from 'vitest';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { GroupCoordinator } from '../../lib/core/groups/coordinator.js';
 import { InMemoryTopics, ManualClock, seededRandom } from '../../lib/core/groups/simulation.js';
-import type { HeartbeatRequest } from '../../lib/core/groups/types.js';
+import type { GroupTopics, HeartbeatRequest } from '../../lib/core/groups/types.js';
 import { SluiceError } from '../../lib/errors.js';
+import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 
-export const coordinatorSetup = (partitions: Record<string, number> = { t: 4 }) => {
+/** `wrap` puts decorators (fault injectors, recorders) between the coordinator and its store or catalog. */
+export const coordinatorSetup = (
+  partitions: Record<string, number> = { t: 4 },
+  wrap: {
+    store?: (store: MetadataStore) => MetadataStore;
+    topics?: (topics: GroupTopics) => GroupTopics;
+  } = {},
+) => {
   const topics = new InMemoryTopics(partitions);
   const clock = new ManualClock();
   const store = new MemoryMetadataStore();
   const coordinator = new GroupCoordinator({
-    store,
+    store: wrap.store ? wrap.store(store) : store,
     clock,
-    topics,
+    topics: wrap.topics ? wrap.topics(topics) : topics,
     offsets: topics,
     random: seededRandom(5),
   });
