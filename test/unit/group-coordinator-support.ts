@@ -54,3 +54,32 @@ export const refusal = async (promise: Promise<unknown>) => {
   const { code, message } = error as SluiceError;
   return { code, message };
 };
+
+/**
+ * A store decorator for races and outages: `before(op, hook)` runs hook once before the next call of
+ * op (another writer getting in between a read and a write); while `failing.with` is set, every write
+ * fails with that error (reads still work).
+ */
+export const storeHooks = () => {
+  const failing: { with?: () => Error } = {};
+  const pending: { op?: string; hook?: () => Promise<void> } = {};
+  const writes = ['put', 'update', 'delete', 'transact', 'batchWrite'];
+  const wrap = (store: MetadataStore): MetadataStore =>
+    new Proxy(store, {
+      get(target, name, receiver) {
+        const value: unknown = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        return async (...args: unknown[]) => {
+          if (pending.op === name && pending.hook) {
+            const hook = pending.hook;
+            pending.hook = undefined;
+            await hook();
+          }
+          if (writes.includes(String(name)) && failing.with) throw failing.with();
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+  const before = (op: string, hook: () => Promise<void>) => Object.assign(pending, { op, hook });
+  return { failing, wrap, before };
+};

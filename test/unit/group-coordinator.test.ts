@@ -9,27 +9,9 @@ import type { GroupTopics } from '../../lib/core/groups/types.js';
 import { SluiceError } from '../../lib/errors.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
-import { coordinatorSetup, refusal } from './group-coordinator-support.js';
+import { coordinatorSetup, refusal, storeHooks } from './group-coordinator-support.js';
 
 type Setup = ReturnType<typeof coordinatorSetup>;
-
-/** A store whose writes all fail, while `failing.with` is set, with that error (reads still work). */
-const failingWrites = () => {
-  const failing: { with?: () => Error } = {};
-  const wrap = (store: MetadataStore): MetadataStore =>
-    new Proxy(store, {
-      get(target, name, receiver) {
-        const value: unknown = Reflect.get(target, name, receiver);
-        if (typeof value !== 'function') return value;
-        const write = ['put', 'update', 'delete', 'transact', 'batchWrite'].includes(String(name));
-        return async (...args: unknown[]) => {
-          if (write && failing.with) throw failing.with();
-          return (value as (...a: unknown[]) => unknown).apply(target, args);
-        };
-      },
-    });
-  return { failing, wrap };
-};
 
 const join = (s: Setup, memberId: string, group = 'g') =>
   s.coordinator.heartbeat(group, {
@@ -78,7 +60,7 @@ describe('refusals', () => {
   });
 
   it('of a call that keeps losing its race name the call, retriably', async () => {
-    const { failing, wrap } = failingWrites();
+    const { failing, wrap } = storeHooks();
     const s = coordinatorSetup({ t: 4 }, { store: wrap });
     await join(s, 'ma');
     await s.coordinator.commitOffsets('g', { memberId: 'ma', memberEpoch: 1, offsets: [offset(0, 1)] });
@@ -182,7 +164,7 @@ describe('the sweep', () => {
   });
 
   it('finishes interrupted deletions, counts a group it cannot write as failed, and goes on', async () => {
-    const { failing, wrap } = failingWrites();
+    const { failing, wrap } = storeHooks();
     const s = coordinatorSetup({ t: 4 }, { store: wrap });
     await s.coordinator.commitOffsets('dead', { memberId: null, memberEpoch: null, offsets: [offset(0, 5)] });
     await s.store.update(groupKeys.meta('dead'), [{ set: 'dead', value: true }]);
