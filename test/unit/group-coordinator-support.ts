@@ -56,13 +56,13 @@ export const refusal = async (promise: Promise<unknown>) => {
 };
 
 /**
- * A store decorator for races and outages: `before(op, hook)` runs hook once before the next call of
- * op (another writer getting in between a read and a write); while `failing.with` is set, every write
- * fails with that error (reads still work).
+ * A store decorator for races and outages: `before(op, hook, when?)` runs hook once before the next
+ * call of op whose arguments pass `when` (another writer getting in between a read and a write); while
+ * `failing.with` is set, every write fails with that error (reads still work).
  */
 export const storeHooks = () => {
   const failing: { with?: () => Error } = {};
-  const pending: { op?: string; hook?: () => Promise<void> } = {};
+  const pending: { op?: string; hook?: () => Promise<void>; when?: (args: unknown[]) => boolean } = {};
   const writes = ['put', 'update', 'delete', 'transact', 'batchWrite'];
   const wrap = (store: MetadataStore): MetadataStore =>
     new Proxy(store, {
@@ -70,7 +70,7 @@ export const storeHooks = () => {
         const value: unknown = Reflect.get(target, name, receiver);
         if (typeof value !== 'function') return value;
         return async (...args: unknown[]) => {
-          if (pending.op === name && pending.hook) {
+          if (pending.op === name && pending.hook && (pending.when?.(args) ?? true)) {
             const hook = pending.hook;
             pending.hook = undefined;
             await hook();
@@ -80,6 +80,7 @@ export const storeHooks = () => {
         };
       },
     });
-  const before = (op: string, hook: () => Promise<void>) => Object.assign(pending, { op, hook });
+  const before = (op: string, hook: () => Promise<void>, when?: (args: unknown[]) => boolean) =>
+    Object.assign(pending, { op, hook, when });
   return { failing, wrap, before };
 };
