@@ -127,6 +127,16 @@ describe('a commit', () => {
       retriable: true,
     });
     expect(await s.store.get(key)).toEqual(before);
+    // And a shrink: the writer still counts a store the ISR dropped.
+    expect(
+      await refusal(
+        s.commit(entryOf(1, 'a'), {
+          replica: { acks: 'all', leader: 's0', leaderEpoch: 0, isr: ['s0', 's1', 's2'] },
+        }),
+      ),
+    ).toMatchObject({
+      message: 'partition t-0 changed its ISR to [s0, s1] since this write went to [s0, s1, s2]',
+    });
   });
 
   it('refuses a damaged item whose leader LEO is not the log end as a storage error', async () => {
@@ -205,7 +215,7 @@ describe('an idempotent producer’s commit', () => {
         .produced(0, 4, 1)
         .commit()
         .catch((e: unknown) => e),
-    ).toBeInstanceOf(SequenceGapError);
+    ).toMatchObject({ name: 'SequenceGapError', code: 'OUT_OF_ORDER_SEQUENCE_NUMBER' });
     const behind = await s
       .produced(0, 1, 1, 'behind')
       .commit()
@@ -446,6 +456,23 @@ describe('a commit with an Idempotency-Key', () => {
     expect(await s.commit(entryOf(1, 'a', { k: 'h1' }), keyed('h1', 0))).toEqual({ kind: 'retry' });
     expect(await s.store.get(key)).toEqual(before);
     expect(await s.commit(entryOf(1, 'a', { k: 'h1' }), keyed('h1', 1))).toMatchObject({ kind: 'committed' });
+  });
+
+  it('of an idempotent producer asks to check again when only the key list moved, not OUT_OF_ORDER', async () => {
+    const s = await setup();
+    await s.produced(0, 0, 2).commit();
+    await s.store.update(key, [{ set: 'ikGen', value: 1 }]);
+    const before = await s.store.get(key);
+    // The sequence continues (2 after 1): only the trimmed key list failed the condition.
+    const next = s.produced(0, 2, 1, 'keyed');
+    const entry = { ...next.entry, k: 'h1' };
+    expect(await s.commit(entry, { producer: next.producer, ...keyed('h1', 0) })).toEqual({ kind: 'retry' });
+    expect(await s.store.get(key)).toEqual(before);
+    expect(await s.commit(entry, { producer: next.producer, ...keyed('h1', 1) })).toMatchObject({
+      kind: 'committed',
+      baseOffset: 2,
+    });
+    expect((await s.state()).pr['7']).toMatchObject({ e: 0, s: 2 });
   });
 
   it('is a retriable server error when the key is listed but its entry is not in the tail', async () => {

@@ -4,48 +4,9 @@
  * id starts over, and a member leaves for good with epoch -1.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
-import { GroupCoordinator } from '../../lib/core/groups/coordinator.js';
-import { InMemoryTopics, ManualClock, seededRandom } from '../../lib/core/groups/simulation.js';
-import type { HeartbeatRequest } from '../../lib/core/groups/types.js';
-import { SluiceError } from '../../lib/errors.js';
-
-const setup = () => {
-  const topics = new InMemoryTopics({ t: 4 });
-  const coordinator = new GroupCoordinator({
-    store: new MemoryMetadataStore(),
-    clock: new ManualClock(),
-    topics,
-    offsets: topics,
-    random: seededRandom(5),
-  });
-  const beat = (request: Partial<HeartbeatRequest>) =>
-    coordinator.heartbeat('g', {
-      memberId: null,
-      memberEpoch: 0,
-      instanceId: null,
-      subscribedTopics: null,
-      ownedPartitions: null,
-      rebalanceTimeoutMs: null,
-      serverAssignor: null,
-      ...request,
-    });
-  const members = async () =>
-    (await coordinator.describeGroup('g')).members.map((m) => ({ id: m.memberId, epoch: m.memberEpoch }));
-  return { coordinator, beat, members };
-};
-
-const refusal = async (promise: Promise<unknown>) => {
-  const error = await promise.then(
-    () => {
-      throw new Error('expected a refusal');
-    },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(SluiceError);
-  const { code, message } = error as SluiceError;
-  return { code, message };
-};
+import { newGroupMeta } from '../../lib/core/groups/group.js';
+import { applyHeartbeat } from '../../lib/core/groups/heartbeat.js';
+import { coordinatorSetup as setup, refusal } from './group-coordinator-support.js';
 
 describe('static membership', () => {
   it('refuses a member id used with another instance id, on join and on heartbeat', async () => {
@@ -117,5 +78,122 @@ describe('static membership', () => {
       code: 'UNKNOWN_MEMBER_ID',
       message: 'member zz is not in the group; rejoin with epoch 0',
     });
+  });
+});
+
+describe('a static member’s instance id', () => {
+  it('is accepted with its own member id on heartbeat and rejoin, and kept when a heartbeat omits it', async () => {
+    const s = setup();
+    await s.beat({ memberId: 'ma', instanceId: 'ia', subscribedTopics: ['t'] });
+    const steady = { memberId: 'ma', memberEpoch: 1, heartbeatIntervalMs: 5_000, assignment: null };
+    expect(await s.beat({ memberId: 'ma', memberEpoch: 1, instanceId: 'ia' })).toEqual(steady);
+    expect(await s.beat({ memberId: 'ma', memberEpoch: 1, instanceId: null })).toEqual(steady);
+    const all = { topicPartitions: [{ topic: 't', partitions: [0, 1, 2, 3] }] };
+    expect(await s.beat({ memberId: 'ma', instanceId: 'ia', subscribedTopics: ['t'] })).toMatchObject({
+      memberEpoch: 1,
+      assignment: all,
+    });
+    expect(await s.beat({ memberId: 'ma', instanceId: null, subscribedTopics: ['t'] })).toMatchObject({
+      memberEpoch: 1,
+      assignment: all,
+    });
+    const described = (await s.coordinator.describeGroup('g')).members;
+    expect(described.map((m) => [m.memberId, m.instanceId])).toEqual([['ma', 'ia']]);
+    // Still the static member: it may leave temporarily.
+    expect(await s.beat({ memberId: 'ma', memberEpoch: -2, instanceId: 'ia' })).toMatchObject({
+      memberEpoch: -2,
+    });
+  });
+
+  it('of another member does not hold a new one back: two static members share the group', async () => {
+    const s = setup();
+    await s.beat({ memberId: 'ma', instanceId: 'ia', subscribedTopics: ['t'] });
+    expect(await s.beat({ memberId: 'mb', instanceId: 'ib', subscribedTopics: ['t'] })).toMatchObject({
+      memberId: 'mb',
+      memberEpoch: 2,
+    });
+    const described = (await s.coordinator.describeGroup('g')).members;
+    expect(described.map((m) => [m.memberId, m.instanceId])).toEqual([
+      ['ma', 'ia'],
+      ['mb', 'ib'],
+    ]);
+  });
+});
+
+describe('a temporary leave', () => {
+  it('lets the successor resume the epoch left from, even after a retried leave, revoking what a new target drops', async () => {
+    const s = setup();
+    await s.beat({ memberId: 'ma', instanceId: 'ia', subscribedTopics: ['t'] });
+    for (let i = 0; i < 2; i++)
+      expect(await s.beat({ memberId: 'ma', memberEpoch: -2, instanceId: 'ia' })).toMatchObject({
+        memberEpoch: -2,
+      });
+    // A dynamic member joins meanwhile: epoch 2 splits the partitions, which ma still holds.
+    expect(await s.beat({ memberId: 'mb', subscribedTopics: ['t'] })).toMatchObject({
+      memberEpoch: 2,
+      assignment: { topicPartitions: [] },
+    });
+    // The successor is back at epoch 1 with all four partitions, and must first give up two of them.
+    expect(await s.beat({ memberId: 'ma2', instanceId: 'ia', subscribedTopics: ['t'] })).toEqual({
+      memberId: 'ma2',
+      memberEpoch: 1,
+      heartbeatIntervalMs: 5_000,
+      assignment: { topicPartitions: [{ topic: 't', partitions: [0, 1] }] },
+    });
+    expect(await s.members()).toEqual([
+      { id: 'ma2', epoch: 1 },
+      { id: 'mb', epoch: 2 },
+    ]);
+  });
+
+  it('and the successor’s return leave the group STABLE: no rebalance', async () => {
+    const s = setup();
+    await s.beat({ memberId: 'ma', instanceId: 'ia', subscribedTopics: ['t'] });
+    await s.beat({ memberId: 'ma', memberEpoch: -2, instanceId: 'ia' });
+    expect((await s.coordinator.describeGroup('g')).state).toBe('STABLE');
+    await s.beat({ memberId: 'mb', instanceId: 'ia', subscribedTopics: ['t'] });
+    expect(await s.coordinator.describeGroup('g')).toMatchObject({ state: 'STABLE', groupEpoch: 1 });
+  });
+});
+
+describe('a leave', () => {
+  it('of a member the group does not know is refused as UNKNOWN_MEMBER_ID, changing nothing', async () => {
+    const s = setup();
+    await s.beat({ memberId: 'ma', subscribedTopics: ['t'] });
+    for (const memberEpoch of [-1, -2])
+      expect(await refusal(s.beat({ memberId: 'zz', memberEpoch, instanceId: 'iz' }))).toEqual({
+        code: 'UNKNOWN_MEMBER_ID',
+        message: 'member zz is not in the group; rejoin with epoch 0',
+      });
+    expect(await s.coordinator.describeGroup('g')).toMatchObject({ groupEpoch: 1, state: 'STABLE' });
+    expect(await s.members()).toEqual([{ id: 'ma', epoch: 1 }]);
+  });
+});
+
+describe('applyHeartbeat on a request that skipped validateHeartbeat', () => {
+  it('refuses a heartbeat or leave without a member id as UNKNOWN_MEMBER_ID for member (none)', async () => {
+    const view = { groupId: 'g', meta: newGroupMeta(0), members: new Map() };
+    const ctx = {
+      now: 0,
+      sessionTimeoutMs: 45_000,
+      heartbeatIntervalMs: 5_000,
+      topics: new Map(),
+      newMemberId: () => 'm',
+    };
+    for (const memberEpoch of [3, -1]) {
+      const request = {
+        memberId: null,
+        memberEpoch,
+        instanceId: 'ia',
+        subscribedTopics: null,
+        ownedPartitions: null,
+        rebalanceTimeoutMs: null,
+        serverAssignor: null,
+      };
+      expect(await refusal(Promise.resolve().then(() => applyHeartbeat(view, request, ctx)))).toEqual({
+        code: 'UNKNOWN_MEMBER_ID',
+        message: 'member (none) is not in the group; rejoin with epoch 0',
+      });
+    }
   });
 });

@@ -217,6 +217,30 @@ describe('leftovers of a run that failed after moving the start', () => {
   });
 });
 
+describe('a run whose retiring write fails', () => {
+  it('keeps the log start it moved, and the next run retires the pages below it', async () => {
+    const p = await partition([3, 3, 3], 0);
+    const sk = (o: number) => keys.batch(p.topicId, 0, o).sk;
+    const down = new SluiceError('KAFKA_STORAGE_ERROR', 'unavailable', { retriable: true });
+    const failing = new Proxy(p.store, {
+      get(target, name, receiver) {
+        if (name === 'batchWrite') return () => Promise.reject(down);
+        const value: unknown = Reflect.get(target, name, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    await expect(p.retain({ 'retention.bytes': 3 * p.L }, failing)).rejects.toBe(down);
+    expect((await p.state()).logStartOffset).toBe(6);
+    expect(p.pages().map((x) => x.retired)).toEqual([false, false, false]);
+    expect(await p.retain({ 'retention.bytes': 3 * p.L })).toEqual({ logStartOffset: 6, batchesDeleted: 0 });
+    expect(p.pages()).toEqual([
+      { sk: sk(0), retired: true, entries: 0 },
+      { sk: sk(3), retired: true, entries: 0 },
+      { sk: sk(6), retired: false, entries: 3 },
+    ]);
+  });
+});
+
 describe('the time index repair under a failing store', () => {
   const tsMaxUpdate = (actions: Parameters<MetadataStore['update']>[1]) =>
     actions.some((a) => 'set' in a && a.set === 'tsMax');

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { pageEntries } from '../../lib/core/log/batch-index.js';
 import { applyRetention } from '../../lib/core/log/retention.js';
 import { retireLocalCopies } from '../../lib/core/log/segments/local-retention.js';
-import { segmentSetup } from './segment-support.js';
+import { keys } from '../../lib/core/keys.js';
+import { T0, segmentSetup } from './segment-support.js';
 
 const DAY = 86_400_000;
 
@@ -48,5 +49,47 @@ describe('retention by segment', () => {
     expect(await retireLocalCopies(s.store, s.topic.topicId, 0, s.config(), s.clock.now())).toBe(7);
     expect((await s.livePages()).flatMap(pageEntries).map((x) => x.baseOffset)[0]).toBe(350);
     expect(await s.retain()).toEqual({ logStartOffset: 210, batchesDeleted: 21 });
+  });
+});
+
+/** 40 requests of 10 records (one batch each), request i stamped `stamp(i)`, rolled into segments. */
+const rolledAt = async (stamp: (request: number) => number) => {
+  const s = await segmentSetup();
+  for (let i = 0; i < 40; i++) {
+    await s.produce(
+      Array.from({ length: 10 }, (_, j) => [0, `k${j}`, 200, stamp(i)] as [number, string, number, number]),
+    );
+    if (i % 5 === 4) await s.index();
+  }
+  await s.roll();
+  const ends = (await s.segmentItems()).map((g) => g['end']);
+  return { ...s, ends };
+};
+
+describe('a segment’s age', () => {
+  it('is its largest timestamp, even 0: expired once now - retention.ms passes it, to the millisecond', async () => {
+    const s = await rolledAt(() => 0);
+    expect(s.ends).toEqual([70, 140, 210, 280, 350, 400]);
+    const config = { ...s.config(), 'retention.bytes': -1 };
+    const now = s.clock.now();
+    const retain = (retentionMs: number) =>
+      applyRetention(s.store, s.topic.topicId, 0, { ...config, 'retention.ms': retentionMs }, now);
+    expect(await retain(now)).toEqual({ logStartOffset: 0, batchesDeleted: 0 });
+    expect(await retain(now - 1)).toEqual({ logStartOffset: 400, batchesDeleted: 40 });
+  });
+});
+
+describe('a segment left below the log start by a run that failed', () => {
+  it('counts for nothing, however new its records: the expired segments after it still go', async () => {
+    // The first segment (offsets 0-69, requests 0-6) holds records stamped now, the rest are old.
+    const s = await rolledAt((i) => (i < 7 ? 1_700_000_000_000 : T0));
+    // Offsets 350-399 are short of segment.bytes and too young for segment.ms: batches past the index.
+    expect(s.ends).toEqual([70, 140, 210, 280, 350]);
+    await s.store.update(keys.partitionState(s.topic.topicId, 0), [{ set: 'logStartOffset', value: 70 }]);
+    const config = { ...s.config(), 'retention.bytes': -1, 'retention.ms': 60_000 };
+    expect(await applyRetention(s.store, s.topic.topicId, 0, config, s.clock.now())).toEqual({
+      logStartOffset: 400,
+      batchesDeleted: 33,
+    });
   });
 });

@@ -57,22 +57,23 @@ export const applyHeartbeat = (
   draft.refreshTopics(ctx.topics);
   draft.refreshTarget();
 
-  const joining = request.memberEpoch === JOIN_EPOCH;
+  // A joining member is never revoking (it starts from nothing, or as a static member's successor with
+  // nothing pending), and reconcile reads what a member owns only while it revokes.
   const reconciled = reconcile(updated, {
     targetEpoch: draft.meta.assignmentEpoch,
     target: draft.meta.target[updated.memberId] ?? EMPTY_PARTITIONS,
-    owned: joining ? (request.ownedPartitions ?? EMPTY_PARTITIONS) : request.ownedPartitions,
+    owned: request.ownedPartitions,
     heldByOther: draft.heldByOther(updated.memberId),
     now: ctx.now,
   });
-  // Null means "unchanged since your last answer". A member that evidently missed that answer gets it
-  // again: one back on its previous epoch (accepted only when the answer moving it on was lost), or one
-  // whose report of what it owns differs from what it was given (e.g. a lost revocation).
-  const lostAnswer = !joining && request.memberEpoch < before.memberEpoch;
+  // Null means "unchanged since your last answer"; a member never answered (every join) gets one. A
+  // member that evidently missed that answer gets it again: one back on its previous epoch (accepted
+  // only when the answer moving it on was lost), or one whose report of what it owns differs from what
+  // it was given (e.g. a lost revocation).
+  const lostAnswer = request.memberEpoch < before.memberEpoch;
   const outOfStep =
     request.ownedPartitions !== null && !samePartitions(request.ownedPartitions, reconciled.assigned);
   const answer =
-    joining ||
     lostAnswer ||
     outOfStep ||
     reconciled.answered === null ||
@@ -97,8 +98,12 @@ const unknownMember = (memberId: string | null): SluiceError =>
     `member ${memberId ?? '(none)'} is not in the group; rejoin with epoch 0`,
   );
 
+/** The member the request names; validateHeartbeat requires the id on everything but a join. */
+const namedMember = (draft: GroupDraft, request: HeartbeatRequest): Member | undefined =>
+  request.memberId === null ? undefined : draft.members.get(request.memberId);
+
 const join = (draft: GroupDraft, request: HeartbeatRequest, ctx: HeartbeatContext): Member => {
-  const existing = request.memberId === null ? undefined : draft.members.get(request.memberId);
+  const existing = namedMember(draft, request);
   if (existing) {
     if (request.instanceId !== null && existing.instanceId !== request.instanceId) {
       throw invalidRequest(`member ${existing.memberId} is not the member of instance ${request.instanceId}`);
@@ -148,7 +153,7 @@ const join = (draft: GroupDraft, request: HeartbeatRequest, ctx: HeartbeatContex
 };
 
 const knownMember = (draft: GroupDraft, request: HeartbeatRequest): Member => {
-  const member = request.memberId === null ? undefined : draft.members.get(request.memberId);
+  const member = namedMember(draft, request);
   if (!member) throw unknownMember(request.memberId);
   if (request.instanceId !== null && member.instanceId !== request.instanceId) {
     throw invalidRequest(`member ${member.memberId} is not the member of instance ${request.instanceId}`);
@@ -158,12 +163,7 @@ const knownMember = (draft: GroupDraft, request: HeartbeatRequest): Member => {
 };
 
 const leave = (draft: GroupDraft, request: HeartbeatRequest, ctx: HeartbeatContext): HeartbeatOutcome => {
-  const member =
-    request.memberId !== null
-      ? draft.members.get(request.memberId)
-      : [...draft.members.values()].find(
-          (m) => request.instanceId !== null && m.instanceId === request.instanceId,
-        );
+  const member = namedMember(draft, request);
   if (!member) throw unknownMember(request.memberId);
   if (request.memberEpoch === STATIC_LEAVE_EPOCH) {
     if (member.instanceId === null)

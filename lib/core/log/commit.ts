@@ -167,7 +167,8 @@ const explainFailure = async (
     // Ahead of the expected sequence: the batches between may still be on their way (a producer with
     // several requests in flight), unlike a sequence already passed.
     if (p.firstSequence > expected) throw new SequenceGapError(message);
-    throw new SluiceError('OUT_OF_ORDER_SEQUENCE_NUMBER', message);
+    if (p.firstSequence < expected) throw new SluiceError('OUT_OF_ORDER_SEQUENCE_NUMBER', message);
+    // The sequence continues: another condition failed (the Idempotency-Key's, below).
   }
   if (input.idempotency) {
     if (state.ik.includes(input.idempotency.hash)) {
