@@ -22,7 +22,7 @@ import {
   pairs,
   samePartitions,
 } from '../lib/core/groups/partition-map.js';
-import { InMemoryTopics, ManualClock, seededRandom } from '../lib/core/groups/simulation.js';
+import { InMemoryTopics, ManualClock, seededRandom } from '../test/support/group-simulation.js';
 
 const SESSION_MS = 45_000;
 const INTERVAL_MS = 5_000;

@@ -17,7 +17,7 @@ const not = (files) => files.map((file) => `!${file}`);
 const logRead = ['lib/core/log/fetch.ts', 'lib/core/log/reader.ts', 'lib/core/log/compaction.ts'];
 const groups = (...names) => names.map((name) => `lib/core/groups/${name}.ts`);
 const groupsMembers = groups('heartbeat', 'group', 'member');
-const groupsStore = groups('group-items', 'coordinator', 'offset-delete', 'offset-writer', 'simulation');
+const groupsStore = groups('group-items', 'coordinator', 'offset-delete', 'offset-writer');
 const codecs = ['lz4', 'zstd', 'snappy', 'compression'].map((name) => `lib/core/record-batch/${name}.ts`);
 
 /** @type {Record<string, string[]>} */

@@ -30,7 +30,7 @@ import {
   InterleavingStore,
   ManualClock,
   seededRandom,
-} from '../../lib/core/groups/simulation.js';
+} from '../support/group-simulation.js';
 import type { CommittedOffset, HeartbeatRequest } from '../../lib/core/groups/types.js';
 
 const GROUP = 'sim';

@@ -2,7 +2,7 @@
 import { expect } from 'vitest';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { GroupCoordinator } from '../../lib/core/groups/coordinator.js';
-import { InMemoryTopics, ManualClock, seededRandom } from '../../lib/core/groups/simulation.js';
+import { InMemoryTopics, ManualClock, seededRandom } from '../support/group-simulation.js';
 import type { GroupTopics, HeartbeatRequest } from '../../lib/core/groups/types.js';
 import { SluiceError } from '../../lib/errors.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';

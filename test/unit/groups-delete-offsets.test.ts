@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { GroupCoordinator } from '../../lib/core/groups/coordinator.js';
-import { InMemoryTopics, ManualClock, seededRandom } from '../../lib/core/groups/simulation.js';
+import { InMemoryTopics, ManualClock, seededRandom } from '../support/group-simulation.js';
 import type { CommittedOffset, HeartbeatResponse } from '../../lib/core/groups/types.js';
 import type { TransactOp } from '../../lib/ports/metadata-store.js';
 import { Router } from '../../lib/http/router.js';

@@ -7,7 +7,7 @@ import {
   InterleavingStore,
   ManualClock,
   seededRandom,
-} from '../../lib/core/groups/simulation.js';
+} from '../support/group-simulation.js';
 import type { GroupDescription, HeartbeatResponse, TopicPartitions } from '../../lib/core/groups/types.js';
 import { Router } from '../../lib/http/router.js';
 import { groupRoutes } from '../../lib/http/routes/groups.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { GroupCoordinator } from '../../lib/core/groups/coordinator.js';
 import { groupKeys } from '../../lib/core/groups/group-items.js';
-import { InMemoryTopics, ManualClock, seededRandom } from '../../lib/core/groups/simulation.js';
+import { InMemoryTopics, ManualClock, seededRandom } from '../support/group-simulation.js';
 import type {
   CommittedOffset,
   CommitResult,

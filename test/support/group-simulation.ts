@@ -3,7 +3,7 @@
  * in memory, a clock that moves only when told, a seeded random source, and a store wrapper whose calls
  * interleave like network calls. Used by the simulation tests and the benchmark.
  */
-import type { Clock } from '../../ports/clock.js';
+import type { Clock } from '../../lib/ports/clock.js';
 import type {
   Item,
   ItemKey,
@@ -14,8 +14,8 @@ import type {
   UpdateAction,
   UpdateOptions,
   WriteOptions,
-} from '../../ports/metadata-store.js';
-import type { GroupTopics, PartitionOffsets } from './types.js';
+} from '../../lib/ports/metadata-store.js';
+import type { GroupTopics, PartitionOffsets } from '../../lib/core/groups/types.js';
 
 interface PartitionLog {
   logStartOffset: number;
