@@ -191,6 +191,24 @@ describe('index entries across the tiers', () => {
     ]);
     expect(past.asked).toEqual([]);
   });
+
+  it('read the index when a cached item does not hold the offset asked for, rather than ask again forever', async () => {
+    const t = await tiers();
+    const asked: number[] = [];
+    const lying: SegmentLookup = {
+      holding: (offset) => (asked.push(offset), segments[0]),
+      remember: () => undefined,
+    };
+    expect(await t.read(0, 30, 20, lying)).toEqual([
+      [0, G0],
+      [4, G0],
+      [10, G10],
+      [15, G10],
+      [20, LOCAL],
+      [25, LOCAL],
+    ]);
+    expect(asked).toEqual([0, 10]);
+  });
 });
 
 describe('the partition item', () => {
