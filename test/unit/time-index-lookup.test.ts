@@ -118,4 +118,12 @@ describe('the first offset whose timestamp reaches X', () => {
     await p.store.put({ ...keys.timeIndex(TOPIC, 0, 450, 5), o: 5, p: 500 });
     expect(await Promise.all([250, 450].map(p.at))).toEqual([1, 3]);
   });
+
+  it('does not start at a mark whose previous max is X itself: a batch before it may be at X', async () => {
+    const p = await partition();
+    // Only the second mark left (the first dropped by a compaction rebuild that raced a pass): it says
+    // nothing before 5 is above 500, but offset 3 is at 500.
+    await p.store.delete(keys.timeIndex(TOPIC, 0, 500, 0));
+    expect(await Promise.all([500, 501].map(p.at))).toEqual([3, 5]);
+  });
 });
