@@ -87,7 +87,10 @@ describe('a materialization pass', () => {
     expect((await q.state()).tail).toEqual([]);
     // Nothing committed, nothing to expire: nothing written.
     const r = await partition(tail, 101);
-    expect(await r.pass()).toBe(0);
+    const calls: string[] = [];
+    const counted = new InterceptedMetadataStore(r.store, async (call, run) => (calls.push(call.op), run()));
+    expect(await r.pass(counted)).toBe(0);
+    expect(calls).toEqual(['get']);
     expect(r.store.dump().map((i) => i.sk)).toEqual(['STATE']);
   });
 
