@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { dataObjectKey, keys } from '../../lib/core/keys.js';
-import { pageEntries } from '../../lib/core/log/batch-index.js';
+import { pageEntries, pageItem } from '../../lib/core/log/batch-index.js';
 import { IDEMPOTENCY_WINDOW_MS, materializeTail } from '../../lib/core/log/materialize.js';
 import type { PartitionState, TailEntry } from '../../lib/core/log/partition-state.js';
 import { asPartitionState, initialPartitionState } from '../../lib/core/log/partition-state.js';
@@ -190,6 +190,16 @@ describe('a materialization pass', () => {
     });
     expect(await appended.pass(store)).toBe(2);
     expect((await appended.state()).tail).toEqual([entry(30)]);
+  });
+
+  it('refuses to follow a page that ends inside one of its tail entries', async () => {
+    const p = await partition([entry(10), entry(20)], 104);
+    // A page at the tail's base that claims offset 100 alone: the tail's entry spans 100-101.
+    await p.store.put(pageItem(TOPIC, 0, 100, [{ ...entry(10), n: 1 }]));
+    await expect(p.pass()).rejects.toThrow(
+      new Error(`batch index page ${keys.batch(TOPIC, 0, 100).sk} ends at 101, inside a tail entry`),
+    );
+    expect((await p.state()).tailBase).toBe(100);
   });
 
   it('passes a failing store on, and reads nothing for a partition that does not exist', async () => {
