@@ -341,6 +341,44 @@ describe('a roll that gives up', () => {
     await racing(rewrite('b'));
     await racing(rewrite('l'));
     await racing(async (s) => s.store.delete(keys.batch(s.topic.topicId, 0, 0)));
+    // Cut short: the second of the two entries taken is no longer on the page.
+    await racing(async (s) => {
+      const [page] = await s.livePages();
+      await s.store.put(
+        pageItem(
+          s.topic.topicId,
+          0,
+          0,
+          pageEntries(page!)
+            .map((x) => x.entry)
+            .slice(0, 1),
+        ),
+      );
+    });
+  });
+
+  it('deletes its segment when a page changes between its checks and the swap', async () => {
+    const s = await setup();
+    const compacting = new InterceptedMetadataStore(s.store, async (call, run) => {
+      if (call.op === 'transact') {
+        const [page] = await s.livePages();
+        const entries = pageEntries(page!).map((x) => ({ ...x.entry, c: 0 }));
+        await s.store.put(pageItem(s.topic.topicId, 0, 0, entries));
+      }
+      return run();
+    });
+    expect(
+      await rollSegment(
+        { ...s.sluice.log, store: compacting, segmentStore: s.segments! },
+        s.topic.topicId,
+        0,
+        s.config(),
+      ),
+    ).toEqual({
+      skipped: 'raced',
+    });
+    expect(s.segments!.keys()).toEqual([]);
+    await nothingIndexed(s);
   });
 
   it('deletes its segment when the swap transaction is cancelled, and passes other failures on', async () => {
