@@ -261,6 +261,36 @@ describe('the roll writes', () => {
     expect(await marks()).toEqual([[T0 + 18, 0, -1], [T0 + 38, 16, T0 + 18], mark(4), mark(5)]);
   });
 
+  it('merges only the marks of the rolled range, though older and newer marks sort among them', async () => {
+    const s = await segmentSetup({ 'segment.bytes': String(3 * L) });
+    // One request per pass; request i's records at base + 0..3. Marks where the running max rises.
+    for (const base of [1000, 500, 800, 600, 1100, 1200, 1300]) {
+      await s.produce(
+        Array.from({ length: 4 }, (_, j): [number, null, number, number] => [0, null, 200, T0 + base + j]),
+      );
+      await s.index();
+    }
+    const marks = async () =>
+      (await s.items('T#')).map((m) => [Number(m.sk.split('#')[1]) - T0, m['o'], m['p']]);
+    const before = [
+      [1003, 0, -1],
+      [1103, 16, T0 + 1003],
+      [1203, 20, T0 + 1103],
+      [1303, 24, T0 + 1203],
+    ];
+    expect(await marks()).toEqual(before);
+    // [0, 12) holds one mark: nothing to merge.
+    expect((await roll(s)).rolled).toMatchObject({ baseOffset: 0, end: 12 });
+    expect(await marks()).toEqual(before);
+    // [12, 24) reaches down to 603, below the mark at 0, and the mark at 24 is past its end.
+    expect((await roll(s)).rolled).toMatchObject({ baseOffset: 12, end: 24 });
+    expect(await marks()).toEqual([
+      [1003, 0, -1],
+      [1203, 16, T0 + 1003],
+      [1303, 24, T0 + 1203],
+    ]);
+  });
+
   it('never lowers segEnd: a roll that arrives after a longer one keeps the higher end', async () => {
     const s = await segmentSetup({ 'segment.bytes': String(2 * L) });
     await uniform(s, 5);
