@@ -61,7 +61,11 @@ describe('a materialization pass', () => {
     const tail = [entry(10), entry(20), entry(30)];
     // Offsets 100-101, 102-103, 104-105; the high watermark inside the third.
     const p = await partition(tail, 105);
-    expect(await p.pass()).toBe(2);
+    const calls: string[] = [];
+    const counted = new InterceptedMetadataStore(p.store, async (call, run) => (calls.push(call.op), run()));
+    expect(await p.pass(counted)).toBe(2);
+    // The item read, the page and the time mark put, the trim: no batch write without keys or producers.
+    expect(calls.sort()).toEqual(['get', 'put', 'put', 'update']);
     expect(
       p.items('B#').map((page) => [page.sk, pageEntries(page).map((x) => [x.baseOffset, x.entry])]),
     ).toEqual([
@@ -87,10 +91,10 @@ describe('a materialization pass', () => {
     expect((await q.state()).tail).toEqual([]);
     // Nothing committed, nothing to expire: nothing written.
     const r = await partition(tail, 101);
-    const calls: string[] = [];
-    const counted = new InterceptedMetadataStore(r.store, async (call, run) => (calls.push(call.op), run()));
-    expect(await r.pass(counted)).toBe(0);
-    expect(calls).toEqual(['get']);
+    const reads: string[] = [];
+    const quiet = new InterceptedMetadataStore(r.store, async (call, run) => (reads.push(call.op), run()));
+    expect(await r.pass(quiet)).toBe(0);
+    expect(reads).toEqual(['get']);
     expect(r.store.dump().map((i) => i.sk)).toEqual(['STATE']);
   });
 
@@ -190,6 +194,23 @@ describe('a materialization pass', () => {
     });
     expect(await appended.pass(store)).toBe(2);
     expect((await appended.state()).tail).toEqual([entry(30)]);
+  });
+
+  it('leaves a time mark already there as it is, and passes a failed mark write on', async () => {
+    const p = await partition([entry(10), entry(20)], 104);
+    // A compaction's rebuild put this mark first (a lower timestamp at the same key is its business).
+    const rebuilt = { ...keys.timeIndex(TOPIC, 0, 20, 100), o: 100, p: 3 };
+    await p.store.put(rebuilt);
+    expect(await p.pass()).toBe(2);
+    expect(p.items('T#')).toEqual([rebuilt]);
+
+    const q = await partition([entry(10), entry(20)], 104);
+    const failing = new InterceptedMetadataStore(q.store, async (call, run) => {
+      if (call.op === 'put' && call.key?.sk.startsWith('T#')) throw new Error('throttled');
+      return run();
+    });
+    await expect(q.pass(failing)).rejects.toThrow(new Error('throttled'));
+    expect((await q.state()).tailBase).toBe(100);
   });
 
   it('refuses to follow a page that ends inside one of its tail entries', async () => {
