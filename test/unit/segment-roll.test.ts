@@ -137,7 +137,12 @@ describe('where a roll closes a segment', () => {
  * A partition built by hand: `pages[i]` one-record batches in batch page i, all in one object of the
  * leader's store, every batch committed and indexed. Faster than producing thousands of requests.
  */
-const handBuilt = async (pages: number[], configs: Record<string, string> = {}) => {
+const handBuilt = async (
+  pages: number[],
+  configs: Record<string, string> = {},
+  /** What the index says of the entry at an offset, over the one-record defaults (a compacted entry). */
+  facts: (offset: number) => Partial<TailEntry> = () => ({}),
+) => {
   const s = await segmentSetup({ 'segment.ms': '1', 'segment.bytes': String(1 << 30), ...configs });
   const { topicId } = s.topic;
   const o = dataObjectKey(topicId, 'bulk-object');
@@ -150,7 +155,7 @@ const handBuilt = async (pages: number[], configs: Record<string, string> = {}) 
       const t = T0 + offset;
       const batch = encodeRecordBatch([{ key: null, value: new Uint8Array([offset % 256]), timestamp: t }]);
       batches.push(batch);
-      entries.push({ o, b, l: batch.length, n: 1, c: 1, t, f: t });
+      entries.push({ o, b, l: batch.length, n: 1, c: 1, t, f: t, ...facts(offset) });
       b += batch.length;
       offset++;
     }
@@ -211,8 +216,8 @@ describe("a segment's chunks", () => {
   });
 
   it('are whole entries of at most segment.bytes / 64 bytes', async () => {
-    // 288,001 / 64 rounds up to 4,501 bytes: five entries of 897.
-    const s = await segmentSetup({ 'segment.bytes': '288001', 'segment.ms': '1' });
+    // 286,977 / 64 rounds up to 4,485 bytes: exactly five entries of 897.
+    const s = await segmentSetup({ 'segment.bytes': '286977', 'segment.ms': '1' });
     await uniform(s, 12);
     expect((await roll(s)).rolled).toMatchObject({
       baseOffset: 0,
@@ -229,6 +234,26 @@ describe("a segment's chunks", () => {
     await uniform(s, 9);
     expect((await roll(s)).rolled).toMatchObject({ bytes: 9 * L, chunks: 3, entries: 9 });
     expect(await chunksOf(s)).toEqual([chunk(0, 4), chunk(4, 8), chunk(8, 9)]);
+  });
+});
+
+describe("a chunk's record facts", () => {
+  it('count records and take the first timestamp of the first entry that has records, -1 while none has', async () => {
+    // Offsets 0 and 1 were compacted to no record (their first timestamps are left over); 2 and 3 keep one.
+    const empty = { c: 0, t: -1, f: T0 + 100 };
+    const s = await handBuilt([4], {}, (offset) => (offset < 2 ? empty : {}));
+    expect((await roll(s)).rolled).toMatchObject({ baseOffset: 0, end: 4, chunks: 1, entries: 4 });
+    const [item] = await s.segmentItems();
+    expect(
+      pageEntries(item!).map(({ baseOffset, entry: { n, c, t, f } }) => ({ baseOffset, n, c, t, f })),
+    ).toEqual([{ baseOffset: 0, n: 4, c: 2, t: T0 + 3, f: T0 + 2 }]);
+    // A chunk of compacted entries only.
+    const none = await handBuilt([2], {}, () => empty);
+    expect((await roll(none)).rolled).toMatchObject({ end: 2, chunks: 1 });
+    const [only] = await none.segmentItems();
+    expect(pageEntries(only!).map(({ entry: { c, t, f } }) => ({ c, t, f }))).toEqual([
+      { c: 0, t: -1, f: -1 },
+    ]);
   });
 });
 
