@@ -142,6 +142,7 @@ const handBuilt = async (
   configs: Record<string, string> = {},
   /** What the index says of the entry at an offset, over the one-record defaults (a compacted entry). */
   facts: (offset: number) => Partial<TailEntry> = () => ({}),
+  valueBytes = 1,
 ) => {
   const s = await segmentSetup({ 'segment.ms': '1', 'segment.bytes': String(1 << 30), ...configs });
   const { topicId } = s.topic;
@@ -153,7 +154,8 @@ const handBuilt = async (
     const entries: TailEntry[] = [];
     for (let i = 0; i < size; i++) {
       const t = T0 + offset;
-      const batch = encodeRecordBatch([{ key: null, value: new Uint8Array([offset % 256]), timestamp: t }]);
+      const value = new Uint8Array(valueBytes).fill(offset % 256);
+      const batch = encodeRecordBatch([{ key: null, value, timestamp: t }]);
       batches.push(batch);
       entries.push({ o, b, l: batch.length, n: 1, c: 1, t, f: t, ...facts(offset) });
       b += batch.length;
@@ -186,6 +188,15 @@ describe('the bounds on one segment', () => {
 });
 
 describe("a segment's chunks", () => {
+  it('are at most 127 however entries are sized: each pair of chunks is over a chunk size', async () => {
+    // Entries of 2,049 bytes, just over half the 4 KiB chunk of a 256 KiB segment: one entry a chunk.
+    const s = await handBuilt([130], { 'segment.bytes': String(256 * 1024) }, () => ({}), 1979);
+    expect((await s.livePages()).flatMap(pageEntries)[0]!.entry.l).toBe(2049);
+    expect((await roll(s)).rolled).toMatchObject({ baseOffset: 0, end: 127, bytes: 127 * 2049, chunks: 127 });
+    const [item] = await s.segmentItems();
+    expect(pageEntries(item!).map((x) => x.baseOffset)).toEqual(Array.from({ length: 127 }, (_, i) => i));
+  });
+
   const chunksOf = async (s: SegmentSetup) => {
     const [item] = await s.segmentItems();
     const object = await s.segments!.get(item!['o'] as string);
