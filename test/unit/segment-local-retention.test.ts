@@ -17,6 +17,7 @@ import {
 } from '../../lib/core/log/segments/local-retention.js';
 import type { Item } from '../../lib/ports/metadata-store.js';
 import { InterceptedMetadataStore } from '../harness/seams.js';
+import { readsRecorded } from './segment-support.js';
 
 const TOPIC = 'topic';
 const NOW = 1_700_000_000_000;
@@ -172,14 +173,49 @@ describe('retiring local copies', () => {
 
   it('leaves everything when neither limit is set, nothing is rolled, or the partition is gone', async () => {
     const p = await partition(14);
-    expect(await retireLocalCopies(p.store, TOPIC, 0, config({}), NOW + 10 ** 9)).toBe(0);
+    // Reading the partition item is all it does then.
+    const idle = readsRecorded(p.store);
+    expect(await retireLocalCopies(idle.store, TOPIC, 0, config({}), NOW + 10 ** 9)).toBe(0);
     const unrolled = await partition('unrolled');
-    expect(await retireLocalCopies(unrolled.store, TOPIC, 0, config({ 'local.retention.ms': 0 }), NOW)).toBe(
+    const none = readsRecorded(unrolled.store);
+    expect(await retireLocalCopies(none.store, TOPIC, 0, config({ 'local.retention.ms': 0 }), NOW)).toBe(0);
+    expect(await retireLocalCopies(none.store, TOPIC, 0, config({ 'local.retention.bytes': 0 }), NOW)).toBe(
       0,
     );
+    expect([idle.reads, none.reads]).toEqual([
+      [{ op: 'get', consistent: true }],
+      [
+        { op: 'get', consistent: true },
+        { op: 'get', consistent: true },
+      ],
+    ]);
     expect(await unrolled.page(0)).toEqual(unrolled.pages[0]);
     expect(await retireLocalCopies(p.store, TOPIC, 1, config({ 'local.retention.ms': 0 }), NOW)).toBe(0);
     expect(await p.page(0)).toEqual(p.pages[0]);
+  });
+
+  it('reads the partition item and the batch pages strongly consistent', async () => {
+    const p = await partition(14);
+    const recorded = readsRecorded(p.store);
+    expect(await retireLocalCopies(recorded.store, TOPIC, 0, config({ 'local.retention.ms': 0 }), NOW)).toBe(
+      3,
+    );
+    expect(recorded.reads.length).toBeGreaterThan(1);
+    expect(recorded.reads.filter((r) => !r.consistent)).toEqual([]);
+  });
+
+  it('takes a page whose records were all compacted away as expired at any age', async () => {
+    const store = new MemoryMetadataStore();
+    const gone = { ...entry('d/a', 10, -1), c: 0, f: -1 };
+    await store.put({
+      ...initialPartitionState(TOPIC, 't', 0, ['s0']),
+      tailBase: 2,
+      nextOffset: 2,
+      segEnd: 2,
+    });
+    await store.put(pageItem(TOPIC, 0, 0, [gone]));
+    // A clock at exactly local.retention.ms: the cut-off is 0, and the page has no timestamp at all.
+    expect(await retireLocalCopies(store, TOPIC, 0, config({ 'local.retention.ms': 5000 }), 5000)).toBe(1);
   });
 
   it('passes over pages already retired, which neither count nor stop it', async () => {
