@@ -12,12 +12,13 @@ import { decodeSegmentFooter } from '../../lib/core/log/segments/format.js';
 import type { RollOptions, RollResult } from '../../lib/core/log/segments/roll.js';
 import { rollSegment } from '../../lib/core/log/segments/roll.js';
 import { segmentItem } from '../../lib/core/log/segments/segment-index.js';
+import { timeMarkItem } from '../../lib/core/log/time-index.js';
 import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 import { TransactionCanceledError } from '../../lib/ports/metadata-store.js';
 import { InterceptedMetadataStore } from '../harness/seams.js';
 import type { SegmentSetup } from './segment-support.js';
-import { T0, segmentSetup } from './segment-support.js';
+import { T0, readsRecorded, segmentSetup } from './segment-support.js';
 
 /** The stored size of one request of 4 records of 200 bytes (one RecordBatch). */
 const L = 897;
@@ -115,7 +116,8 @@ describe('where a roll closes a segment', () => {
     const s = await segmentSetup({ 'segment.bytes': String(2 * L) });
     await uniform(s, 7);
     expect((await roll(s)).rolled).toMatchObject({ baseOffset: 0, end: 8 });
-    await s.store.update(keys.partitionState(s.topic.topicId, 0), [{ set: 'logStartOffset', value: 16 }]);
+    // Records deleted up to 18, inside the entry of 16-19: the segment starts with that entry.
+    await s.store.update(keys.partitionState(s.topic.topicId, 0), [{ set: 'logStartOffset', value: 18 }]);
     expect((await roll(s)).rolled).toMatchObject({ baseOffset: 16, end: 24, entries: 2 });
     expect((await s.segmentItems()).map((g) => [g.sk, g['end']])).toEqual([
       [keys.segment(s.topic.topicId, 0, 0).sk, 8],
@@ -298,9 +300,9 @@ describe('the roll writes', () => {
   });
 
   it('merges only the marks of the rolled range, though older and newer marks sort among them', async () => {
-    const s = await segmentSetup({ 'segment.bytes': String(3 * L) });
+    const s = await segmentSetup({ 'segment.bytes': String(4 * L) });
     // One request per pass; request i's records at base + 0..3. Marks where the running max rises.
-    for (const base of [1000, 500, 800, 600, 1100, 1200, 1300]) {
+    for (const base of [1000, 500, 800, 900, 600, 1100, 1200, 1300, 1400]) {
       await s.produce(
         Array.from({ length: 4 }, (_, j): [number, null, number, number] => [0, null, 200, T0 + base + j]),
       );
@@ -310,21 +312,81 @@ describe('the roll writes', () => {
       (await s.items('T#')).map((m) => [Number(m.sk.split('#')[1]) - T0, m['o'], m['p']]);
     const before = [
       [1003, 0, -1],
-      [1103, 16, T0 + 1003],
-      [1203, 20, T0 + 1103],
-      [1303, 24, T0 + 1203],
+      [1103, 20, T0 + 1003],
+      [1203, 24, T0 + 1103],
+      [1303, 28, T0 + 1203],
+      [1403, 32, T0 + 1303],
     ];
     expect(await marks()).toEqual(before);
-    // [0, 12) holds one mark: nothing to merge.
-    expect((await roll(s)).rolled).toMatchObject({ baseOffset: 0, end: 12 });
-    expect(await marks()).toEqual(before);
-    // [12, 24) reaches down to 603, below the mark at 0, and the mark at 24 is past its end.
-    expect((await roll(s)).rolled).toMatchObject({ baseOffset: 12, end: 24 });
+    // [0, 16) holds one mark: nothing to merge, nothing written to the time index.
+    const writes: string[] = [];
+    const recording = new InterceptedMetadataStore(s.store, async (call, run) => {
+      if (call.op === 'batchWrite' || (call.op === 'put' && call.key?.sk.startsWith('T#')))
+        writes.push(call.op);
+      return run();
+    });
+    const rollRecorded = () =>
+      rollSegment(
+        { ...s.sluice.log, store: recording, segmentStore: s.segments! },
+        s.topic.topicId,
+        0,
+        s.config(),
+      );
+    expect((await rollRecorded()).rolled).toMatchObject({ baseOffset: 0, end: 16 });
+    expect([await marks(), writes]).toEqual([before, []]);
+    // [16, 32) reaches down to 603, below the mark at 0, and the mark at 32 is past its end: its three
+    // marks become one, the first one's start and previous max with the last one's timestamp.
+    expect((await rollRecorded()).rolled).toMatchObject({ baseOffset: 16, end: 32 });
     expect(await marks()).toEqual([
       [1003, 0, -1],
-      [1203, 16, T0 + 1003],
-      [1303, 24, T0 + 1203],
+      [1303, 20, T0 + 1003],
+      [1403, 32, T0 + 1303],
     ]);
+    expect(writes).toEqual(['put', 'batchWrite']);
+  });
+
+  it('merges marks in offset order, keeping the merged one where it takes the key of one it replaces', async () => {
+    // Marks as a stalled materializer and a compaction rebuild may leave them: their keys (timestamp,
+    // then offset) sort otherwise than their offsets.
+    const s = await handBuilt([1, 1, 1]);
+    const mark = (ts: number, o: number, p: number) =>
+      timeMarkItem(s.topic.topicId, 0, { ts: T0 + ts, baseOffset: o, prev: p });
+    for (const m of [mark(5, 0, -1), mark(3, 1, T0), mark(5, 2, T0 + 4)]) await s.store.put(m);
+    expect((await roll(s)).rolled).toMatchObject({ baseOffset: 0, end: 3 });
+    expect(await s.items('T#')).toEqual([mark(5, 0, -1)]);
+  });
+
+  it('merges a mark at timestamp 0, and leaves the Idempotency-Keys of the range alone', async () => {
+    const s = await handBuilt([1, 1], {}, (offset) => ({ t: 10 * offset, f: 10 * offset }));
+    const mark = (ts: number, o: number, p: number) =>
+      timeMarkItem(s.topic.topicId, 0, { ts, baseOffset: o, prev: p });
+    const key = {
+      ...keys.idempotencyKey(s.topic.topicId, 0, 'HASH'),
+      o: 1,
+      n: 1,
+      t: 10,
+      m: 'HASH..',
+      expiresAt: 1,
+    };
+    for (const m of [mark(0, 0, -1), mark(10, 1, 0), key]) await s.store.put(m);
+    expect((await roll(s)).rolled).toMatchObject({ baseOffset: 0, end: 2 });
+    expect(await s.items('T#')).toEqual([mark(10, 0, -1)]);
+    expect(await s.items('K#')).toEqual([key]);
+  });
+
+  it('reads everything strongly consistent', async () => {
+    const s = await segmentSetup({ 'segment.bytes': String(2 * L) });
+    await uniform(s, 5);
+    const recorded = readsRecorded(s.store);
+    const result = await rollSegment(
+      { ...s.sluice.log, store: recorded.store, segmentStore: s.segments! },
+      s.topic.topicId,
+      0,
+      s.config(),
+    );
+    expect(result.rolled).toMatchObject({ baseOffset: 0, end: 8 });
+    expect(recorded.reads.length).toBeGreaterThan(3);
+    expect(recorded.reads.filter((r) => !r.consistent)).toEqual([]);
   });
 
   it('never lowers segEnd: a roll that arrives after a longer one keeps the higher end', async () => {
