@@ -372,6 +372,11 @@ describe('the roll writes', () => {
     expect((await roll(s)).rolled).toMatchObject({ baseOffset: 0, end: 2 });
     expect(await s.items('T#')).toEqual([mark(10, 0, -1)]);
     expect(await s.items('K#')).toEqual([key]);
+    // The one chunk's first timestamp is its first record's, 0.
+    const [item] = await s.segmentItems();
+    expect(pageEntries(item!).map(({ entry: { c, t, f } }) => ({ c, t, f }))).toEqual([
+      { c: 2, t: 10, f: 0 },
+    ]);
   });
 
   it('reads everything strongly consistent', async () => {
