@@ -99,4 +99,15 @@ describe('producersToExpire', () => {
     expect(producersToExpire(state(6, [0]), 1013, 10, 4)).toEqual(['1', '2']);
     expect(producersToExpire(state(6, [0]), 1000, 86_400_000, 3)).toEqual(['1', '2', '3']);
   });
+  it('expires none below the limit, and of producers last active at once the lowest ids first', () => {
+    expect(producersToExpire(state(6), 1000, 86_400_000, 8)).toEqual([]);
+    expect(producersToExpire(state(6), 1000, 86_400_000, 6)).toEqual([]);
+    // Ids past 2^32 are not array indices: the map keeps them in insertion order, the sort by id does not.
+    const pr = {
+      '5000000001': { e: 0, s: 0, t: 7 },
+      '5000000000': { e: 0, s: 0, t: 7 },
+      '12': { e: 0, s: 0, t: 8 },
+    };
+    expect(producersToExpire({ pr, tail: [] }, 10, 86_400_000, 1)).toEqual(['5000000000', '5000000001']);
+  });
 });

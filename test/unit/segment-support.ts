@@ -6,6 +6,7 @@ import { asPartitionState } from '../../lib/core/log/partition-state.js';
 import { effectiveConfig } from '../../lib/core/topics/configs.js';
 import type { MemorySluiceOptions } from './log-support.js';
 import { memorySluice } from './log-support.js';
+import type { ItemKey, MetadataStore, QueryInput } from '../../lib/ports/metadata-store.js';
 
 export const T0 = 1_700_000_000_000 - 3_600_000;
 
@@ -89,4 +90,24 @@ export const referencedObjects = async (s: SegmentSetup, p = 0): Promise<string[
   return [
     ...new Set([...live.flatMap(pageEntries).map((x) => x.entry.o), ...st.tail.map((e) => e.o)]),
   ].sort();
+};
+
+/** The store, recording whether each read (get or query) asked for a strongly consistent answer. */
+export const readsRecorded = (inner: MetadataStore) => {
+  const reads: { op: 'get' | 'query'; consistent: boolean }[] = [];
+  const store = Object.create(inner, {
+    get: {
+      value: (key: ItemKey, options?: { consistent?: boolean }) => {
+        reads.push({ op: 'get', consistent: options?.consistent === true });
+        return inner.get(key, options);
+      },
+    },
+    query: {
+      value: (input: QueryInput) => {
+        reads.push({ op: 'query', consistent: input.consistent === true });
+        return inner.query(input);
+      },
+    },
+  }) as MetadataStore;
+  return { store, reads };
 };

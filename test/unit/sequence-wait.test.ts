@@ -43,6 +43,16 @@ describe('a commit ahead of its producer sequence', () => {
     expect(c.attempts).toBe(9);
   });
 
+  it('pauses up to its budget exactly: 2 + 4 + 8 ms fit a 14 ms budget, a fourth pause does not', async () => {
+    const clock = recordingClock();
+    const c = commitFailing(Array.from({ length: 5 }, gap));
+    await expect(commitInSequence(clock, 14, c.commit)).rejects.toBeInstanceOf(SequenceGapError);
+    expect([clock.pauses, c.attempts]).toEqual([[2, 4, 8], 4]);
+    const fits = recordingClock();
+    expect(await commitInSequence(fits, 14, commitFailing([gap(), gap(), gap()]).commit)).toBe(4);
+    expect(fits.pauses).toEqual([2, 4, 8]);
+  });
+
   it('with no budget (Kafka broker behaviour) answers the first gap at once', async () => {
     const clock = recordingClock();
     const c = commitFailing([gap()]);

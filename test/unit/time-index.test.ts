@@ -29,6 +29,9 @@ describe('time marks', () => {
       { ts: 1000 + 2 * MARK_SPAN - 1, baseOffset: MARK_SPAN, prev: 1000 + MARK_SPAN - 1 },
       { ts: 1000 + 2 * MARK_SPAN, baseOffset: 2 * MARK_SPAN, prev: 1000 + 2 * MARK_SPAN - 1 },
     ]);
+    // A run whose batches only equal the running max does not rise: no mark.
+    const flat = Array.from({ length: MARK_SPAN + 1 }, (_, i) => ({ baseOffset: i, t: 1000 }));
+    expect(timeMarks(flat, -1)).toEqual({ marks: [{ ts: 1000, baseOffset: 0, prev: -1 }], runningMax: 1000 });
   });
 });
 

@@ -64,11 +64,12 @@ export interface RollResult {
   skipped?: 'empty' | 'not-closed' | 'raced' | 'deadline';
 }
 
-/** Chunks a segment is indexed in at most (the index item stays a few KiB). */
-const MAX_CHUNKS = 256;
 /**
  * Chunks per segment when entries allow (a 16 MiB segment is indexed every 256 KiB, so a fetch reads
  * at most a chunk's worth before its offset), with a floor that keeps small segments' items small too.
+ * This also bounds the index item: a chunk closes only when the next entry would take it past the chunk
+ * size, so any two neighbouring chunks hold more than one chunk size, and a segment (at most
+ * `segment.bytes`, or one entry) holds at most 2 × 64 − 1 = 127 chunks.
  */
 const CHUNKS_PER_SEGMENT = 64;
 const MIN_CHUNK_BYTES = 4096;
@@ -208,8 +209,7 @@ const segmentData = async (
         length += batches[b]!.bytes.length;
       }
       const open = chunks.at(-1);
-      // Past the chunk limit, chunks grow instead: the index item stays bounded.
-      if (open && (open.l + length <= chunkBytes || chunks.length >= MAX_CHUNKS)) {
+      if (open && open.l + length <= chunkBytes) {
         open.l += length;
         open.n += entry.n;
         open.c += entry.c;

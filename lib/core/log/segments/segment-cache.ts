@@ -49,9 +49,8 @@ export class SegmentItemCache {
     this.partitions.delete(partition);
     this.partitions.set(partition, list);
     // Least recently used partitions go first (Map keeps insertion order).
-    while (this.partitions.size > this.maxPartitions) {
-      const oldest = this.partitions.keys().next().value;
-      if (oldest === undefined) break;
+    for (const oldest of this.partitions.keys()) {
+      if (this.partitions.size <= this.maxPartitions) break;
       this.partitions.delete(oldest);
     }
   }
