@@ -177,6 +177,13 @@ describe('lz4 blocks', () => {
     );
   });
 
+  it('refuses a content checksum cut short as truncated, not as bytes after the end', () => {
+    expect(refusal(bytesOf(descriptor(0x64) + END + '02c601'))).toEqual(
+      corrupt('lz4: truncated content checksum'),
+    );
+    expect(refusal(bytesOf(descriptor(0x64) + END))).toEqual(corrupt('lz4: truncated content checksum'));
+  });
+
   it('refuses bytes after the end mark, and after the content checksum', () => {
     expect(refusal(bytesOf(KAFKA + END + '00'))).toEqual(corrupt('lz4: bytes after the end of the frame'));
     expect(lz4(bytesOf(descriptor(0x64) + END + '02c60102'))).toEqual(new Uint8Array(0));

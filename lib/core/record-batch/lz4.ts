@@ -131,7 +131,10 @@ export function decompressLz4(data: Uint8Array, maxBytes: number): Uint8Array {
     }
   }
   // Kafka skips the content checksum without verifying it; the batch CRC already covers these bytes.
-  if (flg & FLG_CONTENT_CHECKSUM) pos += 4;
+  if (flg & FLG_CONTENT_CHECKSUM) {
+    if (data.length - pos < 4) throw corrupt('lz4: truncated content checksum');
+    pos += 4;
+  }
   if (pos !== data.length) throw corrupt('lz4: bytes after the end of the frame');
 
   const out = new Uint8Array(total);
