@@ -252,6 +252,12 @@ describe('lz4 frames Sluice writes', () => {
     );
   });
 
+  it('stores a block uncompressed when compressing does not make it smaller, as Kafka does', () => {
+    // lz4js compresses these 16 bytes to 16 (4 literals, a 4-byte match 4 back, 8 literals).
+    const data = Buffer.from('baabbaabaaaabbba');
+    expect(hex(compressRecords('lz4', data))).toBe(hex(join(KAFKA, rawBlock(data), END)));
+  });
+
   it.each([
     ['11', 'babaababaabbabbb'],
     ['10', 'bcbabcbcbcbbcaca'],

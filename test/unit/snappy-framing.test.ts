@@ -108,6 +108,11 @@ describe('snappy raw blocks', () => {
   it.each([
     ['a literal length cut short', block(61, 'f4' + '3c'), 'snappy: truncated literal length'],
     [
+      'a literal length with no literal after it',
+      block(6, 'f0' + '05'),
+      'snappy: literal overruns the block',
+    ],
+    [
       'a literal longer than the block',
       block(4, literal('abcd').subarray(0, 4)),
       'snappy: literal overruns the block',

@@ -84,6 +84,7 @@ describe('zstd frame headers', () => {
   it('refuses a skippable frame longer than the data, and takes one that ends it exactly', () => {
     expect(refusal('502a4d18' + '03000000' + 'aabb')).toEqual(corrupt('zstd: truncated skippable frame'));
     expect(zstd('502a4d18' + '02000000' + 'aabb')).toEqual(new Uint8Array(0));
+    expect(zstd('502a4d18' + '00000000')).toEqual(new Uint8Array(0)); // 8 bytes: a whole frame
   });
 
   it('refuses a bad magic (the legacy v0.7 frame, and a skippable magic outside 0x184D2A5?)', () => {
@@ -136,10 +137,16 @@ describe('zstd frame headers', () => {
   it('refuses a content size cut short', () => {
     expect(refusal(MAGIC + 'e0' + le(5, 3))).toEqual(corrupt('zstd: truncated frame header'));
     expect(refusal(MAGIC + 'c0' + '00' + le(5, 2))).toEqual(corrupt('zstd: truncated frame header'));
+    // Whole, and nothing after it: what is missing then is the first block header.
+    expect(refusal(MAGIC + 'e0' + le(5, 8))).toEqual(corrupt('zstd: truncated block header'));
   });
 });
 
 describe('zstd blocks', () => {
+  it('reads an empty last block that ends the data', () => {
+    expect(zstd(frame('00', raw('')))).toEqual(new Uint8Array(0));
+  });
+
   it('reads raw and RLE blocks in order (an RLE block stores one byte)', () => {
     expect(text(zstd(frame('00', rle('78', 2, false), raw('616263', false), rle('79', 3))))).toBe('xxabcyyy');
   });
