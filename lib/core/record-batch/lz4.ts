@@ -66,11 +66,11 @@ export function compressLz4(data: Uint8Array): Uint8Array {
 function conforms(block: Uint8Array, size: number, expected: number): boolean {
   try {
     const scan = scanBlock(block, 0, size, expected);
+    // A block with no match at all is never smaller than its input, so it never gets here.
     return (
       scan.length === expected &&
-      (scan.lastMatchEnd === 0 ||
-        (scan.lastMatchStart <= expected - MATCH_START_MARGIN &&
-          scan.lastMatchEnd <= expected - LAST_LITERALS))
+      scan.lastMatchStart <= expected - MATCH_START_MARGIN &&
+      scan.lastMatchEnd <= expected - LAST_LITERALS
     );
   } catch {
     return false;
