@@ -110,6 +110,12 @@ describe('ByteReader', () => {
     expect(refusal(() => reader('ffffffffffffff1f').readVarlong())).toEqual(
       invalid('varlong -9007199254740992 is beyond ±2^53'),
     );
+    expect(refusal(() => reader('8280808080808020').readVarlong())).toEqual(
+      invalid('varlong 9007199254740993 is beyond ±2^53'),
+    );
+    expect(refusal(() => reader('fdffffffffffffffff01').readVarlong())).toEqual(
+      invalid('varlong -9223372036854775807 is beyond ±2^53'),
+    );
   });
 
   it('refuses over-long encodings', () => {

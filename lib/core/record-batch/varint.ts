@@ -141,12 +141,12 @@ export class ByteReader {
       if (shift > 63) throw invalid('varlong longer than 10 bytes');
       if (this.pos >= this.end) throw invalid('record truncated inside a varlong');
       const b = this.bytes[this.pos++]!;
-      // Java's `value |= (b & 0x7f) << shift` on a long: bits past 64 are dropped.
-      if (shift < 32) {
+      // Java's `value |= (b & 0x7f) << shift` on a long: bits past 64 are dropped (|= truncates to 32).
+      if (shift <= 28) {
         lo |= (b & 0x7f) << shift;
-        if (shift > 25) hi |= (b & 0x7f) >>> (32 - shift);
+        if (shift === 28) hi |= (b & 0x7f) >>> 4; // the 5th byte's top 3 bits
       } else {
-        hi |= (b & 0x7f) << (shift - 32);
+        hi |= (b & 0x7f) * 2 ** (shift - 32);
       }
       if ((b & 0x80) === 0) break;
     }
