@@ -28,6 +28,7 @@ describe('utf8Length', () => {
     ['\udbff\ue000', 6], // a high surrogate before U+E000, just past the low range
     ['\udc00', 3], // a lone low surrogate
     ['\udfff\udc00', 6],
+    ['\ud7ff\udc00', 6], // U+D7FF is no high surrogate, so the low one after it is lone
     ['a\ud83d\ude00b', 6],
   ])('of %j is %i, as TextEncoder writes it', (s, length) => {
     expect(utf8Length(s)).toBe(length);
