@@ -206,7 +206,7 @@ describe('snappy Sluice writes', () => {
       const declared: string[] = [];
       for (let pos = 16; pos < out.length; pos += 4 + view.getInt32(pos))
         declared.push(hex(out.subarray(pos + 4, pos + 7)));
-      expect(snappy(out)).toEqual(new Uint8Array(size));
+      expect(hex(snappy(out))).toBe('00'.repeat(size));
       return declared;
     };
     expect(chunks(32_768)).toEqual(['808002']);
