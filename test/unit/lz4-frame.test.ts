@@ -56,6 +56,8 @@ describe('lz4 frames from the reference tool', () => {
     expect(text(lz4(join(reference, '18646024', END, '00000000')))).toBe('Kafka Kafka Kafka Kafka Kafka!');
     expect(refusal(join(reference, '18646025', END, '10d7aec3'))).toEqual(corrupt('lz4: block checksum'));
     expect(refusal(join(reference, '186460'))).toEqual(corrupt('lz4: truncated block checksum'));
+    // The checksum whole, and then nothing: what is missing is the next block size.
+    expect(refusal(join(reference, '18646024'))).toEqual(corrupt('lz4: truncated block size'));
   });
 
   it('reads a run of one byte as a literal and a match one back (lz4 -B4 --no-frame-crc)', () => {
@@ -229,6 +231,9 @@ describe('lz4 blocks', () => {
     };
     expect(hex(lz4(frame(compressedBlock(run(65_535) + '00'))))).toBe('61'.repeat(65_536));
     expect(refusal(frame(compressedBlock(run(65_536) + '00')))).toEqual(
+      corrupt('lz4: block inflates past its maximum size'),
+    );
+    expect(refusal(frame(compressedBlock(run(65_536))))).toEqual(
       corrupt('lz4: block inflates past its maximum size'),
     );
     expect(hex(lz4(frame(compressedBlock(run(65_534) + '1062'))))).toBe('61'.repeat(65_535) + '62');

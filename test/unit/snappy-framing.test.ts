@@ -184,6 +184,12 @@ describe('xerial framing', () => {
       corrupt('snappy: xerial chunk of -2147483648 bytes overruns'),
     );
     expect(text(snappy(join(HEADER, '00000005', abc)))).toBe('abc');
+    // A second header cut short, after a whole chunk.
+    expect(refusal(join(xerial(abc), HEADER.slice(0, 24)))).toEqual(
+      corrupt('snappy: truncated xerial header'),
+    );
+    // A chunk of 0 bytes is a block without even its length varint.
+    expect(refusal(join(HEADER, '00000000'))).toEqual(corrupt('snappy: bad uncompressed length'));
   });
 
   it('reads a bare raw block whose length varint starts like the xerial magic (0x82)', () => {

@@ -85,6 +85,9 @@ describe('zstd frame headers', () => {
     expect(refusal('502a4d18' + '03000000' + 'aabb')).toEqual(corrupt('zstd: truncated skippable frame'));
     expect(zstd('502a4d18' + '02000000' + 'aabb')).toEqual(new Uint8Array(0));
     expect(zstd('502a4d18' + '00000000')).toEqual(new Uint8Array(0)); // 8 bytes: a whole frame
+    expect(refusal(FROM_FILE + '502a4d18' + '03000000' + 'aabb')).toEqual(
+      corrupt('zstd: truncated skippable frame'),
+    );
   });
 
   it('refuses a bad magic (the legacy v0.7 frame, and a skippable magic outside 0x184D2A5?)', () => {
