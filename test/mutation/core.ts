@@ -1,26 +1,47 @@
 /**
- * `npm run mutate:core [-- <chunk> …] [--sim]`: Stryker over lib/core chunk by chunk (chunks.mjs), each
+ * `npm run mutate:core [-- <chunk> …] [--sim] [--retest-timeouts]`: Stryker over lib/core chunk by chunk (chunks.mjs), each
  * with its own incremental file, so a rerun or a later session tests only mutants whose code or
  * covering tests changed, and a chunk that did not finish keeps the others' results. Unit tests only
  * unless --sim (much slower; its score can only be higher). Logs go to reports/logs/<chunk>.log; the
  * summary (summary.ts) prints the per-chunk table and the whole-core score at the end.
+ *
+ * --retest-timeouts drops the timed-out mutants from each chunk's incremental file first, so they are
+ * run again: a mutant that timed out on a loaded machine counts as detected, and rerunning it on a
+ * quiet one tells a real endless loop from a slow run.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, openSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { chunks } from './chunks.mjs';
 
 const args = process.argv.slice(2);
 const sim = args.includes('--sim');
-const asked = args.filter((a) => a !== '--sim');
+const retestTimeouts = args.includes('--retest-timeouts');
+const asked = args.filter((a) => a !== '--sim' && a !== '--retest-timeouts');
 const unknown = asked.filter((a) => !(a in chunks));
 if (unknown.length > 0) {
   console.error(`unknown chunk(s) ${unknown.join(', ')}; chunks: ${Object.keys(chunks).join(', ')}`);
   process.exit(2);
 }
+function dropTimeouts(incrementalFile: string): void {
+  if (!existsSync(incrementalFile)) return;
+  const report = JSON.parse(readFileSync(incrementalFile, 'utf8')) as {
+    files: Record<string, { mutants: { status: string }[] }>;
+  };
+  let dropped = 0;
+  for (const file of Object.values(report.files)) {
+    const kept = file.mutants.filter((m) => m.status !== 'Timeout');
+    dropped += file.mutants.length - kept.length;
+    file.mutants = kept;
+  }
+  writeFileSync(incrementalFile, JSON.stringify(report));
+  console.log(`${incrementalFile}: ${dropped} timed-out mutants to retest`);
+}
+
 mkdirSync('reports/logs', { recursive: true });
 const failed: string[] = [];
 for (const chunk of asked.length > 0 ? asked : Object.keys(chunks)) {
   const log = `reports/logs/${chunk}${sim ? '' : '-unit'}.log`;
+  if (retestTimeouts) dropTimeouts(`reports/stryker-incremental-${chunk}${sim ? '' : '-unit'}.json`);
   const started = Date.now();
   console.log(`${new Date().toISOString()} ${chunk}: stryker run (log ${log})`);
   const fd = openSync(log, 'w');

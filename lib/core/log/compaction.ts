@@ -167,8 +167,12 @@ export const compactPartition = async (
           : { set: 'oldestTombstone', value: oldestTombstone },
       ],
       {
+        // An update creates a missing item: a topic deleted during the pass must stay deleted.
         condition: {
-          or: [{ notExists: 'cleanedThrough' }, { path: 'cleanedThrough', op: '<=', value: end }],
+          and: [
+            { exists: 'pk' },
+            { or: [{ notExists: 'cleanedThrough' }, { path: 'cleanedThrough', op: '<=', value: end }] },
+          ],
         },
       },
     );
@@ -230,8 +234,8 @@ const cleanBatches = (
     oldestTombstone: undefined,
   };
   const rewritten = batches.map((batch) => {
+    // No batch here is transactional or a control batch: produce refuses them (validate.ts).
     const { header } = batch;
-    if (header.isControl || header.isTransactional) return batch.bytes;
     const records = recordsOf(batch);
     const kept = records.filter((r) => {
       if (r.key === null) return false;
