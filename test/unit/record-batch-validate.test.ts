@@ -47,6 +47,14 @@ describe('validateProducerBatch', () => {
     });
   });
 
+  it('does not checksum the batch again: splitBatches has verified its CRC, one pass per produce', () => {
+    const batch = encodeRecordBatch([rec('a')]);
+    const header = readBatchHeader(batch);
+    const stale = new Uint8Array(batch);
+    new DataView(stale.buffer).setUint32(17, header.crc ^ 1); // only the stored CRC differs
+    expect(validateProducerBatch(stale, header, LIMITS).map((r) => r.offset)).toEqual([0]);
+  });
+
   it('caps what a compressed batch inflates to at max.message.bytes', () => {
     const zeros = [{ key: null, value: new Uint8Array(5_000), timestamp: T }];
     const batch = encodeRecordBatch(zeros, { compression: 'gzip' });
