@@ -72,6 +72,24 @@ describe('crc32c', () => {
     expect(() => crc32c(new Uint8Array(4), 2, 5)).toThrow(RangeError);
     expect(() => crc32c(new Uint8Array(4), 3, 2)).toThrow(RangeError);
   });
+
+  it('names the range it rejects: not integers, before the start, past the end, reversed', () => {
+    const four = new Uint8Array(4);
+    for (const [start, end] of [
+      [0.5, 4],
+      [0, 3.5],
+      [-1, 4],
+      [0, 5],
+      [3, 2],
+    ] as const) {
+      expect(() => crc32c(four, start, end)).toThrow(
+        new RangeError(`crc32c: invalid range [${start}, ${end}) of 4 bytes`),
+      );
+    }
+    // The empty ranges at either end are ranges too.
+    expect([crc32c(four, 0, 0), crc32c(four, 4, 4), crc32c(four, 4)]).toEqual([0, 0, 0]);
+    expect(crc32c(four, 0, 4)).toBe(crc32c(four));
+  });
 });
 
 describe('varints', () => {

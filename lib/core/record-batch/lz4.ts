@@ -66,11 +66,11 @@ export function compressLz4(data: Uint8Array): Uint8Array {
 function conforms(block: Uint8Array, size: number, expected: number): boolean {
   try {
     const scan = scanBlock(block, 0, size, expected);
+    // A block with no match at all is never smaller than its input, so it never gets here.
     return (
       scan.length === expected &&
-      (scan.lastMatchEnd === 0 ||
-        (scan.lastMatchStart <= expected - MATCH_START_MARGIN &&
-          scan.lastMatchEnd <= expected - LAST_LITERALS))
+      scan.lastMatchStart <= expected - MATCH_START_MARGIN &&
+      scan.lastMatchEnd <= expected - LAST_LITERALS
     );
   } catch {
     return false;
@@ -131,7 +131,10 @@ export function decompressLz4(data: Uint8Array, maxBytes: number): Uint8Array {
     }
   }
   // Kafka skips the content checksum without verifying it; the batch CRC already covers these bytes.
-  if (flg & FLG_CONTENT_CHECKSUM) pos += 4;
+  if (flg & FLG_CONTENT_CHECKSUM) {
+    if (data.length - pos < 4) throw corrupt('lz4: truncated content checksum');
+    pos += 4;
+  }
   if (pos !== data.length) throw corrupt('lz4: bytes after the end of the frame');
 
   const out = new Uint8Array(total);

@@ -18,8 +18,8 @@ export function utf8Length(s: string): number {
     const c = s.charCodeAt(i);
     if (c < 0x80) length += 1;
     else if (c < 0x800) length += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const next = s.charCodeAt(i + 1);
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      const next = s.charCodeAt(i + 1); // NaN past the end: no low surrogate, so a lone one
       if (next >= 0xdc00 && next <= 0xdfff) {
         length += 4;
         i++;

@@ -61,10 +61,9 @@ export function decompressSnappy(data: Uint8Array, maxBytes: number): Uint8Array
   return concatBytes(blocks, total);
 }
 
-function startsWithXerialMagic(data: Uint8Array, at: number): boolean {
-  if (data.length - at < XERIAL_MAGIC.length) return false;
-  return XERIAL_MAGIC.every((b, i) => data[at + i] === b);
-}
+// Past the end data[at + i] is undefined, which matches no magic byte.
+const startsWithXerialMagic = (data: Uint8Array, at: number): boolean =>
+  XERIAL_MAGIC.every((b, i) => data[at + i] === b);
 
 /**
  * snappyjs trusts its input: a literal length with the top bit set sends its cursor backwards (a

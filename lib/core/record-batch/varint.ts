@@ -131,20 +131,33 @@ export class ByteReader {
     return this.readVarlongSlow();
   }
 
+  // The 64 bits are kept as two 32-bit halves, in plain numbers: the same loop in BigInt arithmetic made
+  // Node 20's optimizing compiler (V8 11.3) abort the process ("RepresentationChangerError") once the
+  // decoder was hot.
   private readVarlongSlow(): number {
-    let value = 0n;
-    let shift = 0n;
-    for (;;) {
+    let lo = 0;
+    let hi = 0;
+    for (let shift = 0; ; shift += 7) {
+      if (shift > 63) throw invalid('varlong longer than 10 bytes');
       if (this.pos >= this.end) throw invalid('record truncated inside a varlong');
-      const b = BigInt(this.bytes[this.pos++]!);
-      value = BigInt.asUintN(64, value | ((b & 0x7fn) << shift));
-      if ((b & 0x80n) === 0n) break;
-      shift += 7n;
-      if (shift > 63n) throw invalid('varlong longer than 10 bytes');
+      const b = this.bytes[this.pos++]!;
+      // Java's `value |= (b & 0x7f) << shift` on a long: bits past 64 are dropped (|= truncates to 32).
+      if (shift <= 28) {
+        lo |= (b & 0x7f) << shift;
+        if (shift === 28) hi |= (b & 0x7f) >>> 4; // the 5th byte's top 3 bits
+      } else {
+        hi |= (b & 0x7f) * 2 ** (shift - 32);
+      }
+      if ((b & 0x80) === 0) break;
     }
-    const signed = BigInt.asIntN(64, (value >> 1n) ^ -(value & 1n));
-    const n = Number(signed);
-    if (!Number.isSafeInteger(n)) throw invalid(`varlong ${signed} is beyond ±2^53`);
+    // Zigzag, (value >>> 1) ^ -(value & 1), on the halves; then high * 2^32 + low, exact within ±2^53.
+    const mask = -(lo & 1);
+    const high = ((hi >>> 1) ^ mask) | 0;
+    const low = (((lo >>> 1) | (hi << 31)) ^ mask) >>> 0;
+    const n = high * 2 ** 32 + low;
+    if (!Number.isSafeInteger(n)) {
+      throw invalid(`varlong ${BigInt(high) * 2n ** 32n + BigInt(low)} is beyond ±2^53`);
+    }
     return n;
   }
 

@@ -63,7 +63,7 @@ function checkFrame(data: Uint8Array, pos: number, maxBytes: number): number {
   if (descriptor & 0x03) throw corrupt('zstd: dictionaries are not supported');
   let window = 0;
   if (!singleSegment) {
-    if (pos >= data.length) throw corrupt('zstd: truncated frame header');
+    // No bounds check: checkFrames left at least 8 bytes from the magic, so this byte (the 6th) is there.
     const w = data[pos++]!;
     const base = 2 ** (10 + (w >>> 3));
     window = base + (base / 8) * (w & 7);
