@@ -47,6 +47,21 @@ const reportOf = (name: string): { path: string; tests: string } | undefined => 
   ].filter((r) => existsSync(r.path) && (only === undefined || r.tests.endsWith(only)));
   return found.sort((a, b) => statSync(b.path).mtimeMs - statSync(a.path).mtimeMs)[0];
 };
+// --equivalents: print the listed equivalents as Markdown, by file (for equivalent-mutants.md), and stop.
+if (process.argv.includes('--equivalents')) {
+  const byPath = new Map<string, Equivalent[]>();
+  for (const e of equivalents) byPath.set(e.file, [...(byPath.get(e.file) ?? []), e]);
+  for (const [file, list] of [...byPath].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    console.log(
+      `\n### ${file}\n\n| line:column | replacement | why it cannot change behaviour |\n| --- | --- | --- |`,
+    );
+    for (const e of list.sort((a, b) => a.line - b.line || a.column - b.column)) {
+      const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
+      console.log(`| ${e.line}:${e.column} | \`${cell(e.replacement)}\` | ${cell(e.reason)} |`);
+    }
+  }
+  process.exit(0);
+}
 // --files: one row per file instead of per chunk.
 const byFile = process.argv.includes('--files');
 type Row = Record<
