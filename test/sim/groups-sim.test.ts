@@ -25,12 +25,7 @@ import {
   samePartitions,
   union,
 } from '../../lib/core/groups/partition-map.js';
-import {
-  InMemoryTopics,
-  InterleavingStore,
-  ManualClock,
-  seededRandom,
-} from '../support/group-simulation.js';
+import { InMemoryTopics, InterleavingStore, ManualClock, seededRandom } from '../support/group-simulation.js';
 import type { CommittedOffset, HeartbeatRequest } from '../../lib/core/groups/types.js';
 
 const GROUP = 'sim';

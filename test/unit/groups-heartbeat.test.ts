@@ -2,12 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { GroupCoordinator } from '../../lib/core/groups/coordinator.js';
 import { groupKeys } from '../../lib/core/groups/group-items.js';
-import {
-  InMemoryTopics,
-  InterleavingStore,
-  ManualClock,
-  seededRandom,
-} from '../support/group-simulation.js';
+import { InMemoryTopics, InterleavingStore, ManualClock, seededRandom } from '../support/group-simulation.js';
 import type { GroupDescription, HeartbeatResponse, TopicPartitions } from '../../lib/core/groups/types.js';
 import { Router } from '../../lib/http/router.js';
 import { groupRoutes } from '../../lib/http/routes/groups.js';
