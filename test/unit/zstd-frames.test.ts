@@ -177,8 +177,9 @@ describe('zstd blocks', () => {
     expect(refusal(frame('00', blockHeader(true, 1, 3)))).toEqual(corrupt('zstd: truncated block'));
   });
 
-  it('skips a whole content checksum and refuses one cut short', () => {
-    expect(text(zstd(MAGIC + '04' + '00' + raw('616263') + '00000000'))).toBe('abc');
+  it('reads a whole content checksum and refuses one cut short', () => {
+    // XXH64("abc") is 0x44bc2cf5ad770999: the checksum is its low 32 bits, little-endian.
+    expect(text(zstd(MAGIC + '04' + '00' + raw('616263') + '990977ad'))).toBe('abc');
     expect(refusal(MAGIC + '04' + '00' + raw('616263') + '000000')).toEqual(
       corrupt('zstd: truncated content checksum'),
     );
@@ -192,7 +193,16 @@ describe('zstd blocks', () => {
   });
 
   it('reports what fzstd cannot decode as CORRUPT_MESSAGE with its reason', () => {
-    const garbage = MAGIC + '04' + '58' + blockHeader(true, 2, 13) + 'ff' + COMPRESSED.slice(2) + 'bb3dcb20';
+    // The sequences section's first byte (after 8 bytes of raw literals) set to 0xff: a 3-byte count.
+    const garbage =
+      MAGIC +
+      '04' +
+      '58' +
+      blockHeader(true, 2, 13) +
+      COMPRESSED.slice(0, 16) +
+      'ff' +
+      COMPRESSED.slice(18) +
+      'bb3dcb20';
     expect(refusal(garbage)).toEqual(corrupt('zstd: invalid zstd data'));
   });
 });
