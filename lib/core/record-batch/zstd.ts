@@ -105,7 +105,8 @@ function widenBlockOutput(stream: Decompress): void {
   Object.defineProperty(stream, 's', {
     get: () => state,
     set: (value: unknown) => {
-      if (typeof value === 'object' && value !== null) (value as { m: number }).m += 1;
+      // A frame's state is an object; between frames fzstd keeps a number (bytes left to skip).
+      if (typeof value === 'object') (value as { m: number }).m += 1;
       state = value;
     },
   });
