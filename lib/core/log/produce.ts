@@ -232,11 +232,18 @@ export class Producer {
     });
     const outcome = await this.commit(topic, write, config, producer, undefined);
     const baseOffset = outcome.baseOffset;
-    // A duplicate is the batch with the same first and last sequence, so its span is this one's.
+    // A duplicate is the batch with the same first and last sequence, so its span is this one's. Kafka
+    // answers it with the original's offsets and append time (the timestamp its producer state keeps for
+    // the batch), found here in the tail or in the producer history. A history item written before the
+    // history kept times has none: it answers the retry's clock, the time a fresh append would get, late
+    // by the retry's delay only (a Kafka producer stops retrying after delivery.timeout.ms). Not -1: that
+    // says the topic keeps CreateTime, and a client would report its own record timestamp instead. Such
+    // items are gone once producer.id.expiration.ms has passed since the upgrade (their TTL).
+    const appendTime = outcome.kind === 'duplicate' ? (outcome.maxTimestamp ?? now) : now;
     return {
       baseOffset,
       lastOffset: baseOffset + span - 1,
-      logAppendTime: logAppend ? (outcome.kind === 'duplicate' && outcome.entry ? outcome.entry.t : now) : -1,
+      logAppendTime: logAppend ? appendTime : -1,
       logStartOffset: outcome.logStartOffset,
     };
   }
@@ -621,6 +628,8 @@ export class Producer {
               kind: 'duplicate',
               baseOffset: w.duplicate.baseOffset,
               entry: undefined,
+              // Only a JSON produce gets here, and it answers from w.duplicate.
+              maxTimestamp: undefined,
               logStartOffset: 0,
             };
         }
