@@ -1,13 +1,14 @@
 /**
  * A retried produce answered as its original was: the same offsets and, on a LogAppendTime topic, the
  * original's append time (Kafka answers a duplicate from the batch's metadata, not the retry's clock),
- * whether the original is still in the partition item's tail or has moved to the producer history.
+ * whether the original is still in the partition item's tail or has moved to the producer history
+ * (binary batches) or the K# item (JSON with an Idempotency-Key).
  */
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
 import type { Item } from '../../lib/ports/metadata-store.js';
 import type { ClusterOptions } from './produce-support.js';
-import { T0, batch, concat, produceCluster } from './produce-support.js';
+import { T0, batch, concat, produceCluster, records } from './produce-support.js';
 
 const LOG_APPEND = { 'message.timestamp.type': 'LogAppendTime' };
 const CREATE = { 'message.timestamp.type': 'CreateTime' };
@@ -80,5 +81,45 @@ describe('a retried idempotent batch', () => {
       logAppendTime: T0 + RETRY_DELAY_MS,
       logStartOffset: 0,
     });
+  });
+});
+
+describe('a retried JSON produce with an Idempotency-Key on a LogAppendTime topic', () => {
+  /** Two records at offsets 1-2 at T0 after one without a key at 0; the clock has moved on. */
+  const afterKeyedRequest = async (config: ClusterOptions['config']) => {
+    const c = await produceCluster({ configs: LOG_APPEND, ...(config ? { config } : {}) });
+    await c.sluice.producer.produce('t', { records: records(['x']), acks: '1' });
+    const sent = [5_000, 3_000].map((timestamp, i) => ({ ...records([`v${i}`])[0]!, timestamp }));
+    const request = { records: sent, acks: '1' as const, idempotencyKey: 'order-1' };
+    const original = await c.sluice.producer.produce('t', request);
+    c.clock.time += RETRY_DELAY_MS;
+    const retry = () => c.sluice.producer.produce('t', request);
+    const keyItems = () => c.store.dump().filter((i) => i.sk.startsWith('K#'));
+    return { c, original, retry, keyItems };
+  };
+  const ANSWER = [
+    { partition: 0, offset: 1, timestamp: T0 },
+    { partition: 0, offset: 2, timestamp: T0 },
+  ];
+
+  it.each([
+    ['in the tail', IN_TAIL, 0],
+    ['in its K# item', MATERIALIZED, 1],
+  ])('%s, answers the original offsets and append time', async (_where, config, keyItems) => {
+    const s = await afterKeyedRequest(config);
+    expect(s.original).toEqual(ANSWER);
+    expect(s.keyItems()).toHaveLength(keyItems);
+    expect(await s.retry()).toEqual(ANSWER);
+    expect((await s.c.state()).nextOffset).toBe(3);
+  });
+
+  it('in a K# item whose mark has no request time, answers the append time the item keeps', async () => {
+    const s = await afterKeyedRequest(MATERIALIZED);
+    const [item] = s.keyItems();
+    expect(item!['t']).toBe(T0);
+    // A mark as written before marks kept the request time: `hash.fingerprint.`.
+    const mark = String(item!['m']);
+    await s.c.store.put({ ...item!, m: mark.slice(0, mark.lastIndexOf('.') + 1) });
+    expect(await s.retry()).toEqual(ANSWER);
   });
 });
