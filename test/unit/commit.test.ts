@@ -49,7 +49,10 @@ const setup = async () => {
       now: NOW,
       ...extra,
     });
-  /** A batch of producer 7 with `n` records from sequence `first`, and its tail entry. */
+  /**
+   * A batch of producer 7 with `n` records from sequence `first`, and its tail entry (largest timestamp
+   * NOW + first, so each batch's differs).
+   */
   const produced = (epoch: number, first: number, n: number, id = `p${epoch}-${first}`) => {
     const producer: ProducerBatchInfo = {
       producerId: 7,
@@ -57,7 +60,7 @@ const setup = async () => {
       firstSequence: first,
       lastSequence: first + n - 1,
     };
-    const entry = entryOf(n, id, { p: 7, e: epoch, q: first, z: first + n - 1 });
+    const entry = entryOf(n, id, { p: 7, e: epoch, q: first, z: first + n - 1, t: NOW + first });
     return { producer, entry, commit: (on?: MetadataStore) => commit(entry, { producer }, on) };
   };
   return { store, state, commit, produced };
@@ -243,6 +246,7 @@ describe('an idempotent producer’s commit', () => {
       kind: 'duplicate',
       baseOffset: 2,
       entry: first.entry,
+      maxTimestamp: NOW,
       logStartOffset: 0,
     });
     expect(await s.store.get(key)).toEqual(before);
@@ -265,12 +269,14 @@ describe('an idempotent producer’s commit', () => {
       kind: 'duplicate',
       baseOffset: 2,
       entry: undefined,
+      maxTimestamp: NOW,
       logStartOffset: 0,
     });
     expect(await s.produced(0, 3, 1).commit()).toEqual({
       kind: 'duplicate',
       baseOffset: 5,
       entry: undefined,
+      maxTimestamp: NOW + 3,
       logStartOffset: 0,
     });
     expect(await refusal(s.produced(0, 1, 2, 'inside').commit())).toMatchObject({
@@ -382,6 +388,7 @@ describe('finding the retried batch in the tail', () => {
       kind: 'duplicate',
       baseOffset: 2,
       entry: bumped.entry,
+      maxTimestamp: NOW,
       logStartOffset: 0,
     });
   });
@@ -426,6 +433,7 @@ describe('a commit with an Idempotency-Key', () => {
       kind: 'duplicate',
       baseOffset: 0,
       entry: a,
+      maxTimestamp: NOW,
       logStartOffset: 0,
     });
     expect(await s.store.get(key)).toEqual(before);
@@ -445,6 +453,7 @@ describe('a commit with an Idempotency-Key', () => {
       kind: 'duplicate',
       baseOffset: 2,
       entry: keyedEntry,
+      maxTimestamp: NOW,
       logStartOffset: 0,
     });
   });

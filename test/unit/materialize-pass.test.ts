@@ -130,6 +130,7 @@ describe('a materialization pass', () => {
       {
         ...keys.producerBatches(TOPIC, 0, 3, 1, 106),
         b: ['0|1|102'],
+        t: [20],
         expiresAt: Math.ceil((NOW + EXPIRY) / 1000),
       },
     ]);

@@ -93,27 +93,6 @@ describe('a binary produce', () => {
     expect((await c.state()).nextOffset).toBe(4);
   });
 
-  it('answers a retried idempotent batch with its offsets after its entry left the tail', async () => {
-    const c = await produceCluster({
-      configs: { 'message.timestamp.type': 'LogAppendTime' },
-      config: { tailFlushEntries: 1 },
-    });
-    const producer = c.sluice.producer;
-    const { producerId } = await producer.initProducerId();
-    const body = batch(['a', 'b', 'c'], idempotent(producerId, 0));
-    expect(await producer.produceBatches('t', 0, body, '1')).toMatchObject({ baseOffset: 0, lastOffset: 2 });
-    expect((await c.state()).tail).toEqual([]);
-    c.clock.time += 7_000;
-    // The producer history keeps offsets, not append times (Kafka answers the original's): only the
-    // offsets are the original's here.
-    expect(await producer.produceBatches('t', 0, body, '1')).toMatchObject({
-      baseOffset: 0,
-      lastOffset: 2,
-      logStartOffset: 0,
-    });
-    expect((await c.state()).nextOffset).toBe(3);
-  });
-
   describe('batches of one request', () => {
     const refusals: [string, (pid: number) => Uint8Array[], string, string][] = [
       [

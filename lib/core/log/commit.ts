@@ -54,7 +54,18 @@ export class SequenceGapError extends SluiceError {
 export type CommitOutcome =
   /** `state`: the partition item right after this commit (its new image). */
   | { kind: 'committed'; baseOffset: number; logStartOffset: number; state: PartitionState }
-  | { kind: 'duplicate'; baseOffset: number; entry: TailEntry | undefined; logStartOffset: number }
+  /**
+   * `entry`: the original's tail entry while it is in the tail; `maxTimestamp`: the original's largest
+   * timestamp (its append time on a LogAppendTime topic), from the entry or the producer history;
+   * undefined only from a history item written before the history kept it.
+   */
+  | {
+      kind: 'duplicate';
+      baseOffset: number;
+      entry: TailEntry | undefined;
+      maxTimestamp: number | undefined;
+      logStartOffset: number;
+    }
   /** The Idempotency-Key list was trimmed since it was read: check again and retry. */
   | { kind: 'retry' }
   /** An ISR store's LEO is behind the leader's (acks=1 data not replicated yet): catch it up, retry. */
@@ -179,6 +190,7 @@ const explainFailure = async (
           kind: 'duplicate',
           baseOffset: offsets[i]!,
           entry: state.tail[i],
+          maxTimestamp: state.tail[i]!.t,
           logStartOffset: state.logStartOffset,
         };
     }
@@ -199,14 +211,16 @@ const findProducerBatch = async (
   input: CommitInput,
   state: PartitionState,
   p: ProducerBatchInfo,
-): Promise<{ baseOffset: number; entry: TailEntry | undefined } | undefined> => {
+): Promise<
+  { baseOffset: number; entry: TailEntry | undefined; maxTimestamp: number | undefined } | undefined
+> => {
   const offsets = tailOffsets(state);
   const i = state.tail.findIndex(
     (e) =>
       e.p === p.producerId && e.e === p.producerEpoch && e.q === p.firstSequence && e.z === p.lastSequence,
   );
-  if (i >= 0) return { baseOffset: offsets[i]!, entry: state.tail[i] };
+  if (i >= 0) return { baseOffset: offsets[i]!, entry: state.tail[i], maxTimestamp: state.tail[i]!.t };
   // Not in the tail of the image we hold, so it left before that image: its pass's item is written.
   const old = await findMaterializedBatch(store, input.topicId, input.partition, p);
-  return old && { baseOffset: old.baseOffset, entry: undefined };
+  return old && { baseOffset: old.baseOffset, entry: undefined, maxTimestamp: old.maxTimestamp };
 };

@@ -78,8 +78,11 @@ interface PartitionWrite {
   batches: Uint8Array[];
   timestamps: number[];
   entry?: TailEntry;
-  /** The original commit of this request (Idempotency-Key): its base offset and request time. */
-  duplicate?: { baseOffset: number; requestTime: number | undefined };
+  /**
+   * The original commit of this request (Idempotency-Key): its base offset, request time and largest
+   * timestamp (its tail entry's `t`, kept in the K# item too).
+   */
+  duplicate?: { baseOffset: number; requestTime: number | undefined; maxTimestamp: number | undefined };
   /** With an Idempotency-Key: this request's fingerprint. */
   fingerprint?: string;
   ikGeneration?: number;
@@ -161,16 +164,11 @@ export class Producer {
       }
       const base =
         w.duplicate?.baseOffset ?? (settled as { outcome: { baseOffset: number } }).outcome.baseOffset;
-      // A duplicate answers the original's timestamps: those the records carried, else its clock.
-      const original = w.duplicate?.requestTime;
       const logAppend = config['message.timestamp.type'] === 'LogAppendTime';
       w.indexes.forEach((i, k) => {
-        const timestamp =
-          original === undefined
-            ? w.timestamps[k]!
-            : logAppend
-              ? original
-              : (request.records[i]!.timestamp ?? original);
+        const timestamp = w.duplicate
+          ? duplicateTimestamp(w.duplicate, logAppend, request.records[i]!.timestamp, w.timestamps[k]!)
+          : w.timestamps[k]!;
         results[i] = { partition: w.partition, offset: base + k, timestamp };
       });
     }
@@ -232,11 +230,18 @@ export class Producer {
     });
     const outcome = await this.commit(topic, write, config, producer, undefined);
     const baseOffset = outcome.baseOffset;
-    // A duplicate is the batch with the same first and last sequence, so its span is this one's.
+    // A duplicate is the batch with the same first and last sequence, so its span is this one's. Kafka
+    // answers it with the original's offsets and append time (the timestamp its producer state keeps for
+    // the batch), found here in the tail or in the producer history. A history item written before the
+    // history kept times has none: it answers the retry's clock, the time a fresh append would get, late
+    // by the retry's delay only (a Kafka producer stops retrying after delivery.timeout.ms). Not -1: that
+    // says the topic keeps CreateTime, and a client would report its own record timestamp instead. Such
+    // items are gone once producer.id.expiration.ms has passed since the upgrade (their TTL).
+    const appendTime = outcome.kind === 'duplicate' ? (outcome.maxTimestamp ?? now) : now;
     return {
       baseOffset,
       lastOffset: baseOffset + span - 1,
-      logAppendTime: logAppend ? (outcome.kind === 'duplicate' && outcome.entry ? outcome.entry.t : now) : -1,
+      logAppendTime: logAppend ? appendTime : -1,
       logStartOffset: outcome.logStartOffset,
     };
   }
@@ -343,26 +348,37 @@ export class Producer {
         if (inTail >= 0) {
           let base = state.tailBase;
           for (let i = 0; i < inTail; i++) base += state.tail[i]!.n;
-          this.answerFromOriginal(topic, w, base, state.tail[inTail]!.k!);
+          const original = state.tail[inTail]!;
+          this.answerFromOriginal(topic, w, base, { k: original.k!, t: original.t });
           return;
         }
         const old = await this.ctx.store.get(keys.idempotencyKey(topic.topicId, w.partition, ikHash), {
           consistent: true,
         });
-        if (old)
-          this.answerFromOriginal(topic, w, old['o'] as number, (old['m'] as string | undefined) ?? ikHash);
+        if (old) {
+          this.answerFromOriginal(topic, w, old['o'] as number, {
+            k: (old['m'] as string | undefined) ?? ikHash,
+            t: old['t'] as number | undefined,
+          });
+        }
       }),
     );
   }
 
   /**
    * Marks `w` as answered by its original commit, unless that commit was of a different request. Only
-   * called with an Idempotency-Key, so `w` carries the request's fingerprint.
+   * called with an Idempotency-Key, so `w` carries the request's fingerprint. `original`: its tail
+   * entry's mark and largest timestamp, or the K# item's.
    */
-  private answerFromOriginal(topic: Topic, w: PartitionWrite, baseOffset: number, storedMark: string): void {
-    const mark = decodeMark(storedMark);
+  private answerFromOriginal(
+    topic: Topic,
+    w: PartitionWrite,
+    baseOffset: number,
+    original: { k: string; t: number | undefined },
+  ): void {
+    const mark = decodeMark(original.k);
     checkSameRequest(mark, w.fingerprint!, `${topic.name}-${w.partition}`);
-    w.duplicate = { baseOffset, requestTime: mark.requestTime };
+    w.duplicate = { baseOffset, requestTime: mark.requestTime, maxTimestamp: original.t };
   }
 
   private async checkReplicas(
@@ -606,7 +622,7 @@ export class Producer {
         if (outcome.kind === 'duplicate') {
           // Another attempt of this request committed first: answer as it was, if it was this request.
           if (ikHash !== undefined && outcome.entry?.k !== undefined) {
-            this.answerFromOriginal(topic, w, outcome.baseOffset, outcome.entry.k);
+            this.answerFromOriginal(topic, w, outcome.baseOffset, { k: outcome.entry.k, t: outcome.entry.t });
           }
           return outcome;
         }
@@ -621,6 +637,7 @@ export class Producer {
               kind: 'duplicate',
               baseOffset: w.duplicate.baseOffset,
               entry: undefined,
+              maxTimestamp: w.duplicate.maxTimestamp,
               logStartOffset: 0,
             };
         }
@@ -664,6 +681,24 @@ export class Producer {
     }
   }
 }
+
+/**
+ * A JSON record's timestamp in the answer to a retry of its request: the original's. On a LogAppendTime
+ * topic its append time, which was its request time; else the record's own, or the request time for a
+ * record that carried none. A mark from before request times were kept has none: on a LogAppendTime
+ * topic the original's largest timestamp is its append time (every record got the same), and without
+ * either the retry's own timestamp is all there is.
+ */
+const duplicateTimestamp = (
+  original: { requestTime: number | undefined; maxTimestamp: number | undefined },
+  logAppend: boolean,
+  recordTimestamp: number | undefined,
+  retryTimestamp: number,
+): number => {
+  if (logAppend) return original.requestTime ?? original.maxTimestamp ?? retryTimestamp;
+  if (original.requestTime === undefined) return retryTimestamp;
+  return recordTimestamp ?? original.requestTime;
+};
 
 /** Batches of one request must come from one producer with contiguous sequences, as Kafka sends them. */
 const chainProducer = (

@@ -10,6 +10,10 @@
  * overwrite the list that holds a batch. By pass end, a lookup walks the producer's passes from the
  * newest back to the first one that reaches down to the batch's sequence, which holds the batch if any
  * pass does (sequences rise with offsets, and every pass covers all the producer's batches in its range).
+ *
+ * An item: `b`, the batches as `firstSequence|lastSequence|baseOffset`; `t`, each batch's largest
+ * timestamp in the same order (its tail entry's `t`: on a LogAppendTime topic, the time it was
+ * appended, which a retry is answered with as Kafka answers a duplicate); `expiresAt`, DynamoDB's TTL.
  */
 import type { Item, MetadataStore } from '../../ports/metadata-store.js';
 import { keys } from '../keys.js';
@@ -19,6 +23,11 @@ export interface ProducerBatch {
   firstSequence: number;
   lastSequence: number;
   baseOffset: number;
+  /**
+   * The batch's largest timestamp (its append time on a LogAppendTime topic); undefined in items
+   * written before the history kept it.
+   */
+  maxTimestamp: number | undefined;
 }
 
 /** Pages of the backwards walk start small: a retry is almost always of one of the newest batches. */
@@ -36,17 +45,22 @@ export const producerHistoryItems = (
   passEnd: number,
   expiresAt: number,
 ): Item[] => {
-  const lists = new Map<string, { producerId: number; epoch: number; batches: string[] }>();
+  const lists = new Map<
+    string,
+    { producerId: number; epoch: number; batches: string[]; timestamps: number[] }
+  >();
   for (const { baseOffset, entry } of moved) {
     if (entry.p === undefined) continue;
     const id = `${entry.p}#${entry.e!}`;
     let list = lists.get(id);
-    if (!list) lists.set(id, (list = { producerId: entry.p, epoch: entry.e!, batches: [] }));
+    if (!list) lists.set(id, (list = { producerId: entry.p, epoch: entry.e!, batches: [], timestamps: [] }));
     list.batches.push(`${entry.q!}|${entry.z!}|${baseOffset}`);
+    list.timestamps.push(entry.t);
   }
-  return [...lists.values()].map(({ producerId, epoch, batches }) => ({
+  return [...lists.values()].map(({ producerId, epoch, batches, timestamps }) => ({
     ...keys.producerBatches(topicId, partition, producerId, epoch, passEnd),
     b: batches,
+    t: timestamps,
     expiresAt,
   }));
 };
@@ -54,9 +68,16 @@ export const producerHistoryItems = (
 const batchesOf = (item: Item): ProducerBatch[] => {
   const list = item['b'];
   if (!Array.isArray(list)) return [];
-  return list.map((s) => {
+  const times = Array.isArray(item['t']) ? item['t'] : [];
+  return list.map((s, i) => {
     const [firstSequence, lastSequence, baseOffset] = String(s).split('|').map(Number);
-    return { firstSequence: firstSequence!, lastSequence: lastSequence!, baseOffset: baseOffset! };
+    const time = times[i];
+    return {
+      firstSequence: firstSequence!,
+      lastSequence: lastSequence!,
+      baseOffset: baseOffset!,
+      maxTimestamp: typeof time === 'number' ? time : undefined,
+    };
   });
 };
 
