@@ -5,19 +5,8 @@
  * is malformed or asks for more memory than the limit; and output is counted as it is decoded.
  */
 import { describe, expect, it } from 'vitest';
-import { decompressRecords } from '../../lib/core/record-batch/compression.js';
-import { errorOf } from '../support/sluice-error.js';
+import { MAGIC, blockHeader, corrupt, hex, refusal, text, zstd } from './zstd-support.js';
 
-const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
-const text = (bytes: Uint8Array): string => Buffer.from(bytes).toString('latin1');
-const bytesOf = (h: string): Uint8Array => Uint8Array.from(Buffer.from(h, 'hex'));
-
-const MAGIC = '28b52ffd';
-/** A 3-byte block header: bit 0 last, bits 1-2 type (0 raw, 1 RLE, 2 compressed, 3 reserved), then size. */
-const blockHeader = (last: boolean, type: number, size: number): string => {
-  const h = size * 8 + type * 2 + (last ? 1 : 0);
-  return hex(Uint8Array.of(h & 0xff, (h >> 8) & 0xff, (h >> 16) & 0xff));
-};
 const raw = (data: string, last = true) => blockHeader(last, 0, data.length / 2) + data;
 const rle = (byte: string, size: number, last = true) => blockHeader(last, 1, size) + byte;
 /** A frame with a window descriptor (not single-segment), no content size, no checksum. */
@@ -28,12 +17,6 @@ const le = (n: number, bytes: number): string => {
   return b.subarray(0, bytes).toString('hex');
 };
 
-const zstd = (data: string, maxBytes?: number) => decompressRecords('zstd', bytesOf(data), maxBytes);
-const refusal = (data: string, maxBytes?: number) => {
-  const { code, message } = errorOf(() => zstd(data, maxBytes));
-  return { code, message };
-};
-const corrupt = (message: string) => ({ code: 'CORRUPT_MESSAGE', message });
 const tooBig = (maxBytes: number) =>
   corrupt(`zstd: frame window or content size exceeds the ${maxBytes}-byte limit`);
 
@@ -177,8 +160,9 @@ describe('zstd blocks', () => {
     expect(refusal(frame('00', blockHeader(true, 1, 3)))).toEqual(corrupt('zstd: truncated block'));
   });
 
-  it('skips a whole content checksum and refuses one cut short', () => {
-    expect(text(zstd(MAGIC + '04' + '00' + raw('616263') + '00000000'))).toBe('abc');
+  it('reads a whole content checksum and refuses one cut short', () => {
+    // XXH64("abc") is 0x44bc2cf5ad770999: the checksum is its low 32 bits, little-endian.
+    expect(text(zstd(MAGIC + '04' + '00' + raw('616263') + '990977ad'))).toBe('abc');
     expect(refusal(MAGIC + '04' + '00' + raw('616263') + '000000')).toEqual(
       corrupt('zstd: truncated content checksum'),
     );
@@ -192,7 +176,16 @@ describe('zstd blocks', () => {
   });
 
   it('reports what fzstd cannot decode as CORRUPT_MESSAGE with its reason', () => {
-    const garbage = MAGIC + '04' + '58' + blockHeader(true, 2, 13) + 'ff' + COMPRESSED.slice(2) + 'bb3dcb20';
+    // The sequences section's first byte (after 8 bytes of raw literals) set to 0xff: a 3-byte count.
+    const garbage =
+      MAGIC +
+      '04' +
+      '58' +
+      blockHeader(true, 2, 13) +
+      COMPRESSED.slice(0, 16) +
+      'ff' +
+      COMPRESSED.slice(18) +
+      'bb3dcb20';
     expect(refusal(garbage)).toEqual(corrupt('zstd: invalid zstd data'));
   });
 });
