@@ -18,7 +18,9 @@ const logRead = ['lib/core/log/fetch.ts', 'lib/core/log/reader.ts', 'lib/core/lo
 const groups = (...names) => names.map((name) => `lib/core/groups/${name}.ts`);
 const groupsMembers = groups('heartbeat', 'group', 'member');
 const groupsStore = groups('group-items', 'coordinator', 'offset-delete', 'offset-writer');
-const codecs = ['lz4', 'zstd', 'snappy', 'compression'].map((name) => `lib/core/record-batch/${name}.ts`);
+const codecs = ['lz4', 'zstd', 'snappy', 'compression', 'xxh64'].map(
+  (name) => `lib/core/record-batch/${name}.ts`,
+);
 
 /** @type {Record<string, string[]>} */
 export const chunks = {
