@@ -8,6 +8,7 @@ import { ConditionFailedError, TransactionCanceledError } from '../../lib/ports/
 import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
 import { setup, utf8 } from './compaction-support.js';
 import { segmentSetup, T0 } from './segment-support.js';
+import { recordReads } from '../support/recorded-reads.js';
 
 type Setup = Awaited<ReturnType<typeof setup>>;
 
@@ -340,24 +341,7 @@ describe('a pass’s reads', () => {
   it('are all strongly consistent: a stale page or partition item could undo another writer’s change', async () => {
     const s = await setup();
     await overwrites(s, 3);
-    const reads: string[] = [];
-    const recording = new Proxy(s.store, {
-      get(target, name, receiver) {
-        const value: unknown = Reflect.get(target, name, receiver);
-        if (typeof value !== 'function') return value;
-        if (name === 'get')
-          return (key: { sk: string }, options?: { consistent?: boolean }) => {
-            reads.push(`get ${key.sk.split('#')[0]} ${String(options?.consistent)}`);
-            return target.get(key as never, options);
-          };
-        if (name === 'query')
-          return (input: { sk?: { beginsWith?: string }; consistent?: boolean }) => {
-            reads.push(`query ${input.sk?.beginsWith?.split('#')[0]} ${String(input.consistent)}`);
-            return target.query(input as never);
-          };
-        return value.bind(target);
-      },
-    });
+    const { store: recording, reads } = recordReads(s.store);
     expect(await s.compact(undefined, { deps: { store: recording } })).toMatchObject({ entriesRewritten: 2 });
     // The partition item, the dirty and the whole range's pages (key ranges), the page to swap; then the
     // rebuild's partition item, pages and marks.

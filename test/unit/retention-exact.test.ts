@@ -14,6 +14,7 @@ import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
 import { beforeUpdate } from '../support/before-update.js';
 import { memorySluice } from './log-support.js';
+import { recordReads } from '../support/recorded-reads.js';
 
 type RetentionConfig = Pick<TopicConfig, 'cleanup.policy' | 'retention.ms' | 'retention.bytes'>;
 const KEEP: RetentionConfig = { 'cleanup.policy': 'delete', 'retention.ms': -1, 'retention.bytes': -1 };
@@ -408,24 +409,7 @@ describe('the reads of a retention run', () => {
   it('are all strongly consistent: an eventually consistent read could miss the latest start or marks', async () => {
     // No mark survives retention.bytes = 2L here, so the run also reads again to reset tsMax.
     const p = await partition([3, 3, 3], 0, (o) => 1_000 + [100, 300, 200, 250, 400, 350, 650, 500, 450][o]!);
-    const reads: string[] = [];
-    const recording = new Proxy(p.store, {
-      get(target, name, receiver) {
-        const value: unknown = Reflect.get(target, name, receiver);
-        if (typeof value !== 'function') return value;
-        if (name === 'get')
-          return (key: { sk: string }, options?: { consistent?: boolean }) => {
-            reads.push(`get ${key.sk.split('#')[0]} ${String(options?.consistent)}`);
-            return target.get(key as never, options);
-          };
-        if (name === 'query')
-          return (input: { sk?: { beginsWith?: string }; consistent?: boolean }) => {
-            reads.push(`query ${input.sk?.beginsWith?.split('#')[0]} ${String(input.consistent)}`);
-            return target.query(input as never);
-          };
-        return value.bind(target);
-      },
-    });
+    const { store: recording, reads } = recordReads(p.store);
     expect(await p.retain({ 'retention.bytes': 2 * p.L }, recording)).toEqual({
       logStartOffset: 7,
       batchesDeleted: 7,
