@@ -664,9 +664,9 @@ export class Producer {
     const tailLength = state.tail.length;
     // Every commit appends one entry, so each sees its own tail length (at least 1: below `every` the
     // remainder is never 0) and exactly one committer per `every` commits materializes, however many
-    // commit at once. (Triggering on every commit once the
-    // tail passed 4 * every made all concurrent committers re-read the item and rewrite the same index
-    // items: 17 DynamoDB writes per produce with 32 producers on one partition, and throughput fell.)
+    // commit at once. (Triggering on every commit once the tail passed 4 * every made all concurrent
+    // committers re-read the item and rewrite the same index items: 17 DynamoDB writes per produce with
+    // 32 producers on one partition, and throughput fell.)
     if (tailLength % every !== 0) return;
     try {
       await materializeTail(this.ctx.store, topic.topicId, partition, {
