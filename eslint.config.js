@@ -36,4 +36,32 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // One client: the SDK speaks to Sluice over the wire types and the shared codec, never the core.
+    files: ['sdk/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/lib/core/**'], message: 'sdk/ imports protocol/ and lib/wire, never lib/core.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // protocol/ is the leaf both the server and the client import: it imports nothing of theirs.
+    files: ['protocol/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/lib/**', '**/sdk/**', '**/cli/**', '@aws-sdk/*'], message: 'protocol/ is a leaf.' },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -22,7 +22,7 @@ export default {
   vitest: { configFile: 'vitest.stryker.config.ts', related: false },
   // The Vitest runner always measures coverage per test, so each mutant runs only the tests that reach it.
   coverageAnalysis: 'perTest',
-  mutate: files ?? ['lib/core/**/*.ts', '!lib/core/**/*.d.ts'],
+  mutate: files ?? ['lib/core/**/*.ts', 'protocol/**/*.ts', '!**/*.d.ts'],
   // No TypeScript checker: on this 2-core machine it made a run of partitioner.ts 9x slower (4.5 min
   // against 30 s) for the few type-invalid mutants it drops; those run as tests like any other mutant.
   // The machine is shared: two workers at most.

@@ -16,7 +16,7 @@ import { gzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
 import { build } from 'esbuild';
 import { LOCAL_CREDENTIALS } from '../lib/adapters/aws/clients.js';
-import { encodeRecordBatch } from '../lib/core/record-batch/encode.js';
+import { encodeRecordBatch } from '../protocol/record-batch/encode.js';
 import { SluiceClient } from '../sdk/client.js';
 import { startLocalStack } from '../local/stack.js';
 import { flags, numberFlag } from './flags.js';

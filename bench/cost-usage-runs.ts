@@ -5,7 +5,7 @@
  * prices every scheduled run and every scan on its own.
  */
 import { keys } from '../lib/core/keys.js';
-import { encodeRecordBatch } from '../lib/core/record-batch/index.js';
+import { encodeRecordBatch } from '../protocol/record-batch/index.js';
 import { itemSize, writeUnitsFor } from '../lib/ports/meter.js';
 import type { ByStore, RunCounts } from './cost-meters.js';
 import {

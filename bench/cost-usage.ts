@@ -11,7 +11,7 @@
  */
 import type { Sluice } from '../lib/app.js';
 import { keys } from '../lib/core/keys.js';
-import { encodeRecordBatch } from '../lib/core/record-batch/index.js';
+import { encodeRecordBatch } from '../protocol/record-batch/index.js';
 import { fromTopicPartitions } from '../lib/core/groups/partition-map.js';
 import type { ByStore, Counts, Meters, RunCounts } from './cost-meters.js';
 import {

@@ -3,7 +3,7 @@
  * validation that POST/PUT config and the validate endpoint share: common settings, the plugin's own,
  * the SMT chain, and the checks across them.
  */
-import { SluiceError } from '../lib/errors.js';
+import { SluiceError } from '../protocol/errors.js';
 import type { ConfigInfos, ConfigKey } from './config-def.js';
 import { addError, listOf, nonNegativeInt, oneOf, positiveInt, validateConfig } from './config-def.js';
 import { CONVERTERS, JSON_CONVERTER, STRING_CONVERTER } from './converters.js';

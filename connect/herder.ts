@@ -3,7 +3,7 @@
  * bodies (ConnectorInfo, ConnectorStateInfo, ConnectorOffsets). Sink connectors' offsets are the
  * committed offsets of their consumer group `connect-{name}`; source offsets live in the state store.
  */
-import { SluiceError, invalidRequest } from '../lib/errors.js';
+import { SluiceError, invalidRequest } from '../protocol/errors.js';
 import type { GroupCoordinator } from '../lib/core/groups/coordinator.js';
 import { checkConnectorConfig, keysOf } from './connector-config.js';
 import { valueOf } from './config-def.js';

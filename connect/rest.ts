@@ -3,7 +3,7 @@
  * worker (201 on create, 202 on pause/resume and on a restart that names tasks, 204 on stop, delete
  * and a plain restart). Errors carry Sluice's envelope plus Connect's `error_code`.
  */
-import { SluiceError, invalidRequest } from '../lib/errors.js';
+import { SluiceError, invalidRequest } from '../protocol/errors.js';
 import { STATUS_BY_CODE } from '../lib/http/status.js';
 import { readJson, readJsonObject, rejectUnknownFields } from '../lib/http/body.js';
 import type { HttpRequest, Route } from '../lib/http/types.js';

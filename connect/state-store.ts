@@ -8,7 +8,7 @@
  * task makes: the REST API bumps it on pause, stop, restart and reconfiguration, so a task that is
  * still running finds its next commit refused.
  */
-import { SluiceError } from '../lib/errors.js';
+import { SluiceError } from '../protocol/errors.js';
 import type { AttributeValue, Item, MetadataStore, TransactOp } from '../lib/ports/metadata-store.js';
 import { ConditionFailedError } from '../lib/ports/metadata-store.js';
 import { queryAll } from '../lib/core/query-all.js';

@@ -21,7 +21,7 @@ import { adminRoutes } from './http/routes/admin.js';
 import { groupRoutes } from './http/routes/groups.js';
 import { GroupCoordinator } from './core/groups/index.js';
 import type { GroupTopics, PartitionOffsets } from './core/groups/index.js';
-import { isSluiceError } from './errors.js';
+import { isSluiceError } from '../protocol/errors.js';
 import { fetchRoutes, produceRoutes } from './http/routes/log.js';
 import { replicationRoutes } from './http/routes/replication.js';
 import { connectRoutes } from '../connect/rest.js';

@@ -13,7 +13,7 @@ import { RAW_BODY, attachRawBody, resultFromResponse } from '../lib/http/apigw.j
 import type { Job } from '../lib/http/route-table.js';
 import { matchRoute, pathExists } from '../lib/http/route-table.js';
 import { errorEnvelope } from '../lib/http/router.js';
-import { SluiceError } from '../lib/errors.js';
+import { SluiceError } from '../protocol/errors.js';
 import type { GatewayAuth } from './auth/gateway-auth.js';
 
 export type Handlers = Record<Job, (event: ApiGatewayV2Event) => Promise<ApiGatewayV2Result>>;

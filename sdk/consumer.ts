@@ -4,7 +4,7 @@
  * owns what the group's server-side assignor hands it, commits positions under its member epoch, and
  * releases revoked partitions only after their last delivery and commit.
  */
-import { decodeRecordBatch, splitBatches } from '../lib/core/record-batch/index.js';
+import { decodeRecordBatch, splitBatches } from '../protocol/record-batch/index.js';
 import { SluiceError } from './errors.js';
 import { GroupMember } from './group-member.js';
 import { RECORD_BATCH_MEDIA_TYPE } from './producer.js';

@@ -4,8 +4,8 @@
  * `sendBatch` posts binary RecordBatches to one partition with Kafka's idempotent-producer fields:
  * producer id and epoch from InitProducerId, and a per-partition sequence that a retry repeats.
  */
-import type { Compression, RecordInput } from '../lib/core/record-batch/index.js';
-import { encodeRecordBatch } from '../lib/core/record-batch/index.js';
+import type { Compression, RecordInput } from '../protocol/record-batch/index.js';
+import { encodeRecordBatch } from '../protocol/record-batch/index.js';
 import { SluiceError } from './errors.js';
 import type { Retrier } from './retry.js';
 import type { Transport } from './transport.js';

@@ -12,8 +12,8 @@
  * order; once a batch fails, that partition's later batches fail with the same error without being
  * sent, so nothing is ever written after a record of the same partition that was not.
  */
-import { partitionForKey } from '../lib/core/partitioner.js';
-import { utf8Length } from '../lib/core/record-batch/record-size.js';
+import { partitionForKey } from '../protocol/partitioner.js';
+import { utf8Length } from '../protocol/record-batch/record-size.js';
 import { SluiceError } from './errors.js';
 import type { Bytes, Message } from './types.js';
 

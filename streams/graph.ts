@@ -2,7 +2,7 @@
  * The graph a StreamsBuilder grows: nodes and stores named with one running index, as Kafka Streams
  * names them (KSTREAM-MAP-0000000001, KSTREAM-AGGREGATE-STATE-STORE-0000000002).
  */
-import { SluiceError } from '../lib/errors.js';
+import { SluiceError } from '../protocol/errors.js';
 import type { Processor, SerdePair } from './processor.js';
 import type { Serde } from './serdes.js';
 import { Serdes } from './serdes.js';

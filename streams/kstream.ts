@@ -1,5 +1,5 @@
 /** KStream: a record stream, with Kafka Streams' operations. */
-import { SluiceError } from '../lib/errors.js';
+import { SluiceError } from '../protocol/errors.js';
 import type { Graph } from './graph.js';
 import { KGroupedStream } from './grouped.js';
 import type { KTable } from './ktable.js';

@@ -1,5 +1,5 @@
 /** KTable: a changelog stream, the latest value per key. */
-import { SluiceError } from '../lib/errors.js';
+import { SluiceError } from '../protocol/errors.js';
 import type { Graph } from './graph.js';
 import { KStream } from './kstream.js';
 import type { Named, Suppressed } from './options.js';

@@ -2,7 +2,7 @@
  * Serdes after Kafka's `Serdes`: a pair of functions between values and record bytes. `null` is a
  * tombstone on every serde and is never passed to the codec.
  */
-import { SluiceError } from '../lib/errors.js';
+import { SluiceError } from '../protocol/errors.js';
 
 export interface Serde<T> {
   serialize(value: T): Uint8Array;

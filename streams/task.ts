@@ -3,7 +3,7 @@
  * It decodes an input record with its source's serdes and pushes it depth-first through the nodes;
  * sinks hand encoded records to the collector and state changes wait in the task's stores until commit.
  */
-import { SluiceError } from '../lib/errors.js';
+import { SluiceError } from '../protocol/errors.js';
 import type { Header, Processor, ProcessorContext, RecordCollector, StreamRecord } from './processor.js';
 import { deserializeNullable } from './serdes.js';
 import type { StateBackend } from './state/backend.js';

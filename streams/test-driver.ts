@@ -5,7 +5,7 @@
  * every input record, so each update is visible downstream as it happens. Piping is asynchronous
  * (state stores are), so `await` each pipe.
  */
-import { SluiceError } from '../lib/errors.js';
+import { SluiceError } from '../protocol/errors.js';
 import type { Header, SerializedRecord } from './processor.js';
 import type { Serde } from './serdes.js';
 import { deserializeNullable, serializeNullable } from './serdes.js';

@@ -3,7 +3,7 @@
  * aligned to the epoch, session windows are [start, end] with both ends inclusive, and a grace period
  * is how long after a window's end out-of-order records are still accepted (by stream time).
  */
-import { SluiceError } from '../lib/errors.js';
+import { SluiceError } from '../protocol/errors.js';
 
 export interface Window {
   start: number;

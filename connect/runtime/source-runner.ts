@@ -16,7 +16,7 @@
  * commits the offsets. Nothing past the intent was read, so nothing is skipped; a partition that has
  * the poll is not written again, so nothing is duplicated. See docs/connect.md.
  */
-import { partitionForKey } from '../../lib/core/partitioner.js';
+import { partitionForKey } from '../../protocol/partitioner.js';
 import type { Clock } from '../../lib/ports/clock.js';
 import type { Message, SluiceClient } from '../../sdk/index.js';
 import type { Converter } from '../converters.js';

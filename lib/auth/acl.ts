@@ -4,8 +4,8 @@
  * (method, path) pair, so one `execute-api:Invoke` policy on route paths decides both: API Gateway
  * checks the request's own path, and the handler checks the implied paths through the Authorizer port.
  */
-import type { ErrorCode } from '../errors.js';
-import { SluiceError } from '../errors.js';
+import type { ErrorCode } from '../../protocol/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import type { HttpMethod } from '../http/types.js';
 
 /** Kafka's AclOperation names (the ones Sluice's routes need). */

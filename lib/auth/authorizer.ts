@@ -5,7 +5,7 @@
  * simulator for the caller's principal (lib/adapters/aws/iam-authorizer.ts); locally by the same
  * policy evaluator the local gateway uses (PolicyAuthorizer below).
  */
-import { SluiceError } from '../errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import type { RouteGuard } from '../http/router.js';
 import type { CallerContext, HttpRequest } from '../http/types.js';
 import type { AccessCheck } from './acl.js';

@@ -10,7 +10,7 @@
  * while a prefixed consumer does: what the wildcard also matches is what a consumer already holds. A
  * new GET route below a topic's or group's path must keep that true (test/infra/grants.test.ts).
  */
-import { invalidRequest } from '../errors.js';
+import { invalidRequest } from '../../protocol/errors.js';
 import type { HttpMethod } from '../http/types.js';
 
 export interface RouteGrant {

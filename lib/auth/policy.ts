@@ -5,7 +5,7 @@
  * (case-sensitively). The local gateway and the in-handler checks of body-named resources both use it,
  * so the rules tested off AWS are the rules IAM applies to the same documents.
  */
-import { invalidRequest } from '../errors.js';
+import { invalidRequest } from '../../protocol/errors.js';
 
 export type Effect = 'Allow' | 'Deny';
 

@@ -1,5 +1,5 @@
 /** Request-body parsing at the boundary: every failure is a 400 with a message a user can act on. */
-import { SluiceError, invalidRequest } from '../errors.js';
+import { SluiceError, invalidRequest } from '../../protocol/errors.js';
 import { EDGE_LIMITS } from './limits.js';
 import type { HttpRequest } from './types.js';
 

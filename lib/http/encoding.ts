@@ -1,5 +1,5 @@
 /** The JSON API's byte encodings (API.md "Produce": utf8, base64, json). */
-import { SluiceError } from '../errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 
 export type Encoding = 'utf8' | 'base64' | 'json';
 

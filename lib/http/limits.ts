@@ -5,7 +5,7 @@
  * item), which would otherwise surface as a storage failure instead of the client's mistake.
  */
 import { OFFSETS_PER_COMMIT } from '../core/groups/commit-limit.js';
-import { SluiceError } from '../errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 
 export const EDGE_LIMITS = {
   /** Nesting of a JSON body (objects and arrays). Kafka has none; JSON.stringify overflows near 10k. */

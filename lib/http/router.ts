@@ -2,7 +2,7 @@
  * Matches requests to routes and turns every thrown error into the API's error envelope. Knows nothing
  * of Lambda: the function entry points and the local gateway both call `handle`.
  */
-import { SluiceError, isSluiceError } from '../errors.js';
+import { SluiceError, isSluiceError } from '../../protocol/errors.js';
 import { checkPathParam } from './limits.js';
 import { STATUS_BY_CODE } from './status.js';
 import type { HttpRequest, HttpResponse, Route } from './types.js';

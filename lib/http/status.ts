@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../errors.js';
+import type { ErrorCode } from '../../protocol/errors.js';
 
 /** The one table from Kafka error code to HTTP status (API.md "Conventions"). */
 export const STATUS_BY_CODE: Record<ErrorCode, number> = {

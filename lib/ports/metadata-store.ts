@@ -3,7 +3,7 @@
  * to what Sluice needs). Every mutation that orders or fences takes a condition and fails with a
  * typed ConditionFailedError carrying the current item, so callers never need a second read.
  */
-import { SluiceError } from '../errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 
 export type AttributeValue =
   string | number | boolean | null | Uint8Array | AttributeValue[] | { [name: string]: AttributeValue };

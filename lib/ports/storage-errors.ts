@@ -1,4 +1,4 @@
-import { SluiceError } from '../errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 
 export class ObjectNotFoundError extends SluiceError {
   constructor(

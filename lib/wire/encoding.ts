@@ -4,7 +4,7 @@
  * the command line, which turns its input lines into RecordBatch bytes and renders fetched batches:
  * both read and print the same text for the same bytes.
  */
-import { SluiceError } from '../errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import type { Encoding } from './types.js';
 
 export const encodeBytes = (bytes: Uint8Array | null, encoding: Encoding): string | null => {

@@ -3,8 +3,8 @@
  * route, its bodies, its statuses and the Kafka error codes each status carries. A test holds it to the
  * route table and to live answers, so a route cannot be added without being documented here.
  */
-import { ERROR_CODES } from '../errors.js';
-import type { ErrorCode } from '../errors.js';
+import { ERROR_CODES } from '../../protocol/errors.js';
+import type { ErrorCode } from '../../protocol/errors.js';
 import { STATUS_BY_CODE } from '../http/status.js';
 import { SCHEMAS } from './schemas.js';
 

@@ -4,7 +4,7 @@
  * optional fields (API.md: not a breaking change), so response objects allow extra properties;
  * requests are strict, as the edge rejects unknown fields.
  */
-import { ERROR_CODES } from '../errors.js';
+import { ERROR_CODES } from '../../protocol/errors.js';
 
 type Schema = Record<string, unknown>;
 

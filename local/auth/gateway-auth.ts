@@ -8,7 +8,7 @@
 import { refusal, routeCheck } from '../../lib/auth/acl.js';
 import { PolicyAuthorizer, executeApiArn } from '../../lib/auth/authorizer.js';
 import type { PolicyDocument } from '../../lib/auth/policy.js';
-import { SluiceError, isSluiceError } from '../../lib/errors.js';
+import { SluiceError, isSluiceError } from '../../protocol/errors.js';
 import type { RouteSpec } from '../../lib/http/route-table.js';
 import type { LocalCredential } from './files.js';
 import { loadCredentials, loadPolicies } from './files.js';

@@ -8,7 +8,7 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import type { LocalCredential } from './files.js';
 
 /** AWS refuses a signature whose X-Amz-Date is more than 15 minutes from its clock. */

@@ -8,7 +8,7 @@
  * with before its deadline still closes cleanly, then fails with a retriable error, so the trigger
  * invokes again: a wake-up is never lost, whatever the concurrency.
  */
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 
 export interface SourcePartitionOffset {
   topic: string;

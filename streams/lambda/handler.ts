@@ -14,7 +14,7 @@
  */
 import { createAwsClients } from '../../lib/adapters/aws/clients.js';
 import { DynamoMetadataStore } from '../../lib/adapters/aws/dynamodb-metadata-store.js';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import { ENV } from '../../infra/config.js';
 import { SluiceClient, nodeHttpFetch } from '../../sdk/index.js';
 import type { Topology } from '../topology.js';

@@ -5,8 +5,8 @@
  * task its partition maps to under the default partitioner (as Kafka's queryMetadataForKey assumes),
  * then in the others, so records that were partitioned otherwise are still found.
  */
-import { SluiceError } from '../../lib/errors.js';
-import { partitionForKey } from '../../lib/core/partitioner.js';
+import { SluiceError } from '../../protocol/errors.js';
+import { partitionForKey } from '../../protocol/partitioner.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 import { KEY_END } from '../state/backend.js';
 import type { StoredEntry } from '../state/backend.js';

@@ -4,7 +4,7 @@
  * is read; keys arrive as the store's key serde writes them (text for String, JSON text for JSON,
  * base64 for bytes) and answers render keys and values the same way (lib/wire/types.ts).
  */
-import { SluiceError, invalidRequest } from '../../lib/errors.js';
+import { SluiceError, invalidRequest } from '../../protocol/errors.js';
 import { describeName } from '../../lib/http/limits.js';
 import type { HttpRequest, Route } from '../../lib/http/types.js';
 import { json } from '../../lib/http/types.js';

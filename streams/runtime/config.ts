@@ -1,5 +1,5 @@
 /** StreamsConfig: Kafka Streams' config names, parsed and checked once. */
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 
 export type ProcessingGuarantee = 'at_least_once' | 'exactly_once_v2';
 

@@ -10,7 +10,7 @@
  * written once even when the publisher died between produce and delete.
  */
 import { createHash } from 'node:crypto';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import type { Item, MetadataStore, TransactOp, UpdateAction } from '../../lib/ports/metadata-store.js';
 import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
 import type { GroupMember, Producer } from '../../sdk/index.js';

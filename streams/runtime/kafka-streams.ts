@@ -5,7 +5,7 @@
  * partitions are owned. State lives behind a StateBackend (DynamoDB through Sluice's metadata table),
  * so a task that moves restores nothing.
  */
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import type { GroupMember, SluiceClient, TopicPartitions } from '../../sdk/index.js';
 import { isSluiceError } from '../../sdk/index.js';
 import type { StateBackend } from '../state/backend.js';

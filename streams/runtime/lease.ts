@@ -5,7 +5,7 @@
  */
 import type { ItemKey, MetadataStore, TransactOp } from '../../lib/ports/metadata-store.js';
 import { TransactionCanceledError } from '../../lib/ports/metadata-store.js';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import type { MetadataStateBackend } from '../state/metadata-backend.js';
 import type { StateWrite } from '../state/backend.js';
 

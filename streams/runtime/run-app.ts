@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 import type { SluiceClient } from '../../sdk/index.js';
 import type { Topology } from '../topology.js';

@@ -6,7 +6,7 @@
  * are committed, so a crash anywhere repeats work but never loses any.
  */
 import type { ConsumedRecord, Consumer } from '../../sdk/index.js';
-import { SluiceError as CoreError } from '../../lib/errors.js';
+import { SluiceError as CoreError } from '../../protocol/errors.js';
 import { SluiceError } from '../../sdk/index.js';
 import { TaskFencedError } from './eos.js';
 import type { RecordCollector } from '../processor.js';

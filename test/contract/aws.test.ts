@@ -9,7 +9,7 @@ import { createAwsClients, LOCAL_CREDENTIALS } from '../../lib/adapters/aws/clie
 import { DynamoMetadataStore } from '../../lib/adapters/aws/dynamodb-metadata-store.js';
 import { S3ObjectStore } from '../../lib/adapters/aws/s3-object-store.js';
 import { ensureBucket, ensureTable } from '../../lib/adapters/aws/schema.js';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import { StorageMeter } from '../../lib/ports/index.js';
 import { registerStorageContract } from './storage-contract.js';
 

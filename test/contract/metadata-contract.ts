@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { expect, it } from 'vitest';
 import type { Condition, Item, MetadataStore, QueryInput } from '../../lib/ports/index.js';
 import { ConditionFailedError, TransactionCanceledError } from '../../lib/ports/index.js';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import type { FixtureRef } from './storage-contract.js';
 
 const failure = async (promise: Promise<unknown>): Promise<unknown> =>

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { expect, it } from 'vitest';
 import type { ObjectInfo, ObjectStore } from '../../lib/ports/index.js';
 import { ObjectNotFoundError } from '../../lib/ports/index.js';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import type { FixtureRef } from './storage-contract.js';
 
 const notFound = async (promise: Promise<unknown>): Promise<ObjectNotFoundError> => {

@@ -3,10 +3,10 @@
  * varints, the codec bits, truncation and concatenation. Each case says what it did, for the report.
  */
 import fc from 'fast-check';
-import type { Compression, RecordInput } from '../../lib/core/record-batch/index.js';
-import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
-import { RECORDS } from '../../lib/core/record-batch/header.js';
-import { writeVarint } from '../../lib/core/record-batch/varint.js';
+import type { Compression, RecordInput } from '../../protocol/record-batch/index.js';
+import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
+import { RECORDS } from '../../protocol/record-batch/header.js';
+import { writeVarint } from '../../protocol/record-batch/varint.js';
 import { reseal } from '../support/batch-surgery.js';
 
 export interface BatchCase {

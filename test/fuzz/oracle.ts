@@ -4,8 +4,8 @@
  * is acknowledged reads back exactly: the same keys, values, headers and timestamps at the offsets it
  * was given, and the high watermark moves by exactly its record count (or not at all for a duplicate).
  */
-import { ERROR_CODES } from '../../lib/errors.js';
-import { decodeRecordBatch, splitBatches } from '../../lib/core/record-batch/index.js';
+import { ERROR_CODES } from '../../protocol/errors.js';
+import { decodeRecordBatch, splitBatches } from '../../protocol/record-batch/index.js';
 import type { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import type { BatchCase } from './batch-cases.js';
 import type { JsonCase } from './json-cases.js';

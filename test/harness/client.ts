@@ -4,7 +4,7 @@
  * test. Every failure is the SDK's SluiceError with the status and Kafka code. There is no retrying
  * here: the workloads see, and record, every outcome themselves.
  */
-import { decodeRecordBatch, splitBatches } from '../../lib/core/record-batch/index.js';
+import { decodeRecordBatch, splitBatches } from '../../protocol/record-batch/index.js';
 import type { Router } from '../../lib/http/router.js';
 import type * as wire from '../../lib/wire/types.js';
 import { nodeHttpFetch } from '../../sdk/node-http.js';

@@ -7,7 +7,7 @@
  * Times are logical (one counter for invokes and completes, so real-time order is exact); `wall` is the
  * clock's milliseconds, used only for session timeouts.
  */
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import { STATUS_BY_CODE } from '../../lib/http/status.js';
 import { SluiceError as ClientError } from '../../sdk/errors.js';
 

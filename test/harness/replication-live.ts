@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { createAwsClients } from '../../lib/adapters/aws/clients.js';
 import { DynamoMetadataStore } from '../../lib/adapters/aws/dynamodb-metadata-store.js';
 import { commitBatch } from '../../lib/core/log/commit.js';
-import { isSluiceError } from '../../lib/errors.js';
+import { isSluiceError } from '../../protocol/errors.js';
 import type { StackDescription } from '../../local/stack.js';
 
 export interface LiveOptions {

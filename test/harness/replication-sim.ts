@@ -23,7 +23,7 @@ import type { PartitionState } from '../../lib/core/log/partition-state.js';
 import { asPartitionState, tailOffsets } from '../../lib/core/log/partition-state.js';
 import { replicatePartition } from '../../lib/core/replication/replicator.js';
 import type { Acks } from '../../lib/core/replication/commit-clauses.js';
-import { isSluiceError } from '../../lib/errors.js';
+import { isSluiceError } from '../../protocol/errors.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 import { storageUnavailable } from '../../lib/ports/storage-errors.js';
 import { InterceptedMetadataStore, InterceptedObjectStore } from './seams.js';

@@ -3,7 +3,7 @@
  * can retry one logical write exactly, and the common ending — faults off, index, collect orphans past
  * the grace period, read everything, check the history and the stores.
  */
-import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import { SluiceError } from '../../sdk/errors.js';
 import type { CheckOptions } from './checker.js';
 import { check } from './checker.js';

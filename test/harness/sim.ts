@@ -8,7 +8,7 @@ import type { Sluice } from '../../lib/app.js';
 import { createSluice } from '../../lib/app.js';
 import { Maintenance } from '../../lib/core/maintenance.js';
 import { GroupCoordinator } from '../../lib/core/groups/index.js';
-import { isSluiceError } from '../../lib/errors.js';
+import { isSluiceError } from '../../protocol/errors.js';
 import { Router } from '../../lib/http/router.js';
 import { groupRoutes } from '../../lib/http/routes/groups.js';
 import type { FaultCounts, FaultSpec } from '../../lib/adapters/fault/index.js';

@@ -11,7 +11,7 @@ import { dataObjectPrefix, isSegmentObjectKey, keys, segmentObjectPrefix } from 
 import { pageEnd, pageEntries } from '../../lib/core/log/batch-index.js';
 import type { PartitionState, TailEntry } from '../../lib/core/log/partition-state.js';
 import { asPartitionState, tailOffsets } from '../../lib/core/log/partition-state.js';
-import { splitBatches } from '../../lib/core/record-batch/index.js';
+import { splitBatches } from '../../protocol/record-batch/index.js';
 
 export interface StorageReport {
   partitions: number;

@@ -8,7 +8,7 @@
  * - plain: JSON produce without a key; an ambiguous failure is retried a couple of times, which may
  *   legitimately duplicate (the checker allows at most one copy per non-failed attempt).
  */
-import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import type { Random } from '../../lib/adapters/fault/random.js';
 import { randomInt } from '../../lib/adapters/fault/random.js';
 import type { SluiceClient, BytesRecord } from './client.js';

@@ -6,13 +6,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTE_ACLS } from '../../lib/auth/acl.js';
-import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import { ROUTE_TABLE } from '../../lib/http/route-table.js';
 import { createAwsClients } from '../../lib/adapters/aws/clients.js';
 import { DynamoMetadataStore } from '../../lib/adapters/aws/dynamodb-metadata-store.js';
 import { registerStores } from '../../streams/query/registry.js';
 import { MetadataStateBackend } from '../../streams/state/metadata-backend.js';
-import { partitionForKey } from '../../lib/core/partitioner.js';
+import { partitionForKey } from '../../protocol/partitioner.js';
 import type { AuthStack, CallOptions } from './auth-stack.js';
 import { API_ARN, arn, invokePolicy, startAuthStack } from './auth-stack.js';
 

@@ -217,7 +217,7 @@ describe('DynamoDB Streams source on DynamoDB Local', () => {
       })),
       partitionCounts: { [topic]: PARTITIONS },
     });
-    const { partitionForKey } = await import('../../lib/core/partitioner.js');
+    const { partitionForKey } = await import('../../protocol/partitioner.js');
     const encode = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
     const onZero = all.filter((r) => partitionForKey(encode(r.key), PARTITIONS) === 0);
     expect(onZero.length).toBeGreaterThan(0);

@@ -11,7 +11,7 @@ import { ConnectWorker } from '../../connect/runtime/worker.js';
 import { POLL_HEADER } from '../../connect/runtime/source-runner.js';
 import { ConnectStateStore } from '../../connect/state-store.js';
 import { sluiceFromEnv } from '../../functions/runtime.js';
-import { partitionForKey } from '../../lib/core/partitioner.js';
+import { partitionForKey } from '../../protocol/partitioner.js';
 import { systemClock } from '../../lib/ports/clock.js';
 import { SluiceClient } from '../../sdk/index.js';
 import type { TestPostgres } from '../support/postgres.js';

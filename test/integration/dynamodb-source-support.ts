@@ -14,7 +14,7 @@ import {
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { expect, inject } from 'vitest';
 import { createAwsClients } from '../../lib/adapters/aws/clients.js';
-import { partitionForKey } from '../../lib/core/partitioner.js';
+import { partitionForKey } from '../../protocol/partitioner.js';
 import type { ConsumedRecord, SluiceClient } from '../../sdk/index.js';
 
 export const dynamodb = (): DynamoDBClient =>

@@ -5,7 +5,7 @@
  * test/unit/gateway.test.ts: fetch normalises them before they leave the client.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import { editHeader } from '../support/batch-surgery.js';
 import type { TestStack } from './stack.js';
 import { startTestStack } from './stack.js';

@@ -1,7 +1,7 @@
 /** Produce, fetch and ListOffsets of API.md over real HTTP, with the log's invariants checked on what comes back. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeRecordBatch, encodeRecordBatch, splitBatches } from '../../lib/core/record-batch/index.js';
-import { partitionForKey } from '../../lib/core/partitioner.js';
+import { decodeRecordBatch, encodeRecordBatch, splitBatches } from '../../protocol/record-batch/index.js';
+import { partitionForKey } from '../../protocol/partitioner.js';
 import type { TestStack } from './stack.js';
 import { startTestStack } from './stack.js';
 

@@ -6,9 +6,9 @@
 // mutants: about half an hour at most on a loaded 2-core machine (1,570 groups mutants did not finish).
 export const six = [
   'lib/core/log/commit.ts',
-  'lib/core/record-batch/decode.ts',
-  'lib/core/record-batch/header.ts',
-  'lib/core/partitioner.ts',
+  'protocol/record-batch/decode.ts',
+  'protocol/record-batch/header.ts',
+  'protocol/partitioner.ts',
   'lib/core/groups/assignors.ts',
   'lib/core/log/retention.ts',
 ];
@@ -19,7 +19,7 @@ const groups = (...names) => names.map((name) => `lib/core/groups/${name}.ts`);
 const groupsMembers = groups('heartbeat', 'group', 'member');
 const groupsStore = groups('group-items', 'coordinator', 'offset-delete', 'offset-writer');
 const codecs = ['lz4', 'zstd', 'snappy', 'compression', 'xxh64'].map(
-  (name) => `lib/core/record-batch/${name}.ts`,
+  (name) => `protocol/record-batch/${name}.ts`,
 );
 
 /** @type {Record<string, string[]>} */
@@ -32,7 +32,7 @@ export const chunks = {
   'log-read': logRead,
   log: ['lib/core/log/*.ts', '!lib/core/log/produce.ts', ...not(logRead), ...not(six)],
   segments: ['lib/core/log/segments/**/*.ts'],
-  'record-batch': ['lib/core/record-batch/**/*.ts', '!lib/core/**/*.d.ts', ...not([...six, ...codecs])],
+  'record-batch': ['protocol/record-batch/**/*.ts', '!**/*.d.ts', ...not([...six, ...codecs])],
   codecs,
   replication: ['lib/core/replication/**/*.ts'],
   topics: ['lib/core/topics/**/*.ts'],

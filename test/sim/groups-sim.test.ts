@@ -11,7 +11,7 @@
 import { describe, expect, it } from 'vitest';
 import { FaultInjector, FaultyMetadataStore } from '../../lib/adapters/fault/index.js';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
-import { isSluiceError } from '../../lib/errors.js';
+import { isSluiceError } from '../../protocol/errors.js';
 import { GroupCoordinator } from '../../lib/core/groups/coordinator.js';
 import { decodeMember } from '../../lib/core/groups/group-items.js';
 import type { PartitionMap } from '../../lib/core/groups/partition-map.js';

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
-import { splitBatches } from '../../lib/core/record-batch/index.js';
+import { splitBatches } from '../../protocol/record-batch/index.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 import { describeReport } from '../harness/checker.js';
 import { SluiceError } from '../../sdk/errors.js';

@@ -2,7 +2,7 @@
  * Hand-made hostile RecordBatches for tests: a valid batch with header fields or its records section
  * replaced and the CRC re-sealed, so the batch passes the checksum and only validation can refuse it.
  */
-import { crc32c } from '../../lib/core/record-batch/crc32c.js';
+import { crc32c } from '../../protocol/record-batch/crc32c.js';
 import {
   ATTRIBUTES,
   BASE_TIMESTAMP,
@@ -15,7 +15,7 @@ import {
   RECORDS,
   RECORD_COUNT,
   viewOf,
-} from '../../lib/core/record-batch/header.js';
+} from '../../protocol/record-batch/header.js';
 
 export interface HeaderEdits {
   attributes?: number;

@@ -4,7 +4,7 @@
  * line in-process against it with captured output and a fake clock.
  */
 import type { FetchResult, TopicDescription } from '../../cli/api.js';
-import { decodeRecordBatch, encodeRecordBatch, splitBatches } from '../../lib/core/record-batch/index.js';
+import { decodeRecordBatch, encodeRecordBatch, splitBatches } from '../../protocol/record-batch/index.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../../sdk/producer.js';
 import type { FetchLike } from '../../sdk/transport.js';
 import { run } from '../../cli/main.js';

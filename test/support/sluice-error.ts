@@ -1,5 +1,5 @@
 /** Assertions on the typed errors Sluice throws, shared by the unit tests. */
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 
 /** The SluiceError `fn` throws (failing the test if it throws anything else, or nothing). */
 export function errorOf(fn: () => unknown): SluiceError {

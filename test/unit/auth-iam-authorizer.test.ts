@@ -4,7 +4,7 @@ import type { SimulatePrincipalPolicyCommandInput } from '@aws-sdk/client-iam';
 import { describe, expect, it } from 'vitest';
 import { IamSimulationAuthorizer } from '../../lib/adapters/aws/iam-authorizer.js';
 import { topicDescribe, topicRead } from '../../lib/auth/acl.js';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 
 const API = { accountId: '123456789012', apiId: 'abc', stage: '$default' };
 const ARN = (path: string, method = 'GET') =>

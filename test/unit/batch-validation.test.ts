@@ -6,8 +6,8 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
 import { asPartitionState } from '../../lib/core/log/partition-state.js';
-import { RECORDS } from '../../lib/core/record-batch/header.js';
-import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import { RECORDS } from '../../protocol/record-batch/header.js';
+import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import { editHeader, withRecordsSection } from '../support/batch-surgery.js';
 import { memorySluice } from './log-support.js';
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isConflict, retryOnConflict, StaleRead } from '../../lib/core/groups/cas-retry.js';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import { ConditionFailedError, TransactionCanceledError } from '../../lib/ports/metadata-store.js';
 
 /** A clock that only moves when slept on, or when an attempt says it took `ms`. */

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { EXIT_API_ERROR, EXIT_OK, EXIT_USAGE, run } from '../../cli/main.js';
-import { partitionForKey } from '../../lib/core/partitioner.js';
+import { partitionForKey } from '../../protocol/partitioner.js';
 import type { Answer, Request } from '../support/cli-fake.js';
 import { cli, envelope, fakeApi, orders } from '../support/cli-fake.js';
 

@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_API_ERROR, EXIT_OK, EXIT_USAGE, run } from '../../cli/main.js';
-import { partitionForKey } from '../../lib/core/partitioner.js';
+import { partitionForKey } from '../../protocol/partitioner.js';
 import { registerStores } from '../../streams/query/registry.js';
 import { MetadataStateBackend } from '../../streams/state/metadata-backend.js';
 import { encodeTime } from '../../streams/state/stores.js';

@@ -15,7 +15,7 @@ import {
   encodeTailEntry,
   initialPartitionState,
 } from '../../lib/core/log/partition-state.js';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 import { beforeUpdate } from '../support/before-update.js';

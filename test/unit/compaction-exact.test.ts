@@ -5,7 +5,7 @@ import { pageItem } from '../../lib/core/log/batch-index.js';
 import { MIN_CLEANABLE_DIRTY_RATIO } from '../../lib/core/log/compaction.js';
 import { applyRetention } from '../../lib/core/log/retention.js';
 import { timeMarkItem } from '../../lib/core/log/time-index.js';
-import { decodeRecordBatch, encodeRecordBatch, splitBatches } from '../../lib/core/record-batch/index.js';
+import { decodeRecordBatch, encodeRecordBatch, splitBatches } from '../../protocol/record-batch/index.js';
 import { BATCH, RAW, setup, utf8 } from './compaction-support.js';
 
 type Setup = Awaited<ReturnType<typeof setup>>;

@@ -5,7 +5,7 @@ import { compactPartition } from '../../lib/core/log/compaction.js';
 import { timeMarkItem } from '../../lib/core/log/time-index.js';
 import type { Item, UpdateAction } from '../../lib/ports/metadata-store.js';
 import { ConditionFailedError, TransactionCanceledError } from '../../lib/ports/metadata-store.js';
-import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import { setup, utf8 } from './compaction-support.js';
 import { segmentSetup, T0 } from './segment-support.js';
 import { recordReads } from '../support/recorded-reads.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { decodeRecordBatch, encodeRecordBatch, splitBatches } from '../../lib/core/record-batch/index.js';
+import { decodeRecordBatch, encodeRecordBatch, splitBatches } from '../../protocol/record-batch/index.js';
 import type { Row } from './compaction-support.js';
 import { BATCH, latestPerKey, RAW, setup, utf8 } from './compaction-support.js';
 import { memorySluice } from './log-support.js';

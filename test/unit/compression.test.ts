@@ -1,5 +1,5 @@
 /**
- * The codec table (lib/core/record-batch/compression.ts): which codecs Sluice writes, the pass-through
+ * The codec table (protocol/record-batch/compression.ts): which codecs Sluice writes, the pass-through
  * for none, and gzip's inflation cap, with the exact CORRUPT_MESSAGE each failure becomes.
  */
 import { gzipSync } from 'node:zlib';
@@ -8,8 +8,8 @@ import {
   assertCanCompress,
   compressRecords,
   decompressRecords,
-} from '../../lib/core/record-batch/compression.js';
-import type { Compression } from '../../lib/core/record-batch/index.js';
+} from '../../protocol/record-batch/compression.js';
+import type { Compression } from '../../protocol/record-batch/index.js';
 import { errorOf } from '../support/sluice-error.js';
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);

@@ -15,7 +15,7 @@ import {
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 
 const key = { pk: 'P#t#0', sk: 'STATE' };
 const injectors: FaultInjector[] = [];

@@ -16,9 +16,9 @@ import {
   encodeRecordBatch,
   recordSize,
   splitBatches,
-} from '../../lib/core/record-batch/index.js';
-import { RECORDS } from '../../lib/core/record-batch/header.js';
-import { SluiceError } from '../../lib/errors.js';
+} from '../../protocol/record-batch/index.js';
+import { RECORDS } from '../../protocol/record-batch/header.js';
+import { SluiceError } from '../../protocol/errors.js';
 import { withRecordsSection } from '../support/batch-surgery.js';
 import { memorySluice } from './log-support.js';
 

@@ -4,7 +4,7 @@ import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js
 import { GroupCoordinator } from '../../lib/core/groups/coordinator.js';
 import { InMemoryTopics, ManualClock, seededRandom } from '../support/group-simulation.js';
 import type { GroupTopics, HeartbeatRequest } from '../../lib/core/groups/types.js';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 
 /** `wrap` puts decorators (fault injectors, recorders) between the coordinator and its store or catalog. */

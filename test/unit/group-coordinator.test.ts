@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { groupKeys } from '../../lib/core/groups/group-items.js';
 import type { GroupTopics } from '../../lib/core/groups/types.js';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
 import { coordinatorSetup, refusal, storeHooks } from './group-coordinator-support.js';

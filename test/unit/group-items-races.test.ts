@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { groupKeys } from '../../lib/core/groups/group-items.js';
 import { fromTopicPartitions } from '../../lib/core/groups/partition-map.js';
 import type { ItemKey } from '../../lib/ports/metadata-store.js';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import { coordinatorSetup, refusal, storeHooks } from './group-coordinator-support.js';
 
 const setup = (partitions: Record<string, number> = { t: 4 }) => {

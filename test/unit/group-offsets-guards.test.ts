@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { groupKeys } from '../../lib/core/groups/group-items.js';
 import { parseDeleteOffsetsQuery } from '../../lib/core/groups/offset-delete.js';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import { coordinatorSetup, refusal, storeHooks } from './group-coordinator-support.js';
 
 const offset = (partition: number, value: number) => ({ topic: 't', partition, offset: value, metadata: '' });

@@ -14,7 +14,7 @@ import {
   validateReset,
 } from '../../lib/core/groups/requests.js';
 import type { CommitRequest, HeartbeatRequest, ResetRequest } from '../../lib/core/groups/types.js';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 
 /** The message of the INVALID_REQUEST that `run` throws. */
 const refusal = (run: () => unknown): string => {

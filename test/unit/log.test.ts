@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import { keys } from '../../lib/core/keys.js';
 import { pageEntries } from '../../lib/core/log/batch-index.js';
 import { asPartitionState } from '../../lib/core/log/partition-state.js';

@@ -1,5 +1,5 @@
 /**
- * LZ4 as Kafka frames it (lib/core/record-batch/lz4.ts), through compressRecords/decompressRecords:
+ * LZ4 as Kafka frames it (protocol/record-batch/lz4.ts), through compressRecords/decompressRecords:
  * frames written by the reference `lz4` tool decode to their input, ours are what that tool writes,
  * and every malformed frame or block is refused with CORRUPT_MESSAGE and a message saying what is wrong.
  * Frames are built here byte by byte: magic, FLG, BD, [content size], header checksum, blocks
@@ -7,7 +7,7 @@
  */
 import xxh32 from 'lz4js/xxh32.js';
 import { describe, expect, it } from 'vitest';
-import { compressRecords, decompressRecords } from '../../lib/core/record-batch/compression.js';
+import { compressRecords, decompressRecords } from '../../protocol/record-batch/compression.js';
 import { errorOf } from '../support/sluice-error.js';
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');

@@ -8,7 +8,7 @@ import { keys } from '../../lib/core/keys.js';
 import { pageEntries } from '../../lib/core/log/batch-index.js';
 import { materializeTail } from '../../lib/core/log/materialize.js';
 import { asPartitionState } from '../../lib/core/log/partition-state.js';
-import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 import { memorySluice } from './log-support.js';
 

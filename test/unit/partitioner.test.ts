@@ -1,8 +1,8 @@
 import kafkajs from 'kafkajs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SluiceError } from '../../lib/errors.js';
-import { RoundRobinPartitioner, murmur2, partitionForKey } from '../../lib/core/partitioner.js';
+import { SluiceError } from '../../protocol/errors.js';
+import { RoundRobinPartitioner, murmur2, partitionForKey } from '../../protocol/partitioner.js';
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 

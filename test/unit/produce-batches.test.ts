@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
-import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import { T0, batch, bytes, concat, produceCluster } from './produce-support.js';
 
 const idempotent = (producerId: number, baseSequence: number, producerEpoch = 0) => ({

@@ -5,7 +5,7 @@
  * request whose partitions fail apart, and the rewrite when the leadership moved before the commit.
  */
 import { describe, expect, it } from 'vitest';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import { dataObjectKey, keys } from '../../lib/core/keys.js';
 import { storageUnavailable } from '../../lib/ports/storage-errors.js';
 import type { Cluster } from './produce-support.js';

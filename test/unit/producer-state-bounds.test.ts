@@ -7,7 +7,7 @@ import { keys } from '../../lib/core/keys.js';
 
 import { asPartitionState } from '../../lib/core/log/partition-state.js';
 import { producersToExpire } from '../../lib/core/log/producer-bounds.js';
-import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import { editHeader } from '../support/batch-surgery.js';
 import { memorySluice } from './log-support.js';
 

@@ -1,11 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import { keys } from '../../lib/core/keys.js';
 import type { LocatedEntry } from '../../lib/core/log/batch-index.js';
 import { asPartitionState } from '../../lib/core/log/partition-state.js';
 import { locateEntries, readBatches, storedDataError } from '../../lib/core/log/reader.js';
-import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import { memorySluice } from './log-support.js';
 
 const utf8 = (s: string) => new Uint8Array(Buffer.from(s));

@@ -10,9 +10,9 @@ import {
   encodeRecordBatch,
   readBatchHeader,
   splitBatches,
-} from '../../lib/core/record-batch/index.js';
-import { checkBatchFrame } from '../../lib/core/record-batch/header.js';
-import { writeVarint, writeVarlong } from '../../lib/core/record-batch/varint.js';
+} from '../../protocol/record-batch/index.js';
+import { checkBatchFrame } from '../../protocol/record-batch/header.js';
+import { writeVarint, writeVarlong } from '../../protocol/record-batch/varint.js';
 import { errorOf } from '../support/sluice-error.js';
 
 const MAX = Number.MAX_SAFE_INTEGER; // 2^53 - 1

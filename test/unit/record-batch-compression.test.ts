@@ -10,8 +10,8 @@ import {
   crc32c,
   decodeRecordBatch,
   encodeRecordBatch,
-} from '../../lib/core/record-batch/index.js';
-import { decompressRecords } from '../../lib/core/record-batch/compression.js';
+} from '../../protocol/record-batch/index.js';
+import { decompressRecords } from '../../protocol/record-batch/compression.js';
 import { errorOf, codeOf } from '../support/sluice-error.js';
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);

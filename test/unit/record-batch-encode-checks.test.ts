@@ -14,7 +14,7 @@ import {
   stampPartitionLeaderEpoch,
   withBaseOffset,
   withLogAppendTime,
-} from '../../lib/core/record-batch/index.js';
+} from '../../protocol/record-batch/index.js';
 import { editHeader } from '../support/batch-surgery.js';
 import { errorOf } from '../support/sluice-error.js';
 

@@ -10,7 +10,7 @@ import {
   encodeRecordBatch,
   readBatchHeader,
   splitBatches,
-} from '../../lib/core/record-batch/index.js';
+} from '../../protocol/record-batch/index.js';
 
 // Golden batches written by independent encoders (kafkajs; the reference lz4 and zstd tools): see
 // test/fixtures/generate-record-batches.ts.

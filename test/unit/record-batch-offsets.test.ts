@@ -6,7 +6,7 @@ import {
   readBatchHeader,
   splitBatches,
   withBaseOffset,
-} from '../../lib/core/record-batch/index.js';
+} from '../../protocol/record-batch/index.js';
 import { codeOf } from '../support/sluice-error.js';
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);

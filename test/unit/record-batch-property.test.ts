@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import {
   type Compression,
   type EncodeOptions,
@@ -11,8 +11,8 @@ import {
   encodeRecordBatch,
   readBatchHeader,
   splitBatches,
-} from '../../lib/core/record-batch/index.js';
-import { decompressRecords } from '../../lib/core/record-batch/compression.js';
+} from '../../protocol/record-batch/index.js';
+import { decompressRecords } from '../../protocol/record-batch/compression.js';
 
 const WRITABLE: Compression[] = ['none', 'gzip', 'snappy', 'lz4'];
 const ALL: Compression[] = [...WRITABLE, 'zstd'];

@@ -9,7 +9,7 @@ import {
   encodeRecordBatch,
   readBatchHeader,
   validateProducerBatch,
-} from '../../lib/core/record-batch/index.js';
+} from '../../protocol/record-batch/index.js';
 import { editHeader } from '../support/batch-surgery.js';
 import { errorOf } from '../support/sluice-error.js';
 

@@ -1,5 +1,5 @@
 /**
- * Kafka's zigzag varints and varlongs (lib/core/record-batch/varint.ts) at every length boundary, as
+ * Kafka's zigzag varints and varlongs (protocol/record-batch/varint.ts) at every length boundary, as
  * Java's ByteUtils writes and reads them, and ByteReader's bounds: each read past the end or over-long
  * encoding refused with INVALID_RECORD and its message.
  */
@@ -10,7 +10,7 @@ import {
   sizeOfVarlong,
   writeVarint,
   writeVarlong,
-} from '../../lib/core/record-batch/varint.js';
+} from '../../protocol/record-batch/varint.js';
 import { errorOf } from '../support/sluice-error.js';
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');

@@ -9,14 +9,14 @@ import {
   splitBatches,
   withBaseOffset,
   withLogAppendTime,
-} from '../../lib/core/record-batch/index.js';
+} from '../../protocol/record-batch/index.js';
 import {
   ByteReader,
   sizeOfVarint,
   sizeOfVarlong,
   writeVarint,
   writeVarlong,
-} from '../../lib/core/record-batch/varint.js';
+} from '../../protocol/record-batch/varint.js';
 import { codeOf } from '../support/sluice-error.js';
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);

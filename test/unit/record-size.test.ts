@@ -1,11 +1,11 @@
 /**
- * recordSize and utf8Length (lib/core/record-batch/record-size.ts): the bytes a record counts against a
+ * recordSize and utf8Length (protocol/record-batch/record-size.ts): the bytes a record counts against a
  * fetch's maxBytes. utf8Length must equal what TextEncoder writes for every UTF-16 string, lone
  * surrogates included (each becomes the 3-byte U+FFFD), without encoding it.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { recordSize, utf8Length } from '../../lib/core/record-batch/record-size.js';
+import { recordSize, utf8Length } from '../../protocol/record-batch/record-size.js';
 
 const encoded = (s: string): number => new TextEncoder().encode(s).length;
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);

@@ -4,7 +4,7 @@
  * commit's item, replica assignment, and the store time limit and liveness probe.
  */
 import { describe, expect, it } from 'vitest';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import { assignReplicas } from '../../lib/core/replication/assignment.js';
 import type { ReplicaWrite } from '../../lib/core/replication/commit-clauses.js';
 import { explainReplicaFailure, replicaCommitClauses } from '../../lib/core/replication/commit-clauses.js';

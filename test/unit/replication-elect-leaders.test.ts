@@ -4,7 +4,7 @@
  * and a failure that is no Kafka error.
  */
 import { describe, expect, it } from 'vitest';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import { electLeaders } from '../../lib/core/replication/elect-leaders.js';
 import { arrangedPartition } from './replication-support.js';
 

@@ -5,7 +5,7 @@
  * lose their conditional write to a concurrent commit or ISR change.
  */
 import { describe, expect, it } from 'vitest';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import type { ElectionOptions } from '../../lib/core/replication/election.js';
 import { electLeader } from '../../lib/core/replication/election.js';
 import { ConditionFailedError } from '../../lib/ports/metadata-store.js';

@@ -5,7 +5,7 @@
  * a conditional write that loses to a concurrent change.
  */
 import { describe, expect, it } from 'vitest';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import { removeFromIsr } from '../../lib/core/replication/isr.js';
 import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
 import { LAG_MS, arrangedPartition } from './replication-support.js';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PartitionState } from '../../lib/core/log/partition-state.js';
 import { effectiveConfig } from '../../lib/core/topics/configs.js';
-import { decodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import { decodeRecordBatch } from '../../protocol/record-batch/index.js';
 import { assignReplicas } from '../../lib/core/replication/assignment.js';
 import { replicatePartition } from '../../lib/core/replication/replicator.js';
 import { LAG_MS, replicationCluster } from './replication-support.js';

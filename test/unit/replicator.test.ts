@@ -5,7 +5,7 @@
  * election, or the metadata store errors.
  */
 import { describe, expect, it } from 'vitest';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import { dataObjectPrefix } from '../../lib/core/keys.js';
 import { replicatePartition } from '../../lib/core/replication/replicator.js';
 import type { UpdateAction } from '../../lib/ports/metadata-store.js';

@@ -9,7 +9,7 @@ import { isRetired, pageEntries, pageItem } from '../../lib/core/log/batch-index
 import { asPartitionState } from '../../lib/core/log/partition-state.js';
 import { applyRetention } from '../../lib/core/log/retention.js';
 import type { TopicConfig } from '../../lib/core/topics/configs.js';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
 import { beforeUpdate } from '../support/before-update.js';

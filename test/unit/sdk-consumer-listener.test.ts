@@ -4,7 +4,7 @@
  * command line's `consume --group` is built on.
  */
 import { describe, expect, it } from 'vitest';
-import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import { SluiceClient } from '../../sdk/client.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../../sdk/producer.js';
 import type { FetchLike } from '../../sdk/transport.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeRecordBatch, withBaseOffset } from '../../lib/core/record-batch/index.js';
+import { encodeRecordBatch, withBaseOffset } from '../../protocol/record-batch/index.js';
 import { SluiceClient } from '../../sdk/client.js';
 import type { ConsumedRecord } from '../../sdk/types.js';
 import type { FetchLike } from '../../sdk/transport.js';

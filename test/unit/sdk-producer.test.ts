@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeRecordBatch, splitBatches } from '../../lib/core/record-batch/index.js';
+import { decodeRecordBatch, splitBatches } from '../../protocol/record-batch/index.js';
 import { SluiceClient } from '../../sdk/client.js';
 import type { FetchLike } from '../../sdk/transport.js';
 

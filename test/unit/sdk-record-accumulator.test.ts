@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { partitionForKey } from '../../lib/core/partitioner.js';
+import { partitionForKey } from '../../protocol/partitioner.js';
 import type { BatchOutcome } from '../../sdk/record-accumulator.js';
 import { RecordAccumulator } from '../../sdk/record-accumulator.js';
 import { SluiceError } from '../../sdk/errors.js';

@@ -11,7 +11,7 @@ import {
   encodeSegment,
   footerBytes,
 } from '../../lib/core/log/segments/format.js';
-import { crc32c } from '../../lib/core/record-batch/index.js';
+import { crc32c } from '../../protocol/record-batch/index.js';
 
 /** A base offset past 2^32, so the trailer's i64 and the chunks' u32 relative offsets both matter. */
 const BASE = 2 ** 32 + 100;

@@ -13,7 +13,7 @@ import type { RollOptions, RollResult } from '../../lib/core/log/segments/roll.j
 import { rollSegment } from '../../lib/core/log/segments/roll.js';
 import { segmentItem } from '../../lib/core/log/segments/segment-index.js';
 import { timeMarkItem } from '../../lib/core/log/time-index.js';
-import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 import { TransactionCanceledError } from '../../lib/ports/metadata-store.js';
 import { InterceptedMetadataStore } from '../harness/seams.js';

@@ -3,7 +3,7 @@ import { FaultInjector, FaultyObjectStore } from '../../lib/adapters/fault/index
 import { pageEntries } from '../../lib/core/log/batch-index.js';
 import { decodeSegmentFooter, encodeSegment } from '../../lib/core/log/segments/format.js';
 import { rollSegment } from '../../lib/core/log/segments/roll.js';
-import { splitBatches } from '../../lib/core/record-batch/index.js';
+import { splitBatches } from '../../protocol/record-batch/index.js';
 import { DEFAULT_TOPIC_CONFIG, parseConfigOverrides } from '../../lib/core/topics/configs.js';
 import { T0, referencedObjects, segmentSetup, snapshot } from './segment-support.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import { SequenceGapError } from '../../lib/core/log/commit.js';
 import { commitInSequence } from '../../lib/core/log/sequence-wait.js';
 

@@ -1,11 +1,11 @@
 /**
- * Snappy as Kafka's Java client writes it (lib/core/record-batch/snappy.ts), through compressRecords and
+ * Snappy as Kafka's Java client writes it (protocol/record-batch/snappy.ts), through compressRecords and
  * decompressRecords: raw blocks built element by element as Snappy's format description lays them out
  * (a varint length, then literals and copies with 1-, 2- and 4-byte offsets), inside snappy-java's
  * xerial framing or bare; every malformed block or frame refused with CORRUPT_MESSAGE and its message.
  */
 import { describe, expect, it } from 'vitest';
-import { compressRecords, decompressRecords } from '../../lib/core/record-batch/compression.js';
+import { compressRecords, decompressRecords } from '../../protocol/record-batch/compression.js';
 import { errorOf } from '../support/sluice-error.js';
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');

@@ -5,7 +5,7 @@
  * and parameters get 400s that read nothing.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { partitionForKey } from '../../lib/core/partitioner.js';
+import { partitionForKey } from '../../protocol/partitioner.js';
 import { topology as pageViews } from '../../examples/page-views.js';
 import { SluiceClient } from '../../sdk/client.js';
 import { SluiceError } from '../../sdk/errors.js';

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 import { memorySluice } from './log-support.js';
 

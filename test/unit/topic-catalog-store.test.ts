@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { keys } from '../../lib/core/keys.js';
 import { TopicCatalog } from '../../lib/core/topics/catalog.js';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import type { ItemKey, MetadataStore } from '../../lib/ports/metadata-store.js';
 import { TestClock } from './log-support.js';
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
 import { validateTopicName } from '../../lib/core/topics/catalog.js';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 import { memorySluice } from './log-support.js';
 
 const refusal = async (promise: Promise<unknown>) => {

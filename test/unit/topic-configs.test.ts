@@ -11,7 +11,7 @@ import {
   isConfigName,
   parseConfigOverrides,
 } from '../../lib/core/topics/configs.js';
-import { SluiceError } from '../../lib/errors.js';
+import { SluiceError } from '../../protocol/errors.js';
 
 const refusal = (input: unknown): string => {
   try {

@@ -1,10 +1,10 @@
 /**
- * XXH64 with seed 0 (lib/core/record-batch/xxh64.ts), the hash of Zstandard's content checksum:
+ * XXH64 with seed 0 (protocol/record-batch/xxh64.ts), the hash of Zstandard's content checksum:
  * xxHash's published vectors, and lengths on each side of the 4-, 8- and 32-byte steps of the
  * algorithm, checked against the reference `xxhsum -H1` (Debian package xxhash 0.8.1).
  */
 import { describe, expect, it } from 'vitest';
-import { xxh64 } from '../../lib/core/record-batch/xxh64.js';
+import { xxh64 } from '../../protocol/record-batch/xxh64.js';
 
 const ascii = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'latin1'));
 /** Bytes (i × 131 + 7) mod 256: every value, no run, so each lane read is distinct. */

@@ -1,5 +1,5 @@
 /**
- * Zstandard frames (RFC 8878) as lib/core/record-batch/zstd.ts reads them through decompressRecords:
+ * Zstandard frames (RFC 8878) as protocol/record-batch/zstd.ts reads them through decompressRecords:
  * frames written by the reference `zstd` tool decode to their input; the frame walk that runs before
  * fzstd refuses, with CORRUPT_MESSAGE and a message saying what is wrong, every header and block that
  * is malformed or asks for more memory than the limit; and output is counted as it is decoded.

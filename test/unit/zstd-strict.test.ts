@@ -6,8 +6,8 @@
  * unedited frames decode to their exact input. Every edited frame here is refused by `zstd -d` too.
  */
 import { describe, expect, it } from 'vitest';
-import { crc32c } from '../../lib/core/record-batch/crc32c.js';
-import { encodeRecordBatch } from '../../lib/core/record-batch/index.js';
+import { crc32c } from '../../protocol/record-batch/crc32c.js';
+import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import { T0, produceCluster } from './produce-support.js';
 import { MAGIC, blockHeader, bytesOf, corrupt, hex, refusal, text, zstd } from './zstd-support.js';
 

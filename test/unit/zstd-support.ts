@@ -1,5 +1,5 @@
 /** Helpers for the tests of Zstandard frames (zstd-frames, zstd-strict): frames as hex strings. */
-import { decompressRecords } from '../../lib/core/record-batch/compression.js';
+import { decompressRecords } from '../../protocol/record-batch/compression.js';
 import { errorOf } from '../support/sluice-error.js';
 
 export const MAGIC = '28b52ffd';

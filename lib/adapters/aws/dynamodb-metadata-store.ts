@@ -31,7 +31,7 @@ import type {
 import { ConditionFailedError, TransactionCanceledError } from '../../ports/metadata-store.js';
 import { itemSize, readUnitsFor, StorageMeter, writeUnitsFor } from '../../ports/meter.js';
 import { throttled } from '../../ports/storage-errors.js';
-import { invalidRequest, SluiceError } from '../../errors.js';
+import { invalidRequest, SluiceError } from '../../../protocol/errors.js';
 import {
   conditionExpression,
   ExpressionNames,

@@ -1,7 +1,7 @@
 /**
  * Turns AWS SDK failures into Sluice's errors, so nothing above this folder sees an AWS exception.
  */
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../../../protocol/errors.js';
 import { StorageFailure, storageUnavailable, throttled } from '../../ports/storage-errors.js';
 
 const THROTTLING = new Set([

@@ -14,7 +14,7 @@ import { GetRoleCommand, SimulatePrincipalPolicyCommand } from '@aws-sdk/client-
 import type { AccessCheck } from '../../auth/acl.js';
 import type { Authorizer } from '../../auth/authorizer.js';
 import { INVOKE_ACTION, executeApiArn } from '../../auth/authorizer.js';
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../../../protocol/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { CallerContext } from '../../http/types.js';
 import { errorName, httpStatusOf } from './errors.js';

@@ -3,7 +3,7 @@
  */
 import type { AttributeValue as DynamoValue } from '@aws-sdk/client-dynamodb';
 import type { AttributeValue, Item } from '../../ports/metadata-store.js';
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../../../protocol/errors.js';
 
 export type DynamoItem = Record<string, DynamoValue>;
 

@@ -9,7 +9,7 @@
  *   timeout), counted apart.
  * - `delay`: the operation waits before or after it runs, so concurrent operations reorder.
  */
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../../../protocol/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import { storageUnavailable, throttled } from '../../ports/storage-errors.js';
 import type { Random } from './random.js';

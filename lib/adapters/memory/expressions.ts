@@ -11,7 +11,7 @@ import type {
   UpdateAction,
 } from '../../ports/metadata-store.js';
 import { pathParts } from '../../ports/metadata-store.js';
-import { invalidRequest } from '../../errors.js';
+import { invalidRequest } from '../../../protocol/errors.js';
 
 type Doc = { [name: string]: AttributeValue };
 

@@ -17,7 +17,7 @@ import type {
 } from '../../ports/metadata-store.js';
 import { ConditionFailedError, TransactionCanceledError } from '../../ports/metadata-store.js';
 import { itemSize, readUnitsFor, StorageMeter, writeUnitsFor } from '../../ports/meter.js';
-import { invalidRequest } from '../../errors.js';
+import { invalidRequest } from '../../../protocol/errors.js';
 import { applyUpdate, checkOperators, clone, evaluate } from './expressions.js';
 
 const MAX_ITEM_BYTES = 400 * 1024;

@@ -4,8 +4,8 @@
  * exponential backoff with full jitter. Bounded: past the last attempt (about 20 s of waiting at most,
  * under API Gateway's 29 s) the caller gets a retriable COORDINATOR_NOT_AVAILABLE.
  */
-import type { ErrorCode } from '../../errors.js';
-import { SluiceError } from '../../errors.js';
+import type { ErrorCode } from '../../../protocol/errors.js';
+import { SluiceError } from '../../../protocol/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import { ConditionFailedError, TransactionCanceledError } from '../../ports/metadata-store.js';
 

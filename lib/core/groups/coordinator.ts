@@ -5,7 +5,7 @@
  * the group, a commit, or the scheduled sweep.
  */
 import { randomUUID } from 'node:crypto';
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../../../protocol/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { MetadataStore } from '../../ports/metadata-store.js';
 import { StaleRead, retryOnConflict } from './cas-retry.js';

@@ -2,7 +2,7 @@
  * One consumer-group heartbeat as a pure step: the group before, the request, the catalog's view of the
  * subscribed topics → the group after and the answer. Persisting the result is the caller's job.
  */
-import { SluiceError, invalidRequest } from '../../errors.js';
+import { SluiceError, invalidRequest } from '../../../protocol/errors.js';
 import type { GroupView } from './group.js';
 import { GroupDraft } from './group.js';
 import type { Member } from './member.js';

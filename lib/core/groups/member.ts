@@ -8,7 +8,7 @@
  *   gets the target partitions that no other member holds (assigned or pending revocation). The rest
  *   are unreleased: the member picks them up on a later heartbeat, after their old owner let go.
  */
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../../../protocol/errors.js';
 import type { PartitionMap } from './partition-map.js';
 import {
   EMPTY_PARTITIONS,

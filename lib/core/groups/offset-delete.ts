@@ -8,7 +8,7 @@
  * its subscription) between the read and the write makes the write fail and the attempt start over;
  * every membership or subscription change writes META with a new version (see group-items.ts).
  */
-import { SluiceError, invalidRequest } from '../../errors.js';
+import { SluiceError, invalidRequest } from '../../../protocol/errors.js';
 import type { MetadataStore } from '../../ports/metadata-store.js';
 import { OFFSETS_PER_COMMIT } from './commit-limit.js';
 import { liveMembers } from './group.js';

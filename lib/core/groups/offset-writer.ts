@@ -4,7 +4,7 @@
  * member epoch and a live session; a commit outside the group protocol (or a reset) holds only while
  * the group has no members.
  */
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../../../protocol/errors.js';
 import type { MetadataStore, TransactOp } from '../../ports/metadata-store.js';
 import { StaleRead } from './cas-retry.js';
 import { OFFSETS_PER_COMMIT } from './commit-limit.js';

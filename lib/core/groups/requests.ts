@@ -2,7 +2,7 @@
  * Validation of consumer-group requests at the boundary (API.md "Consumer groups"): every failure is a
  * 400 INVALID_REQUEST that names the field, raised before anything is read or written.
  */
-import { invalidRequest } from '../../errors.js';
+import { invalidRequest } from '../../../protocol/errors.js';
 import { OFFSETS_PER_COMMIT } from './commit-limit.js';
 import { fromTopicPartitions } from './partition-map.js';
 import type {

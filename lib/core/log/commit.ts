@@ -10,7 +10,7 @@
  */
 import type { Condition, MetadataStore, UpdateAction } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../../../protocol/errors.js';
 import { keys } from '../keys.js';
 import { TopicGoneError } from './context.js';
 import { markHash } from './idempotency.js';

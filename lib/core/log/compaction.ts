@@ -26,8 +26,8 @@ import { ConditionFailedError, TransactionCanceledError } from '../../ports/meta
 import type { ObjectStore } from '../../ports/object-store.js';
 import { dataObjectKey, keys, segmentObjectKey } from '../keys.js';
 import { queryAll } from '../query-all.js';
-import type { Record as KafkaRecord } from '../record-batch/index.js';
-import { decodeRecordBatch, encodeRecordBatch } from '../record-batch/index.js';
+import type { Record as KafkaRecord } from '../../../protocol/record-batch/index.js';
+import { decodeRecordBatch, encodeRecordBatch } from '../../../protocol/record-batch/index.js';
 import type { TopicConfig } from '../topics/configs.js';
 import type { PartitionState } from './partition-state.js';
 import { asPartitionState } from './partition-state.js';

@@ -6,7 +6,7 @@
 import type { Clock } from '../../ports/clock.js';
 import type { MetadataStore } from '../../ports/metadata-store.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../../../protocol/errors.js';
 import { keys } from '../keys.js';
 import type { TopicCatalog } from '../topics/catalog.js';
 import type { Topic } from '../topics/model.js';

@@ -3,9 +3,9 @@
  * tail), never returns anything at or above the high watermark (the smallest LEO in the ISR, not the
  * leader's LEO: lib/core/replication), and long-polls by re-reading it.
  */
-import { SluiceError, isSluiceError } from '../../errors.js';
-import type { Record as KafkaRecord } from '../record-batch/index.js';
-import { decodeRecordBatch, recordSize } from '../record-batch/index.js';
+import { SluiceError, isSluiceError } from '../../../protocol/errors.js';
+import type { Record as KafkaRecord } from '../../../protocol/record-batch/index.js';
+import { decodeRecordBatch, recordSize } from '../../../protocol/record-batch/index.js';
 import type { Topic } from '../topics/model.js';
 import type { LogContext } from './context.js';
 import { readPartitionState, withCurrentTopic } from './context.js';

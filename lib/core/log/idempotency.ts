@@ -9,8 +9,8 @@
  * `hash.fingerprint.requestTime36`: the hash alone is what the commit condition tests in the `ik` list.
  */
 import { createHash } from 'node:crypto';
-import { SluiceError } from '../../errors.js';
-import type { RecordHeader } from '../record-batch/index.js';
+import { SluiceError } from '../../../protocol/errors.js';
+import type { RecordHeader } from '../../../protocol/record-batch/index.js';
 
 export interface IdempotencyMark {
   /** sha256(topicId, key), the identity the commit condition tests. */

@@ -3,17 +3,17 @@
  * every in-sync store, then commit each partition (lib/core/log/commit.ts). Offsets exist only after
  * the commit, so a crash before it leaves an orphan object (collected by maintenance), never a hole.
  */
-import { SluiceError, isSluiceError } from '../../errors.js';
+import { SluiceError, isSluiceError } from '../../../protocol/errors.js';
 import { dataObjectKey, keys } from '../keys.js';
-import { partitionForKey } from '../partitioner.js';
-import type { RecordHeader, RecordInput } from '../record-batch/index.js';
+import { partitionForKey } from '../../../protocol/partitioner.js';
+import type { RecordHeader, RecordInput } from '../../../protocol/record-batch/index.js';
 import {
   encodeRecordBatch,
   splitBatches,
   stampPartitionLeaderEpoch,
   validateProducerBatch,
   withLogAppendTime,
-} from '../record-batch/index.js';
+} from '../../../protocol/record-batch/index.js';
 import type { Acks } from '../replication/commit-clauses.js';
 import { electLeader } from '../replication/election.js';
 import { removeFromIsr } from '../replication/isr.js';

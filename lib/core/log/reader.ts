@@ -5,9 +5,9 @@
  */
 import type { MetadataStore } from '../../ports/metadata-store.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import { SluiceError, isSluiceError } from '../../errors.js';
-import type { BatchHeader } from '../record-batch/index.js';
-import { splitBatches, withBaseOffset } from '../record-batch/index.js';
+import { SluiceError, isSluiceError } from '../../../protocol/errors.js';
+import type { BatchHeader } from '../../../protocol/record-batch/index.js';
+import { splitBatches, withBaseOffset } from '../../../protocol/record-batch/index.js';
 import type { LocatedEntry } from './batch-index.js';
 import type { PartitionState } from './partition-state.js';
 import { tailOffsets } from './partition-state.js';

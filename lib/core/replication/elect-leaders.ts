@@ -4,7 +4,7 @@
  * not answer, with an out-of-sync replica if nothing in sync is left, and only where the topic sets
  * unclean.leader.election.enable. Each partition answers on its own, as in Kafka.
  */
-import { SluiceError, isSluiceError } from '../../errors.js';
+import { SluiceError, isSluiceError } from '../../../protocol/errors.js';
 import { checkPartition, readPartitionState } from '../log/context.js';
 import { dataObjectPrefix } from '../keys.js';
 import { effectiveConfig } from '../topics/configs.js';

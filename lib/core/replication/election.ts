@@ -12,7 +12,7 @@
  *   and holds the leader's whole log, so the move truncates nothing.
  */
 import type { Condition, UpdateAction } from '../../ports/metadata-store.js';
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../../../protocol/errors.js';
 import { retryOnConflict } from '../groups/cas-retry.js';
 import { keys } from '../keys.js';
 import { readPartitionState } from '../log/context.js';

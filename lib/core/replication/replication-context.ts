@@ -2,7 +2,7 @@
 import type { Clock } from '../../ports/clock.js';
 import type { MetadataStore } from '../../ports/metadata-store.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../../../protocol/errors.js';
 import type { CasRetryOptions } from '../groups/cas-retry.js';
 import type { PartitionState } from '../log/partition-state.js';
 import type { Topic } from '../topics/model.js';

@@ -14,7 +14,7 @@
  */
 import type { Condition, UpdateAction } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../../../protocol/errors.js';
 import { dataObjectPrefix, isSegmentObjectKey, keys } from '../keys.js';
 import { readPartitionState } from '../log/context.js';
 import type { PartitionState } from '../log/partition-state.js';

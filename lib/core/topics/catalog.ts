@@ -8,7 +8,7 @@ import { highWatermarkOf, logEndOffsets, outOfSyncReplicas } from '../replicatio
 import type { Item, MetadataStore } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
 import type { Clock } from '../../ports/clock.js';
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../../../protocol/errors.js';
 import { keys } from '../keys.js';
 import { asPartitionState, initialPartitionState } from '../log/partition-state.js';
 import type { TopicConfig } from './configs.js';

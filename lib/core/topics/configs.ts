@@ -2,7 +2,7 @@
  * Topic configs with Kafka's names, defaults and validation. Values travel as strings (as in Kafka's
  * AdminClient); each is parsed here once so a bad value fails with INVALID_CONFIG naming the key.
  */
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../../../protocol/errors.js';
 
 export type CleanupPolicy = 'delete' | 'compact' | 'compact,delete';
 

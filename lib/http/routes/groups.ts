@@ -1,5 +1,5 @@
 /** Consumer-group routes (API.md "Consumer groups"): parse, delegate to the coordinator, shape the answer. */
-import { invalidRequest } from '../../errors.js';
+import { invalidRequest } from '../../../protocol/errors.js';
 import type { GroupCoordinator } from '../../core/groups/coordinator.js';
 import { parseDeleteOffsetsQuery } from '../../core/groups/offset-delete.js';
 import { parseCommitRequest, parseHeartbeatRequest, parseResetRequest } from '../../core/groups/requests.js';

@@ -1,5 +1,5 @@
 /** Produce, fetch, ListOffsets and InitProducerId routes (API.md "Produce", "Fetch"). */
-import { SluiceError, invalidRequest } from '../../errors.js';
+import { SluiceError, invalidRequest } from '../../../protocol/errors.js';
 import { parsePartitionParam } from '../../core/log/context.js';
 import type { Fetcher } from '../../core/log/fetch.js';
 import { MAX_FETCH_BYTES, MAX_WAIT_MS } from '../../core/log/fetch.js';

@@ -2,7 +2,7 @@
 import type { LogContext } from '../../core/log/context.js';
 import type { AdminElectionType } from '../../core/replication/elect-leaders.js';
 import { electLeaders } from '../../core/replication/elect-leaders.js';
-import { invalidRequest } from '../../errors.js';
+import { invalidRequest } from '../../../protocol/errors.js';
 import { readJsonObject, rejectUnknownFields } from '../body.js';
 import type { Route } from '../types.js';
 import { json } from '../types.js';

@@ -11,8 +11,8 @@
  * chunkCount u32, dataBytes u32, span u32, reserved u32, crc32c u32 (of the chunk entries and the
  * trailer's first 24 bytes), magic u32`.
  */
-import { SluiceError } from '../../../errors.js';
-import { crc32c } from '../../record-batch/index.js';
+import { SluiceError } from '../../../../protocol/errors.js';
+import { crc32c } from '../../../../protocol/record-batch/index.js';
 
 /** One chunk: whole batches [baseOffset, baseOffset + n) at bytes [b, b + l) of the segment. */
 export interface SegmentChunk {

@@ -1,4 +1,4 @@
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../errors.js';
 import { assertCanCompress, compressRecords } from './compression.js';
 import { crc32c } from './crc32c.js';
 import {

@@ -1,5 +1,5 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../errors.js';
 import { COMPRESSIONS, corrupt } from './header.js';
 import { compressLz4, decompressLz4 } from './lz4.js';
 import { compressSnappy, decompressSnappy } from './snappy.js';

@@ -1,4 +1,4 @@
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../errors.js';
 import { crc32c } from './crc32c.js';
 import type { BatchHeader, Compression, TimestampType } from './types.js';
 

@@ -1,4 +1,4 @@
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../errors.js';
 
 /**
  * Kafka's zigzag varints (int32) and varlongs (int64), as in Java's ByteUtils. Records use them for

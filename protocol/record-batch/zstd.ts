@@ -1,5 +1,5 @@
 import { Decompress } from 'fzstd';
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../errors.js';
 import { concatBytes } from './bytes.js';
 import { corrupt, viewOf } from './header.js';
 import { xxh64 } from './xxh64.js';

@@ -1,4 +1,4 @@
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../errors.js';
 import { MAX_DECOMPRESSED_BYTES, decompressRecords } from './compression.js';
 import {
   LOG_OVERHEAD,

@@ -1,4 +1,4 @@
-import { SluiceError } from '../errors.js';
+import { SluiceError } from './errors.js';
 
 /**
  * How records without an explicit partition pick one, matching Kafka's Java producer so that a key

@@ -5,7 +5,7 @@
  * high watermark by a million offsets, give three records one offset, or leave bytes in the log that
  * no fetch can decode; so every field the log relies on is checked against the records it describes.
  */
-import { SluiceError } from '../../errors.js';
+import { SluiceError } from '../errors.js';
 import { decodeRecordBatch } from './decode.js';
 import type { BatchHeader, Record } from './types.js';
 
