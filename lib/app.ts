@@ -9,7 +9,7 @@ import type { StoreInfo } from './core/topics/model.js';
 import { TopicCatalog } from './core/topics/catalog.js';
 import { createLogContext } from './core/log/context.js';
 import type { LogContext } from './core/log/context.js';
-import { Producer } from './core/log/produce.js';
+import { LogAppender } from './core/log/produce.js';
 import { Fetcher } from './core/log/fetch.js';
 import { Maintenance } from './core/maintenance.js';
 import type { Logger } from './http/router.js';
@@ -69,7 +69,7 @@ export interface Sluice {
   store: MetadataStore;
   catalog: TopicCatalog;
   log: LogContext;
-  producer: Producer;
+  producer: LogAppender;
   fetcher: Fetcher;
   groups: GroupCoordinator;
   maintenance: Maintenance;
@@ -101,7 +101,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     ...(deps.random ? { random: deps.random } : {}),
     ...(deps.newId ? { newId: deps.newId } : {}),
   });
-  const producer = new Producer(log);
+  const producer = new LogAppender(log);
   const fetcher = new Fetcher(log);
   const groups = new GroupCoordinator({
     store,

@@ -6,7 +6,7 @@
  */
 import type { ErrorCode } from '../../protocol/errors.js';
 import { SluiceError } from '../../protocol/errors.js';
-import type { HttpMethod } from '../http/types.js';
+import type { CallerContext, HttpMethod } from '../http/types.js';
 
 /** Kafka's AclOperation names (the ones Sluice's routes need). */
 export type AclOperation =
@@ -41,6 +41,15 @@ export const aclTable = (
   routes: readonly { method: HttpMethod; path: string; acl?: RouteAcl | undefined }[],
 ): Readonly<Record<string, RouteAcl>> =>
   Object.fromEntries(routes.flatMap((r) => (r.acl ? [[`${r.method} ${r.path}`, r.acl] as const] : [])));
+
+/**
+ * The Authorizer port: may this caller invoke these route-shaped checks? (lib/auth/authorizer.ts has
+ * the local implementation, lib/adapters/aws/iam-authorizer.ts IAM's.)
+ */
+export interface Authorizer {
+  /** One answer per check, in order: true when the caller's policies allow `execute-api:Invoke`. */
+  allowed(caller: CallerContext, checks: readonly AccessCheck[]): Promise<boolean[]>;
+}
 
 /** One permission to check: the Kafka ACL, and the route path whose `execute-api:Invoke` grants it. */
 export interface AccessCheck {

@@ -8,7 +8,7 @@
 import { SluiceError } from '../../protocol/errors.js';
 import type { RouteGuard } from '../http/router.js';
 import type { CallerContext, HttpRequest } from '../http/types.js';
-import type { AccessCheck } from './acl.js';
+import type { AccessCheck, Authorizer } from './acl.js';
 import { impliedChecks, refusal } from './acl.js';
 import type { Decision, PolicyDocument } from './policy.js';
 import { evaluatePolicies } from './policy.js';
@@ -16,10 +16,7 @@ import { describableTopicsOnly } from './visibility.js';
 
 export const INVOKE_ACTION = 'execute-api:Invoke';
 
-export interface Authorizer {
-  /** One answer per check, in order: true when the caller's policies allow `execute-api:Invoke`. */
-  allowed(caller: CallerContext, checks: readonly AccessCheck[]): Promise<boolean[]>;
-}
+export type { Authorizer } from './acl.js';
 
 /** `arn:aws:execute-api:{region}:{account}:{apiId}/{stage}/{METHOD}{path}`, as IAM sees an invocation. */
 export const executeApiArn = (

@@ -5,8 +5,8 @@
  * must not reveal the names of topics the caller cannot see.
  */
 import type { CallerContext, HttpResponse } from '../http/types.js';
+import type { Authorizer } from './acl.js';
 import { topicDescribe } from './acl.js';
-import type { Authorizer } from './authorizer.js';
 
 interface Listing {
   offsets?: unknown;

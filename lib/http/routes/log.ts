@@ -4,7 +4,7 @@ import type { ErrorCode } from '../../../protocol/errors.js';
 import { parsePartitionParam } from '../../core/log/context.js';
 import type { Fetcher } from '../../core/log/fetch.js';
 import { MAX_FETCH_BYTES, MAX_WAIT_MS } from '../../core/log/fetch.js';
-import type { Acks, ProduceRecord, Producer } from '../../core/log/produce.js';
+import type { Acks, LogAppender, ProduceRecord } from '../../core/log/produce.js';
 import { rejectUnknownFields } from '../body.js';
 import { defineRoute } from '../define-route.js';
 import { EDGE_LIMITS } from '../limits.js';
@@ -17,7 +17,7 @@ import { TOPIC_ERRORS, queryParam } from './errors.js';
 export const RECORD_BATCH_MEDIA_TYPE = 'application/vnd.kafka.record-batch';
 
 export interface LogRoutesOptions {
-  producer: Producer;
+  producer: LogAppender;
   fetcher: Fetcher;
   maxRequestBytes: number;
 }
