@@ -55,6 +55,8 @@ export const ROUTE_ACLS: Readonly<Record<string, RouteAcl>> = {
     resourceType: 'TOPIC',
     param: 'topic',
   },
+  // Kafka's Fetch names its topics in the body: READ on each is checked (impliedChecks).
+  'POST /v1/fetch': { operation: 'DESCRIBE', resourceType: 'CLUSTER' },
   'GET /v1/topics/{topic}/partitions/{partition}/offsets': {
     operation: 'DESCRIBE',
     resourceType: 'TOPIC',
@@ -191,6 +193,9 @@ export const impliedChecks = (
     case 'POST /v1/groups/{group}/offsets/reset':
       topics.push(...strings([fields['topic']]));
       break;
+    case 'POST /v1/fetch':
+      topics.push(...objects(fields['partitions']).flatMap((o) => strings([o['topic']])));
+      break;
     case 'DELETE /v1/groups/{group}/offsets':
       topics.push(...strings([query['topic']]));
       break;
@@ -207,6 +212,7 @@ export const BODY_NAMED_ROUTES: ReadonlySet<string> = new Set([
   'POST /v1/groups/{group}/heartbeat',
   'POST /v1/groups/{group}/offsets',
   'POST /v1/groups/{group}/offsets/reset',
+  'POST /v1/fetch',
 ]);
 
 const REFUSAL: Record<AclResourceType, ErrorCode> = {

@@ -27,6 +27,7 @@ export const ROUTE_TABLE: readonly RouteSpec[] = [
   { method: 'POST', pattern: '/v1/topics/{topic}/partitions/{partition}/batches', job: 'produce' },
   { method: 'POST', pattern: '/v1/producers', job: 'produce' },
   { method: 'GET', pattern: '/v1/topics/{topic}/partitions/{partition}/records', job: 'fetch' },
+  { method: 'POST', pattern: '/v1/fetch', job: 'fetch' },
   { method: 'GET', pattern: '/v1/topics/{topic}/partitions/{partition}/offsets', job: 'fetch' },
   // Interactive queries (streams/query/) are reads of the metadata table, as fetch's are.
   { method: 'GET', pattern: '/v1/streams/{app}/stores/{store}/keys/{key}', job: 'fetch' },

@@ -213,6 +213,16 @@ export const OPERATIONS: Operation[] = [
     errors: [...TOPIC_ERRORS, 'OFFSET_OUT_OF_RANGE', 'NOT_LEADER_OR_FOLLOWER'],
   },
   {
+    method: 'post',
+    path: '/v1/fetch',
+    id: 'fetchMany',
+    summary:
+      "Kafka's Fetch over many partitions: one long poll that answers as soon as any partition has data past its offset or an error, else when maxWaitMs ends; whole stored batches per partition, each partition's error its own.",
+    body: 'MultiFetch',
+    ok: { 200: 'MultiFetchResult' },
+    errors: ['TOPIC_AUTHORIZATION_FAILED'],
+  },
+  {
     method: 'get',
     path: '/v1/topics/{topic}/partitions/{partition}/offsets',
     id: 'listOffsets',
