@@ -135,6 +135,9 @@ export const impliedChecks = (
     case 'POST /v1/groups/{group}/offsets/reset':
       topics.push(...strings([fields['topic']]));
       break;
+    case 'POST /v1/fetch':
+      topics.push(...objects(fields['partitions']).flatMap((o) => strings([o['topic']])));
+      break;
     case 'DELETE /v1/groups/{group}/offsets':
       topics.push(...strings([query['topic']]));
       break;

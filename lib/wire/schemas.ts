@@ -260,6 +260,42 @@ export const SCHEMAS: Record<string, Schema> = {
     highWatermark: int(undefined, 0),
     logStartOffset: int(undefined, 0),
   }),
+  MultiFetch: request(
+    {
+      partitions: {
+        ...array(
+          request(
+            {
+              topic: str(),
+              partition: int(undefined, 0),
+              offset: int(undefined, 0),
+              maxBytes: int('max.partition.fetch.bytes: default 1048576, at most 4194304', 1),
+            },
+            ['topic', 'partition', 'offset'],
+          ),
+        ),
+        minItems: 1,
+        maxItems: 1000,
+      },
+      maxBytes: int('fetch.max.bytes over the answer: default and at most 4194304', 1),
+      maxWaitMs: int('fetch.max.wait.ms: long poll, at most 20000 (default 0)', 0),
+    },
+    ['partitions'],
+  ),
+  PartitionFetch: {
+    type: 'object',
+    required: ['topic', 'partition'],
+    properties: {
+      topic: str(),
+      partition: int(undefined, 0),
+      highWatermark: int('absent with an error other than OFFSET_OUT_OF_RANGE', 0),
+      logStartOffset: int('absent with an error other than OFFSET_OUT_OF_RANGE', 0),
+      nextOffset: int('where the next fetch of the partition starts; absent with an error', 0),
+      recordBatches: str('whole stored RecordBatches with their true base offsets, base64; empty when none'),
+      error: errorBody,
+    },
+  },
+  MultiFetchResult: answer({ partitions: array(ref('PartitionFetch')) }),
   ListOffsets: answer({
     offset: nullable(int(undefined, 0)),
     timestamp: nullable(int('-1 for earliest and latest, as Kafka answers')),

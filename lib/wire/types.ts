@@ -108,6 +108,25 @@ export interface FetchResult {
   logStartOffset: number;
 }
 
+/** A partition of POST /v1/fetch's answer: whole stored RecordBatches (base64), or its error. */
+export interface PartitionFetchAnswer {
+  topic: string;
+  partition: number;
+  /** Absent with an error other than OFFSET_OUT_OF_RANGE. */
+  highWatermark?: number;
+  logStartOffset?: number;
+  /** Where the next fetch of this partition starts (absent with an error). */
+  nextOffset?: number;
+  /** Concatenated RecordBatches with their true base offsets, base64; empty when none. */
+  recordBatches?: string;
+  error?: { code: string; message: string; retriable: boolean };
+}
+
+/** POST /v1/fetch's answer: one entry per requested partition, in request order. */
+export interface MultiFetchResult {
+  partitions: PartitionFetchAnswer[];
+}
+
 /** `at` of ListOffsets: a timestamp in ms, or the log's ends. */
 export type OffsetSpec = 'earliest' | 'latest' | number;
 

@@ -68,6 +68,12 @@ const ROWS: Row[] = [
     status: 200,
   },
   {
+    key: 'POST /v1/fetch',
+    path: '/v1/fetch',
+    body: { partitions: [{ topic: 'orders', partition: 0, offset: 0 }] },
+    status: 200,
+  },
+  {
     key: 'GET /v1/topics/{topic}/partitions/{partition}/offsets',
     path: '/v1/topics/orders/partitions/0/offsets?at=latest',
     status: 200,

@@ -66,6 +66,15 @@ describe('implied checks', () => {
       'READ GET /v1/topics/b/partitions/*/records',
       'READ GET /v1/topics/c/partitions/*/records',
     ]);
+    // Kafka's Fetch: READ on each topic of its partitions, once each.
+    expect(
+      impliedChecks(
+        'POST /v1/fetch',
+        {},
+        { partitions: [{ topic: 'x' }, { topic: 'y' }, { topic: 'x' }, { topic: 3 }, 'z'] },
+      ).map((c) => `${c.operation} ${c.path}`),
+    ).toEqual(['READ /v1/topics/x/partitions/*/records', 'READ /v1/topics/y/partitions/*/records']);
+    expect(impliedChecks('POST /v1/fetch', {}, { partitions: 'x' })).toEqual([]);
     expect(impliedChecks('POST /v1/groups/{group}/offsets', {}, { offsets: 'nope' })).toEqual([]);
     expect(impliedChecks('POST /v1/topics/{topic}/records', {}, { topic: 'x' })).toEqual([]);
     expect(impliedChecks('GET /v1/groups/{group}/offsets', { topic: 'a/b' }, undefined)[0]?.path).toBe(

@@ -30,6 +30,7 @@ const VALID: Record<string, unknown> = {
   CreateConnector: { name: 'c' },
   ConnectorConfig: { 'connector.class': 'FileStreamSource' },
   ConnectorOffsets: { offsets: [] },
+  MultiFetch: { partitions: [{ topic: 't', partition: 0, offset: 0 }] },
 };
 
 interface ObjectSchema {

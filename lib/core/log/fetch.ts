@@ -22,6 +22,8 @@ import { highWatermarkOf } from '../replication/replica-state.js';
 
 export const MAX_WAIT_MS = 20_000;
 export const MAX_FETCH_BYTES = 4 * 1024 * 1024;
+/** Partitions one multi-partition fetch may name (a member owning more sends several). */
+export const MAX_FETCH_PARTITIONS = 1000;
 
 export interface FetchRequest {
   offset: number;
@@ -45,6 +47,28 @@ export interface FetchedBatches extends PartitionBounds {
   batches: Uint8Array[];
   nextOffset: number;
 }
+
+/** One partition of a multi-partition fetch: Kafka's FetchPartition (offset, partition max bytes). */
+export interface PartitionFetch {
+  topic: string;
+  partition: number;
+  offset: number;
+  maxBytes: number;
+}
+
+/** Kafka's Fetch: partitions, the answer's byte budget (fetch.max.bytes), the wait (fetch.max.wait.ms). */
+export interface MultiFetchRequest {
+  partitions: readonly PartitionFetch[];
+  maxBytes: number;
+  maxWaitMs: number;
+}
+
+/** A partition's answer: its batches and bounds, or its error. */
+export type PartitionFetchResult = { topic: string; partition: number } & (
+  FetchedBatches | { error: SluiceError }
+);
+
+type PartitionLookup = { topic: Topic; state: PartitionState } | { error: SluiceError };
 
 /** A stored batch's records; one that does not decode is the store's fault, never the reader's (503). */
 const decodeStored = (batch: StoredBatch): KafkaRecord[] => {
@@ -109,6 +133,79 @@ export class Fetcher {
       nextOffset = batch.baseOffset + batch.header.lastOffsetDelta + 1;
     }
     return { batches, nextOffset, ...bounds };
+  }
+
+  /**
+   * Kafka's Fetch over many partitions: one long poll that answers as soon as any partition has
+   * committed data past its offset or an error, or when `maxWaitMs` ends. Whole stored batches per
+   * partition (as fetchBatches), at most `maxBytes` per partition and `maxBytes` over the answer,
+   * except that the first batch of the first partition with data is returned even when larger (so a
+   * consumer always progresses). A partition's error is its own answer; the others still answer.
+   */
+  async fetchMany(request: MultiFetchRequest): Promise<PartitionFetchResult[]> {
+    const wanted = request.partitions;
+    const deadline = this.ctx.clock.now() + Math.min(request.maxWaitMs, MAX_WAIT_MS);
+    let states: PartitionLookup[];
+    for (;;) {
+      states = await Promise.all(wanted.map((p) => this.lookup(p)));
+      const ready = states.some((s, i) => 'error' in s || wanted[i]!.offset < highWatermarkOf(s.state));
+      const remaining = deadline - this.ctx.clock.now();
+      if (ready || remaining <= 0) break;
+      await this.ctx.clock.sleep(Math.min(this.ctx.pollIntervalMs, remaining));
+    }
+    let budget = request.maxBytes;
+    let first = true;
+    const results: PartitionFetchResult[] = [];
+    for (const [i, p] of wanted.entries()) {
+      const found = states[i]!;
+      const id = { topic: p.topic, partition: p.partition };
+      if ('error' in found) {
+        results.push({ ...id, error: found.error });
+        continue;
+      }
+      const { topic, state } = found;
+      const bounds = boundsOf(state);
+      const batches: Uint8Array[] = [];
+      let bytes = 0;
+      let nextOffset = p.offset;
+      const limit = Math.min(p.maxBytes, budget);
+      try {
+        if (p.offset < bounds.highWatermark && (limit > 0 || first)) {
+          const read = { offset: p.offset, maxBytes: Math.max(limit, 1), maxWaitMs: 0 };
+          for await (const batch of this.batchesFrom(topic, p.partition, state, read)) {
+            if (batch.baseOffset >= bounds.highWatermark) break;
+            if (!first && bytes + batch.bytes.length > limit) break;
+            first = false;
+            batches.push(batch.bytes);
+            bytes += batch.bytes.length;
+            nextOffset = batch.baseOffset + batch.header.lastOffsetDelta + 1;
+          }
+        }
+      } catch (error) {
+        if (!isSluiceError(error)) throw error;
+        results.push({ ...id, error });
+        continue;
+      }
+      budget = Math.max(0, budget - bytes);
+      results.push({ ...id, batches, nextOffset, ...bounds });
+    }
+    return results;
+  }
+
+  /** One partition's topic and state for fetchMany, or the error that is its answer. */
+  private async lookup(p: PartitionFetch): Promise<PartitionLookup> {
+    try {
+      return await withCurrentTopic(this.ctx, p.topic, async (topic) => {
+        const state = await readPartitionState(this.ctx.store, topic, p.partition);
+        const hw = highWatermarkOf(state);
+        if (p.offset < state.logStartOffset || p.offset > hw)
+          throw outOfRange(topic, p.partition, p.offset, state);
+        return { topic, state };
+      });
+    } catch (error) {
+      if (isSluiceError(error)) return { error };
+      throw error;
+    }
   }
 
   /** Kafka ListOffsets: earliest, latest, or the first offset whose timestamp is ≥ the given one. */

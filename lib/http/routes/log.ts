@@ -2,15 +2,27 @@
 import { invalidRequest } from '../../../protocol/errors.js';
 import type { ErrorCode } from '../../../protocol/errors.js';
 import { parsePartitionParam } from '../../core/log/context.js';
-import type { Fetcher } from '../../core/log/fetch.js';
-import { MAX_FETCH_BYTES, MAX_WAIT_MS } from '../../core/log/fetch.js';
+import type {
+  Fetcher,
+  MultiFetchRequest,
+  PartitionFetch,
+  PartitionFetchResult,
+} from '../../core/log/fetch.js';
+import { MAX_FETCH_BYTES, MAX_FETCH_PARTITIONS, MAX_WAIT_MS } from '../../core/log/fetch.js';
 import type { Acks, LogAppender, ProduceRecord } from '../../core/log/produce.js';
 import { rejectUnknownFields } from '../body.js';
 import { defineRoute } from '../define-route.js';
 import { EDGE_LIMITS } from '../limits.js';
 import type { Encoding } from '../encoding.js';
 import { decodeBytes, decodeValue, encodeBytes, encodeValue, parseEncoding } from '../encoding.js';
-import type { BatchResult, FetchResult, ListOffsetsResult, ProducerIdentity } from '../../wire/types.js';
+import type {
+  BatchResult,
+  FetchResult,
+  ListOffsetsResult,
+  MultiFetchResult,
+  PartitionFetchAnswer,
+  ProducerIdentity,
+} from '../../wire/types.js';
 import { json } from '../types.js';
 import { TOPIC_ERRORS, queryParam } from './errors.js';
 
@@ -132,6 +144,26 @@ export const LOG_ROUTES = [
       ({ producer }) =>
       async () =>
         json(200, (await producer.initProducerId()) satisfies ProducerIdentity),
+  }),
+  defineRoute<LogRoutesOptions>({
+    method: 'POST',
+    path: '/v1/fetch',
+    job: 'fetch',
+    // Kafka's Fetch names its topics in the body: READ on each is checked (lib/auth/acl.ts impliedChecks).
+    acl: { operation: 'DESCRIBE', resourceType: 'CLUSTER' },
+    bodyNamesResources: true,
+    id: 'fetchMany',
+    summary:
+      "Kafka's Fetch over many partitions: one long poll that answers as soon as any partition has data past its offset or an error, else when maxWaitMs ends; whole stored batches per partition, each partition's error its own.",
+    body: 'MultiFetch',
+    ok: { 200: 'MultiFetchResult' },
+    errors: ['TOPIC_AUTHORIZATION_FAILED'],
+    handler:
+      ({ fetcher }) =>
+      async (_request, body = {}) => {
+        const results = await fetcher.fetchMany(parseMultiFetch(body));
+        return json(200, { partitions: results.map(renderPartitionFetch) } satisfies MultiFetchResult);
+      },
   }),
   defineRoute<LogRoutesOptions>({
     method: 'GET',
@@ -291,4 +323,88 @@ const intParam = (
     throw invalidRequest(`${name} must be an integer in [${min}, ${max}], got ${raw}`);
   }
   return Number(raw);
+};
+
+const DEFAULT_PARTITION_MAX_BYTES = 1_048_576;
+
+const integerField = (
+  value: unknown,
+  name: string,
+  fallback: number | undefined,
+  min: number,
+  max: number,
+) => {
+  if (value === undefined && fallback !== undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw invalidRequest(`${name} must be an integer in [${min}, ${max}]`);
+  }
+  return value;
+};
+
+/** The body of POST /v1/fetch (docs/api.md "Fetch many partitions"); anything else is a 400. */
+const parseMultiFetch = (body: Record<string, unknown>): MultiFetchRequest => {
+  rejectUnknownFields(body, ['partitions', 'maxBytes', 'maxWaitMs']);
+  const maxWaitMs = integerField(body['maxWaitMs'], 'maxWaitMs', 0, 0, MAX_WAIT_MS);
+  const maxBytes = Math.min(
+    integerField(body['maxBytes'], 'maxBytes', MAX_FETCH_BYTES, 1, Number.MAX_SAFE_INTEGER),
+    MAX_FETCH_BYTES,
+  );
+  const list = body['partitions'];
+  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_FETCH_PARTITIONS) {
+    throw invalidRequest(`partitions must be an array of 1 to ${MAX_FETCH_PARTITIONS} partitions`);
+  }
+  const seen = new Set<string>();
+  const partitions = list.map((raw: unknown, i): PartitionFetch => {
+    const where = `partitions[${i}]`;
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+      throw invalidRequest(`${where} must be an object`);
+    }
+    const p = raw as Record<string, unknown>;
+    rejectUnknownFields(p, ['topic', 'partition', 'offset', 'maxBytes'], where);
+    const topic = p['topic'];
+    if (typeof topic !== 'string' || topic.length === 0 || topic.length > 249) {
+      throw invalidRequest(`${where}.topic must be a topic name`);
+    }
+    const partition = integerField(p['partition'], `${where}.partition`, undefined, 0, 2 ** 31 - 1);
+    const offset = integerField(p['offset'], `${where}.offset`, undefined, 0, Number.MAX_SAFE_INTEGER);
+    const partitionMaxBytes = Math.min(
+      integerField(
+        p['maxBytes'],
+        `${where}.maxBytes`,
+        DEFAULT_PARTITION_MAX_BYTES,
+        1,
+        Number.MAX_SAFE_INTEGER,
+      ),
+      MAX_FETCH_BYTES,
+    );
+    const id = `${topic}\u0000${partition}`;
+    if (seen.has(id)) throw invalidRequest(`${where} repeats ${topic}-${partition}`);
+    seen.add(id);
+    return { topic, partition, offset, maxBytes: partitionMaxBytes };
+  });
+  return { partitions, maxBytes, maxWaitMs };
+};
+
+/** A partition's answer on the wire: its batches in base64, or its error as the error envelope has it. */
+const renderPartitionFetch = (result: PartitionFetchResult): PartitionFetchAnswer => {
+  const id = { topic: result.topic, partition: result.partition };
+  if ('error' in result) {
+    const e = result.error;
+    // As the router answers a 500: its words are for the log, never for the client.
+    const message = e.code === 'UNKNOWN_SERVER_ERROR' ? 'internal error; see the server log' : e.message;
+    const bounds = e.details ?? {};
+    return {
+      ...id,
+      error: { code: e.code, message, retriable: e.retriable },
+      ...(typeof bounds['highWatermark'] === 'number' ? { highWatermark: bounds['highWatermark'] } : {}),
+      ...(typeof bounds['logStartOffset'] === 'number' ? { logStartOffset: bounds['logStartOffset'] } : {}),
+    };
+  }
+  return {
+    ...id,
+    highWatermark: result.highWatermark,
+    logStartOffset: result.logStartOffset,
+    nextOffset: result.nextOffset,
+    recordBatches: Buffer.concat(result.batches).toString('base64'),
+  };
 };
