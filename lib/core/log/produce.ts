@@ -34,7 +34,8 @@ import {
   markHash,
   requestFingerprint,
 } from './idempotency.js';
-import { checkPartition, readPartitionState, withCurrentTopic } from './context.js';
+import { TopicGoneError, checkPartition, readPartitionState, withCurrentTopic } from './context.js';
+import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { materializeTail } from './materialize.js';
 import type { PartitionState, TailEntry } from './partition-state.js';
 import { commitInSequence } from './sequence-wait.js';
@@ -104,12 +105,32 @@ interface ReplicaWrites {
   leaderError?: unknown;
 }
 
+/**
+ * KIP-890's check, asked before a producer's first transactional batch in a partition: the
+ * transaction coordinator confirms the partition is in the producer's open transaction at this epoch
+ * (lib/core/transactions), or throws the error the producer gets (PRODUCER_FENCED, INVALID_TXN_STATE).
+ */
+export type TransactionVerifier = (
+  producerId: number,
+  producerEpoch: number,
+  topic: string,
+  partition: number,
+) => Promise<void>;
+
+const refuseTransactional: TransactionVerifier = () =>
+  Promise.reject(new SluiceError('INVALID_TXN_STATE', 'this deployment has no transaction coordinator'));
+
 export class Producer {
   private stickyCounter = Math.floor(Math.random() * 1_000_000);
   /** Producer ids below this are known to be issued (the counter only grows, so it may lag). */
   private issuedBelow = 0;
+  /** Partition items known to hold the open-transactions map (`tx`). */
+  private readonly withTransactionMap = new Set<string>();
 
-  constructor(private readonly ctx: LogContext) {}
+  constructor(
+    private readonly ctx: LogContext,
+    private readonly verifyTransaction: TransactionVerifier = refuseTransactional,
+  ) {}
 
   async produce(topicName: string, request: ProduceRequest): Promise<ProduceResult[]> {
     return withCurrentTopic(this.ctx, topicName, (topic) => this.produceTo(topic, request));
@@ -201,6 +222,7 @@ export class Producer {
     const now = ctx.clock.now();
     const logAppend = config['message.timestamp.type'] === 'LogAppendTime';
     let producer: ProducerBatchInfo | undefined;
+    let transactional = false;
     let span = 0;
     let records = 0;
     let maxTs = -1;
@@ -212,6 +234,12 @@ export class Producer {
       if (config['cleanup.policy'] !== 'delete' && decoded.some((r) => r.key === null))
         throw keyRequired(topic, `batch ${i}`);
       producer = chainProducer(producer, header, i);
+      if (i > 0 && header.isTransactional !== transactional)
+        throw new SluiceError(
+          'INVALID_RECORD',
+          'batches of one request must all be transactional or all not',
+        );
+      transactional = header.isTransactional;
       span += header.lastOffsetDelta + 1;
       records += header.recordCount;
       maxTs = Math.max(maxTs, logAppend ? now : header.maxTimestamp);
@@ -228,7 +256,7 @@ export class Producer {
       t: maxTs,
       f: firstTs,
     });
-    const outcome = await this.commit(topic, write, config, producer, undefined);
+    const outcome = await this.commit(topic, write, config, producer, undefined, transactional);
     const baseOffset = outcome.baseOffset;
     // A duplicate is the batch with the same first and last sequence, so its span is this one's. Kafka
     // answers it with the original's offsets and append time (the timestamp its producer state keeps for
@@ -543,11 +571,13 @@ export class Producer {
     config: TopicConfig,
     producer: ProducerBatchInfo | undefined,
     ikHash: string | undefined,
+    transactional = false,
   ): Promise<CommitOutcome & { kind: 'committed' | 'duplicate' }> {
     const { ctx } = this;
     await this.settleReplicas(topic, w);
     const where = `${topic.name}-${w.partition}`;
     let fenced: SluiceError | undefined;
+    let verified = false;
     for (let attempt = 1; ; attempt++) {
       const leadership = await ctx.leadership.get(topic, w.partition, { fresh: attempt > 1 });
       // A new epoch, or an ISR with a store that never got this object: write the batches again, stamped
@@ -609,6 +639,7 @@ export class Producer {
             },
             entry,
             ...(producer ? { producer } : {}),
+            ...(transactional ? { transactional: { verified } } : {}),
             ...(ikHash !== undefined
               ? { idempotency: { hash: ikHash, generation: w.ikGeneration ?? 0 } }
               : {}),
@@ -625,6 +656,18 @@ export class Producer {
             this.answerFromOriginal(topic, w, outcome.baseOffset, { k: outcome.entry.k, t: outcome.entry.t });
           }
           return outcome;
+        }
+        if (outcome.kind === 'unverified') {
+          // The transaction's first batch here: the coordinator must know the partition (KIP-890).
+          await this.ensureTransactionMap(topic, w.partition);
+          await this.verifyTransaction(
+            producer!.producerId,
+            producer!.producerEpoch,
+            topic.name,
+            w.partition,
+          );
+          verified = true;
+          continue;
         }
         if (outcome.kind === 'lagging') {
           // acks=all needs every ISR store at the leader's LEO: copy what acks=1 writes left behind.
@@ -656,6 +699,21 @@ export class Producer {
         );
       }
     }
+  }
+
+  /** Items written before transactions have no `tx` map, and a nested member needs its map to exist. */
+  private async ensureTransactionMap(topic: Topic, partition: number): Promise<void> {
+    const id = `${topic.topicId}#${partition}`;
+    if (this.withTransactionMap.has(id)) return;
+    await this.ctx.store
+      .update(keys.partitionState(topic.topicId, partition), [{ set: 'tx', ifNotExists: {} }], {
+        condition: { and: [{ exists: 'pk' }, { notExists: 'deleted' }] },
+      })
+      .catch((error: unknown) => {
+        if (error instanceof ConditionFailedError) throw new TopicGoneError(topic.name, partition);
+        throw error;
+      });
+    this.withTransactionMap.add(id);
   }
 
   /** `state`: the partition item as this commit left it. */
