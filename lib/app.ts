@@ -138,6 +138,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     maxRequestBytes: log.maxRequestBytes,
     log,
     groups,
+    transactions,
     queries: new InteractiveQueries(store),
     herder: new Herder(new ConnectStateStore(store), groups),
   });

@@ -106,7 +106,12 @@ export interface FetchResult {
   nextOffset: number;
   highWatermark: number;
   logStartOffset: number;
+  /** Under isolationLevel=read_committed: the last stable offset the read stopped at. */
+  lastStableOffset?: number;
 }
+
+/** Kafka's isolation.level. */
+export type IsolationLevel = 'read_uncommitted' | 'read_committed';
 
 /** `at` of ListOffsets: a timestamp in ms, or the log's ends. */
 export type OffsetSpec = 'earliest' | 'latest' | number;
