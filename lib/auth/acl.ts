@@ -21,7 +21,7 @@ export type AclOperation =
   | 'ALL';
 
 /** Kafka's ResourceType names. */
-export type AclResourceType = 'TOPIC' | 'GROUP' | 'CLUSTER';
+export type AclResourceType = 'TOPIC' | 'GROUP' | 'CLUSTER' | 'TRANSACTIONAL_ID';
 
 /** Kafka names the one cluster resource `kafka-cluster`. */
 export const CLUSTER_RESOURCE = 'kafka-cluster';
@@ -30,7 +30,7 @@ export interface RouteAcl {
   operation: AclOperation;
   resourceType: AclResourceType;
   /** The path parameter that names the resource; absent for the cluster. */
-  param?: 'topic' | 'group' | 'app';
+  param?: 'topic' | 'group' | 'app' | 'transactionalId';
 }
 
 /**
@@ -153,6 +153,7 @@ const REFUSAL: Record<AclResourceType, ErrorCode> = {
   TOPIC: 'TOPIC_AUTHORIZATION_FAILED',
   GROUP: 'GROUP_AUTHORIZATION_FAILED',
   CLUSTER: 'CLUSTER_AUTHORIZATION_FAILED',
+  TRANSACTIONAL_ID: 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
 };
 
 /**

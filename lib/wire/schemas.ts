@@ -247,6 +247,58 @@ export const SCHEMAS: Record<string, Schema> = {
     logStartOffset: int(undefined, 0),
   }),
   ProducerId: answer({ producerId: int(undefined, 0), producerEpoch: int(undefined, 0) }),
+  InitTransactionalProducerId: request(
+    { transactionTimeoutMs: int("Kafka's transaction.timeout.ms, at most transaction.max.timeout.ms", 1) },
+    ['transactionTimeoutMs'],
+  ),
+  AddPartitionsToTxn: request(
+    {
+      producerId: int(undefined, 0),
+      producerEpoch: int(undefined, 0),
+      topics: array(ref('TopicPartitions')),
+    },
+    ['producerId', 'producerEpoch', 'topics'],
+  ),
+  AddOffsetsToTxn: request(
+    { producerId: int(undefined, 0), producerEpoch: int(undefined, 0), groupId: str() },
+    ['producerId', 'producerEpoch', 'groupId'],
+  ),
+  TxnOffsetCommit: request(
+    {
+      producerId: int(undefined, 0),
+      producerEpoch: int(undefined, 0),
+      groupId: str(),
+      memberId: nullable(str('the consumer group member (KIP-447); null outside the group protocol')),
+      generationId: int('the member epoch (KIP-447); -1 outside the group protocol', -1),
+      offsets: array(
+        request({ topic: str(), partition: int(undefined, 0), offset: int(undefined, 0), metadata: str() }, [
+          'topic',
+          'partition',
+          'offset',
+        ]),
+      ),
+    },
+    ['producerId', 'producerEpoch', 'groupId', 'offsets'],
+  ),
+  EndTxn: request(
+    {
+      producerId: int(undefined, 0),
+      producerEpoch: int(undefined, 0),
+      committed: { type: 'boolean', description: 'true commits, false aborts' },
+    },
+    ['producerId', 'producerEpoch', 'committed'],
+  ),
+  TransactionDescription: answer({
+    transactionalId: str(),
+    producerId: int(undefined, 0),
+    producerEpoch: int(undefined, 0),
+    state: str('Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit or CompleteAbort'),
+    transactionTimeoutMs: int(undefined, 1),
+    transactionStartTimeMs: int('-1 when no transaction is open'),
+    partitions: array(ref('TopicPartitions')),
+    groups: array(str()),
+  }),
+  TransactionListing: answer({ transactions: array(ref('TransactionDescription')) }),
   FetchedRecord: answer({
     offset: int(undefined, 0),
     timestamp: int(),

@@ -106,6 +106,8 @@ export interface FetchResult {
   nextOffset: number;
   highWatermark: number;
   logStartOffset: number;
+  /** Under isolationLevel=read_committed: the last stable offset the read stopped at. */
+  lastStableOffset?: number;
 }
 
 /** A partition of POST /v1/fetch's answer: whole stored RecordBatches (base64), or its error. */
@@ -126,6 +128,9 @@ export interface PartitionFetchAnswer {
 export interface MultiFetchResult {
   partitions: PartitionFetchAnswer[];
 }
+
+/** Kafka's isolation.level. */
+export type IsolationLevel = 'read_uncommitted' | 'read_committed';
 
 /** `at` of ListOffsets: a timestamp in ms, or the log's ends. */
 export type OffsetSpec = 'earliest' | 'latest' | number;

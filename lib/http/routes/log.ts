@@ -10,6 +10,7 @@ import type {
 } from '../../core/log/fetch.js';
 import { MAX_FETCH_BYTES, MAX_FETCH_PARTITIONS, MAX_WAIT_MS } from '../../core/log/fetch.js';
 import type { Acks, LogAppender, ProduceRecord } from '../../core/log/produce.js';
+import type { IsolationLevel } from '../../core/transactions/index.js';
 import { rejectUnknownFields } from '../body.js';
 import { defineRoute } from '../define-route.js';
 import { EDGE_LIMITS } from '../limits.js';
@@ -179,6 +180,11 @@ export const LOG_ROUTES = [
       queryParam('maxWaitMs', 'integer', 'long poll, at most 20000 (default 0)'),
       queryParam('encoding', 'string', 'utf8 (default), base64 or json'),
       queryParam('replica', 'string', 'read from this in-sync replica store'),
+      queryParam(
+        'isolationLevel',
+        'string',
+        'read_uncommitted (default) or read_committed: stop at the last stable offset; JSON answers leave out aborted records, batch answers list the aborted transactions in the sluice-aborted-transactions header',
+      ),
     ],
     ok: { 200: 'fetch' },
     errors: [...TOPIC_ERRORS, 'OFFSET_OUT_OF_RANGE', 'NOT_LEADER_OR_FOLLOWER'],
@@ -192,6 +198,7 @@ export const LOG_ROUTES = [
           maxBytes: Math.min(intParam(query['maxBytes'], 'maxBytes', 1_048_576, 1), MAX_FETCH_BYTES),
           maxWaitMs: intParam(query['maxWaitMs'], 'maxWaitMs', 0, 0, MAX_WAIT_MS),
           ...(query['replica'] !== undefined ? { replica: query['replica'] } : {}),
+          isolationLevel: parseIsolation(query['isolationLevel']),
         };
         const topic = request.params['topic']!;
         if ((request.headers['accept'] ?? '').toLowerCase().includes(RECORD_BATCH_MEDIA_TYPE)) {
@@ -203,6 +210,12 @@ export const LOG_ROUTES = [
               'sluice-high-watermark': String(result.highWatermark),
               'sluice-log-start-offset': String(result.logStartOffset),
               'sluice-next-offset': String(result.nextOffset),
+              ...(result.lastStableOffset !== undefined
+                ? {
+                    'sluice-last-stable-offset': String(result.lastStableOffset),
+                    'sluice-aborted-transactions': JSON.stringify(result.abortedTransactions ?? []),
+                  }
+                : {}),
             },
             body: Buffer.concat(result.batches),
           };
@@ -214,6 +227,7 @@ export const LOG_ROUTES = [
           nextOffset: result.nextOffset,
           highWatermark: result.highWatermark,
           logStartOffset: result.logStartOffset,
+          ...(result.lastStableOffset !== undefined ? { lastStableOffset: result.lastStableOffset } : {}),
         } satisfies FetchResult);
       },
   }),
@@ -224,7 +238,10 @@ export const LOG_ROUTES = [
     acl: { operation: 'DESCRIBE', resourceType: 'TOPIC', param: 'topic' },
     id: 'listOffsets',
     summary: 'ListOffsets: earliest, latest, or the first offset at or after a timestamp.',
-    query: [queryParam('at', 'string', 'earliest | latest (default) | a timestamp in ms')],
+    query: [
+      queryParam('at', 'string', 'earliest | latest (default) | a timestamp in ms'),
+      queryParam('isolationLevel', 'string', 'read_committed: latest answers the last stable offset'),
+    ],
     ok: { 200: 'ListOffsets' },
     errors: TOPIC_ERRORS,
     handler:
@@ -235,7 +252,12 @@ export const LOG_ROUTES = [
         const at = raw === 'earliest' || raw === 'latest' ? raw : intParam(raw, 'at', 0, 0);
         return json(
           200,
-          (await fetcher.listOffsets(request.params['topic']!, partition, at)) satisfies ListOffsetsResult,
+          (await fetcher.listOffsets(
+            request.params['topic']!,
+            partition,
+            at,
+            parseIsolation(request.query['isolationLevel']),
+          )) satisfies ListOffsetsResult,
         );
       },
   }),
@@ -260,6 +282,14 @@ const renderRecord = (
     value: encodeBytes(h.value, encoding === 'base64' ? 'base64' : 'utf8'),
   })),
 });
+
+const parseIsolation = (raw: string | undefined): IsolationLevel => {
+  if (raw === undefined || raw === 'read_uncommitted') return 'read_uncommitted';
+  if (raw === 'read_committed') return raw;
+  throw invalidRequest(
+    `isolationLevel must be read_uncommitted or read_committed, got ${JSON.stringify(raw)}`,
+  );
+};
 
 const parseAcks = (raw: unknown): Acks => {
   if (raw === undefined || raw === 'all' || raw === '-1' || raw === -1) return 'all';
