@@ -66,7 +66,7 @@ describe('requests real clients sent', () => {
   it('reads kafkajs’s flexible-less Metadata v6 and librdkafka’s Fetch v11 fields', () => {
     const metadata = decodeRequest(load('kafkajs-01-api3-v6.bin'), Metadata).body;
     expect(metadata['allowAutoTopicCreation']).toBe(false);
-    expect((metadata['topics'] as Message[]).map((t) => t['name'])).toEqual(['kjs1']);
+    expect(metadata['topics']).toBeNull(); // kafkajs's first Metadata asks for every topic
     const fetch = decodeRequest(load('confluent-kafka-07-api1-v11.bin'), Fetch).body;
     const topics = fetch['topics'] as Message[];
     expect(topics[0]!['topic']).toBe('cft2');
