@@ -41,7 +41,13 @@ export function describedConfigs(
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([name, value]) => {
       const isDefault = defaultValue(name) === value;
-      return { name, value, isDefault, configSource: isDefault ? DEFAULT_CONFIG : DYNAMIC_TOPIC_CONFIG, configType: configType(name) };
+      return {
+        name,
+        value,
+        isDefault,
+        configSource: isDefault ? DEFAULT_CONFIG : DYNAMIC_TOPIC_CONFIG,
+        configType: configType(name),
+      };
     });
 }
 
@@ -67,9 +73,14 @@ export const describeConfigs: ApiHandler = {
     const results = await Promise.all(
       resources.map(async (r): Promise<Message> => {
         const base = { resourceType: r.resourceType, resourceName: r.resourceName };
-        if (r.resourceType === BROKER_RESOURCE) return { ...base, errorCode: ERROR.NONE, errorMessage: null, configs: [] };
+        if (r.resourceType === BROKER_RESOURCE)
+          return { ...base, errorCode: ERROR.NONE, errorMessage: null, configs: [] };
         if (r.resourceType !== TOPIC_RESOURCE)
-          return { ...base, errorCode: ERROR.INVALID_REQUEST, errorMessage: `resource type ${r.resourceType} has no configs here` };
+          return {
+            ...base,
+            errorCode: ERROR.INVALID_REQUEST,
+            errorMessage: `resource type ${r.resourceType} has no configs here`,
+          };
         try {
           const topic = await ctx.gateway.sluice.describeTopic(r.resourceName);
           return {
@@ -129,8 +140,13 @@ export const incrementalAlterConfigs: ApiHandler = {
     const responses = await Promise.all(
       resources.map(async (r): Promise<Message> => {
         const base = { resourceType: r.resourceType, resourceName: r.resourceName };
-        const fail = (code: number, message: string | null): Message => ({ ...base, errorCode: code, errorMessage: message });
-        if (r.resourceType !== TOPIC_RESOURCE) return fail(ERROR.INVALID_REQUEST, 'only topic configs can be altered here');
+        const fail = (code: number, message: string | null): Message => ({
+          ...base,
+          errorCode: code,
+          errorMessage: message,
+        });
+        if (r.resourceType !== TOPIC_RESOURCE)
+          return fail(ERROR.INVALID_REQUEST, 'only topic configs can be altered here');
         try {
           const current = (await ctx.gateway.sluice.describeTopic(r.resourceName)).configs;
           const change: Record<string, string> = {};

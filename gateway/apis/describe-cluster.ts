@@ -12,7 +12,12 @@ export const describeCluster: ApiHandler = {
   async handle(request, ctx) {
     const endpointType = (request as { endpointType?: number }).endpointType ?? BROKER_ENDPOINT;
     if (endpointType !== BROKER_ENDPOINT)
-      return { errorCode: ERROR.UNSUPPORTED_ENDPOINT_TYPE, errorMessage: 'only broker endpoints are served', endpointType, clusterId: '' };
+      return {
+        errorCode: ERROR.UNSUPPORTED_ENDPOINT_TYPE,
+        errorMessage: 'only broker endpoints are served',
+        endpointType,
+        clusterId: '',
+      };
     const { nodeId, host, port, rack } = ctx.gateway.broker();
     return {
       throttleTimeMs: 0,

@@ -18,7 +18,10 @@ interface FetchRequest {
   minBytes: number;
   maxBytes: number;
   isolationLevel: number;
-  topics: { topic: string; partitions: { partition: number; fetchOffset: number; partitionMaxBytes: number }[] }[];
+  topics: {
+    topic: string;
+    partitions: { partition: number; fetchOffset: number; partitionMaxBytes: number }[];
+  }[];
 }
 
 interface Slot {
@@ -32,9 +35,21 @@ interface Slot {
   highWatermark?: number;
 }
 
-async function fetchSlot(slot: Slot, ctx: RequestContext, waitMs: number, signal: AbortSignal): Promise<void> {
+async function fetchSlot(
+  slot: Slot,
+  ctx: RequestContext,
+  waitMs: number,
+  signal: AbortSignal,
+): Promise<void> {
   try {
-    slot.result = await ctx.gateway.sluice.fetch(slot.topic, slot.partition, slot.fetchOffset, slot.maxBytes, waitMs, signal);
+    slot.result = await ctx.gateway.sluice.fetch(
+      slot.topic,
+      slot.partition,
+      slot.fetchOffset,
+      slot.maxBytes,
+      waitMs,
+      signal,
+    );
     slot.errorCode = ERROR.NONE;
   } catch (error) {
     if (signal.aborted) return; // the wait ended elsewhere; keep what the first round found
@@ -58,7 +73,12 @@ export const fetch: ApiHandler = {
       errorCode: ERROR.NONE,
       responses: topics.map((t) => ({
         topic: t.topic,
-        partitions: t.partitions.map((p) => ({ partitionIndex: p.partition, errorCode, highWatermark: -1, records: null })),
+        partitions: t.partitions.map((p) => ({
+          partitionIndex: p.partition,
+          errorCode,
+          highWatermark: -1,
+          records: null,
+        })),
       })),
     };
   },
@@ -69,13 +89,18 @@ export const fetch: ApiHandler = {
         topic: t.topic,
         partition: p.partition,
         fetchOffset: p.fetchOffset,
-        maxBytes: Math.max(1, Math.min(p.partitionMaxBytes, body.maxBytes > 0 ? body.maxBytes : p.partitionMaxBytes)),
+        maxBytes: Math.max(
+          1,
+          Math.min(p.partitionMaxBytes, body.maxBytes > 0 ? body.maxBytes : p.partitionMaxBytes),
+        ),
       })),
     );
     const closed = ctx.connection.closed;
     await Promise.all(slots.map((s) => fetchSlot(s, ctx, 0, closed)));
     const waitMs = Math.min(Math.max(0, body.maxWaitMs), ctx.gateway.maxFetchWaitMs);
-    const waiting = slots.filter((s) => s.errorCode === ERROR.NONE && s.result && s.result.records.length === 0);
+    const waiting = slots.filter(
+      (s) => s.errorCode === ERROR.NONE && s.result && s.result.records.length === 0,
+    );
     if (waitMs > 0 && bytesOf(slots) < Math.max(1, body.minBytes) && waiting.length > 0 && !closed.aborted) {
       // One wait over all the request's partitions: the first that brings data ends it for all.
       const stop = new AbortController();

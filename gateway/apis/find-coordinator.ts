@@ -38,7 +38,14 @@ export const findCoordinator: ApiHandler = {
       const code = errorCode !== ERROR.NONE ? errorCode : empty(key) ? ERROR.INVALID_REQUEST : ERROR.NONE;
       return code === ERROR.NONE
         ? { throttleTimeMs: 0, errorCode: code, errorMessage: null, nodeId, host, port }
-        : { throttleTimeMs: 0, errorCode: code, errorMessage: 'unknown key type or empty key', nodeId: -1, host: '', port: -1 };
+        : {
+            throttleTimeMs: 0,
+            errorCode: code,
+            errorMessage: 'unknown key type or empty key',
+            nodeId: -1,
+            host: '',
+            port: -1,
+          };
     }
     return {
       throttleTimeMs: 0,
@@ -46,7 +53,14 @@ export const findCoordinator: ApiHandler = {
         const code = errorCode !== ERROR.NONE ? errorCode : empty(k) ? ERROR.INVALID_REQUEST : ERROR.NONE;
         return code === ERROR.NONE
           ? { key: k, nodeId, host, port, errorCode: code, errorMessage: null }
-          : { key: k, nodeId: -1, host: '', port: -1, errorCode: code, errorMessage: 'unknown key type or empty key' };
+          : {
+              key: k,
+              nodeId: -1,
+              host: '',
+              port: -1,
+              errorCode: code,
+              errorMessage: 'unknown key type or empty key',
+            };
       }),
     };
   },

@@ -19,7 +19,12 @@ export const initProducerId: ApiHandler = {
   async handle(request, ctx) {
     const { transactionalId } = request as unknown as Request;
     if (transactionalId !== null)
-      return { throttleTimeMs: 0, errorCode: ERROR.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producerId: -1, producerEpoch: -1 };
+      return {
+        throttleTimeMs: 0,
+        errorCode: ERROR.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+        producerId: -1,
+        producerEpoch: -1,
+      };
     const { producerId, producerEpoch } = await ctx.gateway.sluice.initProducerId();
     return { throttleTimeMs: 0, errorCode: ERROR.NONE, producerId, producerEpoch };
   },

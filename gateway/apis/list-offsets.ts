@@ -10,7 +10,10 @@ export const LATEST_TIMESTAMP = -1;
 
 interface ListOffsetsRequest {
   isolationLevel: number;
-  topics: { name: string; partitions: { partitionIndex: number; currentLeaderEpoch: number; timestamp: number }[] }[];
+  topics: {
+    name: string;
+    partitions: { partitionIndex: number; currentLeaderEpoch: number; timestamp: number }[];
+  }[];
 }
 
 export const listOffsets: ApiHandler = {
@@ -40,7 +43,11 @@ export const listOffsets: ApiHandler = {
           partitions: await Promise.all(
             t.partitions.map(async (p): Promise<Message> => {
               const at =
-                p.timestamp === EARLIEST_TIMESTAMP ? 'earliest' : p.timestamp === LATEST_TIMESTAMP ? 'latest' : p.timestamp;
+                p.timestamp === EARLIEST_TIMESTAMP
+                  ? 'earliest'
+                  : p.timestamp === LATEST_TIMESTAMP
+                    ? 'latest'
+                    : p.timestamp;
               if (typeof at === 'number' && at < 0)
                 return { partitionIndex: p.partitionIndex, errorCode: ERROR.UNSUPPORTED_VERSION };
               try {

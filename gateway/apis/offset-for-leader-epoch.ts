@@ -11,7 +11,10 @@ import type { ApiHandler } from '../api.js';
 import { errorCodeOf } from '../api.js';
 
 interface Request {
-  topics: { topic: string; partitions: { partition: number; currentLeaderEpoch: number; leaderEpoch: number }[] }[];
+  topics: {
+    topic: string;
+    partitions: { partition: number; currentLeaderEpoch: number; leaderEpoch: number }[];
+  }[];
 }
 
 export const offsetForLeaderEpoch: ApiHandler = {
@@ -38,7 +41,10 @@ export const offsetForLeaderEpoch: ApiHandler = {
             partitions = new Map(d.partitions.map((p) => [p.partition, p]));
           } catch (error) {
             const errorCode = errorCodeOf(error);
-            return { topic: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, errorCode })) };
+            return {
+              topic: t.topic,
+              partitions: t.partitions.map((p) => ({ partition: p.partition, errorCode })),
+            };
           }
           return {
             topic: t.topic,

@@ -39,13 +39,23 @@ export const createTopics: ApiHandler = {
     for (const t of topics) seen.set(t.name, (seen.get(t.name) ?? 0) + 1);
     const answers = await Promise.all(
       topics.map(async (t): Promise<Message> => {
-        const fail = (code: number, message: string | null): Message => ({ name: t.name, errorCode: code, errorMessage: message });
-        if (seen.get(t.name)! > 1) return fail(ERROR.INVALID_REQUEST, 'the topic is named more than once in the request');
+        const fail = (code: number, message: string | null): Message => ({
+          name: t.name,
+          errorCode: code,
+          errorMessage: message,
+        });
+        if (seen.get(t.name)! > 1)
+          return fail(ERROR.INVALID_REQUEST, 'the topic is named more than once in the request');
         if (t.assignments.length > 0 && (t.numPartitions !== -1 || t.replicationFactor !== -1))
           return fail(ERROR.INVALID_REQUEST, 'give either assignments or partitions and replication factor');
-        const partitions = t.assignments.length > 0 ? t.assignments.length : t.numPartitions === -1 ? 1 : t.numPartitions;
+        const partitions =
+          t.assignments.length > 0 ? t.assignments.length : t.numPartitions === -1 ? 1 : t.numPartitions;
         const replicationFactor =
-          t.assignments.length > 0 ? (t.assignments[0]?.brokerIds.length ?? 1) : t.replicationFactor === -1 ? 1 : t.replicationFactor;
+          t.assignments.length > 0
+            ? (t.assignments[0]?.brokerIds.length ?? 1)
+            : t.replicationFactor === -1
+              ? 1
+              : t.replicationFactor;
         const configs: Record<string, string> = {};
         for (const c of t.configs) {
           if (c.value === null) return fail(ERROR.INVALID_CONFIG, `config ${c.name} has a null value`);
@@ -62,9 +72,21 @@ export const createTopics: ApiHandler = {
             );
             if (exists) return fail(ERROR.TOPIC_ALREADY_EXISTS, `topic ${t.name} already exists`);
             if (partitions < 1) return fail(ERROR.INVALID_PARTITIONS, 'partitions must be at least 1');
-            return { name: t.name, errorCode: ERROR.NONE, errorMessage: null, numPartitions: partitions, replicationFactor, configs: null };
+            return {
+              name: t.name,
+              errorCode: ERROR.NONE,
+              errorMessage: null,
+              numPartitions: partitions,
+              replicationFactor,
+              configs: null,
+            };
           }
-          const created = await ctx.gateway.sluice.createTopic({ name: t.name, partitions, replicationFactor, configs });
+          const created = await ctx.gateway.sluice.createTopic({
+            name: t.name,
+            partitions,
+            replicationFactor,
+            configs,
+          });
           return {
             name: t.name,
             topicId: kafkaTopicId(created.topicId),
@@ -109,10 +131,20 @@ export const deleteTopics: ApiHandler = {
     const responses = await Promise.all(
       wanted.map(async (t): Promise<Message> => {
         if (t.name === null)
-          return { name: null, topicId: t.topicId, errorCode: ERROR.UNKNOWN_TOPIC_ID, errorMessage: 'topics are deleted by name here' };
+          return {
+            name: null,
+            topicId: t.topicId,
+            errorCode: ERROR.UNKNOWN_TOPIC_ID,
+            errorMessage: 'topics are deleted by name here',
+          };
         try {
           await ctx.gateway.sluice.deleteTopic(t.name);
-          return { name: t.name, ...(t.topicId ? { topicId: t.topicId } : {}), errorCode: ERROR.NONE, errorMessage: null };
+          return {
+            name: t.name,
+            ...(t.topicId ? { topicId: t.topicId } : {}),
+            errorCode: ERROR.NONE,
+            errorMessage: null,
+          };
         } catch (error) {
           return { name: t.name, errorCode: errorCodeOf(error), errorMessage: errorMessageOf(error) };
         }
@@ -133,7 +165,11 @@ export const createPartitions: ApiHandler = {
   maxVersion: 3,
   errorResponse(request, errorCode) {
     return {
-      results: (request as unknown as CreatePartitionsRequest).topics.map((t) => ({ name: t.name, errorCode, errorMessage: null })),
+      results: (request as unknown as CreatePartitionsRequest).topics.map((t) => ({
+        name: t.name,
+        errorCode,
+        errorMessage: null,
+      })),
     };
   },
   async handle(request, ctx) {
