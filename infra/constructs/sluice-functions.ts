@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ArnFormat, Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Fn, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -226,9 +226,15 @@ function grantPolicySimulation(fn: nodejs.NodejsFunction): void {
     }),
   );
   fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['iam:GetRole'], resources: [arn('role')] }));
+  // cdk-nag names a finding by the resource as the template spells it: a pseudo parameter while the
+  // stack is environment-agnostic, a literal once the CLI knows the region (`cdk synth` defaults it to
+  // us-east-1, so the partition becomes "aws") or the account. The acknowledgement names the same.
+  const spelled = (value: string, pseudo: string): string =>
+    Token.isUnresolved(value) ? `<${pseudo}>` : value;
+  const prefix = `arn:${spelled(stack.partition, 'AWS::Partition')}:iam::${spelled(stack.account, 'AWS::AccountId')}`;
   for (const kind of ['user', 'role'])
     Validations.of(fn.role!).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:${kind}/*]`,
+      id: `AwsSolutions-IAM5[Resource::${prefix}:${kind}/*]`,
       reason: `Any ${kind} of this account may call the API; the groups function simulates the caller's own policies (read-only) to check the topics a request body names, and cannot know callers in advance.`,
     });
 }

@@ -87,6 +87,18 @@ describe('cdk-nag AwsSolutions', () => {
     }
   });
 
+  // `cdk synth` makes the stack's region known (the CLI defaults it to us-east-1), and with cdk.json's
+  // @aws-cdk/core:enablePartitionLiterals the partition becomes a literal: a finding spelled
+  // `arn:aws:iam::…` that an acknowledgement of `arn:<AWS::Partition>:…` does not cover.
+  it.each([
+    ['a region (cdk synth with no profile)', { region: 'us-east-1' }],
+    ['a China region', { region: 'cn-north-1' }],
+    ['an account and region (cdk deploy with a profile)', { account: '123456789012', region: 'eu-west-1' }],
+  ])('is clean when the CLI knows %s', (_name, env) => {
+    const known = sluiceApp({ stackProps: { env } });
+    expect(findings(new AwsSolutionsChecks(known.app).validateScope(known.app))).toEqual([]);
+  });
+
   it('is clean with several stores too', () => {
     const several = sluiceApp({ context: { 'sluice:storeCount': 3 } });
     expect(findings(new AwsSolutionsChecks(several.app).validateScope(several.app))).toEqual([]);

@@ -7,6 +7,7 @@ import { SluiceError, isSluiceError } from '../../../protocol/errors.js';
 import { dataObjectKey, keys } from '../keys.js';
 import { partitionForKey } from '../../../protocol/partitioner.js';
 import type { RecordHeader, RecordInput } from '../../../protocol/record-batch/index.js';
+import { BATCH_SIZE_OVERHEAD, estimateRecordSize } from '../../../protocol/record-batch/index.js';
 import {
   encodeRecordBatch,
   splitBatches,
@@ -67,8 +68,6 @@ export interface BatchProduceResult {
 }
 
 /** Per-record overhead of a RecordBatch v2 record beyond key, value and headers (varints, attributes). */
-const RECORD_OVERHEAD = 21;
-const BATCH_OVERHEAD = 61;
 const MAX_COMMIT_ATTEMPTS = 6;
 
 interface PartitionWrite {
@@ -305,7 +304,7 @@ export class Producer {
     const logAppend = config['message.timestamp.type'] === 'LogAppendTime';
     const limit = config['max.message.bytes'];
     let chunk: RecordInput[] = [];
-    let chunkBytes = BATCH_OVERHEAD;
+    let chunkBytes = BATCH_SIZE_OVERHEAD;
     // Never called with an empty chunk: a write has at least one record, and a record that does not
     // fit an empty batch is refused before it is added.
     const flush = () => {
@@ -313,18 +312,14 @@ export class Producer {
         encodeRecordBatch(chunk, logAppend ? { timestampType: 'LogAppendTime', logAppendTime: now } : {}),
       );
       chunk = [];
-      chunkBytes = BATCH_OVERHEAD;
+      chunkBytes = BATCH_SIZE_OVERHEAD;
     };
     for (const i of write.indexes) {
       const r = records[i]!;
       const timestamp = logAppend ? now : (r.timestamp ?? now);
       write.timestamps.push(timestamp);
-      const size =
-        RECORD_OVERHEAD +
-        (r.key?.length ?? 0) +
-        (r.value?.length ?? 0) +
-        r.headers.reduce((s, h) => s + 10 + Buffer.byteLength(h.key) + (h.value?.length ?? 0), 0);
-      if (BATCH_OVERHEAD + size > limit) {
+      const size = estimateRecordSize(r.key, r.value, r.headers);
+      if (BATCH_SIZE_OVERHEAD + size > limit) {
         throw new SluiceError(
           'MESSAGE_TOO_LARGE',
           `record ${i} is about ${size} bytes; topic allows max.message.bytes=${limit} per batch`,
