@@ -216,5 +216,5 @@ describe('hostile input', () => {
     expect(stats.peakRequestBytes).toBeLessThanOrEqual(8 * frame.length);
     // Another client is served meanwhile.
     expect((await apiVersions(await open(gateway)))['errorCode']).toBe(0);
-  });
+  }, 20_000);
 });
