@@ -68,6 +68,7 @@ export const ROUTE_ACLS: Readonly<Record<string, RouteAcl>> = {
   },
   'GET /v1/streams/{app}/stores/{store}/keys': { operation: 'DESCRIBE', resourceType: 'GROUP', param: 'app' },
   'POST /v1/groups/{group}/heartbeat': { operation: 'READ', resourceType: 'GROUP', param: 'group' },
+  'POST /v1/groups/{group}/classic': { operation: 'READ', resourceType: 'GROUP', param: 'group' },
   'POST /v1/groups/{group}/offsets': { operation: 'READ', resourceType: 'GROUP', param: 'group' },
   'GET /v1/groups/{group}/offsets': { operation: 'DESCRIBE', resourceType: 'GROUP', param: 'group' },
   'DELETE /v1/groups/{group}/offsets': { operation: 'DELETE', resourceType: 'GROUP', param: 'group' },
@@ -182,6 +183,7 @@ export const impliedChecks = (
   const topics: string[] = [];
   switch (routeKey) {
     case 'POST /v1/groups/{group}/heartbeat':
+    case 'POST /v1/groups/{group}/classic':
       topics.push(...strings(fields['subscribedTopics']));
       topics.push(...objects(fields['ownedPartitions']).flatMap((o) => strings([o['topic']])));
       break;
@@ -205,6 +207,7 @@ export const impliedChecks = (
 /** Routes whose bodies name resources (the handler parses these bodies once more for the check). */
 export const BODY_NAMED_ROUTES: ReadonlySet<string> = new Set([
   'POST /v1/groups/{group}/heartbeat',
+  'POST /v1/groups/{group}/classic',
   'POST /v1/groups/{group}/offsets',
   'POST /v1/groups/{group}/offsets/reset',
 ]);

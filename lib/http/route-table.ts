@@ -32,6 +32,7 @@ export const ROUTE_TABLE: readonly RouteSpec[] = [
   { method: 'GET', pattern: '/v1/streams/{app}/stores/{store}/keys/{key}', job: 'fetch' },
   { method: 'GET', pattern: '/v1/streams/{app}/stores/{store}/keys', job: 'fetch' },
   { method: 'POST', pattern: '/v1/groups/{group}/heartbeat', job: 'groups' },
+  { method: 'POST', pattern: '/v1/groups/{group}/classic', job: 'groups' },
   { method: 'POST', pattern: '/v1/groups/{group}/offsets', job: 'groups' },
   { method: 'GET', pattern: '/v1/groups/{group}/offsets', job: 'groups' },
   { method: 'DELETE', pattern: '/v1/groups/{group}/offsets', job: 'groups' },

@@ -273,6 +273,16 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: 'post',
+    path: '/v1/groups/{group}/classic',
+    id: 'classicMember',
+    summary:
+      "A classic member's JoinGroup (memberEpoch null), SyncGroup or Heartbeat (memberEpoch = generationId) in the same server-assigned group.",
+    body: 'ClassicMember',
+    ok: { 200: 'ClassicMemberResult' },
+    errors: [...GROUP_ERRORS, 'UNKNOWN_MEMBER_ID', 'FENCED_MEMBER_EPOCH', 'TOPIC_AUTHORIZATION_FAILED'],
+  },
+  {
+    method: 'post',
     path: '/v1/groups/{group}/offsets',
     id: 'commitOffsets',
     summary: "OffsetCommit under the member's epoch (or, with no member, while the group is empty).",

@@ -2,12 +2,23 @@
 import { invalidRequest } from '../../../protocol/errors.js';
 import type { GroupCoordinator } from '../../core/groups/coordinator.js';
 import { parseDeleteOffsetsQuery } from '../../core/groups/offset-delete.js';
-import { parseCommitRequest, parseHeartbeatRequest, parseResetRequest } from '../../core/groups/requests.js';
+import {
+  parseClassicMemberRequest,
+  parseCommitRequest,
+  parseHeartbeatRequest,
+  parseResetRequest,
+} from '../../core/groups/requests.js';
 import { readJsonObject } from '../body.js';
 import { EDGE_LIMITS } from '../limits.js';
 import type { HttpRequest, Route } from '../types.js';
 import { json } from '../types.js';
-import type { CommittedOffset, GroupDescription, GroupSummary, HeartbeatResponse } from '../../wire/types.js';
+import type {
+  ClassicMemberResponse,
+  CommittedOffset,
+  GroupDescription,
+  GroupSummary,
+  HeartbeatResponse,
+} from '../../wire/types.js';
 
 /** The member's subscription is stored in its item: bound it so that item always fits. */
 const checkSubscription = (topics: readonly string[] | null): void => {
@@ -37,6 +48,19 @@ export function groupRoutes(coordinator: GroupCoordinator): Route[] {
         const body = parseHeartbeatRequest(readJsonObject(request));
         checkSubscription(body.subscribedTopics);
         return json(200, (await coordinator.heartbeat(group(request), body)) satisfies HeartbeatResponse);
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/v1/groups/{group}/classic',
+      handler: async (request) => {
+        rejectQuery(request);
+        const body = parseClassicMemberRequest(readJsonObject(request));
+        checkSubscription(body.subscribedTopics);
+        return json(
+          200,
+          (await coordinator.classicMember(group(request), body)) satisfies ClassicMemberResponse,
+        );
       },
     },
     {
