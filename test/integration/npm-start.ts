@@ -53,6 +53,7 @@ export const startNpmStart = async (env: Record<string, string>): Promise<NpmSta
       SLUICE_TABLE_NAME: `npm-${suffix}`,
       SLUICE_BUCKETS: `npm-${suffix}`,
       SLUICE_MAINTENANCE_INTERVAL_MS: '0',
+      SLUICE_KAFKA_PORT: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
