@@ -5,5 +5,25 @@
 import type { ApiHandler } from '../api.js';
 import { apiVersions } from './api-versions.js';
 import { metadata } from './metadata.js';
+import { deleteGroups, describeGroups, listGroups } from './groups-admin.js';
+import { heartbeat, joinGroup, leaveGroup, syncGroup } from './groups-classic.js';
+import { consumerGroupDescribe, consumerGroupHeartbeat } from './groups-kip848.js';
+import { offsetCommit, offsetDelete, offsetFetch } from './groups-offsets.js';
 
-export const API_HANDLERS: readonly ApiHandler[] = [apiVersions, metadata];
+/** Consumer groups (gw2): the classic protocol, offsets, administration and KIP-848. */
+const GROUP_HANDLERS: readonly ApiHandler[] = [
+  joinGroup,
+  syncGroup,
+  heartbeat,
+  leaveGroup,
+  offsetCommit,
+  offsetFetch,
+  offsetDelete,
+  listGroups,
+  describeGroups,
+  deleteGroups,
+  consumerGroupHeartbeat,
+  consumerGroupDescribe,
+];
+
+export const API_HANDLERS: readonly ApiHandler[] = [apiVersions, metadata, ...GROUP_HANDLERS];
