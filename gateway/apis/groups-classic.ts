@@ -38,7 +38,8 @@ const joinError = (errorCode: number, memberId = ''): Message => ({
   errorCode,
   generationId: -1,
   protocolType: null,
-  protocolName: null,
+  // Nullable only from v7; an empty name reads the same to every client.
+  protocolName: '',
   leader: '',
   memberId,
   members: [],

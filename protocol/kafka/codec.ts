@@ -137,25 +137,32 @@ export class Writer {
     return this.pos;
   }
   int8(v: number): void {
-    this.view.setInt8(this.room(1), v);
+    const at = this.room(1);
+    this.view.setInt8(at, v);
   }
   int16(v: number): void {
-    this.view.setInt16(this.room(2), v);
+    const at = this.room(2);
+    this.view.setInt16(at, v);
   }
   uint16(v: number): void {
-    this.view.setUint16(this.room(2), v);
+    const at = this.room(2);
+    this.view.setUint16(at, v);
   }
   int32(v: number): void {
-    this.view.setInt32(this.room(4), v);
+    const at = this.room(4);
+    this.view.setInt32(at, v);
   }
   int64(v: number): void {
-    this.view.setBigInt64(this.room(8), BigInt(v));
+    const at = this.room(8);
+    this.view.setBigInt64(at, BigInt(v));
   }
   float64(v: number): void {
-    this.view.setFloat64(this.room(8), v);
+    const at = this.room(8);
+    this.view.setFloat64(at, v);
   }
   bool(v: boolean): void {
-    this.view.setUint8(this.room(1), v ? 1 : 0);
+    const at = this.room(1);
+    this.view.setUint8(at, v ? 1 : 0);
   }
   uuid(v: string): void {
     if (!/^[0-9a-f]{32}$/.test(v)) throw new Error(`uuid must be 32 hex digits: ${v}`);
@@ -164,13 +171,18 @@ export class Writer {
   unsignedVarint(v: number): void {
     let value = v;
     while (value >= 0x80) {
-      this.view.setUint8(this.room(1), (value & 0x7f) | 0x80);
+      const at = this.room(1);
+      this.view.setUint8(at, (value & 0x7f) | 0x80);
       value = Math.floor(value / 128);
     }
-    this.view.setUint8(this.room(1), value);
+    const at = this.room(1);
+    this.view.setUint8(at, value);
   }
+  // room() may replace buf and view, so it runs before either is read (this.view.setX(this.room(n))
+  // would write into the outgrown buffer).
   raw(bytes: Uint8Array): void {
-    this.buf.set(bytes, this.room(bytes.length));
+    const at = this.room(bytes.length);
+    this.buf.set(bytes, at);
   }
   length_(n: number, compact: boolean, short: boolean): void {
     if (compact) this.unsignedVarint(n + 1);
@@ -285,6 +297,8 @@ function readType(
     }
     return items;
   }
+  // A nullable struct (ConsumerGroupHeartbeat's assignment) starts with a presence byte: -1 is null.
+  if (nullable && r.int8() < 0) return null;
   return readFields(r, (t as { struct: Field[] }).struct, version, flexible);
 }
 
@@ -407,6 +421,10 @@ export function writeFields(
   for (const field of fields) {
     if (field.tag !== undefined || !inVersions(version, field.versions)) continue;
     const value = message[field.name];
+    if (typeof field.type === 'object' && !isArray(field.type) && inVersions(version, field.nullable)) {
+      w.int8(value === null || value === undefined ? -1 : 1);
+      if (value === null || value === undefined) continue;
+    }
     writeType(
       w,
       field.type,
