@@ -108,6 +108,12 @@ export class KafkaGateway {
     };
   }
 
+  /** Where the server listens (which may differ from what it advertises). */
+  get listening(): { host: string; port: number } {
+    if (!this.address) throw new Error('the gateway is not listening');
+    return { host: this.address.address, port: this.address.port };
+  }
+
   /** host:port for clients' bootstrap.servers. */
   get bootstrap(): string {
     const b = this.broker();

@@ -178,10 +178,8 @@ export class Writer {
     const at = this.room(1);
     this.view.setUint8(at, value);
   }
-  // room() may replace buf and view, so it runs before either is read (this.view.setX(this.room(n))
-  // would write into the outgrown buffer).
   raw(bytes: Uint8Array): void {
-    const at = this.room(bytes.length);
+    const at = this.room(bytes.length); // may replace this.buf: take the position first
     this.buf.set(bytes, at);
   }
   length_(n: number, compact: boolean, short: boolean): void {

@@ -21,8 +21,8 @@ import {
   ListGroups,
 } from '../../protocol/kafka/messages/groups-admin.js';
 import { Heartbeat, JoinGroup, LeaveGroup, SyncGroup } from '../../protocol/kafka/messages/groups-classic.js';
-import type { KafkaWire } from '../support/kafka-wire.js';
-import { kafkaWire } from '../support/kafka-wire.js';
+import type { KafkaWire } from '../support/kafka-wire-client.js';
+import { kafkaWire } from '../support/kafka-wire-client.js';
 import { call } from './stack.js';
 
 let stack: LocalStack;
