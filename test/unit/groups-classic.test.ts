@@ -65,8 +65,9 @@ describe('classic members in a server-assigned group', () => {
     const s = setup();
     await s.join('a');
     const b = await s.join('b');
-    // b's share is still held by a: b gets nothing yet and is told to rejoin later.
-    expect(b).toMatchObject({ memberEpoch: 2, rebalanceInProgress: true });
+    // b's share is still held by a: b gets nothing yet, and is not told to rejoin while a holds it.
+    expect(b).toMatchObject({ memberEpoch: 2, rebalanceInProgress: false });
+    expect(await s.beat('b', 2)).toMatchObject({ rebalanceInProgress: false });
     expect(parts(b)).toEqual([]);
     await s.expectOneOwnerEach();
     // a is at the old generation: its heartbeat (still accepted) signals the rebalance.
@@ -115,7 +116,7 @@ describe('classic members in a server-assigned group', () => {
     expect(m.assignment?.topicPartitions).toEqual([{ topic: 't', partitions: [0, 1, 2, 3] }]);
     const c = await s.join('c');
     expect(parts(c)).toEqual([]);
-    expect(c.rebalanceInProgress).toBe(true);
+    expect(c.rebalanceInProgress).toBe(false);
     // The KIP-848 member is told to revoke two partitions, then reports them gone.
     const revoke = await s.beat848({
       memberId: 'm',
@@ -130,6 +131,8 @@ describe('classic members in a server-assigned group', () => {
       memberEpoch: 1,
       ownedPartitions: fromTopicPartitions([{ topic: 't', partitions: keep }]),
     });
+    // Released: now the classic member is told to rejoin, and its rejoin takes them.
+    expect(await s.beat('c', 2)).toMatchObject({ rebalanceInProgress: true });
     const rejoined = await s.join('c');
     expect(rejoined).toMatchObject({ memberEpoch: 2, rebalanceInProgress: false });
     expect(parts(rejoined)).toEqual([0, 1, 2, 3].filter((p) => !keep.includes(p)));

@@ -10,9 +10,9 @@
  *   ownedPartitions for cooperative-sticky), which completes its pending revocations; it then steps
  *   towards its target exactly as a KIP-848 member does (partitions another member holds come later).
  * - Between joins its epoch (the classic generationId) stays put, so its commits and heartbeats are
- *   fenced by it; a heartbeat answers "rebalance in progress" whenever the member is not reconciled to
- *   the group's current target (the group moved on, or it has partitions to revoke or still to receive),
- *   and the member rejoins.
+ *   fenced by it; a heartbeat answers "rebalance in progress" whenever a rejoin would change something
+ *   (the group moved to a new target, the member has partitions to revoke, or partitions it waits for
+ *   were released), and the member rejoins.
  * So a partition still has one owner at a time: what a classic member holds stays held (assigned or
  * revoking) until its JoinGroup says it let go, or it leaves or times out.
  */
@@ -23,7 +23,14 @@ import type { HeartbeatContext } from './heartbeat.js';
 import { applyHeartbeat } from './heartbeat.js';
 import type { Member } from './member.js';
 import { heldPartitions, isExpired } from './member.js';
-import { EMPTY_PARTITIONS, intersect, toTopicPartitions } from './partition-map.js';
+import {
+  EMPTY_PARTITIONS,
+  filterPartitions,
+  intersect,
+  isEmpty,
+  minus,
+  toTopicPartitions,
+} from './partition-map.js';
 import type { ClassicMemberRequest, ClassicMemberResponse } from './types.js';
 import { JOIN_EPOCH, STATIC_LEAVE_EPOCH } from './types.js';
 
@@ -139,13 +146,27 @@ const answer = (next: GroupView, memberId: string, ctx: HeartbeatContext): Class
       memberEpoch: member.memberEpoch,
       heartbeatIntervalMs: ctx.heartbeatIntervalMs,
       assignment: { topicPartitions: toTopicPartitions(member.assigned) },
-      rebalanceInProgress: !isReconciled(next, member),
+      rebalanceInProgress: mustRejoin(next, member),
     },
   };
 };
 
-/** Kafka's isReconciledTo(groupEpoch): nothing to revoke or receive, at the current target's epoch. */
-export const isReconciled = (view: GroupView, member: Member): boolean =>
-  member.state === 'STABLE' &&
-  member.memberEpoch === view.meta.assignmentEpoch &&
-  view.meta.assignmentEpoch === view.meta.groupEpoch;
+/**
+ * Whether a rejoin would change anything for the member: the group moved to a new target, it has
+ * partitions to give up, or partitions it waits for have been let go by their old owner. A member
+ * waiting on partitions still held elsewhere is not told to rejoin yet: an eager client gives up its
+ * whole assignment on every rejoin, so rejoining in a loop would only stall it.
+ */
+export const mustRejoin = (view: GroupView, member: Member): boolean => {
+  if (
+    member.memberEpoch !== view.meta.assignmentEpoch ||
+    view.meta.assignmentEpoch !== view.meta.groupEpoch
+  ) {
+    return true;
+  }
+  if (member.state === 'UNREVOKED_PARTITIONS') return true;
+  if (member.state === 'STABLE') return false;
+  const waiting = minus(view.meta.target[member.memberId] ?? EMPTY_PARTITIONS, member.assigned);
+  const heldByOther = new GroupDraft(view).heldByOther(member.memberId);
+  return !isEmpty(filterPartitions(waiting, (topic, p) => !heldByOther(topic, p)));
+};
