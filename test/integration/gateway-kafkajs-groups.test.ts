@@ -58,7 +58,14 @@ interface Seen {
 }
 
 const member = async (name: string, seen: Seen[]): Promise<Consumer> => {
-  const consumer = kafka.consumer({
+  // One client per member, as separate applications would be: kafkajs keeps committed offsets per
+  // client and group, shared by every consumer of that client.
+  const client = new Kafka({
+    clientId: `kjs-${name}`,
+    brokers: [stack.kafka!.bootstrap],
+    logLevel: process.env['GW2_DEBUG'] ? logLevel.WARN : logLevel.NOTHING,
+  });
+  const consumer = client.consumer({
     groupId: 'kg',
     sessionTimeout: 30_000,
     heartbeatInterval: 500,
@@ -66,7 +73,8 @@ const member = async (name: string, seen: Seen[]): Promise<Consumer> => {
   });
   consumer.on(consumer.events.CRASH, (e) => {
     const err = e.payload.error as Error & { originalError?: Error; cause?: Error };
-    if (process.env['GW2_DEBUG']) console.log('CRASH', err.originalError?.stack ?? err.cause?.stack ?? err.stack);
+    if (process.env['GW2_DEBUG'])
+      console.log('CRASH', err.originalError?.stack ?? err.cause?.stack ?? err.stack);
   });
   await consumer.connect();
   await consumer.subscribe({ topic: 'kjs', fromBeginning: true });
