@@ -16,6 +16,8 @@ export interface NpmStart {
   dataDir: string;
   /** The pid of the Connect invocation running now. */
   connectWorkerPid(): Promise<number>;
+  /** What it printed so far (stdout and stderr). */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -87,6 +89,7 @@ export const startNpmStart = async (env: Record<string, string>): Promise<NpmSta
     url,
     dataDir,
     connectWorkerPid: async () => Number(await readFile(join(dataDir, 'connect-worker.pid'), 'utf8')),
+    output: () => output,
     stop,
   };
 };
