@@ -7,6 +7,7 @@
 import { nodeHttpFetch } from '../sdk/node-http.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../sdk/producer.js';
 import { sigV4Fetch } from '../sdk/sigv4.js';
+import { GroupsBackend } from './groups-backend.js';
 import type { FetchLike } from '../sdk/transport.js';
 import { Transport, path } from '../sdk/transport.js';
 import type {
@@ -37,6 +38,8 @@ export interface FetchedPartition {
 
 export class SluiceBackend {
   private readonly transport: Transport;
+  /** The consumer-group routes (gateway/groups-backend.ts). */
+  readonly groups: GroupsBackend;
 
   constructor(options: SluiceBackendOptions) {
     const base = options.fetch ?? nodeHttpFetch({ maxSockets: 256 });
@@ -46,6 +49,7 @@ export class SluiceBackend {
       fetch,
       ...(options.headers ? { headers: options.headers } : {}),
     });
+    this.groups = new GroupsBackend(this.transport);
   }
 
   cluster(): Promise<ClusterDescription> {

@@ -126,6 +126,7 @@ export const impliedChecks = (
   const topics: string[] = [];
   switch (routeKey) {
     case 'POST /v1/groups/{group}/heartbeat':
+    case 'POST /v1/groups/{group}/classic':
       topics.push(...strings(fields['subscribedTopics']));
       topics.push(...objects(fields['ownedPartitions']).flatMap((o) => strings([o['topic']])));
       break;

@@ -371,6 +371,25 @@ export const SCHEMAS: Record<string, Schema> = {
     heartbeatIntervalMs: int(undefined, 0),
     assignment: nullable(answer({ topicPartitions: array(ref('TopicPartitions')) })),
   }),
+  ClassicMember: request(
+    {
+      memberId: str(),
+      memberEpoch: nullable(int('null joins (JoinGroup); the generationId syncs or heartbeats', 0)),
+      instanceId: nullable(str()),
+      subscribedTopics: nullable(array(str())),
+      ownedPartitions: nullable(array(ref('TopicPartitions'))),
+      rebalanceTimeoutMs: nullable(int(undefined, 0)),
+      serverAssignor: nullable({ enum: ['uniform', 'range'] }),
+    },
+    ['memberId'],
+  ),
+  ClassicMemberResult: answer({
+    memberId: str(),
+    memberEpoch: int(),
+    heartbeatIntervalMs: int(undefined, 0),
+    assignment: answer({ topicPartitions: array(ref('TopicPartitions')) }),
+    rebalanceInProgress: { type: 'boolean' },
+  }),
   CommitOffsets: request(
     {
       memberId: nullable(str()),

@@ -162,6 +162,27 @@ export interface HeartbeatResponse {
   assignment: { topicPartitions: TopicPartitions[] } | null;
 }
 
+/** `POST /v1/groups/{group}/classic`: a classic member's JoinGroup (memberEpoch null), SyncGroup or Heartbeat. */
+export interface ClassicMemberRequest {
+  memberId: string;
+  memberEpoch: number | null;
+  instanceId?: string | null;
+  subscribedTopics?: string[] | null;
+  ownedPartitions?: TopicPartitions[] | null;
+  rebalanceTimeoutMs?: number | null;
+  serverAssignor?: 'uniform' | 'range' | null;
+}
+
+export interface ClassicMemberResponse {
+  memberId: string;
+  /** The classic generationId. */
+  memberEpoch: number;
+  heartbeatIntervalMs: number;
+  assignment: { topicPartitions: TopicPartitions[] };
+  /** Heartbeat answers REBALANCE_IN_PROGRESS: the member rejoins. */
+  rebalanceInProgress: boolean;
+}
+
 export interface OffsetCommitResult {
   topic: string;
   partition: number;

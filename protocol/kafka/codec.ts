@@ -295,6 +295,8 @@ function readType(
     }
     return items;
   }
+  // A nullable struct (ConsumerGroupHeartbeat's assignment) starts with a presence byte: -1 is null.
+  if (nullable && r.int8() < 0) return null;
   return readFields(r, (t as { struct: Field[] }).struct, version, flexible);
 }
 
@@ -417,6 +419,10 @@ export function writeFields(
   for (const field of fields) {
     if (field.tag !== undefined || !inVersions(version, field.versions)) continue;
     const value = message[field.name];
+    if (typeof field.type === 'object' && !isArray(field.type) && inVersions(version, field.nullable)) {
+      w.int8(value === null || value === undefined ? -1 : 1);
+      if (value === null || value === undefined) continue;
+    }
     writeType(
       w,
       field.type,

@@ -136,6 +136,12 @@ const ROWS: Row[] = [
     status: 200,
   },
   {
+    key: 'POST /v1/groups/{group}/classic',
+    path: '/v1/groups/payroll/classic',
+    body: { memberId: 'classic-1', memberEpoch: null, subscribedTopics: ['orders'] },
+    status: 200,
+  },
+  {
     key: 'POST /v1/groups/{group}/offsets',
     path: '/v1/groups/ledger/offsets',
     body: { offsets: [{ topic: 'orders', partition: 0, offset: 1 }] },

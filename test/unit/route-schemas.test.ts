@@ -36,6 +36,7 @@ const VALID: Record<string, unknown> = {
   AddOffsetsToTxn: { producerId: 1, producerEpoch: 0, groupId: 'g' },
   TxnOffsetCommit: { producerId: 1, producerEpoch: 0, groupId: 'g', offsets: [] },
   EndTxn: { producerId: 1, producerEpoch: 0, committed: true },
+  ClassicMember: { memberId: 'm' },
 };
 
 interface ObjectSchema {

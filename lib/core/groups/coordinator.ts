@@ -13,12 +13,14 @@ import { StaleRead, retryOnConflict } from './cas-retry.js';
 import { GroupDraft, groupState, liveMembers, newGroupMeta } from './group.js';
 import type { LoadedGroup } from './group-items.js';
 import { GroupItems, encodeOffset } from './group-items.js';
+import { applyClassic } from './classic.js';
 import { applyHeartbeat } from './heartbeat.js';
 import type { DeleteOffsetsRequest } from './offset-delete.js';
 import { deleteOffsetsOnce } from './offset-delete.js';
 import { OffsetWriter } from './offset-writer.js';
 import { toTopicPartitions } from './partition-map.js';
 import {
+  validateClassicMember,
   validateCommit,
   validateGroupId,
   validateHeartbeat,
@@ -27,6 +29,8 @@ import {
 } from './requests.js';
 import { TopicLookup } from './topic-lookup.js';
 import type {
+  ClassicMemberRequest,
+  ClassicMemberResponse,
   CommitRequest,
   CommitResult,
   CommittedOffset,
@@ -105,6 +109,31 @@ export class GroupCoordinator {
       const names = [...loaded.view.members.values()].flatMap((m) => m.subscribedTopics);
       const topics = await lookup.describeAll([...names, ...(request.subscribedTopics ?? [])]);
       const { next, response } = applyHeartbeat(loaded.view, request, {
+        now: this.clock.now(),
+        sessionTimeoutMs: this.sessionTimeoutMs,
+        heartbeatIntervalMs: this.heartbeatIntervalMs,
+        topics,
+        newMemberId: this.newMemberId,
+      });
+      await this.items.save(loaded, next);
+      return response;
+    });
+  }
+
+  /**
+   * A classic member's JoinGroup (memberEpoch null), SyncGroup or Heartbeat (its generationId) in the
+   * same group as KIP-848 members (classic.ts).
+   */
+  async classicMember(groupId: string, request: ClassicMemberRequest): Promise<ClassicMemberResponse> {
+    validateGroupId(groupId);
+    validateClassicMember(request);
+    const lookup = new TopicLookup(this.topics);
+    await lookup.describeAll(request.subscribedTopics ?? []);
+    return this.retry('classic member', async () => {
+      const loaded = await this.loadLive(groupId);
+      const names = [...loaded.view.members.values()].flatMap((m) => m.subscribedTopics);
+      const topics = await lookup.describeAll([...names, ...(request.subscribedTopics ?? [])]);
+      const { next, response } = applyClassic(loaded.view, request, {
         now: this.clock.now(),
         sessionTimeoutMs: this.sessionTimeoutMs,
         heartbeatIntervalMs: this.heartbeatIntervalMs,
