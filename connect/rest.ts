@@ -8,7 +8,7 @@ import { STATUS_BY_CODE } from '../lib/http/status.js';
 import { readJson, readJsonObject, rejectUnknownFields } from '../lib/http/body.js';
 import type { HttpRequest, Route } from '../lib/http/types.js';
 import { json } from '../lib/http/types.js';
-import { parseConfigMap, validateConnectorConfig } from './connector-config.js';
+import { checkConfigSize, parseConfigMap, validateConnectorConfig } from './connector-config.js';
 import { CONVERTERS } from './converters.js';
 import type { Herder, OffsetEntry } from './herder.js';
 import { PLUGINS, findPlugin } from './plugins.js';
@@ -53,7 +53,8 @@ const parseOffsets = (body: Record<string, unknown>): OffsetEntry[] => {
 };
 
 export const connectRoutes = (herder: Herder): Route[] => {
-  // Connect's clients read `error_code` (the HTTP status) beside the message: every error gets one.
+  // Kafka Connect answers errors as `{"error_code": <HTTP status>, "message": …}`; Connect's clients
+  // read those two top-level fields, so every error gets both beside Sluice's own envelope.
   const route = (method: Route['method'], path: string, handler: Route['handler']): Route => ({
     method,
     pattern: `${BASE}${path}`,
@@ -61,11 +62,15 @@ export const connectRoutes = (herder: Herder): Route[] => {
       try {
         return await handler(request);
       } catch (error) {
-        if (!(error instanceof SluiceError) || error.details?.['error_code'] !== undefined) throw error;
+        if (!(error instanceof SluiceError)) throw error;
         throw new SluiceError(error.code, error.message, {
           cause: error,
           retriable: error.retriable,
-          details: { ...error.details, error_code: STATUS_BY_CODE[error.code] },
+          details: {
+            ...error.details,
+            error_code: error.details?.['error_code'] ?? STATUS_BY_CODE[error.code],
+            message: error.message,
+          },
         });
       }
     },
@@ -191,6 +196,7 @@ export const connectRoutes = (herder: Herder): Route[] => {
           },
         );
       const config = parseConfigMap(readJson(request));
+      checkConfigSize(config);
       const given = config['connector.class'];
       if (given !== undefined && findPlugin(given) !== plugin)
         throw new SluiceError(
