@@ -25,6 +25,7 @@ import { isSluiceError } from '../protocol/errors.js';
 import { fetchRoutes, produceRoutes } from './http/routes/log.js';
 import { replicationRoutes } from './http/routes/replication.js';
 import { connectRoutes } from '../connect/rest.js';
+import { CONNECT_BODY_CHECKS } from '../connect/access.js';
 import { Herder } from '../connect/herder.js';
 import { ConnectStateStore } from '../connect/state-store.js';
 import { InteractiveQueries } from '../streams/query/interactive.js';
@@ -154,7 +155,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
         router = new Router(
           job === undefined ? routes : routes.filter((r) => jobOf(r) === job),
           deps.log,
-          deps.authorizer ? impliedAccessGuard(deps.authorizer) : undefined,
+          deps.authorizer ? impliedAccessGuard(deps.authorizer, CONNECT_BODY_CHECKS) : undefined,
         );
         routers.set(key, router);
       }

@@ -62,9 +62,13 @@ describe('implied checks', () => {
       },
     );
     expect(checks.map((c) => `${c.operation} ${c.method} ${c.path}`)).toEqual([
+      // Partition `*` and 2147483647: only a policy covering every partition (no `?`) allows both.
       'READ GET /v1/topics/a/partitions/*/records',
+      'READ GET /v1/topics/a/partitions/2147483647/records',
       'READ GET /v1/topics/b/partitions/*/records',
+      'READ GET /v1/topics/b/partitions/2147483647/records',
       'READ GET /v1/topics/c/partitions/*/records',
+      'READ GET /v1/topics/c/partitions/2147483647/records',
     ]);
     expect(impliedChecks('POST /v1/groups/{group}/offsets', {}, { offsets: 'nope' })).toEqual([]);
     expect(impliedChecks('POST /v1/topics/{topic}/records', {}, { topic: 'x' })).toEqual([]);
@@ -115,7 +119,12 @@ describe('the router guard', () => {
       },
     });
     expect(asked).toEqual([
-      ['arn:aws:iam::111122223333:user/alice orders', 'arn:aws:iam::111122223333:user/alice secret'],
+      [
+        'arn:aws:iam::111122223333:user/alice orders',
+        'arn:aws:iam::111122223333:user/alice orders',
+        'arn:aws:iam::111122223333:user/alice secret',
+        'arn:aws:iam::111122223333:user/alice secret',
+      ],
     ]);
     expect(store.meter.read().metadataReads).toBe(0);
     expect(store.dump()).toEqual([]);
