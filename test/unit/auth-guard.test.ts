@@ -79,6 +79,7 @@ describe('implied checks', () => {
     const deleting = impliedChecks('DELETE /v1/groups/{group}/offsets', { topic: 'orders' }, undefined);
     expect(deleting.map((c) => `${c.operation} ${c.resourceType} ${c.method} ${c.path}`)).toEqual([
       'READ TOPIC GET /v1/topics/orders/partitions/*/records',
+      'READ TOPIC GET /v1/topics/orders/partitions/2147483647/records',
     ]);
     expect(impliedChecks('DELETE /v1/groups/{group}/offsets', {}, undefined)).toEqual([]);
   });
