@@ -23,6 +23,7 @@ import { GroupCoordinator } from './core/groups/index.js';
 import { TransactionCoordinator } from './core/transactions/index.js';
 import type { GroupTopics, PartitionOffsets } from './core/groups/index.js';
 import { isSluiceError } from '../protocol/errors.js';
+import { CONNECT_BODY_CHECKS } from '../connect/access.js';
 import { Herder } from '../connect/herder.js';
 import { ConnectStateStore } from '../connect/state-store.js';
 import { InteractiveQueries } from '../streams/query/interactive.js';
@@ -161,10 +162,11 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
           job === undefined ? routes : routes.filter((r) => jobOf(r) === job),
           deps.log,
           deps.authorizer
-            ? impliedAccessGuard(deps.authorizer, {
-                bodyNamed: BODY_NAMED_ROUTES,
-                offsetListings: OFFSET_LISTINGS,
-              })
+            ? impliedAccessGuard(
+                deps.authorizer,
+                { bodyNamed: BODY_NAMED_ROUTES, offsetListings: OFFSET_LISTINGS },
+                CONNECT_BODY_CHECKS,
+              )
             : undefined,
         );
         routers.set(key, router);

@@ -228,10 +228,17 @@ let t: AuthStack;
 beforeAll(async () => {
   t = await startAuthStack([
     { name: 'admin', policies: [invokePolicy([`${API_ARN}/*`])] },
-    // Exactly the matrix's requests, plus READ on orders for the group routes' body-named checks.
+    // Exactly the matrix's requests, plus READ on orders for the group routes' body-named checks and
+    // READ on the sink connectors' groups connect-{name} for what the Connect configs name.
     {
       name: 'app',
-      policies: [invokePolicy([...rowArns, arn('GET', '/v1/topics/orders/partitions/*/records')])],
+      policies: [
+        invokePolicy([
+          ...rowArns,
+          arn('GET', '/v1/topics/orders/partitions/*/records'),
+          arn('POST', '/v1/groups/connect-*/heartbeat'),
+        ]),
+      ],
     },
     // Allowed something else only: an implicit deny on every row.
     { name: 'outsider', policies: [invokePolicy([arn('GET', '/v1/topics/unrelated')])] },

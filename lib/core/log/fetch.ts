@@ -314,6 +314,9 @@ export class Fetcher {
     const deadline = this.ctx.clock.now() + Math.min(request.maxWaitMs, MAX_WAIT_MS);
     for (;;) {
       const state = await readPartitionState(this.ctx.store, topic, partition);
+      // Kafka answers a fetch from a broker that is not a replica NOT_LEADER_OR_FOLLOWER whatever the
+      // offset: checked before the offset, so an empty answer at the HW never hides it.
+      if (request.replica !== undefined) this.storeFor(state, request.replica);
       const hw = highWatermarkOf(state);
       if (request.offset < state.logStartOffset || request.offset > hw) {
         throw outOfRange(topic, partition, request.offset, state);
