@@ -5,7 +5,6 @@ import type { Fetcher } from '../../core/log/fetch.js';
 import { MAX_FETCH_BYTES, MAX_WAIT_MS } from '../../core/log/fetch.js';
 import type { Acks, ProduceRecord, Producer } from '../../core/log/produce.js';
 import { readJsonObject, rejectUnknownFields } from '../body.js';
-import { EDGE_LIMITS } from '../limits.js';
 import type { Encoding } from '../encoding.js';
 import { decodeBytes, decodeValue, encodeBytes, encodeValue, parseEncoding } from '../encoding.js';
 import type { HttpRequest, Route } from '../types.js';
@@ -177,11 +176,6 @@ const parseRecord = (raw: unknown, i: number, encoding: Encoding): ProduceRecord
   const keyEncoding = encoding === 'base64' ? 'base64' : 'utf8';
   const headers = r['headers'] ?? [];
   if (!Array.isArray(headers)) throw invalidRequest(`${where}.headers must be an array`);
-  if (headers.length > EDGE_LIMITS.maxHeadersPerRecord) {
-    throw invalidRequest(
-      `${where} has ${headers.length} headers; at most ${EDGE_LIMITS.maxHeadersPerRecord}`,
-    );
-  }
   const record: ProduceRecord = {
     key: decodeBytes(r['key'], keyEncoding, `${where}.key`),
     value: decodeValue(r['value'], encoding, `${where}.value`),
