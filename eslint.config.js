@@ -34,6 +34,17 @@ export default tseslint.config(
         'error',
         { name: 'process', message: 'lib/core reads no process state; pass configuration in.' },
       ],
+      // The core knows nothing of HTTP, AWS or where it runs (this repeats lib/'s AWS patterns, as a
+      // file's no-restricted-imports is the last block's that matches it).
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['@aws-sdk/*', 'aws-lambda'], message: 'Only lib/adapters/aws may import the AWS SDK.' },
+            { group: ['**/http/**', '**/adapters/**'], message: 'lib/core imports no HTTP edge or adapter.' },
+          ],
+        },
+      ],
     },
   },
   {

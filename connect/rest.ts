@@ -5,7 +5,11 @@
  */
 import { SluiceError, invalidRequest } from '../protocol/errors.js';
 import { STATUS_BY_CODE } from '../lib/http/status.js';
-import { readJson, readJsonObject, rejectUnknownFields } from '../lib/http/body.js';
+import type { ErrorCode } from '../protocol/errors.js';
+import { rejectUnknownFields } from '../lib/http/body.js';
+import type { RouteDefinition } from '../lib/http/define-route.js';
+import { bindRoutes, defineRoute } from '../lib/http/define-route.js';
+import { CONNECTOR_ERRORS, queryParam } from '../lib/http/routes/errors.js';
 import type { HttpRequest, Route } from '../lib/http/types.js';
 import { json } from '../lib/http/types.js';
 import { parseConfigMap, validateConnectorConfig } from './connector-config.js';
@@ -52,122 +56,304 @@ const parseOffsets = (body: Record<string, unknown>): OffsetEntry[] => {
   });
 };
 
-export const connectRoutes = (herder: Herder): Route[] => {
-  // Connect's clients read `error_code` (the HTTP status) beside the message: every error gets one.
-  const route = (method: Route['method'], path: string, handler: Route['handler']): Route => ({
-    method,
-    pattern: `${BASE}${path}`,
-    handler: async (request) => {
-      try {
-        return await handler(request);
-      } catch (error) {
-        if (!(error instanceof SluiceError) || error.details?.['error_code'] !== undefined) throw error;
-        throw new SluiceError(error.code, error.message, {
-          cause: error,
-          retriable: error.retriable,
-          details: { ...error.details, error_code: STATUS_BY_CODE[error.code] },
-        });
-      }
-    },
+export interface ConnectRoutesOptions {
+  herder: Herder;
+}
+
+/** Connect's clients read `error_code` (the HTTP status) beside the message: every error gets one. */
+const withErrorCode = (error: unknown): unknown => {
+  if (!(error instanceof SluiceError) || error.details?.['error_code'] !== undefined) return error;
+  return new SluiceError(error.code, error.message, {
+    cause: error,
+    retriable: error.retriable,
+    details: { ...error.details, error_code: STATUS_BY_CODE[error.code] },
   });
-  return [
-    route('GET', '/connectors', async (request) => {
-      queryOnly(request, ['expand']);
-      const expand = (request.query['expand'] ?? '').split(',').filter(Boolean);
-      const bad = expand.filter((e) => e !== 'status' && e !== 'info');
-      if (bad.length > 0) throw invalidRequest(`expand must be status and/or info, not ${bad.join(', ')}`);
-      return json(200, expand.length === 0 ? await herder.names() : await herder.expanded(expand));
-    }),
-    route('POST', '/connectors', async (request) => {
-      queryOnly(request);
-      const body = readJsonObject(request);
-      rejectUnknownFields(body, ['name', 'config', 'initial_state']);
-      const name = body['name'];
-      if (typeof name !== 'string' || name.length === 0)
-        throw invalidRequest('name must be a non-empty string');
-      const initial = body['initial_state'];
-      if (initial !== undefined && typeof initial !== 'string')
-        throw invalidRequest('initial_state must be a string');
-      const info = await herder.create(name, parseConfigMap(body['config'] ?? {}), initial);
-      return json(201, info, { location: `${BASE}/connectors/${encodeURIComponent(name)}` });
-    }),
-    route('GET', '/connectors/{connector}', async (request) => {
-      queryOnly(request);
-      return json(200, await herder.info(connectorName(request)));
-    }),
-    route('DELETE', '/connectors/{connector}', async (request) => {
-      queryOnly(request);
-      await herder.delete(connectorName(request));
-      return { status: 204 };
-    }),
-    route('GET', '/connectors/{connector}/config', async (request) => {
-      queryOnly(request);
-      return json(200, await herder.config(connectorName(request)));
-    }),
-    route('PUT', '/connectors/{connector}/config', async (request) => {
-      queryOnly(request);
-      const { created, info } = await herder.putConfig(
-        connectorName(request),
-        parseConfigMap(readJson(request)),
-      );
-      return json(created ? 201 : 200, info);
-    }),
-    route('GET', '/connectors/{connector}/status', async (request) => {
-      queryOnly(request);
-      return json(200, await herder.status(connectorName(request)));
-    }),
-    route('GET', '/connectors/{connector}/tasks', async (request) => {
-      queryOnly(request);
-      return json(200, await herder.tasks(connectorName(request)));
-    }),
-    route('GET', '/connectors/{connector}/tasks/{task}/status', async (request) => {
-      queryOnly(request);
-      return json(200, await herder.taskStatus(connectorName(request), taskId(request)));
-    }),
-    route('POST', '/connectors/{connector}/tasks/{task}/restart', async (request) => {
-      queryOnly(request);
-      await herder.restartTask(connectorName(request), taskId(request));
-      return { status: 204 };
-    }),
-    route('PUT', '/connectors/{connector}/pause', async (request) => {
-      queryOnly(request);
-      await herder.setTargetState(connectorName(request), 'PAUSED');
-      return { status: 202 };
-    }),
-    route('PUT', '/connectors/{connector}/resume', async (request) => {
-      queryOnly(request);
-      await herder.setTargetState(connectorName(request), 'STARTED');
-      return { status: 202 };
-    }),
-    route('PUT', '/connectors/{connector}/stop', async (request) => {
-      queryOnly(request);
-      await herder.setTargetState(connectorName(request), 'STOPPED');
-      return { status: 204 };
-    }),
-    route('POST', '/connectors/{connector}/restart', async (request) => {
-      queryOnly(request, ['includeTasks', 'onlyFailed']);
-      const status = await herder.restart(
-        connectorName(request),
-        flag(request, 'includeTasks', false),
-        flag(request, 'onlyFailed', false),
-      );
-      return status ? json(202, status) : { status: 204 };
-    }),
-    route('GET', '/connectors/{connector}/offsets', async (request) => {
-      queryOnly(request);
-      return json(200, await herder.offsets(connectorName(request)));
-    }),
-    route('PATCH', '/connectors/{connector}/offsets', async (request) => {
-      queryOnly(request);
-      await herder.alterOffsets(connectorName(request), parseOffsets(readJsonObject(request)));
-      return json(200, { message: 'The offsets for this connector have been altered successfully' });
-    }),
-    route('DELETE', '/connectors/{connector}/offsets', async (request) => {
-      queryOnly(request);
-      await herder.resetOffsets(connectorName(request));
-      return json(200, { message: 'The offsets for this connector have been reset successfully' });
-    }),
-    route('GET', '/connector-plugins', async (request) => {
+};
+
+/**
+ * Kafka Connect's REST API has no Kafka ACLs of its own; a connector is cluster configuration, so
+ * reading it is DESCRIBE and changing it ALTER on the cluster (the route path still scopes the policy).
+ */
+const connectRoute = (
+  operation: 'DESCRIBE' | 'ALTER',
+  route: Omit<
+    RouteDefinition<ConnectRoutesOptions>,
+    'job' | 'acl' | 'public' | 'errors' | 'mapError' | 'path'
+  > & { path: string; errors?: ErrorCode[] },
+): RouteDefinition<ConnectRoutesOptions> =>
+  defineRoute<ConnectRoutesOptions>({
+    errors: CONNECTOR_ERRORS,
+    ...route,
+    path: `${BASE}${route.path}`,
+    job: 'connect',
+    acl: { operation, resourceType: 'CLUSTER' },
+    mapError: withErrorCode,
+  });
+
+const C = '/connectors/{connector}';
+
+export const CONNECT_ROUTES = [
+  connectRoute('DESCRIBE', {
+    method: 'GET',
+    path: '/connectors',
+    id: 'listConnectors',
+    summary: 'Connect: the connectors.',
+    query: [queryParam('expand', 'string', 'status and/or info')],
+    ok: { 200: 'ConnectorList' },
+    errors: ['CLUSTER_AUTHORIZATION_FAILED'],
+    handler:
+      ({ herder }) =>
+      async (request) => {
+        queryOnly(request, ['expand']);
+        const expand = (request.query['expand'] ?? '').split(',').filter(Boolean);
+        const bad = expand.filter((e) => e !== 'status' && e !== 'info');
+        if (bad.length > 0) throw invalidRequest(`expand must be status and/or info, not ${bad.join(', ')}`);
+        return json(200, expand.length === 0 ? await herder.names() : await herder.expanded(expand));
+      },
+  }),
+  connectRoute('ALTER', {
+    method: 'POST',
+    path: '/connectors',
+    id: 'createConnector',
+    summary: 'Connect: create a connector.',
+    body: 'CreateConnector',
+    ok: { 201: 'ConnectorInfo' },
+    errors: ['ALREADY_EXISTS', 'INVALID_CONFIG', 'CLUSTER_AUTHORIZATION_FAILED'],
+    handler:
+      ({ herder }) =>
+      async (request, body = {}) => {
+        queryOnly(request);
+        const name = body['name'] as string;
+        if (name.length === 0) throw invalidRequest('name must be a non-empty string');
+        const initial = body['initial_state'] as string | undefined;
+        const info = await herder.create(name, parseConfigMap(body['config'] ?? {}), initial);
+        return json(201, info, { location: `${BASE}/connectors/${encodeURIComponent(name)}` });
+      },
+  }),
+  connectRoute('DESCRIBE', {
+    method: 'GET',
+    path: C,
+    id: 'describeConnector',
+    summary: 'Connect: a connector, its config and tasks.',
+    ok: { 200: 'ConnectorInfo' },
+    handler:
+      ({ herder }) =>
+      async (request) => {
+        queryOnly(request);
+        return json(200, await herder.info(connectorName(request)));
+      },
+  }),
+  connectRoute('ALTER', {
+    method: 'DELETE',
+    path: C,
+    id: 'deleteConnector',
+    summary: 'Connect: delete a connector.',
+    ok: { 204: 'empty' },
+    handler:
+      ({ herder }) =>
+      async (request) => {
+        queryOnly(request);
+        await herder.delete(connectorName(request));
+        return { status: 204 };
+      },
+  }),
+  connectRoute('DESCRIBE', {
+    method: 'GET',
+    path: `${C}/config`,
+    id: 'connectorConfig',
+    summary: "Connect: a connector's config.",
+    ok: { 200: 'ConnectorConfig' },
+    handler:
+      ({ herder }) =>
+      async (request) => {
+        queryOnly(request);
+        return json(200, await herder.config(connectorName(request)));
+      },
+  }),
+  connectRoute('ALTER', {
+    method: 'PUT',
+    path: `${C}/config`,
+    id: 'putConnectorConfig',
+    summary: 'Connect: create or replace a config.',
+    body: 'ConnectorConfig',
+    ok: { 200: 'ConnectorInfo', 201: 'ConnectorInfo' },
+    errors: [...CONNECTOR_ERRORS, 'INVALID_CONFIG'],
+    handler:
+      ({ herder }) =>
+      async (request, body = {}) => {
+        queryOnly(request);
+        const { created, info } = await herder.putConfig(connectorName(request), parseConfigMap(body));
+        return json(created ? 201 : 200, info);
+      },
+  }),
+  connectRoute('DESCRIBE', {
+    method: 'GET',
+    path: `${C}/status`,
+    id: 'connectorStatus',
+    summary: "Connect: a connector's and its tasks' states.",
+    ok: { 200: 'ConnectorStatus' },
+    handler:
+      ({ herder }) =>
+      async (request) => {
+        queryOnly(request);
+        return json(200, await herder.status(connectorName(request)));
+      },
+  }),
+  connectRoute('DESCRIBE', {
+    method: 'GET',
+    path: `${C}/tasks`,
+    id: 'connectorTasks',
+    summary: "Connect: a connector's tasks and their configs.",
+    ok: { 200: 'ConnectTaskList' },
+    handler:
+      ({ herder }) =>
+      async (request) => {
+        queryOnly(request);
+        return json(200, await herder.tasks(connectorName(request)));
+      },
+  }),
+  connectRoute('DESCRIBE', {
+    method: 'GET',
+    path: `${C}/tasks/{task}/status`,
+    id: 'taskStatus',
+    summary: "Connect: one task's state.",
+    ok: { 200: 'ConnectTaskStatus' },
+    handler:
+      ({ herder }) =>
+      async (request) => {
+        queryOnly(request);
+        return json(200, await herder.taskStatus(connectorName(request), taskId(request)));
+      },
+  }),
+  connectRoute('ALTER', {
+    method: 'POST',
+    path: `${C}/tasks/{task}/restart`,
+    id: 'restartTask',
+    summary: 'Connect: restart one task.',
+    ok: { 204: 'empty' },
+    handler:
+      ({ herder }) =>
+      async (request) => {
+        queryOnly(request);
+        await herder.restartTask(connectorName(request), taskId(request));
+        return { status: 204 };
+      },
+  }),
+  connectRoute('ALTER', {
+    method: 'PUT',
+    path: `${C}/pause`,
+    id: 'pauseConnector',
+    summary: 'Connect: pause (202).',
+    ok: { 202: 'empty' },
+    handler:
+      ({ herder }) =>
+      async (request) => {
+        queryOnly(request);
+        await herder.setTargetState(connectorName(request), 'PAUSED');
+        return { status: 202 };
+      },
+  }),
+  connectRoute('ALTER', {
+    method: 'PUT',
+    path: `${C}/resume`,
+    id: 'resumeConnector',
+    summary: 'Connect: resume (202).',
+    ok: { 202: 'empty' },
+    handler:
+      ({ herder }) =>
+      async (request) => {
+        queryOnly(request);
+        await herder.setTargetState(connectorName(request), 'STARTED');
+        return { status: 202 };
+      },
+  }),
+  connectRoute('ALTER', {
+    method: 'PUT',
+    path: `${C}/stop`,
+    id: 'stopConnector',
+    summary: 'Connect: stop (KIP-875).',
+    ok: { 204: 'empty' },
+    handler:
+      ({ herder }) =>
+      async (request) => {
+        queryOnly(request);
+        await herder.setTargetState(connectorName(request), 'STOPPED');
+        return { status: 204 };
+      },
+  }),
+  connectRoute('ALTER', {
+    method: 'POST',
+    path: `${C}/restart`,
+    id: 'restartConnector',
+    summary: 'Connect: restart, with includeTasks and onlyFailed.',
+    query: [
+      queryParam('includeTasks', 'string', 'true: restart the tasks too'),
+      queryParam('onlyFailed', 'string', 'true: only what is FAILED'),
+    ],
+    ok: { 202: 'ConnectorStatus', 204: 'empty' },
+    handler:
+      ({ herder }) =>
+      async (request) => {
+        queryOnly(request, ['includeTasks', 'onlyFailed']);
+        const status = await herder.restart(
+          connectorName(request),
+          flag(request, 'includeTasks', false),
+          flag(request, 'onlyFailed', false),
+        );
+        return status ? json(202, status) : { status: 204 };
+      },
+  }),
+  connectRoute('DESCRIBE', {
+    method: 'GET',
+    path: `${C}/offsets`,
+    id: 'connectorOffsets',
+    summary: "Connect: a connector's offsets (KIP-875).",
+    ok: { 200: 'ConnectorOffsets' },
+    handler:
+      ({ herder }) =>
+      async (request) => {
+        queryOnly(request);
+        return json(200, await herder.offsets(connectorName(request)));
+      },
+  }),
+  connectRoute('ALTER', {
+    method: 'PATCH',
+    path: `${C}/offsets`,
+    id: 'alterConnectorOffsets',
+    summary: 'Connect: alter offsets, only while STOPPED.',
+    body: 'ConnectorOffsets',
+    ok: { 200: 'ConnectMessage' },
+    handler:
+      ({ herder }) =>
+      async (request, body = {}) => {
+        queryOnly(request);
+        await herder.alterOffsets(connectorName(request), parseOffsets(body));
+        return json(200, { message: 'The offsets for this connector have been altered successfully' });
+      },
+  }),
+  connectRoute('ALTER', {
+    method: 'DELETE',
+    path: `${C}/offsets`,
+    id: 'resetConnectorOffsets',
+    summary: 'Connect: reset offsets, only while STOPPED.',
+    ok: { 200: 'ConnectMessage' },
+    handler:
+      ({ herder }) =>
+      async (request) => {
+        queryOnly(request);
+        await herder.resetOffsets(connectorName(request));
+        return json(200, { message: 'The offsets for this connector have been reset successfully' });
+      },
+  }),
+  connectRoute('DESCRIBE', {
+    method: 'GET',
+    path: '/connector-plugins',
+    id: 'connectorPlugins',
+    summary: 'Connect: the plugins.',
+    query: [queryParam('connectorsOnly', 'string', 'false: transforms and predicates too')],
+    ok: { 200: 'ConnectorPlugins' },
+    errors: ['CLUSTER_AUTHORIZATION_FAILED'],
+    handler: () => async (request) => {
       queryOnly(request, ['connectorsOnly']);
       const plugins = PLUGINS.map((p) => ({ class: p.class, type: p.type, version: p.version }));
       if (flag(request, 'connectorsOnly', true)) return json(200, plugins);
@@ -177,30 +363,43 @@ export const connectRoutes = (herder: Herder): Route[] => {
         ...PREDICATES.map((p) => ({ class: p.class, type: 'predicate' })),
         ...CONVERTERS.map((c) => ({ class: c, type: 'converter' })),
       ]);
-    }),
-    route('PUT', '/connector-plugins/{plugin}/config/validate', async (request) => {
-      queryOnly(request);
-      const name = request.params['plugin'] ?? '';
-      const plugin = findPlugin(name);
-      if (!plugin)
-        throw new SluiceError(
-          'NOT_FOUND',
-          `Failed to find any class that implements Connector and which name matches ${name}`,
-          {
-            details: { error_code: 404 },
-          },
-        );
-      const config = parseConfigMap(readJson(request));
-      const given = config['connector.class'];
-      if (given !== undefined && findPlugin(given) !== plugin)
-        throw new SluiceError(
-          'INVALID_REQUEST',
-          `Included connector type ${given} does not match request type ${name}`,
-          {
-            details: { error_code: 400 },
-          },
-        );
-      return json(200, validateConnectorConfig(plugin, { ...config, 'connector.class': plugin.class }));
-    }),
-  ];
-};
+    },
+  }),
+  connectRoute('DESCRIBE', {
+    method: 'PUT',
+    path: '/connector-plugins/{plugin}/config/validate',
+    id: 'validateConnectorConfig',
+    summary: "Connect: validate a config, in Connect's error_count / configs shape.",
+    body: 'ConnectorConfig',
+    ok: { 200: 'ConfigValidation' },
+    handler:
+      () =>
+      async (request, body = {}) => {
+        queryOnly(request);
+        const name = request.params['plugin'] ?? '';
+        const plugin = findPlugin(name);
+        if (!plugin)
+          throw new SluiceError(
+            'NOT_FOUND',
+            `Failed to find any class that implements Connector and which name matches ${name}`,
+            {
+              details: { error_code: 404 },
+            },
+          );
+        const config = parseConfigMap(body);
+        const given = config['connector.class'];
+        if (given !== undefined && findPlugin(given) !== plugin)
+          throw new SluiceError(
+            'INVALID_REQUEST',
+            `Included connector type ${given} does not match request type ${name}`,
+            {
+              details: { error_code: 400 },
+            },
+          );
+        return json(200, validateConnectorConfig(plugin, { ...config, 'connector.class': plugin.class }));
+      },
+  }),
+];
+
+/** The Connect routes alone over one herder. */
+export const connectRoutes = (herder: Herder): Route[] => bindRoutes(CONNECT_ROUTES, { herder });

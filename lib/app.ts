@@ -9,26 +9,22 @@ import type { StoreInfo } from './core/topics/model.js';
 import { TopicCatalog } from './core/topics/catalog.js';
 import { createLogContext } from './core/log/context.js';
 import type { LogContext } from './core/log/context.js';
-import { Producer } from './core/log/produce.js';
+import { LogAppender } from './core/log/produce.js';
 import { Fetcher } from './core/log/fetch.js';
 import { Maintenance } from './core/maintenance.js';
 import type { Logger } from './http/router.js';
 import { Router } from './http/router.js';
 import type { Job } from './http/route-table.js';
-import { ROUTE_TABLE } from './http/route-table.js';
+import { BODY_NAMED_ROUTES, OFFSET_LISTINGS, ROUTE_TABLE } from './http/route-table.js';
 import type { Route } from './http/types.js';
-import { adminRoutes } from './http/routes/admin.js';
-import { groupRoutes } from './http/routes/groups.js';
+import { bindRoutes } from './http/define-route.js';
+import { ROUTES } from './http/routes/index.js';
 import { GroupCoordinator } from './core/groups/index.js';
 import type { GroupTopics, PartitionOffsets } from './core/groups/index.js';
 import { isSluiceError } from '../protocol/errors.js';
-import { fetchRoutes, produceRoutes } from './http/routes/log.js';
-import { replicationRoutes } from './http/routes/replication.js';
-import { connectRoutes } from '../connect/rest.js';
 import { Herder } from '../connect/herder.js';
 import { ConnectStateStore } from '../connect/state-store.js';
 import { InteractiveQueries } from '../streams/query/interactive.js';
-import { streamsQueryRoutes } from '../streams/query/rest.js';
 import type { Authorizer } from './auth/authorizer.js';
 import { impliedAccessGuard } from './auth/authorizer.js';
 
@@ -73,7 +69,7 @@ export interface Sluice {
   store: MetadataStore;
   catalog: TopicCatalog;
   log: LogContext;
-  producer: Producer;
+  producer: LogAppender;
   fetcher: Fetcher;
   groups: GroupCoordinator;
   maintenance: Maintenance;
@@ -105,7 +101,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     ...(deps.random ? { random: deps.random } : {}),
     ...(deps.newId ? { newId: deps.newId } : {}),
   });
-  const producer = new Producer(log);
+  const producer = new LogAppender(log);
   const fetcher = new Fetcher(log);
   const groups = new GroupCoordinator({
     store,
@@ -123,20 +119,19 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
       : {}),
     sweeps: { groups: () => groups.expireMembers() },
   });
-  const routes: Route[] = [
-    ...adminRoutes({
-      catalog,
-      clusterId: config.clusterId,
-      version: SLUICE_VERSION,
-      onTopicDeleted: (topic) => maintenance.purgeTopic(topic.topicId).then(() => undefined),
-    }),
-    ...produceRoutes({ producer, maxRequestBytes: log.maxRequestBytes }),
-    ...fetchRoutes({ fetcher }),
-    ...streamsQueryRoutes(new InteractiveQueries(store)),
-    ...replicationRoutes({ log }),
-    ...groupRoutes(groups),
-    ...connectRoutes(new Herder(new ConnectStateStore(store), groups)),
-  ];
+  const routes: Route[] = bindRoutes(ROUTES, {
+    catalog,
+    clusterId: config.clusterId,
+    version: SLUICE_VERSION,
+    onTopicDeleted: (topic) => maintenance.purgeTopic(topic.topicId).then(() => undefined),
+    producer,
+    fetcher,
+    maxRequestBytes: log.maxRequestBytes,
+    log,
+    groups,
+    queries: new InteractiveQueries(store),
+    herder: new Herder(new ConnectStateStore(store), groups),
+  });
   const routers = new Map<string, Router>();
   return {
     store,
@@ -154,7 +149,12 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
         router = new Router(
           job === undefined ? routes : routes.filter((r) => jobOf(r) === job),
           deps.log,
-          deps.authorizer ? impliedAccessGuard(deps.authorizer) : undefined,
+          deps.authorizer
+            ? impliedAccessGuard(deps.authorizer, {
+                bodyNamed: BODY_NAMED_ROUTES,
+                offsetListings: OFFSET_LISTINGS,
+              })
+            : undefined,
         );
         routers.set(key, router);
       }

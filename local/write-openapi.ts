@@ -2,7 +2,8 @@
 import { writeFileSync } from 'node:fs';
 import { SLUICE_VERSION } from '../lib/app.js';
 import { openApiDocument } from '../lib/wire/openapi.js';
+import { ROUTES } from '../lib/http/routes/index.js';
 
 const file = new URL('../docs/openapi.json', import.meta.url);
-writeFileSync(file, `${JSON.stringify(openApiDocument(SLUICE_VERSION), null, 2)}\n`);
+writeFileSync(file, `${JSON.stringify(openApiDocument(SLUICE_VERSION, ROUTES), null, 2)}\n`);
 console.log(`wrote ${file.pathname}`);

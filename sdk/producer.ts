@@ -5,7 +5,11 @@
  * producer id and epoch from InitProducerId, and a per-partition sequence that a retry repeats.
  */
 import type { Compression, RecordInput } from '../protocol/record-batch/index.js';
-import { encodeRecordBatch } from '../protocol/record-batch/index.js';
+import {
+  BATCH_SIZE_OVERHEAD,
+  encodeRecordBatch,
+  estimateRecordSize,
+} from '../protocol/record-batch/index.js';
 import { SluiceError } from './errors.js';
 import type { Retrier } from './retry.js';
 import type { Transport } from './transport.js';
@@ -58,8 +62,6 @@ interface Taken {
 }
 
 /** Per-record overhead of a RecordBatch v2 record beyond its key, value and headers (upper bound). */
-const RECORD_OVERHEAD = 21;
-const BATCH_OVERHEAD = 61;
 const UTF8 = new TextEncoder();
 
 export class Producer {
@@ -324,17 +326,13 @@ export class Producer {
   private encode(records: RecordInput[], sequence: Sequence | undefined): Uint8Array {
     const chunks: RecordInput[][] = [];
     let chunk: RecordInput[] = [];
-    let size = BATCH_OVERHEAD;
+    let size = BATCH_SIZE_OVERHEAD;
     for (const r of records) {
-      const bytes =
-        RECORD_OVERHEAD +
-        (r.key?.length ?? 0) +
-        (r.value?.length ?? 0) +
-        (r.headers ?? []).reduce((s, h) => s + 10 + UTF8.encode(h.key).length + (h.value?.length ?? 0), 0);
+      const bytes = estimateRecordSize(r.key, r.value, r.headers);
       if (chunk.length > 0 && size + bytes > this.maxBatchBytes) {
         chunks.push(chunk);
         chunk = [];
-        size = BATCH_OVERHEAD;
+        size = BATCH_SIZE_OVERHEAD;
       }
       chunk.push(r);
       size += bytes;

@@ -13,7 +13,7 @@
  * sent, so nothing is ever written after a record of the same partition that was not.
  */
 import { partitionForKey } from '../protocol/partitioner.js';
-import { utf8Length } from '../protocol/record-batch/record-size.js';
+import { BATCH_SIZE_OVERHEAD, estimateRecordSize } from '../protocol/record-batch/index.js';
 import { SluiceError } from './errors.js';
 import type { Bytes, Message } from './types.js';
 
@@ -47,10 +47,6 @@ export interface RecordAccumulatorOptions {
   /** The first sticky partition for keyless records (default random), for replayable tests. */
   stickyStart?: number;
 }
-
-/** Bytes of a RecordBatch v2 header, and an upper bound of one record's framing (varints, attributes). */
-const BATCH_OVERHEAD = 61;
-const RECORD_OVERHEAD = 21;
 
 interface Batch {
   partition: number;
@@ -140,7 +136,7 @@ export class RecordAccumulator {
       await new Promise<void>((resolve) => this.spaceFreed.push(resolve));
     const sticky = message.partition === undefined && (message.key === undefined || message.key === null);
     let partition = this.partitionOf(message);
-    const size = RECORD_OVERHEAD + recordBytes(message);
+    const size = recordBytes(message);
     let queue = this.queues[partition]!;
     if (queue.open && queue.open.bytes + size > this.options.batchSize) {
       this.close(queue);
@@ -173,7 +169,13 @@ export class RecordAccumulator {
   }
 
   private openBatch(partition: number, queue: PartitionQueue): Batch {
-    const batch: Batch = { partition, messages: [], indices: [], bytes: BATCH_OVERHEAD, timer: undefined };
+    const batch: Batch = {
+      partition,
+      messages: [],
+      indices: [],
+      bytes: BATCH_SIZE_OVERHEAD,
+      timer: undefined,
+    };
     batch.timer = setTimeout(() => {
       if (queue.open === batch) this.close(queue);
     }, this.options.lingerMs);
@@ -197,7 +199,7 @@ export class RecordAccumulator {
     if (!batch) return;
     queue.inFlight = this.sendOne(queue, batch).finally(() => {
       queue.inFlight = undefined;
-      this.buffered -= batch.bytes - BATCH_OVERHEAD;
+      this.buffered -= batch.bytes - BATCH_SIZE_OVERHEAD;
       for (const resolve of this.spaceFreed.splice(0)) resolve();
       this.pump(queue);
     });
@@ -224,18 +226,14 @@ const UTF8 = new TextEncoder();
 
 const toBytes = (b: Bytes): Uint8Array => (typeof b === 'string' ? UTF8.encode(b) : b);
 
-const byteLength = (b: Bytes | null | undefined): number =>
-  b === null || b === undefined ? 0 : typeof b === 'string' ? utf8Length(b) : b.length;
-
-/** Key, value and header bytes of a record, as its RecordBatch will carry them. */
-const recordBytes = (m: Message): number => {
-  let size = byteLength(m.key) + byteLength(m.value);
-  const headers =
+/** An upper bound of the bytes a record adds to its batch (protocol/'s estimate, as the server's). */
+const recordBytes = (m: Message): number =>
+  estimateRecordSize(
+    m.key,
+    m.value,
     m.headers === undefined
       ? []
       : Array.isArray(m.headers)
         ? m.headers
-        : Object.entries(m.headers).map(([key, value]) => ({ key, value }));
-  for (const h of headers) size += 10 + utf8Length(h.key) + byteLength(h.value);
-  return size;
-};
+        : Object.entries(m.headers).map(([key, value]) => ({ key, value })),
+  );

@@ -3,8 +3,18 @@
  * children; a KTable's edges carry changes (new and old value) instead of plain values.
  */
 import type { Serde } from './serdes.js';
-import type { StoreSpec } from './topology.js';
 import type { TaskStores } from './state/task-stores.js';
+
+export type StoreKind = 'key-value' | 'window' | 'session' | 'join-window';
+
+export interface StoreSpec {
+  name: string;
+  kind: StoreKind;
+  keySerde: Serde<unknown>;
+  valueSerde: Serde<unknown>;
+  /** A processor's own buffer (suppression): not a store interactive queries can read, as in Kafka. */
+  internal?: boolean;
+}
 
 export interface Header {
   key: string;
@@ -57,5 +67,3 @@ export interface SerdePair<K = unknown, V = unknown> {
   keySerde: Serde<K>;
   valueSerde: Serde<V>;
 }
-
-export type { StoreSpec };

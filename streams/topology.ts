@@ -4,8 +4,9 @@
  * belong to one sub-topology; a repartition topic ends one and starts another, so a task
  * (sub-topology × partition) only ever reads its own input partitions and its own state.
  */
-import type { Processor, SerdePair } from './processor.js';
-import type { Serde } from './serdes.js';
+import type { Processor, SerdePair, StoreSpec } from './processor.js';
+
+export type { StoreKind, StoreSpec } from './processor.js';
 
 export interface TopicRef {
   name: string;
@@ -22,17 +23,6 @@ export interface NodeSpec {
   source?: { topics: TopicRef[]; serdes: SerdePair };
   /** Set on sinks. */
   sink?: TopicRef;
-}
-
-export type StoreKind = 'key-value' | 'window' | 'session' | 'join-window';
-
-export interface StoreSpec {
-  name: string;
-  kind: StoreKind;
-  keySerde: Serde<unknown>;
-  valueSerde: Serde<unknown>;
-  /** A processor's own buffer (suppression): not a store interactive queries can read, as in Kafka. */
-  internal?: boolean;
 }
 
 export interface SubTopology {

@@ -6,7 +6,7 @@
  */
 import type { ErrorCode } from '../../protocol/errors.js';
 import { SluiceError } from '../../protocol/errors.js';
-import type { HttpMethod } from '../http/types.js';
+import type { CallerContext, HttpMethod } from '../http/types.js';
 
 /** Kafka's AclOperation names (the ones Sluice's routes need). */
 export type AclOperation =
@@ -17,7 +17,7 @@ export type AclOperation =
   | 'ALTER'
   | 'DESCRIBE'
   | 'IDEMPOTENT_WRITE'
-  /** A route without a row in ROUTE_ACLS: its path is still checked, as API Gateway checks it. */
+  /** A route without an ACL: its path is still checked, as API Gateway checks it. */
   | 'ALL';
 
 /** Kafka's ResourceType names. */
@@ -33,78 +33,23 @@ export interface RouteAcl {
   param?: 'topic' | 'group' | 'app';
 }
 
-/** Route (`METHOD pattern` of lib/http/route-table.ts) → the Kafka ACL its path grants. */
-export const ROUTE_ACLS: Readonly<Record<string, RouteAcl>> = {
-  'GET /v1/cluster': { operation: 'DESCRIBE', resourceType: 'CLUSTER' },
-  'POST /v1/topics': { operation: 'CREATE', resourceType: 'CLUSTER' },
-  'GET /v1/topics': { operation: 'DESCRIBE', resourceType: 'CLUSTER' },
-  'GET /v1/topics/{topic}': { operation: 'DESCRIBE', resourceType: 'TOPIC', param: 'topic' },
-  'PATCH /v1/topics/{topic}': { operation: 'ALTER', resourceType: 'TOPIC', param: 'topic' },
-  'DELETE /v1/topics/{topic}': { operation: 'DELETE', resourceType: 'TOPIC', param: 'topic' },
-  // Kafka's ElectLeaders needs ALTER on the cluster.
-  'POST /v1/topics/{topic}/elect-leaders': { operation: 'ALTER', resourceType: 'CLUSTER' },
-  'POST /v1/topics/{topic}/records': { operation: 'WRITE', resourceType: 'TOPIC', param: 'topic' },
-  'POST /v1/topics/{topic}/partitions/{partition}/batches': {
-    operation: 'WRITE',
-    resourceType: 'TOPIC',
-    param: 'topic',
-  },
-  'POST /v1/producers': { operation: 'IDEMPOTENT_WRITE', resourceType: 'CLUSTER' },
-  'GET /v1/topics/{topic}/partitions/{partition}/records': {
-    operation: 'READ',
-    resourceType: 'TOPIC',
-    param: 'topic',
-  },
-  'GET /v1/topics/{topic}/partitions/{partition}/offsets': {
-    operation: 'DESCRIBE',
-    resourceType: 'TOPIC',
-    param: 'topic',
-  },
-  // A Streams application's state belongs to its group (application.id): reading it is describing it.
-  'GET /v1/streams/{app}/stores/{store}/keys/{key}': {
-    operation: 'DESCRIBE',
-    resourceType: 'GROUP',
-    param: 'app',
-  },
-  'GET /v1/streams/{app}/stores/{store}/keys': { operation: 'DESCRIBE', resourceType: 'GROUP', param: 'app' },
-  'POST /v1/groups/{group}/heartbeat': { operation: 'READ', resourceType: 'GROUP', param: 'group' },
-  'POST /v1/groups/{group}/offsets': { operation: 'READ', resourceType: 'GROUP', param: 'group' },
-  'GET /v1/groups/{group}/offsets': { operation: 'DESCRIBE', resourceType: 'GROUP', param: 'group' },
-  'DELETE /v1/groups/{group}/offsets': { operation: 'DELETE', resourceType: 'GROUP', param: 'group' },
-  'POST /v1/groups/{group}/offsets/reset': { operation: 'READ', resourceType: 'GROUP', param: 'group' },
-  'GET /v1/groups': { operation: 'DESCRIBE', resourceType: 'CLUSTER' },
-  'GET /v1/groups/{group}': { operation: 'DESCRIBE', resourceType: 'GROUP', param: 'group' },
-  'DELETE /v1/groups/{group}': { operation: 'DELETE', resourceType: 'GROUP', param: 'group' },
-  // Kafka Connect's REST API has no Kafka ACLs of its own; a connector is cluster configuration, so
-  // reading it is DESCRIBE and changing it ALTER on the cluster (the route path still scopes the policy).
-  ...Object.fromEntries(
-    [
-      'GET /v1/connect/connectors',
-      'GET /v1/connect/connectors/{connector}',
-      'GET /v1/connect/connectors/{connector}/config',
-      'GET /v1/connect/connectors/{connector}/status',
-      'GET /v1/connect/connectors/{connector}/tasks',
-      'GET /v1/connect/connectors/{connector}/tasks/{task}/status',
-      'GET /v1/connect/connectors/{connector}/offsets',
-      'GET /v1/connect/connector-plugins',
-      'PUT /v1/connect/connector-plugins/{plugin}/config/validate',
-    ].map((route) => [route, { operation: 'DESCRIBE', resourceType: 'CLUSTER' } as const]),
-  ),
-  ...Object.fromEntries(
-    [
-      'POST /v1/connect/connectors',
-      'DELETE /v1/connect/connectors/{connector}',
-      'PUT /v1/connect/connectors/{connector}/config',
-      'POST /v1/connect/connectors/{connector}/tasks/{task}/restart',
-      'PUT /v1/connect/connectors/{connector}/pause',
-      'PUT /v1/connect/connectors/{connector}/resume',
-      'PUT /v1/connect/connectors/{connector}/stop',
-      'POST /v1/connect/connectors/{connector}/restart',
-      'PATCH /v1/connect/connectors/{connector}/offsets',
-      'DELETE /v1/connect/connectors/{connector}/offsets',
-    ].map((route) => [route, { operation: 'ALTER', resourceType: 'CLUSTER' } as const]),
-  ),
-};
+/**
+ * Route (`METHOD pattern`) → the Kafka ACL its path grants: the ACL table, derived from the route
+ * definitions (lib/http/routes/index.ts), which name each route's ACL beside its handler.
+ */
+export const aclTable = (
+  routes: readonly { method: HttpMethod; path: string; acl?: RouteAcl | undefined }[],
+): Readonly<Record<string, RouteAcl>> =>
+  Object.fromEntries(routes.flatMap((r) => (r.acl ? [[`${r.method} ${r.path}`, r.acl] as const] : [])));
+
+/**
+ * The Authorizer port: may this caller invoke these route-shaped checks? (lib/auth/authorizer.ts has
+ * the local implementation, lib/adapters/aws/iam-authorizer.ts IAM's.)
+ */
+export interface Authorizer {
+  /** One answer per check, in order: true when the caller's policies allow `execute-api:Invoke`. */
+  allowed(caller: CallerContext, checks: readonly AccessCheck[]): Promise<boolean[]>;
+}
 
 /** One permission to check: the Kafka ACL, and the route path whose `execute-api:Invoke` grants it. */
 export interface AccessCheck {
@@ -142,20 +87,19 @@ export const topicDescribe = (topic: string): AccessCheck => ({
 
 /**
  * The check of a request's own path (what API Gateway's AWS_IAM authorizer decides). A route that has
- * no ACL row yet is checked on its path all the same, refused as CLUSTER (fail closed, never open).
+ * no ACL is checked on its path all the same, refused as CLUSTER (fail closed, never open).
  */
 export const routeCheck = (
-  routeKey: string,
+  route: { method: HttpMethod; acl?: RouteAcl | undefined },
   path: string,
   params: Readonly<Record<string, string>>,
 ): AccessCheck => {
-  const acl = ROUTE_ACLS[routeKey] ?? { operation: 'ALL', resourceType: 'CLUSTER' };
-  const method = routeKey.slice(0, routeKey.indexOf(' ')) as HttpMethod;
+  const acl = route.acl ?? { operation: 'ALL', resourceType: 'CLUSTER' };
   return {
     operation: acl.operation,
     resourceType: acl.resourceType,
     resource: acl.param ? (params[acl.param] ?? '') : CLUSTER_RESOURCE,
-    method,
+    method: route.method,
     path,
   };
 };
@@ -201,13 +145,6 @@ export const impliedChecks = (
   }
   return [...new Set(topics)].map(topicRead);
 };
-
-/** Routes whose bodies name resources (the handler parses these bodies once more for the check). */
-export const BODY_NAMED_ROUTES: ReadonlySet<string> = new Set([
-  'POST /v1/groups/{group}/heartbeat',
-  'POST /v1/groups/{group}/offsets',
-  'POST /v1/groups/{group}/offsets/reset',
-]);
 
 const REFUSAL: Record<AclResourceType, ErrorCode> = {
   TOPIC: 'TOPIC_AUTHORIZATION_FAILED',

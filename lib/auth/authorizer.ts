@@ -8,18 +8,15 @@
 import { SluiceError } from '../../protocol/errors.js';
 import type { RouteGuard } from '../http/router.js';
 import type { CallerContext, HttpRequest } from '../http/types.js';
-import type { AccessCheck } from './acl.js';
-import { BODY_NAMED_ROUTES, impliedChecks, refusal } from './acl.js';
+import type { AccessCheck, Authorizer } from './acl.js';
+import { impliedChecks, refusal } from './acl.js';
 import type { Decision, PolicyDocument } from './policy.js';
 import { evaluatePolicies } from './policy.js';
-import { OFFSET_LISTINGS, describableTopicsOnly } from './visibility.js';
+import { describableTopicsOnly } from './visibility.js';
 
 export const INVOKE_ACTION = 'execute-api:Invoke';
 
-export interface Authorizer {
-  /** One answer per check, in order: true when the caller's policies allow `execute-api:Invoke`. */
-  allowed(caller: CallerContext, checks: readonly AccessCheck[]): Promise<boolean[]>;
-}
+export type { Authorizer } from './acl.js';
 
 /** `arn:aws:execute-api:{region}:{account}:{apiId}/{stage}/{METHOD}{path}`, as IAM sees an invocation. */
 export const executeApiArn = (
@@ -70,9 +67,17 @@ const parseBody = (request: HttpRequest): unknown => {
  * names resources is refused: the deployment asked for checks, so they never silently pass.
  */
 export const impliedAccessGuard =
-  (authorizer: Authorizer): RouteGuard =>
+  (
+    authorizer: Authorizer,
+    routes: {
+      /** Routes whose bodies name resources (route definitions' `bodyNamesResources`). */
+      bodyNamed: ReadonlySet<string>;
+      /** Answers that list a group's topics (route definitions' `listsGroupTopics`). */
+      offsetListings: ReadonlySet<string>;
+    },
+  ): RouteGuard =>
   async (routeKey: string, request: HttpRequest) => {
-    const body = BODY_NAMED_ROUTES.has(routeKey) && request.body.length > 0 ? parseBody(request) : undefined;
+    const body = routes.bodyNamed.has(routeKey) && request.body.length > 0 ? parseBody(request) : undefined;
     const checks = impliedChecks(routeKey, request.query, body);
     if (checks.length > 0) {
       if (!request.caller) throw new SluiceError('SASL_AUTHENTICATION_FAILED', 'the request is not signed');
@@ -80,7 +85,7 @@ export const impliedAccessGuard =
       const denied = checks.find((_, i) => answers[i] !== true);
       if (denied) throw refusal(denied);
     }
-    return OFFSET_LISTINGS.has(routeKey) && request.query['topic'] === undefined
+    return routes.offsetListings.has(routeKey) && request.query['topic'] === undefined
       ? (response) => describableTopicsOnly(authorizer, request.caller, response)
       : undefined;
   };

@@ -5,14 +5,8 @@
  * must not reveal the names of topics the caller cannot see.
  */
 import type { CallerContext, HttpResponse } from '../http/types.js';
+import type { Authorizer } from './acl.js';
 import { topicDescribe } from './acl.js';
-import type { Authorizer } from './authorizer.js';
-
-/** Answers that list a group's topics (when no single `?topic=` was asked for and checked). */
-export const OFFSET_LISTINGS: ReadonlySet<string> = new Set([
-  'GET /v1/groups/{group}/offsets',
-  'GET /v1/groups/{group}',
-]);
 
 interface Listing {
   offsets?: unknown;

@@ -1,10 +1,16 @@
 /**
- * Which function serves which route: API Gateway's route table. The CDK app and the local gateway both
- * read it, so a route cannot exist in one and not the other.
+ * Which function serves which route: API Gateway's route table, and the Kafka ACL each route's path
+ * grants. Both are derived from the one list of route definitions (lib/http/routes/index.ts); the CDK
+ * app and the local gateway both read them, so a route cannot exist in one and not the other.
  */
+import { aclTable } from '../auth/acl.js';
+import type { RouteAcl } from '../auth/acl.js';
+import type { Job } from './define-route.js';
+import { routeKey } from './define-route.js';
+import { ROUTES } from './routes/index.js';
 import type { HttpMethod } from './types.js';
 
-export type Job = 'admin' | 'produce' | 'fetch' | 'groups' | 'connect';
+export type { Job } from './define-route.js';
 
 export interface RouteSpec {
   method: HttpMethod;
@@ -12,54 +18,30 @@ export interface RouteSpec {
   job: Job;
   /** Health is public; everything else needs IAM (SigV4) in AWS. */
   public?: boolean;
+  /** The Kafka ACL the route's path grants (absent only on public routes). */
+  acl?: RouteAcl;
 }
 
-export const ROUTE_TABLE: readonly RouteSpec[] = [
-  { method: 'GET', pattern: '/v1/health', job: 'admin', public: true },
-  { method: 'GET', pattern: '/v1/cluster', job: 'admin' },
-  { method: 'POST', pattern: '/v1/topics', job: 'admin' },
-  { method: 'GET', pattern: '/v1/topics', job: 'admin' },
-  { method: 'GET', pattern: '/v1/topics/{topic}', job: 'admin' },
-  { method: 'PATCH', pattern: '/v1/topics/{topic}', job: 'admin' },
-  { method: 'DELETE', pattern: '/v1/topics/{topic}', job: 'admin' },
-  { method: 'POST', pattern: '/v1/topics/{topic}/elect-leaders', job: 'admin' },
-  { method: 'POST', pattern: '/v1/topics/{topic}/records', job: 'produce' },
-  { method: 'POST', pattern: '/v1/topics/{topic}/partitions/{partition}/batches', job: 'produce' },
-  { method: 'POST', pattern: '/v1/producers', job: 'produce' },
-  { method: 'GET', pattern: '/v1/topics/{topic}/partitions/{partition}/records', job: 'fetch' },
-  { method: 'GET', pattern: '/v1/topics/{topic}/partitions/{partition}/offsets', job: 'fetch' },
-  // Interactive queries (streams/query/) are reads of the metadata table, as fetch's are.
-  { method: 'GET', pattern: '/v1/streams/{app}/stores/{store}/keys/{key}', job: 'fetch' },
-  { method: 'GET', pattern: '/v1/streams/{app}/stores/{store}/keys', job: 'fetch' },
-  { method: 'POST', pattern: '/v1/groups/{group}/heartbeat', job: 'groups' },
-  { method: 'POST', pattern: '/v1/groups/{group}/offsets', job: 'groups' },
-  { method: 'GET', pattern: '/v1/groups/{group}/offsets', job: 'groups' },
-  { method: 'DELETE', pattern: '/v1/groups/{group}/offsets', job: 'groups' },
-  { method: 'POST', pattern: '/v1/groups/{group}/offsets/reset', job: 'groups' },
-  { method: 'GET', pattern: '/v1/groups', job: 'groups' },
-  { method: 'GET', pattern: '/v1/groups/{group}', job: 'groups' },
-  { method: 'DELETE', pattern: '/v1/groups/{group}', job: 'groups' },
-  // Kafka Connect's REST API (connect/rest.ts).
-  { method: 'GET', pattern: '/v1/connect/connectors', job: 'connect' },
-  { method: 'POST', pattern: '/v1/connect/connectors', job: 'connect' },
-  { method: 'GET', pattern: '/v1/connect/connectors/{connector}', job: 'connect' },
-  { method: 'DELETE', pattern: '/v1/connect/connectors/{connector}', job: 'connect' },
-  { method: 'GET', pattern: '/v1/connect/connectors/{connector}/config', job: 'connect' },
-  { method: 'PUT', pattern: '/v1/connect/connectors/{connector}/config', job: 'connect' },
-  { method: 'GET', pattern: '/v1/connect/connectors/{connector}/status', job: 'connect' },
-  { method: 'GET', pattern: '/v1/connect/connectors/{connector}/tasks', job: 'connect' },
-  { method: 'GET', pattern: '/v1/connect/connectors/{connector}/tasks/{task}/status', job: 'connect' },
-  { method: 'POST', pattern: '/v1/connect/connectors/{connector}/tasks/{task}/restart', job: 'connect' },
-  { method: 'PUT', pattern: '/v1/connect/connectors/{connector}/pause', job: 'connect' },
-  { method: 'PUT', pattern: '/v1/connect/connectors/{connector}/resume', job: 'connect' },
-  { method: 'PUT', pattern: '/v1/connect/connectors/{connector}/stop', job: 'connect' },
-  { method: 'POST', pattern: '/v1/connect/connectors/{connector}/restart', job: 'connect' },
-  { method: 'GET', pattern: '/v1/connect/connectors/{connector}/offsets', job: 'connect' },
-  { method: 'PATCH', pattern: '/v1/connect/connectors/{connector}/offsets', job: 'connect' },
-  { method: 'DELETE', pattern: '/v1/connect/connectors/{connector}/offsets', job: 'connect' },
-  { method: 'GET', pattern: '/v1/connect/connector-plugins', job: 'connect' },
-  { method: 'PUT', pattern: '/v1/connect/connector-plugins/{plugin}/config/validate', job: 'connect' },
-];
+export const ROUTE_TABLE: readonly RouteSpec[] = ROUTES.map((route) => ({
+  method: route.method,
+  pattern: route.path,
+  job: route.job,
+  ...(route.public ? { public: true } : {}),
+  ...(route.acl ? { acl: route.acl } : {}),
+}));
+
+/** Route (`METHOD pattern`) → the Kafka ACL its path grants. */
+export const ROUTE_ACLS: Readonly<Record<string, RouteAcl>> = aclTable(ROUTES);
+
+/** Routes whose bodies name resources (the authorizer parses these bodies once more for the check). */
+export const BODY_NAMED_ROUTES: ReadonlySet<string> = new Set(
+  ROUTES.filter((r) => r.bodyNamesResources).map(routeKey),
+);
+
+/** Answers that list a group's topics (when no single `?topic=` was asked for and checked). */
+export const OFFSET_LISTINGS: ReadonlySet<string> = new Set(
+  ROUTES.filter((r) => r.listsGroupTopics).map(routeKey),
+);
 
 const compiled = ROUTE_TABLE.map((spec) => ({
   spec,

@@ -46,8 +46,9 @@ const connectState = {
 };
 const connectorConfig: Schema = {
   type: 'object',
-  description: "Connect's config map: every value a string (connector.class, tasks.max, …).",
-  additionalProperties: { type: 'string' },
+  description:
+    "Connect's config map: every value a string (connector.class, tasks.max, …); a number or boolean is taken as its text.",
+  additionalProperties: { type: ['string', 'number', 'boolean'] },
 };
 const connectTaskId = answer({ connector: str(), task: int(undefined, 0) });
 const connectTaskStatus = answer({ id: int(undefined, 0), state: connectState, worker_id: str() });
@@ -65,15 +66,14 @@ const connectorInfo = answer({
 });
 const connectSchemas: Record<string, Schema> = {
   ConnectorConfig: connectorConfig,
-  CreateConnector: {
-    type: 'object',
-    required: ['name', 'config'],
-    properties: {
-      name: str(),
+  CreateConnector: request(
+    {
+      name: { type: 'string', minLength: 1 },
       config: connectorConfig,
-      initial_state: { type: 'string', enum: ['RUNNING', 'PAUSED', 'STOPPED'] },
+      initial_state: { type: 'string', description: 'RUNNING (default), PAUSED or STOPPED' },
     },
-  },
+    ['name'],
+  ),
   ConnectorList: {
     description: 'names, or with ?expand=status|info a map of name → {status, info}',
     oneOf: [array(str()), { type: 'object', additionalProperties: { type: 'object' } }],
@@ -143,19 +143,23 @@ export const SCHEMAS: Record<string, Schema> = {
       }),
     ),
   }),
+  // Kafka's own codes answer a bad name, count or config (INVALID_TOPIC_EXCEPTION, INVALID_PARTITIONS,
+  // INVALID_REPLICATION_FACTOR, INVALID_CONFIG), whatever the value's type: the schema leaves them to those.
   CreateTopic: request(
     {
-      name: { type: 'string', pattern: '^[a-zA-Z0-9._-]{1,249}$' },
-      partitions: int('default 1', 1),
-      replicationFactor: int('default 1; at most the number of stores', 1),
-      configs: { type: 'object', additionalProperties: { type: 'string' } },
+      name: { description: 'a string of 1-249 of a-z A-Z 0-9 . _ - (else INVALID_TOPIC_EXCEPTION)' },
+      partitions: { description: 'an integer ≥ 1, default 1 (else INVALID_PARTITIONS)' },
+      replicationFactor: {
+        description: 'an integer from 1 to the number of stores, default 1 (else INVALID_REPLICATION_FACTOR)',
+      },
+      configs: { description: 'an object of config name → string value (else INVALID_CONFIG)' },
     },
     ['name'],
   ),
   AlterTopic: request(
     {
-      partitions: int('only grows', 1),
-      configs: { type: 'object', additionalProperties: { type: 'string' } },
+      partitions: { description: 'an integer; only grows (else INVALID_PARTITIONS)' },
+      configs: { description: 'an object of config name → string value, null resets (else INVALID_CONFIG)' },
     },
     [],
   ),
@@ -207,24 +211,28 @@ export const SCHEMAS: Record<string, Schema> = {
     partitions: array(ref('PartitionDescription')),
   }),
   Header: answer({ key: str(), value: nullable(str()) }),
+  RecordHeader: request({ key: str(), value: nullable(str('absent or null: no value')) }, ['key']),
   ProduceRecord: request(
     {
       key: nullable(str()),
-      value: { description: 'text, base64 or (encoding json) any JSON value; null is a tombstone' },
-      headers: array(ref('Header')),
-      partition: int(undefined, 0),
-      timestamp: int('ms since the epoch', 0),
+      value: {
+        description: 'text, base64 or (encoding json) any JSON value; null (or absent) is a tombstone',
+      },
+      headers: array(ref('RecordHeader')),
+      partition: nullable(int(undefined, 0)),
+      timestamp: nullable(int('ms since the epoch', 0)),
     },
-    ['value'],
+    [],
   ),
   Produce: request(
     {
       records: { ...array(ref('ProduceRecord')), minItems: 1 },
       encoding: { enum: ['utf8', 'base64', 'json'] },
-      acks: { enum: ['all', '1'] },
+      acks: { enum: ['all', '-1', -1, '1', 1], description: 'all (or -1, the default) or 1' },
     },
     ['records'],
   ),
+  InitProducerId: request({}, []),
   ProduceResult: {
     oneOf: [
       answer({ partition: int(undefined, 0), offset: int(undefined, 0), timestamp: int() }),

@@ -96,8 +96,7 @@ export const createGatewayAuth = (options: LocalAuthOptions): GatewayAuth => {
         refusal: new SluiceError('INVALID_REQUEST', 'the path is not valid percent-encoding'),
         reason: 'bad percent-encoding',
       };
-    const routeKey = `${request.route.method} ${request.route.pattern}`;
-    const accessCheck = routeCheck(routeKey, path, paramsOf(request.route.pattern, path));
+    const accessCheck = routeCheck(request.route, path, paramsOf(request.route.pattern, path));
     const caller = { principalArn: credential.principalArn, ...LOCAL_API };
     const decision = authorizer.decide(caller, accessCheck);
     if (decision !== 'allow')

@@ -12,6 +12,8 @@ export type {
   RecordInput,
   TimestampType,
 } from './types.js';
+export { BATCH_SIZE_OVERHEAD, estimateRecordSize } from './batch-size.js';
+export type { SizedBytes } from './batch-size.js';
 export { MAX_DECOMPRESSED_BYTES } from './compression.js';
 export { crc32c } from './crc32c.js';
 export { decodeRecordBatch, splitBatches } from './decode.js';

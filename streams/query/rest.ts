@@ -6,6 +6,8 @@
  */
 import { SluiceError, invalidRequest } from '../../protocol/errors.js';
 import { describeName } from '../../lib/http/limits.js';
+import { bindRoutes, defineRoute } from '../../lib/http/define-route.js';
+import { STREAMS_ERRORS, queryParam } from '../../lib/http/routes/errors.js';
 import type { HttpRequest, Route } from '../../lib/http/types.js';
 import { json } from '../../lib/http/types.js';
 import { encodeBytes, encodeValue } from '../../lib/wire/encoding.js';
@@ -96,17 +98,44 @@ const rangeLimit = (request: HttpRequest): number => {
 
 const render = (bytes: Uint8Array, format: SerdeFormat): unknown => encodeValue(bytes, ENCODING_OF[format]);
 
-export const streamsQueryRoutes = (queries: InteractiveQueries): Route[] => {
-  const entryOf = (e: KeyValueEntry, keyFormat: SerdeFormat, valueFormat: SerdeFormat): StoreKeyValue => ({
-    key: render(e.key, keyFormat),
-    value: render(e.value, valueFormat),
-    timestamp: e.timestamp,
-  });
-  return [
-    {
-      method: 'GET',
-      pattern: '/v1/streams/{app}/stores/{store}/keys/{key}',
-      handler: async (request) => {
+export interface StreamsQueryRoutesOptions {
+  queries: InteractiveQueries;
+}
+
+const entryOf = (e: KeyValueEntry, keyFormat: SerdeFormat, valueFormat: SerdeFormat): StoreKeyValue => ({
+  key: render(e.key, keyFormat),
+  value: render(e.value, valueFormat),
+  timestamp: e.timestamp,
+});
+
+/** Interactive queries are reads of the metadata table, as fetch's are (served by the fetch function). */
+export const STREAMS_QUERY_ROUTES = [
+  defineRoute<StreamsQueryRoutesOptions>({
+    method: 'GET',
+    path: '/v1/streams/{app}/stores/{store}/keys/{key}',
+    job: 'fetch',
+    // A Streams application's state belongs to its group (application.id): reading it is describing it.
+    acl: { operation: 'DESCRIBE', resourceType: 'GROUP', param: 'app' },
+    id: 'queryStoreKey',
+    summary:
+      "Interactive query of a Streams application's store: a key-value store's committed value of the key (ReadOnlyKeyValueStore.get), or a window or session store's windows of the key (ReadOnlyWindowStore.fetch(key, from, to), ReadOnlySessionStore.findSessions). The key is written as the store's key serde writes it: text (String), JSON text (JSON), base64 (bytes).",
+    query: [
+      queryParam(
+        'windowStart',
+        'integer',
+        'window and session stores: windows starting (sessions ending) at or after this time, ms',
+      ),
+      queryParam(
+        'windowEnd',
+        'integer',
+        'window and session stores: windows (sessions) starting at or before this time, ms',
+      ),
+    ],
+    ok: { 200: 'StoreKeyOrWindows' },
+    errors: STREAMS_ERRORS,
+    handler:
+      ({ queries }) =>
+      async (request) => {
         const { app, store } = checkNames(request);
         allowOnly(request, ['windowStart', 'windowEnd']);
         const from = time(request, 'windowStart', 0);
@@ -136,11 +165,25 @@ export const streamsQueryRoutes = (queries: InteractiveQueries): Route[] => {
         };
         return json(200, body);
       },
-    },
-    {
-      method: 'GET',
-      pattern: '/v1/streams/{app}/stores/{store}/keys',
-      handler: async (request) => {
+  }),
+  defineRoute<StreamsQueryRoutesOptions>({
+    method: 'GET',
+    path: '/v1/streams/{app}/stores/{store}/keys',
+    job: 'fetch',
+    acl: { operation: 'DESCRIBE', resourceType: 'GROUP', param: 'app' },
+    id: 'queryStoreRange',
+    summary:
+      "Interactive query of a key-value store's range (ReadOnlyKeyValueStore.range(from, to), or all()), in key-byte order, one page at a time.",
+    query: [
+      queryParam('from', 'string', 'first key, inclusive (default: the first)'),
+      queryParam('to', 'string', 'last key, inclusive (default: the last)'),
+      queryParam('limit', 'integer', 'entries per page, 1-10000 (default 1000); `next` starts the next page'),
+    ],
+    ok: { 200: 'StoreRange' },
+    errors: STREAMS_ERRORS,
+    handler:
+      ({ queries }) =>
+      async (request) => {
         const { app, store } = checkNames(request);
         allowOnly(request, ['from', 'to', 'limit']);
         const limit = rangeLimit(request);
@@ -157,6 +200,9 @@ export const streamsQueryRoutes = (queries: InteractiveQueries): Route[] => {
         };
         return json(200, body);
       },
-    },
-  ];
-};
+  }),
+];
+
+/** The interactive-query routes alone over one store reader. */
+export const streamsQueryRoutes = (queries: InteractiveQueries): Route[] =>
+  bindRoutes(STREAMS_QUERY_ROUTES, { queries });

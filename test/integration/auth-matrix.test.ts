@@ -5,9 +5,8 @@
  * item and object as it was, and must not reach the handler at all (no invocation, no read).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROUTE_ACLS } from '../../lib/auth/acl.js';
 import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
-import { ROUTE_TABLE } from '../../lib/http/route-table.js';
+import { ROUTE_ACLS, ROUTE_TABLE } from '../../lib/http/route-table.js';
 import { createAwsClients } from '../../lib/adapters/aws/clients.js';
 import { DynamoMetadataStore } from '../../lib/adapters/aws/dynamodb-metadata-store.js';
 import { registerStores } from '../../streams/query/registry.js';

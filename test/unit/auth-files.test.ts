@@ -126,7 +126,7 @@ describe('local stack start-up', () => {
 
 describe('a route without an ACL row', () => {
   it('is checked on its path and refused as the cluster, naming only the request', () => {
-    const check = routeCheck('PUT /v1/connect/connectors/{name}/config', '/v1/connect/connectors/s3/config', {
+    const check = routeCheck({ method: 'PUT' }, '/v1/connect/connectors/s3/config', {
       name: 's3',
     });
     expect(check).toEqual({

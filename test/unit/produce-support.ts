@@ -12,7 +12,7 @@ import type { LogContext } from '../../lib/core/log/context.js';
 import type { PartitionState } from '../../lib/core/log/partition-state.js';
 import { asPartitionState } from '../../lib/core/log/partition-state.js';
 import type { ProduceRecord } from '../../lib/core/log/produce.js';
-import { Producer } from '../../lib/core/log/produce.js';
+import { LogAppender } from '../../lib/core/log/produce.js';
 import type { EncodeOptions } from '../../protocol/record-batch/index.js';
 import { decodeRecordBatch, encodeRecordBatch, splitBatches } from '../../protocol/record-batch/index.js';
 import type { MetadataCall } from '../harness/seams.js';
@@ -95,8 +95,8 @@ export const produceCluster = async (options: ClusterOptions = {}) => {
         c.key?.sk === 'STATE' &&
         c.actions!.some((a) => 'append' in a && a.set === 'tail'),
     );
-  /** A Producer on this cluster's storage with some of the log context's settings changed. */
-  const producerWith = (changes: Partial<LogContext>) => new Producer({ ...sluice.log, ...changes });
+  /** A LogAppender on this cluster's storage with some of the log context's settings changed. */
+  const producerWith = (changes: Partial<LogContext>) => new LogAppender({ ...sluice.log, ...changes });
   return {
     clock,
     store,

@@ -2,7 +2,12 @@
  * Sets of topic partitions (assignments, owned and revoked partitions) as plain immutable values:
  * topic → ascending distinct partitions, with no empty topics, so equal sets are equal values.
  */
-import type { TopicPartitions } from './types.js';
+
+/** A topic and some of its partitions, as the API lists them. */
+export interface TopicPartitions {
+  topic: string;
+  partitions: number[];
+}
 
 export type PartitionMap = Readonly<Record<string, readonly number[]>>;
 

@@ -2,7 +2,9 @@
  * The consumer-group coordinator's vocabulary: what it needs from the rest of Sluice (the topic catalog
  * and the log's offsets) and the request/response shapes of API.md "Consumer groups".
  */
-import type { PartitionMap } from './partition-map.js';
+import type { PartitionMap, TopicPartitions } from './partition-map.js';
+
+export type { TopicPartitions } from './partition-map.js';
 
 /** The topic catalog as the coordinator sees it. Implemented over the topic catalog elsewhere. */
 export interface GroupTopics {
@@ -29,10 +31,6 @@ export type AssignorName = (typeof ASSIGNORS)[number];
 export const DEFAULT_ASSIGNOR: AssignorName = 'uniform';
 
 /** `{"topic", "partitions": [...]}` as it travels over HTTP. */
-export interface TopicPartitions {
-  topic: string;
-  partitions: number[];
-}
 
 export const JOIN_EPOCH = 0;
 export const LEAVE_EPOCH = -1;

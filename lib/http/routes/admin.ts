@@ -2,10 +2,10 @@
 import type { TopicCatalog } from '../../core/topics/catalog.js';
 import { configStrings, effectiveConfig } from '../../core/topics/configs.js';
 import type { Topic } from '../../core/topics/model.js';
-import { readJsonObject, rejectUnknownFields } from '../body.js';
-import type { Route } from '../types.js';
+import { defineRoute } from '../define-route.js';
 import { json } from '../types.js';
 import type { ClusterDescription, TopicDescription, TopicSummary } from '../../wire/types.js';
+import { TOPIC_ERRORS } from './errors.js';
 
 export interface AdminRoutesOptions {
   catalog: TopicCatalog;
@@ -15,46 +15,86 @@ export interface AdminRoutesOptions {
   onTopicDeleted?: (topic: Topic) => Promise<void>;
 }
 
-export const adminRoutes = ({ catalog, clusterId, version, onTopicDeleted }: AdminRoutesOptions): Route[] => {
-  const describe = async (topic: Topic): Promise<TopicDescription> => ({
-    name: topic.name,
-    topicId: topic.topicId,
-    replicationFactor: topic.replicationFactor,
-    configs: configStrings(effectiveConfig(topic.configs)),
-    partitions: await catalog.partitionInfo(topic),
-  });
+const describeTopic = async (catalog: TopicCatalog, topic: Topic): Promise<TopicDescription> => ({
+  name: topic.name,
+  topicId: topic.topicId,
+  replicationFactor: topic.replicationFactor,
+  configs: configStrings(effectiveConfig(topic.configs)),
+  partitions: await catalog.partitionInfo(topic),
+});
 
-  return [
-    { method: 'GET', pattern: '/v1/health', handler: async () => json(200, { status: 'ok' }) },
-    {
-      method: 'GET',
-      pattern: '/v1/cluster',
-      handler: async () =>
+export const ADMIN_ROUTES = [
+  defineRoute<AdminRoutesOptions>({
+    method: 'GET',
+    path: '/v1/health',
+    job: 'admin',
+    public: true,
+    id: 'health',
+    summary: 'Liveness (no signature needed).',
+    ok: { 200: 'Health' },
+    errors: [],
+    handler: () => async () => json(200, { status: 'ok' }),
+  }),
+  defineRoute<AdminRoutesOptions>({
+    method: 'GET',
+    path: '/v1/cluster',
+    job: 'admin',
+    acl: { operation: 'DESCRIBE', resourceType: 'CLUSTER' },
+    id: 'describeCluster',
+    summary: 'Cluster id, version and stores.',
+    ok: { 200: 'Cluster' },
+    errors: [],
+    handler:
+      ({ catalog, clusterId, version }) =>
+      async () =>
         json(200, {
           clusterId,
           version,
           stores: catalog.stores.map((s) => ({ ...s })),
         } satisfies ClusterDescription),
-    },
-    {
-      method: 'POST',
-      pattern: '/v1/topics',
-      handler: async (request) => {
-        const body = readJsonObject(request);
-        rejectUnknownFields(body, ['name', 'partitions', 'replicationFactor', 'configs']);
+  }),
+  defineRoute<AdminRoutesOptions>({
+    method: 'POST',
+    path: '/v1/topics',
+    job: 'admin',
+    acl: { operation: 'CREATE', resourceType: 'CLUSTER' },
+    id: 'createTopic',
+    summary: 'CreateTopics.',
+    body: 'CreateTopic',
+    ok: { 201: 'TopicDescription' },
+    errors: [
+      'CLUSTER_AUTHORIZATION_FAILED',
+      'INVALID_TOPIC_EXCEPTION',
+      'INVALID_PARTITIONS',
+      'INVALID_REPLICATION_FACTOR',
+      'INVALID_CONFIG',
+      'TOPIC_ALREADY_EXISTS',
+      'TOPIC_AUTHORIZATION_FAILED',
+    ],
+    handler:
+      ({ catalog }) =>
+      async (_request, body = {}) => {
         const topic = await catalog.create({
           name: body['name'] as string,
           partitions: body['partitions'] as number | undefined,
           replicationFactor: body['replicationFactor'] as number | undefined,
           configs: body['configs'],
         });
-        return json(201, await describe(topic));
+        return json(201, await describeTopic(catalog, topic));
       },
-    },
-    {
-      method: 'GET',
-      pattern: '/v1/topics',
-      handler: async () => {
+  }),
+  defineRoute<AdminRoutesOptions>({
+    method: 'GET',
+    path: '/v1/topics',
+    job: 'admin',
+    acl: { operation: 'DESCRIBE', resourceType: 'CLUSTER' },
+    id: 'listTopics',
+    summary: 'The topics.',
+    ok: { 200: 'TopicList' },
+    errors: ['CLUSTER_AUTHORIZATION_FAILED'],
+    handler:
+      ({ catalog }) =>
+      async () => {
         const topics = await catalog.list();
         return json(200, {
           topics: topics.map(({ name, partitions, replicationFactor }) => ({
@@ -64,34 +104,56 @@ export const adminRoutes = ({ catalog, clusterId, version, onTopicDeleted }: Adm
           })) satisfies TopicSummary[],
         });
       },
-    },
-    {
-      method: 'GET',
-      pattern: '/v1/topics/{topic}',
-      handler: async ({ params }) =>
-        json(200, await describe(await catalog.get(params['topic']!, { fresh: true }))),
-    },
-    {
-      method: 'PATCH',
-      pattern: '/v1/topics/{topic}',
-      handler: async (request) => {
-        const body = readJsonObject(request);
-        rejectUnknownFields(body, ['partitions', 'configs']);
+  }),
+  defineRoute<AdminRoutesOptions>({
+    method: 'GET',
+    path: '/v1/topics/{topic}',
+    job: 'admin',
+    acl: { operation: 'DESCRIBE', resourceType: 'TOPIC', param: 'topic' },
+    id: 'describeTopic',
+    summary: 'A topic: configs, partitions, offsets.',
+    ok: { 200: 'TopicDescription' },
+    errors: TOPIC_ERRORS,
+    handler:
+      ({ catalog }) =>
+      async ({ params }) =>
+        json(200, await describeTopic(catalog, await catalog.get(params['topic']!, { fresh: true }))),
+  }),
+  defineRoute<AdminRoutesOptions>({
+    method: 'PATCH',
+    path: '/v1/topics/{topic}',
+    job: 'admin',
+    acl: { operation: 'ALTER', resourceType: 'TOPIC', param: 'topic' },
+    id: 'alterTopic',
+    summary: 'CreatePartitions / IncrementalAlterConfigs.',
+    body: 'AlterTopic',
+    ok: { 200: 'TopicDescription' },
+    errors: [...TOPIC_ERRORS, 'INVALID_PARTITIONS', 'INVALID_CONFIG'],
+    handler:
+      ({ catalog }) =>
+      async (request, body = {}) => {
         const topic = await catalog.update(request.params['topic']!, {
           partitions: body['partitions'],
           configs: body['configs'],
         });
-        return json(200, await describe(topic));
+        return json(200, await describeTopic(catalog, topic));
       },
-    },
-    {
-      method: 'DELETE',
-      pattern: '/v1/topics/{topic}',
-      handler: async ({ params }) => {
+  }),
+  defineRoute<AdminRoutesOptions>({
+    method: 'DELETE',
+    path: '/v1/topics/{topic}',
+    job: 'admin',
+    acl: { operation: 'DELETE', resourceType: 'TOPIC', param: 'topic' },
+    id: 'deleteTopic',
+    summary: 'DeleteTopics: data and index go.',
+    ok: { 204: 'empty' },
+    errors: TOPIC_ERRORS,
+    handler:
+      ({ catalog, onTopicDeleted }) =>
+      async ({ params }) => {
         const topic = await catalog.delete(params['topic']!);
         await onTopicDeleted?.(topic);
         return { status: 204 };
       },
-    },
-  ];
-};
+  }),
+];

@@ -1,47 +1,63 @@
 /** Produce, fetch, ListOffsets and InitProducerId routes (API.md "Produce", "Fetch"). */
-import { SluiceError, invalidRequest } from '../../../protocol/errors.js';
+import { invalidRequest } from '../../../protocol/errors.js';
+import type { ErrorCode } from '../../../protocol/errors.js';
 import { parsePartitionParam } from '../../core/log/context.js';
 import type { Fetcher } from '../../core/log/fetch.js';
 import { MAX_FETCH_BYTES, MAX_WAIT_MS } from '../../core/log/fetch.js';
-import type { Acks, ProduceRecord, Producer } from '../../core/log/produce.js';
-import { readJsonObject, rejectUnknownFields } from '../body.js';
+import type { Acks, LogAppender, ProduceRecord } from '../../core/log/produce.js';
+import { rejectUnknownFields } from '../body.js';
+import { defineRoute } from '../define-route.js';
 import type { Encoding } from '../encoding.js';
 import { decodeBytes, decodeValue, encodeBytes, encodeValue, parseEncoding } from '../encoding.js';
-import type { HttpRequest, Route } from '../types.js';
 import type { BatchResult, FetchResult, ListOffsetsResult, ProducerIdentity } from '../../wire/types.js';
 import { json } from '../types.js';
+import { TOPIC_ERRORS, queryParam } from './errors.js';
 
 export const RECORD_BATCH_MEDIA_TYPE = 'application/vnd.kafka.record-batch';
 
 export interface LogRoutesOptions {
-  producer: Producer;
+  producer: LogAppender;
   fetcher: Fetcher;
   maxRequestBytes: number;
 }
 
-export const produceRoutes = ({ producer, maxRequestBytes }: Omit<LogRoutesOptions, 'fetcher'>): Route[] => {
-  const checkSize = (request: HttpRequest) => {
-    if (request.body.length > maxRequestBytes) {
-      throw new SluiceError(
-        'RECORD_LIST_TOO_LARGE',
-        `request body is ${request.body.length} bytes; this deployment accepts at most ${maxRequestBytes}`,
-      );
-    }
-  };
-  return [
-    {
-      method: 'POST',
-      pattern: '/v1/topics/{topic}/records',
-      handler: async (request) => {
-        checkSize(request);
-        const body = readJsonObject(request, maxRequestBytes);
-        rejectUnknownFields(body, ['records', 'encoding', 'acks']);
+const PRODUCE_ERRORS: ErrorCode[] = [
+  ...TOPIC_ERRORS,
+  'INVALID_RECORD',
+  'MESSAGE_TOO_LARGE',
+  'RECORD_LIST_TOO_LARGE',
+  'NOT_ENOUGH_REPLICAS',
+  'NOT_LEADER_OR_FOLLOWER',
+  'FENCED_LEADER_EPOCH',
+];
+
+export const LOG_ROUTES = [
+  defineRoute<LogRoutesOptions>({
+    method: 'POST',
+    path: '/v1/topics/{topic}/records',
+    job: 'produce',
+    acl: { operation: 'WRITE', resourceType: 'TOPIC', param: 'topic' },
+    id: 'produce',
+    summary: 'Produce JSON records; one result per record, in order.',
+    body: 'Produce',
+    maxRecordBytes: ({ maxRequestBytes }) => maxRequestBytes,
+    headers: [
+      {
+        name: 'Idempotency-Key',
+        description:
+          '1-128 characters: a retry with the same key writes nothing and answers the original offsets',
+      },
+    ],
+    ok: { 200: 'ProduceResults' },
+    errors: ['IDEMPOTENCY_KEY_REUSED', ...PRODUCE_ERRORS],
+    handler:
+      ({ producer }) =>
+      async (request, body = {}) => {
         const encoding = parseEncoding(body['encoding'], 'encoding');
         const acks = parseAcks(body['acks']);
-        if (!Array.isArray(body['records']) || body['records'].length === 0) {
-          throw invalidRequest('records must be a non-empty array');
-        }
-        const records = body['records'].map((r: unknown, i: number) => parseRecord(r, i, encoding));
+        const records = (body['records'] as unknown[]).map((r: unknown, i: number) =>
+          parseRecord(r, i, encoding),
+        );
         const idempotencyKey = request.headers['idempotency-key'];
         if (idempotencyKey !== undefined && (idempotencyKey.length < 1 || idempotencyKey.length > 128)) {
           throw invalidRequest('Idempotency-Key must be 1-128 characters');
@@ -53,12 +69,36 @@ export const produceRoutes = ({ producer, maxRequestBytes }: Omit<LogRoutesOptio
         });
         return json(200, { results });
       },
-    },
-    {
-      method: 'POST',
-      pattern: '/v1/topics/{topic}/partitions/{partition}/batches',
-      handler: async (request) => {
-        checkSize(request);
+  }),
+  defineRoute<LogRoutesOptions>({
+    method: 'POST',
+    path: '/v1/topics/{topic}/partitions/{partition}/batches',
+    job: 'produce',
+    acl: { operation: 'WRITE', resourceType: 'TOPIC', param: 'topic' },
+    id: 'produceBatches',
+    summary:
+      "Produce Kafka RecordBatch v2 bytes; idempotent by the batch header's producer id, epoch and sequence.",
+    body: 'batches',
+    maxRecordBytes: ({ maxRequestBytes }) => maxRequestBytes,
+    query: [queryParam('acks', 'string', 'all (default) or 1')],
+    ok: { 200: 'BatchResult' },
+    errors: [
+      'UNKNOWN_PRODUCER_ID',
+      ...TOPIC_ERRORS,
+      'CORRUPT_MESSAGE',
+      'INVALID_RECORD',
+      'UNSUPPORTED_COMPRESSION_TYPE',
+      'MESSAGE_TOO_LARGE',
+      'RECORD_LIST_TOO_LARGE',
+      'INVALID_PRODUCER_EPOCH',
+      'OUT_OF_ORDER_SEQUENCE_NUMBER',
+      'NOT_ENOUGH_REPLICAS',
+      'NOT_LEADER_OR_FOLLOWER',
+      'FENCED_LEADER_EPOCH',
+    ],
+    handler:
+      ({ producer }) =>
+      async (request) => {
         const type = request.headers['content-type'] ?? '';
         if (!type.toLowerCase().startsWith(RECORD_BATCH_MEDIA_TYPE)) {
           throw invalidRequest(`content-type must be ${RECORD_BATCH_MEDIA_TYPE}, got ${type || 'none'}`);
@@ -75,68 +115,97 @@ export const produceRoutes = ({ producer, maxRequestBytes }: Omit<LogRoutesOptio
           )) satisfies BatchResult,
         );
       },
-    },
-    {
-      method: 'POST',
-      pattern: '/v1/producers',
-      handler: async (request) => {
-        if (request.body.length > 0) rejectUnknownFields(readJsonObject(request), []);
-        return json(200, (await producer.initProducerId()) satisfies ProducerIdentity);
-      },
-    },
-  ];
-};
-
-export const fetchRoutes = ({ fetcher }: Pick<LogRoutesOptions, 'fetcher'>): Route[] => [
-  {
+  }),
+  defineRoute<LogRoutesOptions>({
+    method: 'POST',
+    path: '/v1/producers',
+    job: 'produce',
+    acl: { operation: 'IDEMPOTENT_WRITE', resourceType: 'CLUSTER' },
+    id: 'initProducerId',
+    summary: 'InitProducerId.',
+    body: 'InitProducerId',
+    bodyOptional: true,
+    ok: { 200: 'ProducerId' },
+    errors: [],
+    handler:
+      ({ producer }) =>
+      async () =>
+        json(200, (await producer.initProducerId()) satisfies ProducerIdentity),
+  }),
+  defineRoute<LogRoutesOptions>({
     method: 'GET',
-    pattern: '/v1/topics/{topic}/partitions/{partition}/records',
-    handler: async (request) => {
-      const partition = parsePartitionParam(request.params['partition']);
-      const { query } = request;
-      const fetch = {
-        offset: intParam(query['offset'], 'offset', 0, 0),
-        maxBytes: Math.min(intParam(query['maxBytes'], 'maxBytes', 1_048_576, 1), MAX_FETCH_BYTES),
-        maxWaitMs: intParam(query['maxWaitMs'], 'maxWaitMs', 0, 0, MAX_WAIT_MS),
-        ...(query['replica'] !== undefined ? { replica: query['replica'] } : {}),
-      };
-      const topic = request.params['topic']!;
-      if ((request.headers['accept'] ?? '').toLowerCase().includes(RECORD_BATCH_MEDIA_TYPE)) {
-        const result = await fetcher.fetchBatches(topic, partition, fetch);
-        return {
-          status: 200,
-          headers: {
-            'content-type': RECORD_BATCH_MEDIA_TYPE,
-            'sluice-high-watermark': String(result.highWatermark),
-            'sluice-log-start-offset': String(result.logStartOffset),
-            'sluice-next-offset': String(result.nextOffset),
-          },
-          body: Buffer.concat(result.batches),
+    path: '/v1/topics/{topic}/partitions/{partition}/records',
+    job: 'fetch',
+    acl: { operation: 'READ', resourceType: 'TOPIC', param: 'topic' },
+    id: 'fetch',
+    summary:
+      'Fetch records below the high watermark from an offset; with Accept: application/vnd.kafka.record-batch, whole stored batches.',
+    query: [
+      queryParam('offset', 'integer', 'default 0'),
+      queryParam('maxBytes', 'integer', 'default 1048576, at most 4194304; at least one record comes back'),
+      queryParam('maxWaitMs', 'integer', 'long poll, at most 20000 (default 0)'),
+      queryParam('encoding', 'string', 'utf8 (default), base64 or json'),
+      queryParam('replica', 'string', 'read from this in-sync replica store'),
+    ],
+    ok: { 200: 'fetch' },
+    errors: [...TOPIC_ERRORS, 'OFFSET_OUT_OF_RANGE', 'NOT_LEADER_OR_FOLLOWER'],
+    handler:
+      ({ fetcher }) =>
+      async (request) => {
+        const partition = parsePartitionParam(request.params['partition']);
+        const { query } = request;
+        const fetch = {
+          offset: intParam(query['offset'], 'offset', 0, 0),
+          maxBytes: Math.min(intParam(query['maxBytes'], 'maxBytes', 1_048_576, 1), MAX_FETCH_BYTES),
+          maxWaitMs: intParam(query['maxWaitMs'], 'maxWaitMs', 0, 0, MAX_WAIT_MS),
+          ...(query['replica'] !== undefined ? { replica: query['replica'] } : {}),
         };
-      }
-      const encoding = parseEncoding(query['encoding'], 'encoding');
-      const result = await fetcher.fetchRecords(topic, partition, fetch);
-      return json(200, {
-        records: result.records.map((r) => renderRecord(r, encoding)),
-        nextOffset: result.nextOffset,
-        highWatermark: result.highWatermark,
-        logStartOffset: result.logStartOffset,
-      } satisfies FetchResult);
-    },
-  },
-  {
+        const topic = request.params['topic']!;
+        if ((request.headers['accept'] ?? '').toLowerCase().includes(RECORD_BATCH_MEDIA_TYPE)) {
+          const result = await fetcher.fetchBatches(topic, partition, fetch);
+          return {
+            status: 200,
+            headers: {
+              'content-type': RECORD_BATCH_MEDIA_TYPE,
+              'sluice-high-watermark': String(result.highWatermark),
+              'sluice-log-start-offset': String(result.logStartOffset),
+              'sluice-next-offset': String(result.nextOffset),
+            },
+            body: Buffer.concat(result.batches),
+          };
+        }
+        const encoding = parseEncoding(query['encoding'], 'encoding');
+        const result = await fetcher.fetchRecords(topic, partition, fetch);
+        return json(200, {
+          records: result.records.map((r) => renderRecord(r, encoding)),
+          nextOffset: result.nextOffset,
+          highWatermark: result.highWatermark,
+          logStartOffset: result.logStartOffset,
+        } satisfies FetchResult);
+      },
+  }),
+  defineRoute<LogRoutesOptions>({
     method: 'GET',
-    pattern: '/v1/topics/{topic}/partitions/{partition}/offsets',
-    handler: async (request) => {
-      const partition = parsePartitionParam(request.params['partition']);
-      const raw = request.query['at'] ?? 'latest';
-      const at = raw === 'earliest' || raw === 'latest' ? raw : intParam(raw, 'at', 0, 0);
-      return json(
-        200,
-        (await fetcher.listOffsets(request.params['topic']!, partition, at)) satisfies ListOffsetsResult,
-      );
-    },
-  },
+    path: '/v1/topics/{topic}/partitions/{partition}/offsets',
+    job: 'fetch',
+    acl: { operation: 'DESCRIBE', resourceType: 'TOPIC', param: 'topic' },
+    id: 'listOffsets',
+    summary: 'ListOffsets: earliest, latest, or the first offset at or after a timestamp.',
+    query: [queryParam('at', 'string', 'earliest | latest (default) | a timestamp in ms')],
+    ok: { 200: 'ListOffsets' },
+    errors: TOPIC_ERRORS,
+    handler:
+      ({ fetcher }) =>
+      async (request) => {
+        const partition = parsePartitionParam(request.params['partition']);
+        const raw = request.query['at'] ?? 'latest';
+        const at = raw === 'earliest' || raw === 'latest' ? raw : intParam(raw, 'at', 0, 0);
+        return json(
+          200,
+          (await fetcher.listOffsets(request.params['topic']!, partition, at)) satisfies ListOffsetsResult,
+        );
+      },
+  }),
 ];
 
 const renderRecord = (

@@ -2,41 +2,39 @@
 import type { LogContext } from '../../core/log/context.js';
 import type { AdminElectionType } from '../../core/replication/elect-leaders.js';
 import { electLeaders } from '../../core/replication/elect-leaders.js';
-import { invalidRequest } from '../../../protocol/errors.js';
-import { readJsonObject, rejectUnknownFields } from '../body.js';
-import type { Route } from '../types.js';
+import { defineRoute } from '../define-route.js';
 import { json } from '../types.js';
+import { TOPIC_ERRORS } from './errors.js';
 
-const ELECTION_TYPES: readonly AdminElectionType[] = ['PREFERRED', 'UNCLEAN'];
+export interface ReplicationRoutesOptions {
+  log: LogContext;
+}
 
-export const replicationRoutes = ({ log }: { log: LogContext }): Route[] => [
-  {
+export const REPLICATION_ROUTES = [
+  defineRoute<ReplicationRoutesOptions>({
     method: 'POST',
-    pattern: '/v1/topics/{topic}/elect-leaders',
-    handler: async (request) => {
-      const body = readJsonObject(request);
-      rejectUnknownFields(body, ['electionType', 'partitions']);
-      const type = body['electionType'];
-      if (!ELECTION_TYPES.includes(type as AdminElectionType))
-        throw invalidRequest(`electionType must be PREFERRED or UNCLEAN, got ${JSON.stringify(type)}`);
-      const partitions = body['partitions'];
-      if (
-        partitions !== undefined &&
-        (!Array.isArray(partitions) ||
-          partitions.length === 0 ||
-          partitions.length > 10_000 ||
-          !partitions.every((p) => Number.isSafeInteger(p) && (p as number) >= 0) ||
-          new Set(partitions).size !== partitions.length)
-      )
-        throw invalidRequest('partitions must be a non-empty list of distinct partition numbers');
-      const topic = await log.catalog.get(request.params['topic']!, { fresh: true });
-      const results = await electLeaders(
-        log,
-        topic,
-        type as AdminElectionType,
-        partitions as number[] | undefined,
-      );
-      return json(200, { results });
-    },
-  },
+    path: '/v1/topics/{topic}/elect-leaders',
+    job: 'admin',
+    // Kafka's ElectLeaders needs ALTER on the cluster.
+    acl: { operation: 'ALTER', resourceType: 'CLUSTER' },
+    id: 'electLeaders',
+    summary:
+      "ElectLeaders: PREFERRED moves leadership back to each partition's first replica; UNCLEAN lets an out-of-sync replica lead (unclean.leader.election.enable).",
+    body: 'ElectLeaders',
+    ok: { 200: 'ElectionResults' },
+    errors: [...TOPIC_ERRORS, 'CLUSTER_AUTHORIZATION_FAILED'],
+    handler:
+      ({ log }) =>
+      async (request, body = {}) => {
+        // The schema has checked the election type and that partitions are distinct numbers ≥ 0.
+        const topic = await log.catalog.get(request.params['topic']!, { fresh: true });
+        const results = await electLeaders(
+          log,
+          topic,
+          body['electionType'] as AdminElectionType,
+          body['partitions'] as number[] | undefined,
+        );
+        return json(200, { results });
+      },
+  }),
 ];

@@ -1,0 +1,78 @@
+/**
+ * Idempotency-Key retries of a JSON produce: a partition that already committed this request answers
+ * from the original commit (its offsets and timestamps), found in the partition's tail or its K# item;
+ * a different request under the same key is IDEMPOTENCY_KEY_REUSED.
+ */
+import { keys } from '../keys.js';
+import type { Topic } from '../topics/model.js';
+import type { LogContext } from './context.js';
+import { readPartitionState } from './context.js';
+import { checkSameRequest, decodeMark, markHash } from './idempotency.js';
+import type { PartitionWrite } from './partition-writes.js';
+
+/** With an Idempotency-Key: partitions that already hold this request answer from the original commit. */
+export const findDuplicates = async (
+  ctx: LogContext,
+  topic: Topic,
+  writes: readonly PartitionWrite[],
+  ikHash: string,
+): Promise<void> => {
+  await Promise.all(
+    writes.map(async (w) => {
+      const state = await readPartitionState(ctx.store, topic, w.partition);
+      ctx.leadership.remember(topic, w.partition, state);
+      w.ikGeneration = state.ikGen;
+      const inTail = state.tail.findIndex((e) => e.k !== undefined && markHash(e.k) === ikHash);
+      if (inTail >= 0) {
+        let base = state.tailBase;
+        for (let i = 0; i < inTail; i++) base += state.tail[i]!.n;
+        const original = state.tail[inTail]!;
+        answerFromOriginal(topic, w, base, { k: original.k!, t: original.t });
+        return;
+      }
+      const old = await ctx.store.get(keys.idempotencyKey(topic.topicId, w.partition, ikHash), {
+        consistent: true,
+      });
+      if (old) {
+        answerFromOriginal(topic, w, old['o'] as number, {
+          k: (old['m'] as string | undefined) ?? ikHash,
+          t: old['t'] as number | undefined,
+        });
+      }
+    }),
+  );
+};
+
+/**
+ * Marks `w` as answered by its original commit, unless that commit was of a different request. Only
+ * called with an Idempotency-Key, so `w` carries the request's fingerprint. `original`: its tail
+ * entry's mark and largest timestamp, or the K# item's.
+ */
+export const answerFromOriginal = (
+  topic: Topic,
+  w: PartitionWrite,
+  baseOffset: number,
+  original: { k: string; t: number | undefined },
+): void => {
+  const mark = decodeMark(original.k);
+  checkSameRequest(mark, w.fingerprint!, `${topic.name}-${w.partition}`);
+  w.duplicate = { baseOffset, requestTime: mark.requestTime, maxTimestamp: original.t };
+};
+
+/**
+ * A JSON record's timestamp in the answer to a retry of its request: the original's. On a LogAppendTime
+ * topic its append time, which was its request time; else the record's own, or the request time for a
+ * record that carried none. A mark from before request times were kept has none: on a LogAppendTime
+ * topic the original's largest timestamp is its append time (every record got the same), and without
+ * either the retry's own timestamp is all there is.
+ */
+export const duplicateTimestamp = (
+  original: { requestTime: number | undefined; maxTimestamp: number | undefined },
+  logAppend: boolean,
+  recordTimestamp: number | undefined,
+  retryTimestamp: number,
+): number => {
+  if (logAppend) return original.requestTime ?? original.maxTimestamp ?? retryTimestamp;
+  if (original.requestTime === undefined) return retryTimestamp;
+  return recordTimestamp ?? original.requestTime;
+};

@@ -1,0 +1,35 @@
+/**
+ * The one list of Sluice's routes. The route table API Gateway and the local gateway serve
+ * (lib/http/route-table.ts), the OpenAPI document (lib/wire/openapi.ts) and the ACL table are all
+ * derived from it, so they have the same routes in the same order.
+ */
+import { CONNECT_ROUTES } from '../../../connect/rest.js';
+import type { ConnectRoutesOptions } from '../../../connect/rest.js';
+import { STREAMS_QUERY_ROUTES } from '../../../streams/query/rest.js';
+import type { StreamsQueryRoutesOptions } from '../../../streams/query/rest.js';
+import type { RouteDefinition } from '../define-route.js';
+import { ADMIN_ROUTES } from './admin.js';
+import type { AdminRoutesOptions } from './admin.js';
+import { GROUP_ROUTES } from './groups.js';
+import type { GroupRoutesOptions } from './groups.js';
+import { LOG_ROUTES } from './log.js';
+import type { LogRoutesOptions } from './log.js';
+import { REPLICATION_ROUTES } from './replication.js';
+import type { ReplicationRoutesOptions } from './replication.js';
+
+/** Everything the handlers of all routes are built from (lib/app.ts composes it). */
+export type RouteDeps = AdminRoutesOptions &
+  LogRoutesOptions &
+  ReplicationRoutesOptions &
+  GroupRoutesOptions &
+  ConnectRoutesOptions &
+  StreamsQueryRoutesOptions;
+
+export const ROUTES: readonly RouteDefinition<RouteDeps>[] = [
+  ...ADMIN_ROUTES,
+  ...REPLICATION_ROUTES,
+  ...LOG_ROUTES,
+  ...STREAMS_QUERY_ROUTES,
+  ...GROUP_ROUTES,
+  ...CONNECT_ROUTES,
+];

@@ -1,0 +1,85 @@
+/**
+ * The dependency boundaries are lint rules (eslint.config.js): each test plants a forbidden import
+ * (or global) in a file of the guarded folder and shows the rule refuses it, and that the same line
+ * passes where it is allowed, so a rule that stops matching fails here rather than silently.
+ */
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+const eslint = new ESLint({ cwd: process.cwd() });
+
+const problems = async (filePath: string, code: string): Promise<string[]> => {
+  const [result] = await eslint.lintText(code, { filePath });
+  return result!.messages.map((m) => `${m.ruleId}: ${m.message}`);
+};
+
+const BOUNDARIES: { rule: string; file: string; planted: string; allowedIn: string; message: RegExp }[] = [
+  {
+    rule: 'sdk/ never imports lib/core',
+    file: 'sdk/planted.ts',
+    planted: "import { Fetcher } from '../lib/core/log/fetch.js';\nexport const f = Fetcher;\n",
+    allowedIn: 'lib/planted.ts',
+    message: /sdk\/ imports protocol\/ and lib\/wire, never lib\/core/,
+  },
+  {
+    rule: 'protocol/ is a leaf (no lib/)',
+    file: 'protocol/planted.ts',
+    planted: "import { EDGE_LIMITS } from '../lib/http/limits.js';\nexport const l = EDGE_LIMITS;\n",
+    allowedIn: 'sdk/planted.ts',
+    message: /protocol\/ is a leaf/,
+  },
+  {
+    rule: 'protocol/ is a leaf (no sdk/)',
+    file: 'protocol/planted.ts',
+    planted: "import { SluiceClient } from '../sdk/client.js';\nexport const c = SluiceClient;\n",
+    allowedIn: 'cli/planted.ts',
+    message: /protocol\/ is a leaf/,
+  },
+  {
+    rule: 'lib/ imports no AWS SDK outside lib/adapters/aws',
+    file: 'lib/http/planted.ts',
+    planted: "import { S3Client } from '@aws-sdk/client-s3';\nexport const s = S3Client;\n",
+    allowedIn: 'lib/adapters/aws/planted.ts',
+    message: /Only lib\/adapters\/aws may import the AWS SDK/,
+  },
+  {
+    rule: 'lib/core imports no AWS SDK',
+    file: 'lib/core/planted.ts',
+    planted: "import { S3Client } from '@aws-sdk/client-s3';\nexport const s = S3Client;\n",
+    allowedIn: 'lib/adapters/aws/planted.ts',
+    message: /Only lib\/adapters\/aws may import the AWS SDK/,
+  },
+  {
+    rule: 'lib/core imports no HTTP edge',
+    file: 'lib/core/planted.ts',
+    planted: "import { json } from '../http/types.js';\nexport const j = json;\n",
+    allowedIn: 'lib/auth/planted.ts',
+    message: /lib\/core imports no HTTP edge or adapter/,
+  },
+  {
+    rule: 'lib/core imports no adapter',
+    file: 'lib/core/log/planted.ts',
+    planted:
+      "import { MemoryStore } from '../../adapters/memory/metadata-store.js';\nexport const m = MemoryStore;\n",
+    allowedIn: 'lib/planted.ts',
+    message: /lib\/core imports no HTTP edge or adapter/,
+  },
+  {
+    rule: 'lib/core reads no process state',
+    file: 'lib/core/planted.ts',
+    planted: "export const region = process.env['AWS_REGION'];\n",
+    allowedIn: 'lib/adapters/aws/planted.ts',
+    message: /lib\/core reads no process state/,
+  },
+];
+
+describe('dependency boundaries (eslint.config.js)', () => {
+  for (const b of BOUNDARIES) {
+    it(`${b.rule}: a planted violation fails lint, the same line passes in ${b.allowedIn}`, async () => {
+      const found = await problems(b.file, b.planted);
+      expect(found.filter((m) => b.message.test(m))).toHaveLength(1);
+      expect(found[0]).toMatch(/^no-restricted-(imports|globals): /);
+      expect((await problems(b.allowedIn, b.planted)).filter((m) => b.message.test(m))).toEqual([]);
+    }, 60_000);
+  }
+});
