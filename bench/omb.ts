@@ -52,6 +52,7 @@ import { round } from './stats.js';
 import { costPlot, ombPlots } from './plots.js';
 import type { BenchTarget } from './target.js';
 import { startTarget } from './target.js';
+import { MIN_PAIRS, pairOrder, summarizeRatios } from './ab-pairs.js';
 import { startNullProduceGateway } from './null-produce.js';
 import type { Workload } from './workload.js';
 import { readWorkload, withDefaults } from './workload.js';
@@ -70,7 +71,7 @@ const BATCH_SIZES = [64 * 1024, 256 * 1024, MIB, 4 * MIB];
  * bench/null-produce.ts) and the old raw one (PUTs and UpdateItems straight at the emulators, no
  * client, no HTTP; skipped under a latency model, which it does not go through).
  */
-const measureLimit = async (target: BenchTarget, workload: Workload, seconds: number) => {
+const measureLimit = async (target: BenchTarget, workload: Workload, seconds: number, pairs: number) => {
   const w = withDefaults(workload);
   const stack = target.stack!;
   const client = new SluiceClient({ url: target.url, fetch: nodeHttpFetch() });
@@ -79,7 +80,10 @@ const measureLimit = async (target: BenchTarget, workload: Workload, seconds: nu
   const fair = { bytes: 0, seconds: 0, requests: 0 };
   const withRaw = stack.latencyModel === 'none';
   const concurrency = w.producersPerTopic * w.partitionsPerTopic;
-  const rounds = 2;
+  // Interleaved A/B pairs (Sluice, fair), A first then B first in turn; limitRatioFair is the
+  // median of the pairs' ratios (bench/ab-pairs.ts), so one noisy pair cannot make it exceed 1.
+  const rounds = Math.max(MIN_PAIRS, pairs);
+  const fairRatios: number[] = [];
   const sluice = { bytes: 0, seconds: 0, puts: 0, putBytes: 0, requests: 0 };
   const raw = { bytes: 0, seconds: 0, requests: 0 };
   const cpu = {
@@ -94,27 +98,40 @@ const measureLimit = async (target: BenchTarget, workload: Workload, seconds: nu
   for (let round_ = 0; round_ < rounds; round_++) {
     const topic = `limit-${Date.now().toString(36)}`;
     await client.admin().createTopic({ name: topic, partitions: w.partitionsPerTopic });
-    const recorder = newProducerRecorder();
-    target.meterDelta();
-    const sluiceCpu = cpuSeconds();
-    const started = performance.now();
-    const until = Date.now() + (seconds / rounds) * 1000;
-    await runProducers(client, w, topic, 0, recorder, until);
-    sluice.seconds += (performance.now() - started) / 1000;
-    addCpu(cpu.sluice, sluiceCpu);
-    sluice.requests += recorder.published.values.length;
-    sluice.bytes += recorder.published.values.reduce((a, b) => a + b, 0) * w.messageSize;
-    const storage = target.meterDelta();
-    sluice.puts += storage.objects.objectPuts;
-    sluice.putBytes += storage.objects.objectPutBytes;
-    const fairRecorder = newProducerRecorder();
-    const fairCpu = cpuSeconds();
-    const fairStarted = performance.now();
-    await runProducers(nullClient, w, topic, 0, fairRecorder, Date.now() + (seconds / rounds) * 1000);
-    fair.seconds += (performance.now() - fairStarted) / 1000;
-    addCpu(cpu.fair, fairCpu);
-    fair.requests += fairRecorder.published.values.length;
-    fair.bytes += fairRecorder.published.values.reduce((a, b) => a + b, 0) * w.messageSize;
+    const runSluice = async (): Promise<number> => {
+      const recorder = newProducerRecorder();
+      target.meterDelta();
+      const sluiceCpu = cpuSeconds();
+      const started = performance.now();
+      const until = Date.now() + (seconds / rounds) * 1000;
+      await runProducers(client, w, topic, 0, recorder, until);
+      const elapsed = (performance.now() - started) / 1000;
+      sluice.seconds += elapsed;
+      addCpu(cpu.sluice, sluiceCpu);
+      sluice.requests += recorder.published.values.length;
+      const bytes = recorder.published.values.reduce((a, b) => a + b, 0) * w.messageSize;
+      sluice.bytes += bytes;
+      const storage = target.meterDelta();
+      sluice.puts += storage.objects.objectPuts;
+      sluice.putBytes += storage.objects.objectPutBytes;
+      return bytes / MIB / elapsed;
+    };
+    const runFair = async (): Promise<number> => {
+      const fairRecorder = newProducerRecorder();
+      const fairCpu = cpuSeconds();
+      const fairStarted = performance.now();
+      await runProducers(nullClient, w, topic, 0, fairRecorder, Date.now() + (seconds / rounds) * 1000);
+      const elapsed = (performance.now() - fairStarted) / 1000;
+      fair.seconds += elapsed;
+      addCpu(cpu.fair, fairCpu);
+      fair.requests += fairRecorder.published.values.length;
+      const bytes = fairRecorder.published.values.reduce((a, b) => a + b, 0) * w.messageSize;
+      fair.bytes += bytes;
+      return bytes / MIB / elapsed;
+    };
+    const rate: Record<'A' | 'B', number> = { A: 0, B: 0 };
+    for (const side of pairOrder(round_)) rate[side] = side === 'A' ? await runSluice() : await runFair();
+    fairRatios.push(rate.A / rate.B);
     if (!withRaw) continue;
     const rawCpu = cpuSeconds();
     const r = await measureRawLimit({
@@ -136,13 +153,22 @@ const measureLimit = async (target: BenchTarget, workload: Workload, seconds: nu
   const sluiceMiBps = sluice.bytes / MIB / sluice.seconds;
   const rawMiBps = withRaw ? raw.bytes / MIB / raw.seconds : undefined;
   const fairMiBps = fair.bytes / MIB / fair.seconds;
+  const fairSummary = summarizeRatios(fairRatios);
   return {
     concurrency,
     latencyModel: stack.latencyModel,
     objectBytes: Math.round(sluice.putBytes / Math.max(1, sluice.puts)),
     sluiceMiBPerSec: round(sluiceMiBps),
     fairMiBPerSec: round(fairMiBps),
-    limitRatioFair: round(sluiceMiBps / fairMiBps, 3),
+    limitRatioFair: round(fairSummary.median, 3),
+    limitRatioFairSpread: {
+      min: round(fairSummary.min, 3),
+      max: round(fairSummary.max, 3),
+      iqr: round(fairSummary.iqr, 3),
+      pairs: fairSummary.pairs.map((r) => round(r, 3)),
+    },
+    /** The pooled ratio (all Sluice bytes over all fair bytes), for comparison with older runs. */
+    limitRatioFairPooled: round(sluiceMiBps / fairMiBps, 3),
     rawMiBPerSec: rawMiBps === undefined ? null : round(rawMiBps),
     limitRatio: rawMiBps === undefined ? null : round(sluiceMiBps / rawMiBps, 3),
     sluiceCpuMsPerRequest: cpuMsPer(new Map(), cpu.sluice, sluice.requests),
@@ -235,7 +261,9 @@ const main = async () => {
   const f = flags();
   const files = f.get('workload')?.split(',') ?? DEFAULT_WORKLOADS;
   const warmupSeconds = numberFlag(f, 'warmup', 5);
-  const limitSeconds = numberFlag(f, 'limit-seconds', 20);
+  const limitPairs = numberFlag(f, 'limit-pairs', MIN_PAIRS);
+  // Each side of each pair runs limitSeconds / pairs; five pairs need more than the old 20 s.
+  const limitSeconds = numberFlag(f, 'limit-seconds', 50);
   const costRequests = numberFlag(f, 'cost-requests', 16);
   const plots = f.get('plots') ?? 'bench/results';
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
@@ -273,10 +301,11 @@ const main = async () => {
     }
     if (target.stack && !f.has('skip-limit')) {
       const maxRate = runs.find((r) => r.workload.producerRate === 0) ?? runs[0]!;
-      limit = await measureLimit(target, maxRate.workload, limitSeconds);
+      limit = await measureLimit(target, maxRate.workload, limitSeconds, limitPairs);
       console.log(
         `limit at ${limit.concurrency} concurrent writers, ${kib(limit.objectBytes)} objects (model ${limit.latencyModel}): Sluice ${limit.sluiceMiBPerSec} MiB/s, ` +
-          `same requests to a PUT + commit-only produce function ${limit.fairMiBPerSec} MiB/s → limitRatioFair ${limit.limitRatioFair} (target ≥ 0.8); ` +
+          `same requests to a PUT + commit-only produce function ${limit.fairMiBPerSec} MiB/s → limitRatioFair ${limit.limitRatioFair} ` +
+          `(median of ${limit.limitRatioFairSpread.pairs.length} interleaved A/B pairs, range ${limit.limitRatioFairSpread.min}-${limit.limitRatioFairSpread.max}, IQR ${limit.limitRatioFairSpread.iqr}; pairs ${limit.limitRatioFairSpread.pairs.join(', ')}; target ≥ 0.8); ` +
           (limit.limitRatio === null
             ? 'raw limit skipped under a latency model; '
             : `raw S3 PUT + DynamoDB UpdateItem, no client ${limit.rawMiBPerSec} MiB/s → limitRatio ${limit.limitRatio}; `) +
@@ -420,6 +449,7 @@ const main = async () => {
       usdPerGiBWithLocalLambdaTimes: atMiB ? round(atMiB.measuredDurations.total, 5) : null,
       limitRatio: limit?.limitRatio ?? null,
       limitRatioFair: limit?.limitRatioFair ?? null,
+      limitRatioFairSpread: limit?.limitRatioFairSpread ?? null,
       latencyModel,
       scaling32: scaling?.scaling32 ?? null,
       p99PublishMsModelled: modelled?.run.result.aggregatedPublishLatency99pct ?? null,

@@ -123,8 +123,8 @@ export class SluiceApi {
   }
 
   /** An SDK client on the same URL and fetch, for what runs on the SDK (a Streams application). */
-  client(defaultFetch: () => FetchLike): SluiceClient {
-    return new SluiceClient({ url: this.url, fetch: this.fetch ?? defaultFetch() });
+  client(defaultFetch: () => FetchLike, url: string = this.url): SluiceClient {
+    return new SluiceClient({ url, fetch: this.fetch ?? defaultFetch() });
   }
 
   /** Kafka Connect's REST API through this API's transport and retrier. */

@@ -187,15 +187,23 @@ export const propertyMap = (
   return out;
 };
 
-/** Levenshtein distance, for "did you mean" (a dozen lines; not worth a dependency in the CLI). */
+/**
+ * Edit distance with adjacent transpositions (optimal string alignment), for "did you mean": `vaule`
+ * is one slip from `value`, not two (a dozen lines; not worth a dependency in the CLI).
+ */
 export const editDistance = (a: string, b: string): number => {
+  let before: number[] = [];
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+      let d = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d = Math.min(d, before[j - 2]! + 1);
+      current[j] = d;
     }
+    before = previous;
     previous = current;
   }
   return previous[b.length]!;

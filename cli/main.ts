@@ -59,6 +59,9 @@ export const commandWords = (argv: readonly string[]): string[] => {
   return words;
 };
 
+const isGlobalOption = (arg: string): boolean =>
+  VALUE_OPTIONS.has(arg) || FLAG_OPTIONS.has(arg) || [...VALUE_OPTIONS].some((o) => arg.startsWith(`${o}=`));
+
 const isGroup = (word: string | undefined): boolean =>
   word !== undefined && COMMANDS.some((c) => c.words.length > 1 && c.words[0] === word);
 
@@ -80,7 +83,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
         await io.stdout.write(`${overviewHelp(COMMANDS, words[0])}\n`);
         return EXIT_OK;
       }
-      throw unknownCommand(words);
+      throw unknownCommand(words, argv);
     }
     const options = { ...GLOBAL_OPTIONS, ...spec.options };
     const parsed = parseOptions(argv, options, spec);
@@ -237,8 +240,17 @@ const checkUrl = (url: string, spec: CommandSpec): void => {
 
 const stringValue = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
-const unknownCommand = (words: readonly string[]): UsageError => {
-  if (words.length === 0) return new UsageError('no command given');
+const unknownCommand = (words: readonly string[], argv: readonly string[]): UsageError => {
+  if (words.length === 0) {
+    // An option before any command word that is not a global one: a typo of one, most likely.
+    const flag = argv.find((a) => a.startsWith('-') && !isGlobalOption(a));
+    if (flag === undefined) return new UsageError('no command given');
+    const name = flag.replace(/^-+/, '').split('=')[0]!;
+    const near = didYouMean(name, Object.keys(GLOBAL_OPTIONS));
+    return new UsageError(
+      `Unknown option '${flag.split('=')[0]}'${near ? ` (did you mean --${near}?)` : ''}; before the command only --${Object.keys(GLOBAL_OPTIONS).join(', --')} may come`,
+    );
+  }
   if (isGroup(words[0])) {
     const subcommands = COMMANDS.filter((c) => c.words[0] === words[0]).map((c) => c.words[1]);
     return new UsageError(
@@ -279,7 +291,7 @@ const report = async (
 ): Promise<number> => {
   if (error instanceof UsageError) {
     const command = error.command ?? spec;
-    if (!command && !json && words.length === 0) {
+    if (!command && !json && words.length === 0 && error.message === 'no command given') {
       await stderr.write(`${overviewHelp(COMMANDS)}\n`);
       return EXIT_USAGE;
     }
@@ -337,13 +349,20 @@ const streamOutput = (stream: NodeJS.WriteStream, onClosed: () => void): Output 
   };
 };
 
+/** Interrupts closer together than this are one Ctrl-C relayed by several processes. */
+const SECOND_INTERRUPT_MS = 1_000;
+
 /** The `sluice` command: runs `run` over this process's streams, environment and signals. */
 export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
   const interrupt = new AbortController();
-  let interrupts = 0;
+  let firstInterrupt: number | undefined;
   process.on('SIGINT', () => {
-    // The first Ctrl-C stops cleanly (commit, leave the group); a second one does not wait.
-    if (++interrupts > 1) process.exit(130);
+    // The first Ctrl-C stops cleanly (commit, leave the group); a second one does not wait. One
+    // Ctrl-C can arrive several times at once: the terminal signals the whole process group, and
+    // `npm run` and tsx relay it to their child as well, so copies within a second count as one.
+    const now = performance.now();
+    if (firstInterrupt !== undefined && now - firstInterrupt > SECOND_INTERRUPT_MS) process.exit(130);
+    firstInterrupt ??= now;
     interrupt.abort();
   });
   // A service manager's stop: long-running commands (streams run, consume) stop cleanly as on Ctrl-C.

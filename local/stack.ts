@@ -60,6 +60,9 @@ export interface LocalStackOptions {
   log?: (line: string) => void;
 }
 
+/** The bucket `npm start` makes for Connect's S3 sink on its S3 emulator. */
+export const LOCAL_CONNECT_BUCKET = 'sluice-archive';
+
 /** What `stack.json` holds: where the gateway listens, and each store's endpoint and emulator PID. */
 export interface StackDescription {
   url: string;
@@ -141,6 +144,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     );
     const segments = createAwsClients({ endpoints: { s3: segmentEndpoint } }).s3;
     await ensureBucket(segments, segmentBucket);
+    // A bucket for Connect's S3 sink (the README's example), where the sink's tasks look by default
+    // (AWS_ENDPOINT_URL_S3 below); on AWS a sink names a bucket of the user's.
+    await ensureBucket(clients.s3, LOCAL_CONNECT_BUCKET);
     segments.destroy();
     clients.s3.destroy();
     clients.dynamodb.destroy();

@@ -25,7 +25,11 @@ export const parseStartPosition = (text: string, command?: CommandSpec): StartPo
   );
 };
 
-export type OutputMode = 'json' | 'value' | 'text' | KafkaFormat;
+/**
+ * How records print: `json` (--json), `details` (--details: partition, offset, key and value), or
+ * kafka-console-consumer's DefaultMessageFormatter, whose default is the value alone.
+ */
+export type OutputMode = 'json' | 'details' | KafkaFormat;
 
 /** kafka-console-consumer's DefaultMessageFormatter settings (`--property print.key=true` …). */
 export interface KafkaFormat {
@@ -34,6 +38,7 @@ export interface KafkaFormat {
   printOffset: boolean;
   printHeaders: boolean;
   printKey: boolean;
+  printValue: boolean;
   keySeparator: string;
 }
 
@@ -47,16 +52,19 @@ const PRINT_PROPERTIES = [
   'key.separator',
 ] as const;
 
-/** The `--property` settings as a format, or undefined when none was given (today's formats apply). */
-export const kafkaFormat = (props: Map<string, string>): KafkaFormat | undefined => {
-  if (props.size === 0) return undefined;
-  const on = (name: string): boolean => props.get(name) === 'true';
+/**
+ * The `--property` settings as kafka-console-consumer reads them: every print.* is false unless set
+ * to true, but print.value, which is true unless set to false; no property at all prints the value alone.
+ */
+export const kafkaFormat = (props: Map<string, string>): KafkaFormat => {
+  const on = (name: string): boolean => props.get(name)?.trim().toLowerCase() === 'true';
   return {
     printTimestamp: on('print.timestamp'),
     printPartition: on('print.partition'),
     printOffset: on('print.offset'),
     printHeaders: on('print.headers'),
     printKey: on('print.key'),
+    printValue: props.get('print.value')?.trim().toLowerCase() !== 'false',
     keySeparator: props.get('key.separator') ?? '\t',
   };
 };
@@ -71,7 +79,7 @@ export const textOf = (value: unknown): string => {
   return text.replace(CONTROL, (c) => JSON.stringify(c).slice(1, -1));
 };
 
-/** One record as a line: JSON, the value alone, or kafka-console-consumer's print.partition/offset/key. */
+/** One record as a line: JSON, Sluice's detailed view, or kafka-console-consumer's format. */
 export const formatRecord = (
   topic: string,
   partition: number,
@@ -79,7 +87,6 @@ export const formatRecord = (
   mode: OutputMode,
 ): string => {
   if (mode === 'json') return JSON.stringify({ topic, partition, ...record });
-  if (mode === 'value') return textOf(record.value);
   if (typeof mode === 'object') {
     // Kafka's field order: timestamp, partition, offset, headers, key, value.
     const fields: string[] = [];
@@ -93,7 +100,8 @@ export const formatRecord = (
           : record.headers.map((h) => `${h.key}:${textOf(h.value)}`).join(','),
       );
     if (mode.printKey) fields.push(textOf(record.key));
-    return [...fields, textOf(record.value)].join(mode.keySeparator);
+    if (mode.printValue) fields.push(textOf(record.value));
+    return fields.join(mode.keySeparator);
   }
   return `Partition:${partition}\tOffset:${record.offset}\t${textOf(record.key)}\t${textOf(record.value)}`;
 };
@@ -262,7 +270,11 @@ export const consume: CommandSpec = {
       valueName: 'E',
       description: 'utf8 (default) | base64 | json: how values print',
     },
-    'value-only': { type: 'boolean', description: 'print only values (what `produce` reads back)' },
+    details: {
+      type: 'boolean',
+      description: 'print partition, offset, key and value on each line (default: the value alone, as Kafka)',
+    },
+    'value-only': { type: 'boolean', description: 'print only values: the default, kept for old scripts' },
     'commit-interval-ms': {
       type: 'string',
       valueName: 'MS',
@@ -290,6 +302,8 @@ export const consume: CommandSpec = {
   },
   examples: [
     'sluice consume orders --from earliest --max 10',
+    'sluice consume orders --property print.partition=true --property print.key=true',
+    'sluice consume orders --details',
     'sluice consume orders --partition 2 --from @2024-05-01T00:00:00Z',
     'sluice consume orders --group billing --follow',
   ],
@@ -312,7 +326,10 @@ export const consume: CommandSpec = {
     const follow = options.flag('follow') || timeoutMs !== undefined;
     const commitIntervalMs = options.int('commit-interval-ms', { min: 100 }) ?? 5_000;
     const format = kafkaFormat(propertyMap(values['property'], '--property', PRINT_PROPERTIES, consume));
-    const mode: OutputMode = ctx.json ? 'json' : (format ?? (options.flag('value-only') ? 'value' : 'text'));
+    if (options.flag('details') && (options.flag('value-only') || values['property'] !== undefined)) {
+      throw new UsageError('--details prints its own fields: leave out --value-only and --property', consume);
+    }
+    const mode: OutputMode = ctx.json ? 'json' : options.flag('details') ? 'details' : format;
     if (group !== undefined) {
       if (options.string('partition') !== undefined) {
         throw new UsageError('--partition does not go with --group: the group assigns partitions', consume);

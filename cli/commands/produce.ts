@@ -261,7 +261,8 @@ export const produce: CommandSpec = {
     } finally {
       await accumulator.flush();
       progress.done();
-      if (summary.requests > 0) {
+      // -q: nothing but errors, as kafka-console-producer; --json asked for the summary as data.
+      if (summary.requests > 0 && (ctx.json || !ctx.quiet)) {
         const elapsed = ctx.now() - started;
         await ctx.print(
           ctx.json ? JSON.stringify(summary.toJSON(topic!, elapsed)) : summary.render(topic!, elapsed),

@@ -3,9 +3,8 @@
  * state stores through the interactive-query routes (Kafka Streams' ReadOnlyKeyValueStore.get/range
  * and ReadOnlyWindowStore.fetch).
  */
-import type { CommandSpec, Context } from '../command.js';
+import type { CommandSpec } from '../command.js';
 import { Options, UsageError, parseTimestamp } from '../command.js';
-import { localStackTable, localStackUrl } from '../endpoint.js';
 import { formatTimestamp } from '../format.js';
 import { renderTable } from '../table.js';
 import type { StoreKeyValue, StoreWindows } from '../../lib/wire/types.js';
@@ -15,16 +14,6 @@ const cell = (value: unknown): string | number =>
   typeof value === 'string' || typeof value === 'number' ? value : JSON.stringify(value);
 
 /** Where the application keeps its state: SLUICE_TABLE_NAME, else the local stack's table. */
-const stateTable = async (ctx: Context): Promise<{ name: string; endpoint?: string }> => {
-  const named = ctx.env['SLUICE_TABLE_NAME'];
-  if (named) return { name: named };
-  if ((await localStackUrl(ctx.env)) === ctx.api.url) {
-    const local = await localStackTable(ctx.env);
-    if (local) return local;
-  }
-  return { name: 'sluice' };
-};
-
 export const streamsRun: CommandSpec = {
   words: ['streams', 'run'],
   summary: 'Run a Streams application (a module exporting topology()) until Ctrl-C or SIGTERM.',
@@ -49,14 +38,17 @@ export const streamsRun: CommandSpec = {
     const { createAwsClients } = await import('../../lib/adapters/aws/clients.js');
     const { DynamoMetadataStore } = await import('../../lib/adapters/aws/dynamodb-metadata-store.js');
     const { nodeHttpFetch } = await import('../../sdk/node-http.js');
+    const { resolveRunTarget } = await import('../../streams/runtime/target.js');
+    // The same resolution as `npm run streams`; the CLI's URL (--url, SLUICE_URL, stack.json) stands
+    // where a flag would, and bootstrap.servers, when given, wins.
+    const { url, table } = await resolveRunTarget({ configs, env: ctx.env, flagUrl: ctx.api.url });
     let config;
     try {
-      config = appConfig(app!, configs, ctx.api.url);
+      config = appConfig(app!, configs, url);
     } catch (error) {
       throw new UsageError(error instanceof Error ? error.message : String(error), streamsRun);
     }
     const topology = await loadTopology(app!);
-    const table = await stateTable(ctx);
     ctx.note(`streams: state in table ${table.name}${table.endpoint ? ` at ${table.endpoint}` : ''}`);
     const clients = createAwsClients({
       env: ctx.env,
@@ -69,7 +61,7 @@ export const streamsRun: CommandSpec = {
     await runStreamsApp({
       topology,
       config,
-      client: ctx.api.client(() => nodeHttpFetch()),
+      client: ctx.api.client(() => nodeHttpFetch(), url),
       store: new DynamoMetadataStore({ client: clients.dynamodb, tableName: table.name }),
       stop,
       print: (line) => void ctx.print(line),

@@ -16,8 +16,6 @@ export const EDGE_LIMITS = {
   maxTopicNameLength: 249,
   /** API.md: group ids are 1-255 printable characters. */
   maxGroupIdLength: 255,
-  /** Headers on one record. Kafka has no count limit, only max.message.bytes; this keeps parsing linear. */
-  maxHeadersPerRecord: 1000,
   /** Topics one member may subscribe to, and their names' total length (the member item must fit). */
   maxSubscribedTopics: 1000,
   maxSubscriptionChars: 64 * 1024,

@@ -9,9 +9,23 @@ export interface StreamsConfig {
   bootstrapServers: string;
   processingGuarantee: ProcessingGuarantee;
   commitIntervalMs: number;
+  /**
+   * `auto.create.topics.enable`: create missing output topics at start, as a broker with Kafka's
+   * setting of that name would on the first produce (default false: a missing one fails the start).
+   */
+  autoCreateTopics?: boolean;
 }
 
-const KNOWN = ['application.id', 'bootstrap.servers', 'processing.guarantee', 'commit.interval.ms'];
+/** Where a runner talks to when nothing says otherwise (the CLI's default too). */
+export const DEFAULT_BOOTSTRAP_SERVERS = 'http://127.0.0.1:8787';
+
+const KNOWN = [
+  'application.id',
+  'bootstrap.servers',
+  'processing.guarantee',
+  'commit.interval.ms',
+  'auto.create.topics.enable',
+];
 
 export const parseStreamsConfig = (raw: Record<string, string>): StreamsConfig => {
   for (const name of Object.keys(raw)) {
@@ -21,7 +35,7 @@ export const parseStreamsConfig = (raw: Record<string, string>): StreamsConfig =
   // The application id names a consumer group and prefixes internal topics, so it must fit both.
   if (applicationId === undefined || !/^[a-zA-Z0-9._-]{1,200}$/.test(applicationId))
     throw invalid('application.id is required: 1-200 characters of [a-zA-Z0-9._-]');
-  const bootstrapServers = raw['bootstrap.servers'] ?? 'http://localhost:8787';
+  const bootstrapServers = raw['bootstrap.servers'] ?? DEFAULT_BOOTSTRAP_SERVERS;
   if (!/^https?:\/\/[^\s]+$/.test(bootstrapServers))
     throw invalid(`bootstrap.servers must be the Sluice URL, not ${bootstrapServers}`);
   const guarantee = raw['processing.guarantee'] ?? 'at_least_once';
@@ -32,7 +46,16 @@ export const parseStreamsConfig = (raw: Record<string, string>): StreamsConfig =
   const commitIntervalMs = Number(interval);
   if (!/^\d+$/.test(interval) || !Number.isSafeInteger(commitIntervalMs))
     throw invalid(`commit.interval.ms must be a whole number of ms, not ${interval}`);
-  return { applicationId, bootstrapServers, processingGuarantee: guarantee, commitIntervalMs };
+  const autoCreate = raw['auto.create.topics.enable'] ?? 'false';
+  if (autoCreate !== 'true' && autoCreate !== 'false')
+    throw invalid(`auto.create.topics.enable must be true or false, not ${autoCreate}`);
+  return {
+    applicationId,
+    bootstrapServers,
+    processingGuarantee: guarantee,
+    commitIntervalMs,
+    autoCreateTopics: autoCreate === 'true',
+  };
 };
 
 const invalid = (message: string): SluiceError => new SluiceError('INVALID_CONFIG', message);

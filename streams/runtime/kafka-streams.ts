@@ -137,6 +137,7 @@ export class KafkaStreams {
       }
       counts.set(full, (await admin.describeTopic(full)).partitions.length);
     }
+    await this.checkSinkTopics(new Set(counts.keys()));
     for (const sub of topology.subTopologies) {
       const widths = new Set(sub.sources.map((t) => counts.get(topicNameOf(config.applicationId, t))));
       if (widths.size > 1)
@@ -144,6 +145,47 @@ export class KafkaStreams {
           'INVALID_CONFIG',
           `sub-topology ${sub.id} joins topics that are not co-partitioned: ${sub.sources.map((t) => `${topicNameOf(config.applicationId, t)} (${counts.get(topicNameOf(config.applicationId, t))})`).join(', ')}`,
         );
+    }
+  }
+
+  /**
+   * Output topics must exist before the first record is processed, not when the first output is
+   * produced (which may be long after start): each missing one is created when the app sets
+   * auto.create.topics.enable=true (as a broker with that setting would, with as many partitions as
+   * the widest input), and otherwise refused here, every missing one named.
+   */
+  private async checkSinkTopics(known: Set<string>): Promise<void> {
+    const { topology, config, client } = this.options;
+    const admin = client.admin();
+    const sinks = [
+      ...new Set(
+        topology.subTopologies.flatMap((s) => s.sinks.filter((t) => !t.internal).map((t) => t.name)),
+      ),
+    ].filter((name) => !known.has(name));
+    const missing: string[] = [];
+    for (const name of sinks) {
+      try {
+        await admin.describeTopic(name);
+      } catch (error) {
+        if (!(isSluiceError(error) && error.code === 'UNKNOWN_TOPIC_OR_PARTITION')) throw error;
+        missing.push(name);
+      }
+    }
+    if (missing.length === 0) return;
+    if (!config.autoCreateTopics) {
+      const list = missing.join(', ');
+      throw new SluiceError(
+        'UNKNOWN_TOPIC_OR_PARTITION',
+        `output topic${missing.length > 1 ? 's' : ''} ${list} of ${config.applicationId} ${missing.length > 1 ? 'do' : 'does'} not exist: create ${missing.length > 1 ? 'them' : 'it'} first (sluice topics create ${missing[0]} --partitions ${this.partitionCount}) or set auto.create.topics.enable=true`,
+      );
+    }
+    for (const name of missing) {
+      try {
+        await admin.createTopic({ name, partitions: this.partitionCount });
+        this.options.log?.(`created output topic ${name} (${this.partitionCount} partitions)`);
+      } catch (error) {
+        if (!(isSluiceError(error) && error.code === 'TOPIC_ALREADY_EXISTS')) throw error;
+      }
     }
   }
 

@@ -1,14 +1,15 @@
 /**
  * `npm run streams -- <app.ts> [--config key=value …]`: runs a Streams application against Sluice
  * until SIGTERM or SIGINT, then commits and leaves the group (streams/runtime/run-app.ts; `sluice
- * streams run` is the same runner). State goes to Sluice's DynamoDB table: AWS_ENDPOINT_URL_DYNAMODB
- * and SLUICE_TABLE_NAME as `npm start` prints them (or the AWS defaults in a deployment).
+ * streams run` is the same runner). The URL and the state table resolve as for `sluice streams run`
+ * (streams/runtime/target.ts): bootstrap.servers, SLUICE_URL, the running `npm start`'s stack.json.
  */
 import { pathToFileURL } from 'node:url';
 import { createAwsClients } from '../../lib/adapters/aws/clients.js';
 import { DynamoMetadataStore } from '../../lib/adapters/aws/dynamodb-metadata-store.js';
 import { SluiceClient, nodeHttpFetch } from '../../sdk/index.js';
 import { appConfig, loadTopology, runStreamsApp } from './run-app.js';
+import { resolveRunTarget } from './target.js';
 
 export const parseArgs = (argv: string[]): { app: string; configs: Record<string, string> } => {
   const configs: Record<string, string> = {};
@@ -38,13 +39,17 @@ const main = async (): Promise<void> => {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const { app, configs } = parseArgs(process.argv.slice(2));
   const topology = await loadTopology(app);
-  const config = appConfig(app, configs);
-  const tableName = process.env.SLUICE_TABLE_NAME ?? 'sluice';
+  const { url, urlFrom, table } = await resolveRunTarget({ configs, env: process.env });
+  const config = appConfig(app, configs, url);
+  console.error(
+    `streams: ${url} (from ${urlFrom}); state in table ${table.name}${table.endpoint ? ` at ${table.endpoint}` : ''}`,
+  );
+  const clients = createAwsClients(table.endpoint ? { endpoints: { dynamodb: table.endpoint } } : {});
   await runStreamsApp({
     topology,
     config,
     client: new SluiceClient({ url: config.bootstrapServers, fetch: nodeHttpFetch() }),
-    store: new DynamoMetadataStore({ client: createAwsClients().dynamodb, tableName }),
+    store: new DynamoMetadataStore({ client: clients.dynamodb, tableName: table.name }),
     stop: stopSignal(),
     print: (line) => console.log(line),
     log: (line) => console.error(`streams: ${line}`),

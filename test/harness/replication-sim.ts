@@ -43,6 +43,8 @@ export interface ReplicationSimResult {
   acked: { all: number; one: number };
   lost: number;
   refusedNotEnoughReplicas: number;
+  /** Partition-state writes made while a replicator pass and an acks=all produce were both in flight. */
+  overlaps: number;
   elections: number;
   shrinks: number;
   expands: number;
@@ -76,6 +78,10 @@ export const runReplicationSimulation = async (
     (store, i) =>
       new InterceptedObjectStore(store, async (call, run) => {
         const mode = lost.has(i) ? 'down' : modes[i]!;
+        // Jitter on every call, so the replicator's GET → PUT → LEO update and a producer's PUTs →
+        // commit interleave in every order the seeds reach (without it, each ran to its next await
+        // in a fixed order and the copy never overlapped an acks=all commit).
+        if (random() < 0.5) await clock.sleep(randomInt(random, 1, 30));
         if (mode === 'down') throw storageUnavailable(`store s${i} is down`);
         if (mode === 'slow') await clock.sleep(LAG_MS + randomInt(random, 0, LAG_MS));
         if (mode === 'lossy' && call.op === 'put' && random() < 0.3) {
@@ -123,7 +129,14 @@ export const runReplicationSimulation = async (
       }
     });
   };
+  /** In-flight replicator passes and acks=all produce requests, and the commits made while both ran. */
+  const inFlight = { replicating: 0, ackAll: 0 };
+  let overlaps = 0;
   const observed: MetadataStore = new InterceptedMetadataStore(memory, async (call, run) => {
+    const stateWrite =
+      topicId !== '' && (call.op === 'update' || call.op === 'transact') && call.key?.sk !== 'META';
+    if (stateWrite && random() < 0.5) await clock.sleep(randomInt(random, 1, 20));
+    if (stateWrite && inFlight.replicating > 0 && inFlight.ackAll > 0) overlaps++;
     const result = await run();
     if (topicId !== '' && (call.op === 'update' || call.op === 'transact') && call.key?.sk !== 'META')
       await observe();
@@ -157,10 +170,15 @@ export const runReplicationSimulation = async (
       const values = Array.from({ length: randomInt(random, 1, 3) }, (_, k) => `${name}-${i}-${k}`);
       for (let attempt = 0; attempt < 6; attempt++) {
         try {
-          const results = await sluice.producer.produce(TOPIC, {
-            acks,
-            records: values.map((v) => ({ key: null, value: Buffer.from(v), headers: [], partition: 0 })),
-          });
+          if (acks === 'all') inFlight.ackAll++;
+          const results = await sluice.producer
+            .produce(TOPIC, {
+              acks,
+              records: values.map((v) => ({ key: null, value: Buffer.from(v), headers: [], partition: 0 })),
+            })
+            .finally(() => {
+              if (acks === 'all') inFlight.ackAll--;
+            });
           const errors = results.filter((r) => 'error' in r);
           if (errors.length > 0) throw Object.assign(new Error('partition error'), { result: errors[0] });
           results.forEach((r, k) => {
@@ -195,7 +213,10 @@ export const runReplicationSimulation = async (
   };
   const replicate = async () => {
     while (!done) {
-      await replicatePartition(sluice.log, await sluice.catalog.get(TOPIC), 0).catch(() => undefined);
+      inFlight.replicating++;
+      await replicatePartition(sluice.log, await sluice.catalog.get(TOPIC), 0)
+        .catch(() => undefined)
+        .finally(() => inFlight.replicating--);
       await clock.sleep(100);
     }
   };
@@ -273,6 +294,7 @@ export const runReplicationSimulation = async (
     },
     lost: lostCount,
     refusedNotEnoughReplicas: refused,
+    overlaps,
     ...counts,
     violations,
   };

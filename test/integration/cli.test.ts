@@ -164,9 +164,12 @@ describe('sluice command line', () => {
   it('follows as a group member until interrupted, then commits and leaves', async () => {
     const group = 'cli-follow';
     const interrupt = new AbortController();
-    const follower = start(['consume', topic, '--group', group, '--from', 'latest', '--follow'], {
-      signal: interrupt.signal,
-    });
+    const follower = start(
+      ['consume', topic, '--group', group, '--from', 'latest', '--follow', '--details'],
+      {
+        signal: interrupt.signal,
+      },
+    );
     await until(() => follower.output.stderr.includes('owns partitions 0-2'));
 
     const active = JSON.parse((await sluice(['groups', 'describe', group, '--json'])).stdout);

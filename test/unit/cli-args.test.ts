@@ -176,6 +176,16 @@ describe('run: usage errors and help', () => {
     const unknownOption = await runOffline(['consume', 'orders', '--frm', 'earliest']);
     expect(unknownOption.code).toBe(EXIT_USAGE);
     expect(unknownOption.stderr).toContain("error: Unknown option '--frm' (did you mean --from?)\n");
+    // Two letters swapped are one slip, not two.
+    const swapped = await runOffline(['produce', 'orders', '--vaule', 'x']);
+    expect(swapped.code).toBe(EXIT_USAGE);
+    expect(swapped.stderr).toContain("error: Unknown option '--vaule' (did you mean --value?)");
+    // A mistyped global option before the command is named, not answered with the overview.
+    const before = await runOffline(['--bootstrap-servers', 'http://x', 'topics', 'list']);
+    expect(before.code).toBe(EXIT_USAGE);
+    expect(before.stderr).toContain(
+      "error: Unknown option '--bootstrap-servers' (did you mean --bootstrap-server?)",
+    );
     const unknownCommand = await runOffline(['topics', 'frob']);
     expect(unknownCommand.code).toBe(EXIT_USAGE);
     expect(unknownCommand.stderr).toContain('topics has list, describe, create, alter, delete');

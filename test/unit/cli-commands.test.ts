@@ -267,9 +267,28 @@ const logAnswer = (r: Request): Answer => {
 const logApi = () => fakeApi(logAnswer);
 
 describe('consume', () => {
-  it('prints every partition from earliest to the end, partition by partition', async () => {
+  it("prints the value alone by default, as kafka-console-consumer's DefaultMessageFormatter", async () => {
     const api = logApi();
-    const result = await cli(['consume', 'orders', '--from', 'earliest'], api.fetch);
+    const result = await cli(['consume', 'orders', '--from-beginning', '--max-messages', '4'], api.fetch);
+    expect(result.code).toBe(EXIT_OK);
+    expect(result.stdout).toBe('v0.0\nv0.1\nv0.2\nv1.5\n');
+    const offsets = await cli(
+      ['consume', 'orders', '--property', 'print.offset=true', '--property', 'print.value=false'],
+      api.fetch,
+    );
+    expect(offsets.stdout).toBe('Offset:0\nOffset:1\nOffset:2\nOffset:5\nOffset:6\n');
+    const keyed = await cli(
+      ['consume', 'orders', '--property', 'print.key=true', '--property', 'key.separator=|'],
+      api.fetch,
+    );
+    expect(keyed.stdout).toBe('k0|v0.0\nnull|v0.1\nk2|v0.2\nnull|v1.5\nk6|v1.6\n');
+    const mixed = await cli(['consume', 'orders', '--details', '--property', 'print.key=true'], api.fetch);
+    expect(mixed.code).toBe(EXIT_USAGE);
+  });
+
+  it('prints every partition from earliest to the end, partition by partition (--details)', async () => {
+    const api = logApi();
+    const result = await cli(['consume', 'orders', '--from', 'earliest', '--details'], api.fetch);
     expect(result.code).toBe(EXIT_OK);
     expect(result.stdout.split('\n')).toEqual([
       'Partition:0\tOffset:0\tk0\tv0.0',
@@ -419,8 +438,9 @@ describe('consume', () => {
             },
           ],
     );
-    const result = await cli(['consume', 'orders'], api.fetch);
+    const result = await cli(['consume', 'orders', '--details'], api.fetch);
     expect(result.stdout).toBe('Partition:0\tOffset:0\tk\ta\\nb\tc\n');
+    expect((await cli(['consume', 'orders'], api.fetch)).stdout).toBe('a\\nb\tc\n');
   });
 });
 
@@ -460,7 +480,7 @@ describe('consume --group', () => {
       if (r.path.endsWith('/offsets')) return [200, { offset: 5, timestamp: -1 }];
       return logAnswer(r);
     });
-    const result = await cli(['consume', 'orders', '--group', 'billing'], api.fetch);
+    const result = await cli(['consume', 'orders', '--group', 'billing', '--details'], api.fetch);
     expect(result.code).toBe(EXIT_OK);
     // The two partitions are read side by side: each in order, interleaved in any way.
     expect(result.stdout.trim().split('\n').sort()).toEqual([

@@ -64,7 +64,7 @@ describe('consume --group', () => {
   it('commits only the records it printed when --max stops it inside a batch', async () => {
     const api = groupApi(undefined);
     const result = await cli(
-      ['consume', 'orders', '--group', 'billing', '--from-beginning', '--max', '1'],
+      ['consume', 'orders', '--group', 'billing', '--from-beginning', '--max', '1', '--details'],
       api.fetch,
     );
     expect(result.code).toBe(EXIT_OK);
@@ -78,7 +78,7 @@ describe('consume --group', () => {
 
   it('reads from the committed offset to the end of the log without --follow, commits it and leaves', async () => {
     const api = groupApi(1);
-    const result = await cli(['consume', 'orders', '--group', 'billing'], api.fetch);
+    const result = await cli(['consume', 'orders', '--group', 'billing', '--details'], api.fetch);
     expect(result.code).toBe(EXIT_OK);
     expect(result.stdout).toBe('Partition:0\tOffset:1\tnull\tv1\nPartition:0\tOffset:2\tnull\tv2\n');
     expect(commitsOf(api.requests)).toEqual([[{ topic: 'orders', partition: 0, offset: 3, metadata: '' }]]);

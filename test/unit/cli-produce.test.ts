@@ -118,11 +118,9 @@ describe('produce', () => {
   it('partitions keyed lines as Kafka does, in batches of --batch-records under one producer id', async () => {
     const api = producing();
     const lines = Array.from({ length: 1203 }, (_, i) => `k${i}:v${i}\n`);
-    const result = await cli(
-      ['produce', 'orders', '--separator', ':', '--batch-records', '500', '-q'],
-      api.fetch,
-      { stdin: lines },
-    );
+    const result = await cli(['produce', 'orders', '--separator', ':', '--batch-records', '500'], api.fetch, {
+      stdin: lines,
+    });
     expect(result.code).toBe(EXIT_OK);
     const batches = batchesOf(api.requests);
     const expected = [0, 1].map((p) =>
@@ -153,6 +151,25 @@ describe('produce', () => {
       '',
     ]);
     expect(result.stderr).toBe('');
+  });
+
+  it('prints nothing under -q, as kafka-console-producer, but the summary as data under --json', async () => {
+    const lines = ['k1:a\n', 'k2:b\n', 'k3:c\n'];
+    const quiet = await cli(['produce', 'orders', '--separator', ':', '-q'], producing().fetch, {
+      stdin: lines,
+    });
+    expect([quiet.code, quiet.stdout, quiet.stderr]).toEqual([EXIT_OK, '', '']);
+    const api = producing();
+    const json = await cli(['produce', 'orders', '--separator', ':', '-q', '--json'], api.fetch, {
+      stdin: lines,
+    });
+    expect(json.code).toBe(EXIT_OK);
+    expect(JSON.parse(json.stdout)).toMatchObject({ topic: 'orders', records: 3 });
+    expect(
+      batchesOf(api.requests)
+        .flatMap((b) => b.records.map((r) => r.value))
+        .sort(),
+    ).toEqual(['a', 'b', 'c']);
   });
 
   it('with --idempotency-key sends JSON requests keyed K, K-1, … one partition each', async () => {
@@ -243,13 +260,9 @@ describe('produce', () => {
     const keys = Array.from({ length: 40 }, (_, i) => `k${i}`);
     const k0 = keys.find((k) => partitionOfKey(k) === 0)!;
     const [k1a, k1b] = keys.filter((k) => partitionOfKey(k) === 1);
-    const result = await cli(
-      ['produce', 'orders', '--separator', ':', '--batch-records', '1', '-q'],
-      api.fetch,
-      {
-        stdin: [`${k0}:a\n${k1a}:b\n${k1b}:c\n`],
-      },
-    );
+    const result = await cli(['produce', 'orders', '--separator', ':', '--batch-records', '1'], api.fetch, {
+      stdin: [`${k0}:a\n${k1a}:b\n${k1b}:c\n`],
+    });
     expect(result.code).toBe(EXIT_API_ERROR);
     // Partition 1's second record is not sent after its first failed: nothing written out of order.
     expect(batchesOf(api.requests).map((b) => [b.partition, b.records[0]!.value])).toEqual([
@@ -266,11 +279,9 @@ describe('produce', () => {
 
   it('rejects a malformed line with its number and exit 2, after what was already sent, no stack', async () => {
     const api = producing();
-    const result = await cli(
-      ['produce', 'orders', '--encoding', 'json', '--batch-records', '1', '-q'],
-      api.fetch,
-      { stdin: ['{"a":1}\n', '\n', '{oops\n', '{"b":2}\n'] },
-    );
+    const result = await cli(['produce', 'orders', '--encoding', 'json', '--batch-records', '1'], api.fetch, {
+      stdin: ['{"a":1}\n', '\n', '{oops\n', '{"b":2}\n'],
+    });
     expect(result.code).toBe(EXIT_USAGE);
     expect(batchesOf(api.requests).map((b) => b.records.map((r) => r.value))).toEqual([['{"a":1}']]);
     expect(result.stdout).toContain('Produced 1 record');

@@ -145,7 +145,10 @@ export class GroupDraft {
   refreshTarget(): void {
     if (this.meta.groupEpoch <= this.meta.assignmentEpoch) return;
     const members = [...this.members.values()];
-    const assignor = preferredAssignor(members.map((m) => m.serverAssignor));
+    // An empty group keeps the assignor it last used, so describing a stopped app (a Streams app asks
+    // for range) shows what assigned its partitions, not the default nobody asked for.
+    const assignor =
+      members.length === 0 ? this.meta.assignor : preferredAssignor(members.map((m) => m.serverAssignor));
     const partitions = Object.fromEntries(
       Object.entries(this.meta.topics).map(([name, t]) => [name, t.partitions]),
     );

@@ -13,7 +13,6 @@ import type { Acks, LogAppender, ProduceRecord } from '../../core/log/produce.js
 import type { IsolationLevel } from '../../core/transactions/index.js';
 import { rejectUnknownFields } from '../body.js';
 import { defineRoute } from '../define-route.js';
-import { EDGE_LIMITS } from '../limits.js';
 import type { Encoding } from '../encoding.js';
 import { decodeBytes, decodeValue, encodeBytes, encodeValue, parseEncoding } from '../encoding.js';
 import type {
@@ -308,11 +307,6 @@ const parseRecord = (raw: unknown, i: number, encoding: Encoding): ProduceRecord
   const keyEncoding = encoding === 'base64' ? 'base64' : 'utf8';
   const headers = r['headers'] ?? [];
   if (!Array.isArray(headers)) throw invalidRequest(`${where}.headers must be an array`);
-  if (headers.length > EDGE_LIMITS.maxHeadersPerRecord) {
-    throw invalidRequest(
-      `${where} has ${headers.length} headers; at most ${EDGE_LIMITS.maxHeadersPerRecord}`,
-    );
-  }
   const record: ProduceRecord = {
     key: decodeBytes(r['key'], keyEncoding, `${where}.key`),
     value: decodeValue(r['value'], encoding, `${where}.value`),

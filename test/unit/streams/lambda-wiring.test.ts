@@ -33,6 +33,7 @@ describe('streamsWiringFromEnv', () => {
       bootstrapServers: 'https://abc.execute-api.us-east-1.amazonaws.com',
       processingGuarantee: 'exactly_once_v2',
       commitIntervalMs: 100,
+      autoCreateTopics: false,
     });
     expect(wiring.state.applicationId).toBe('wc');
   });

@@ -22,6 +22,7 @@ describe('KafkaStreams.start() on an application whose repartition topic exists'
       retry: { retries: 0 },
     });
     await client.admin().createTopic({ name: 'text-input', partitions: 3 });
+    await client.admin().createTopic({ name: 'word-counts', partitions: 3 });
     const instance = () =>
       new KafkaStreams({
         topology: topology(),
