@@ -63,14 +63,14 @@ const ROWS: Row[] = [
   },
   { key: 'POST /v1/producers', path: '/v1/producers', status: 200 },
   {
-    key: 'GET /v1/topics/{topic}/partitions/{partition}/records',
-    path: '/v1/topics/orders/partitions/0/records?offset=0',
-    status: 200,
-  },
-  {
     key: 'POST /v1/fetch',
     path: '/v1/fetch',
     body: { partitions: [{ topic: 'orders', partition: 0, offset: 0 }] },
+    status: 200,
+  },
+  {
+    key: 'GET /v1/topics/{topic}/partitions/{partition}/records',
+    path: '/v1/topics/orders/partitions/0/records?offset=0',
     status: 200,
   },
   {

@@ -6,7 +6,7 @@
  * unclosed '…' quote continues on the next line; blank and `#` lines are skipped). Variables a command
  * sets (`U=http://…`) stay set for the commands after it. Commands run with bash in the repository
  * root, with `SLUICE_DATA_DIR` pointing at this test's stack, and with `127.0.0.1:8787`,
- * `localhost:8787` and `.sluice/` rewritten to this test's port and data directory (other tests may
+ * `localhost:8787` (and the Kafka gateway's `:9092`) and `.sluice/` rewritten to this test's port and data directory (other tests may
  * hold 8787 and `.sluice/`).
  *
  * A command passes when it exits 0, prints no Sluice error body (`"error":{"code"`) and no FAILED
@@ -301,6 +301,7 @@ describe('README.md: every command, in order, against npm start', () => {
   ) as Record<string, string>;
   let dataDir = '';
   let port = 0;
+  let kafkaPort = 0;
   let stack: ChildProcess | undefined;
   let stackLog = '';
   const assignments: string[] = [];
@@ -308,9 +309,16 @@ describe('README.md: every command, in order, against npm start', () => {
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'sluice-readme-'));
     port = await freePort();
+    kafkaPort = await freePort();
     stack = spawn('npm', ['start'], {
       cwd: ROOT,
-      env: { ...cleanEnv(), ...stackEnv, PORT: String(port), SLUICE_DATA_DIR: dataDir },
+      env: {
+        ...cleanEnv(),
+        ...stackEnv,
+        PORT: String(port),
+        SLUICE_KAFKA_PORT: String(kafkaPort),
+        SLUICE_DATA_DIR: dataDir,
+      },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -348,6 +356,7 @@ describe('README.md: every command, in order, against npm start', () => {
   const rewrite = (text: string): string =>
     text
       .replace(/(127\.0\.0\.1|localhost):8787/g, `127.0.0.1:${port}`)
+      .replace(/(127\.0\.0\.1|localhost):9092/g, `127.0.0.1:${kafkaPort}`)
       .replace(/(^|[\s'"(])\.sluice\//g, `$1${dataDir}/`);
 
   it.each(commands.map((c) => [`README.md:${c.line}`, c] as const))(

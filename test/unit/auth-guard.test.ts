@@ -77,7 +77,12 @@ describe('implied checks', () => {
         {},
         { partitions: [{ topic: 'x' }, { topic: 'y' }, { topic: 'x' }, { topic: 3 }, 'z'] },
       ).map((c) => `${c.operation} ${c.path}`),
-    ).toEqual(['READ /v1/topics/x/partitions/*/records', 'READ /v1/topics/y/partitions/*/records']);
+    ).toEqual([
+      'READ /v1/topics/x/partitions/*/records',
+      'READ /v1/topics/x/partitions/2147483647/records',
+      'READ /v1/topics/y/partitions/*/records',
+      'READ /v1/topics/y/partitions/2147483647/records',
+    ]);
     expect(impliedChecks('POST /v1/fetch', {}, { partitions: 'x' })).toEqual([]);
     expect(impliedChecks('POST /v1/groups/{group}/offsets', {}, { offsets: 'nope' })).toEqual([]);
     expect(impliedChecks('POST /v1/topics/{topic}/records', {}, { topic: 'x' })).toEqual([]);
