@@ -546,7 +546,7 @@ const groupPage = async (groupId) => {
 const PALETTE = ['#0b5cad', '#a4161a', '#1b6b2f', '#7a4a00', '#5a2d82', '#00626b'];
 
 const connectorsPage = async () => {
-  const connectors = await api('GET', '/connect/connectors?expand=status&expand=info');
+  const connectors = await api('GET', '/connect/connectors?expand=status,info');
   const rows = Object.entries(connectors).sort(([a], [b]) => a.localeCompare(b));
   const action = (name, verb, method, path) =>
     h(

@@ -279,6 +279,14 @@ describe('web console', () => {
   it('shows connectors with their tasks and pauses one from the page', async () => {
     await open('#/connectors', 'connectors');
     expect(await page.textContent('[data-connector-state="archive"]')).toBe('RUNNING');
+    expect(await page.locator('main tbody tr').first().locator('td').allTextContents()).toEqual([
+      'archive',
+      'sink',
+      'S3SinkConnector',
+      'RUNNING',
+      '0: UNASSIGNED',
+      'Pause Resume Restart',
+    ]);
     await page.click('button[aria-label="Pause archive"]');
     await page.waitForFunction(
       () => document.querySelector('[data-connector-state="archive"]')?.textContent === 'PAUSED',
