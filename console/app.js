@@ -1,7 +1,9 @@
-/* global document, window, location, localStorage, fetch, Node, atob, TextDecoder, FormData, URLSearchParams, setInterval, clearInterval -- a browser module */
+/* global URL, sessionStorage, document, window, location, localStorage, fetch, Node, atob, TextDecoder, FormData, URLSearchParams, setInterval, clearInterval -- a browser module */
 // The Sluice console: plain ES modules against the HTTP API (docs/api.md), no build step. Each page
 // is a function of the hash route that fetches what it shows and renders it with DOM calls (never
 // innerHTML with data, so record keys and values cannot inject markup).
+import { signRequest } from './sigv4.js';
+
 // uPlot's minified build (51 KB; its ES module build is not minified) loads first as a classic script.
 const { uPlot } = globalThis;
 
@@ -24,11 +26,20 @@ export class ApiError extends Error {
   }
 }
 
+/** The user's AWS credentials for an API with IAM authorization, kept for this browser tab only. */
+const credentials = () => JSON.parse(sessionStorage.getItem('sluice.credentials') ?? 'null');
+
 const api = async (method, path, body) => {
-  const response = await fetch(`${API}/v1${path}`, {
+  const url = new URL(`${API}/v1${path}`, location.href).href;
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const creds = credentials();
+  const response = await fetch(url, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    headers: {
+      ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(creds ? await signRequest(method, url, payload, creds) : {}),
+    },
+    ...(payload === undefined ? {} : { body: payload }),
   });
   const text = await response.text();
   const json = text ? JSON.parse(text) : undefined;
@@ -606,6 +617,54 @@ const connectorsPage = async () => {
   );
 };
 
+const credentialsPage = async () => {
+  const saved = credentials();
+  const field = (label, name, attrs = {}) =>
+    h(
+      'label',
+      {},
+      label,
+      h('input', { name, id: `cred-${name}`, value: saved?.[name] ?? '', autocomplete: 'off', ...attrs }),
+    );
+  const form = h(
+    'form',
+    { class: 'panel', id: 'credentials', 'aria-label': 'AWS credentials' },
+    field('Access key id', 'accessKeyId', { required: true }),
+    field('Secret access key', 'secretAccessKey', { type: 'password', required: true }),
+    field('Session token (temporary credentials)', 'sessionToken', { type: 'password' }),
+    field('Region', 'region', { required: true, value: saved?.region ?? 'us-east-1' }),
+    h('button', { type: 'submit' }, 'Use these credentials'),
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'secondary',
+        onclick: () => (sessionStorage.removeItem('sluice.credentials'), route()),
+      },
+      'Forget them',
+    ),
+  );
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const data = Object.fromEntries([...new FormData(form)].map(([k, v]) => [k, String(v).trim()]));
+    if (!data.sessionToken) delete data.sessionToken;
+    sessionStorage.setItem('sluice.credentials', JSON.stringify(data));
+    location.hash = '#/cluster';
+  });
+  render(
+    'Credentials',
+    h(
+      'p',
+      {},
+      saved
+        ? `Requests are signed (SigV4) as ${saved.accessKeyId}.`
+        : 'Requests are not signed: fine for an open local stack.',
+      ' An API with IAM authorization (SLUICE_AUTH=iam, or deployed) needs your credentials; they stay in this tab (sessionStorage) and are sent only as signatures.',
+    ),
+    form,
+  );
+};
+
 // ---- routing ----
 
 const route = async () => {
@@ -626,6 +685,7 @@ const route = async () => {
     else if (parts[0] === 'groups' && parts[1]) await groupPage(parts[1]);
     else if (parts[0] === 'groups') await groupsPage();
     else if (parts[0] === 'connectors') await connectorsPage();
+    else if (parts[0] === 'credentials') await credentialsPage();
     else await clusterPage();
     main.dataset.page = parts[0] ?? 'cluster';
   } catch (error) {

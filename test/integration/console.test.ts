@@ -312,6 +312,7 @@ describe('web console', () => {
       ['#/messages?topic=orders&partition=0&at=0', 'messages'],
       ['#/groups/billing', 'groups'],
       ['#/connectors', 'connectors'],
+      ['#/credentials', 'credentials'],
     ] as const) {
       await open(hash, name);
       const unlabelled = await page.evaluate(() =>
