@@ -68,10 +68,14 @@ export interface Deployment {
   fetchMaxWaitMs: number;
   pollIntervalMs: number;
   /**
-   * What one long poll covers: the SDK consumer keeps one in flight per owned partition (as built);
-   * 'member' prices the what-if of one poll covering all of a member's partitions, as Kafka's Fetch does.
+   * How a caught-up consumer waits. 'member' (as built): the SDK consumer keeps one long poll (POST
+   * /v1/fetch) in flight over all its partitions, a fetch function held for its wall time that reads
+   * every owned partition's item each pollIntervalMs. 'partition': one long poll per owned partition
+   * (the SDK before issue 28). 'websocket' (what-if, not built): no function while waiting; a
+   * connection to an API Gateway WebSocket API that a function on the metadata table's stream
+   * notifies, then a plain fetch (priced under consume).
    */
-  longPollPer: 'partition' | 'member';
+  longPollPer: 'partition' | 'member' | 'websocket';
   heartbeatIntervalMs: number;
   autoCommitIntervalMs: number;
 }
@@ -90,7 +94,7 @@ export const deployment = (replicationFactor: number, storeClass: StoreClass): D
   orphanGraceHours: 0.25,
   fetchMaxWaitMs: 5_000,
   pollIntervalMs: 100,
-  longPollPer: 'partition',
+  longPollPer: 'member',
   heartbeatIntervalMs: 5_000,
   autoCommitIntervalMs: 5_000,
 });
@@ -381,14 +385,50 @@ const consumerWaitingBill = (
   const pollsPerArrival = Math.max(1, Math.ceil(1 / (arrivalsPerSec * (d.fetchMaxWaitMs / 1000))));
   const emptyPolls = fetches * (pollsPerArrival - 1);
   const busySec = (fetches * msFor(durations.fetch, usage)) / 1000;
+  if (d.longPollPer === 'websocket') return webSocketWaitingBill(shape, gibPerMonth, { d, usage, prices });
   const pollers = d.longPollPer === 'partition' ? shape.partitions : shape.membersPerGroup;
   const heldSec = Math.max(shape.consumerGroups * pollers * SECONDS_PER_MONTH, busySec);
-  const stateReads = ((heldSec - busySec) * 1000) / d.pollIntervalMs;
+  // Each wait round of a poll reads the item of every partition it covers.
+  const itemsPerRound = d.longPollPer === 'partition' ? 1 : shape.partitions / shape.membersPerGroup;
+  const stateReads = (((heldSec - busySec) * 1000) / d.pollIntervalMs) * itemsPerRound;
   return bill({
     dynamodb: dynamo({ writeUnits: 0, readUnits: stateReads * usage.stateReadUnits }, prices),
     lambdaRequests: invocations(emptyPolls, prices),
     lambdaCompute: gbSeconds(d.memoryMb.fetch, heldSec * 1000) * lambdaRate(d, prices),
     apiGateway: perMillionApi(emptyPolls, prices),
+  });
+};
+
+/** DynamoDB Streams' Lambda trigger polls each shard about four times a second. */
+const STREAM_POLLS_PER_SEC = 4;
+/** The notifier: a 128 MB function of about 20 ms per stream batch. */
+const NOTIFIER = { memoryMb: 128, ms: 20 };
+
+/**
+ * The what-if of waiting on a WebSocket: every member holds a connection all month; a notifier on the
+ * metadata table's stream (one invocation per stream batch, at most STREAM_POLLS_PER_SEC) reads the
+ * topic's subscribers (one read unit) and sends each group member whose partitions advanced one
+ * message per batch; the member then fetches without waiting (that fetch is consume's).
+ */
+const webSocketWaitingBill = (
+  shape: Shape,
+  gibPerMonth: number,
+  { usage, prices }: Pick<Inputs, 'd' | 'usage' | 'prices'>,
+): Bill => {
+  const requestsPerSec = requestsPer(gibPerMonth, usage) / SECONDS_PER_MONTH;
+  const batchesPerSec = Math.min(requestsPerSec, STREAM_POLLS_PER_SEC);
+  const perMemberPerSec = Math.min(requestsPerSec / shape.membersPerGroup, batchesPerSec);
+  const members = shape.consumerGroups * shape.membersPerGroup;
+  const messages = members * perMemberPerSec * SECONDS_PER_MONTH;
+  const connectionMinutes = (members * SECONDS_PER_MONTH) / 60;
+  const notifierRuns = batchesPerSec * SECONDS_PER_MONTH;
+  return bill({
+    dynamodb: dynamo({ writeUnits: 0, readUnits: notifierRuns }, prices),
+    lambdaRequests: invocations(notifierRuns, prices),
+    lambdaCompute: notifierRuns * gbSeconds(NOTIFIER.memoryMb, NOTIFIER.ms) * prices.lambda.perGbSecond,
+    apiGateway:
+      (messages * prices.webSocket.perMillionMessages) / 1e6 +
+      (connectionMinutes * prices.webSocket.perMillionConnectionMinutes) / 1e6,
   });
 };
 

@@ -39,6 +39,13 @@ export const PRICES = {
     perGbSecondX86: 0.0000166667,
   },
   apiGateway: { perMillionRequests: 1.0, meteringIncrementBytes: 512 * 1024 },
+  /**
+   * API Gateway WebSocket APIs, us-east-1 list prices: messages (32 KB increments, first billion) and
+   * connection minutes. Priced for the what-if of consumers that wait on a WebSocket the metadata
+   * table's stream notifies; an assumption carried from AWS's pricing page as remembered, not read
+   * this session.
+   */
+  webSocket: { perMillionMessages: 1.0, perMillionConnectionMinutes: 0.25 },
   kinesisOnDemand: {
     perStreamHour: 0.04,
     perGiBIn: 0.08,

@@ -53,13 +53,20 @@ export interface ConfigInfos {
   configs: ConfigInfo[];
 }
 
+const INT_RANGE = [-(2n ** 31n), 2n ** 31n - 1n] as const;
+const LONG_RANGE = [BigInt(Number.MIN_SAFE_INTEGER), BigInt(Number.MAX_SAFE_INTEGER)] as const;
+
 const checkType = (type: ConfigType, value: string): string | undefined => {
   switch (type) {
     case 'INT':
-    case 'LONG':
-      return /^-?\d+$/.test(value) && Number.isSafeInteger(Number(value))
+    case 'LONG': {
+      // ConfigDef's INT is a Java int and LONG a long: a value outside their range is refused, never
+      // rounded (Number() would take 2^31 and 1e300 alike). A LONG also stays a safe JS integer.
+      const [min, max] = type === 'INT' ? INT_RANGE : LONG_RANGE;
+      return /^[-+]?\d{1,20}$/.test(value) && BigInt(value) >= min && BigInt(value) <= max
         ? undefined
         : `Invalid value ${value} for configuration: Not a number of type ${type}`;
+    }
     case 'BOOLEAN':
       return value === 'true' || value === 'false'
         ? undefined
@@ -139,6 +146,12 @@ export const valueOf = (keys: readonly ConfigKey[], config: Record<string, strin
 
 export const positiveInt = (value: string): string | undefined =>
   Number(value) >= 1 ? undefined : 'Value must be at least 1';
+
+/** ConfigDef's `Range.between(min, max)`. */
+export const between =
+  (min: number, max: number) =>
+  (value: string): string | undefined =>
+    Number(value) >= min && Number(value) <= max ? undefined : `Value must be between ${min} and ${max}`;
 
 export const nonNegativeInt = (value: string): string | undefined =>
   Number(value) >= 0 ? undefined : 'Value must be at least 0';

@@ -5,11 +5,14 @@
  */
 import { SluiceError } from '../protocol/errors.js';
 import type { ConfigInfos, ConfigKey } from './config-def.js';
-import { addError, listOf, nonNegativeInt, oneOf, positiveInt, validateConfig } from './config-def.js';
+import { addError, between, listOf, nonNegativeInt, oneOf, validateConfig } from './config-def.js';
+import { EDGE_LIMITS, isValidTopicName } from '../lib/http/limits.js';
 import { CONVERTERS, JSON_CONVERTER, STRING_CONVERTER } from './converters.js';
 import type { AnyPlugin } from './plugin.js';
 import { findPlugin } from './plugins.js';
 import { validateChain } from './transforms/chain.js';
+import type { TopicRegex } from './topic-regex.js';
+import { compileTopicRegex, topicRegexError } from './topic-regex.js';
 
 const common = (name: string, partial: Omit<ConfigKey, 'name' | 'group'>, group = 'Common'): ConfigKey => ({
   name,
@@ -17,14 +20,33 @@ const common = (name: string, partial: Omit<ConfigKey, 'name' | 'group'>, group 
   ...partial,
 });
 
-const CONNECTOR_NAME = /^[^\p{Cc}/]{1,249}$/u;
+/**
+ * Sluice's bounds on what one connector config may ask for, checked at create, update and validate so
+ * a config fails up front with a 400 rather than later in DynamoDB or in every task:
+ * - `name`: a sink's consumer group is `connect-{name}` and group ids are at most 255 characters
+ *   (lib/http/limits.ts), so a name is at most 247.
+ * - `tasks.max`: Kafka's ConfigDef types it INT (at most 2^31-1) with no further bound; Sluice computes
+ *   every task's config for `GET …/tasks` and runs each task, so it allows at most 64.
+ * - the config's size: it is stored in one DynamoDB item (400 KB) and copied into each task's config,
+ *   so its JSON is at most 64 KiB.
+ */
+export const CONNECT_LIMITS = {
+  maxNameChars: EDGE_LIMITS.maxGroupIdLength - 'connect-'.length,
+  maxTasks: 64,
+  maxConfigBytes: 64 * 1024,
+} as const;
+
+const CONNECTOR_NAME = new RegExp(`^[^\\p{Cc}/]{1,${CONNECT_LIMITS.maxNameChars}}$`, 'u');
 
 export const COMMON_KEYS: readonly ConfigKey[] = [
   common('name', {
     type: 'STRING',
     importance: 'HIGH',
     documentation: 'Globally unique name to use for this connector.',
-    validate: (v) => (CONNECTOR_NAME.test(v) ? undefined : 'must be 1-249 characters without / or controls'),
+    validate: (v) =>
+      CONNECTOR_NAME.test(v)
+        ? undefined
+        : `must be 1-${CONNECT_LIMITS.maxNameChars} characters without / or controls (its consumer group connect-{name} is at most ${EDGE_LIMITS.maxGroupIdLength})`,
   }),
   common('connector.class', {
     type: 'STRING',
@@ -35,8 +57,8 @@ export const COMMON_KEYS: readonly ConfigKey[] = [
     type: 'INT',
     default: '1',
     importance: 'HIGH',
-    documentation: 'Maximum number of tasks to use for this connector.',
-    validate: positiveInt,
+    documentation: `Maximum number of tasks to use for this connector (Sluice allows at most ${CONNECT_LIMITS.maxTasks}).`,
+    validate: between(1, CONNECT_LIMITS.maxTasks),
   }),
   common('key.converter', {
     type: 'CLASS',
@@ -128,18 +150,18 @@ export const SINK_KEYS: readonly ConfigKey[] = [
     importance: 'HIGH',
     documentation:
       'Consume every topic whose whole name matches this regular expression, including topics created later; exactly one of topics and topics.regex.',
-    validate: (v) => {
-      try {
-        topicPattern(v);
-        return undefined;
-      } catch (e) {
-        return (e as Error).message;
-      }
-    },
+    validate: topicRegexError,
   }),
   common(
     'errors.deadletterqueue.topic.name',
-    { type: 'STRING', default: '', importance: 'MEDIUM', documentation: 'Topic for records that failed.' },
+    {
+      type: 'STRING',
+      default: '',
+      importance: 'MEDIUM',
+      documentation: 'Topic for records that failed.',
+      validate: (v) =>
+        isValidTopicName(v.trim()) ? undefined : 'must be a topic name: 1-249 of [a-zA-Z0-9._-], not . or ..',
+    },
     'Error Handling',
   ),
   common(
@@ -174,10 +196,9 @@ export const validateConnectorConfig = (plugin: AnyPlugin, config: Record<string
 
 /**
  * A sink's topics.regex as Java's `Pattern.matcher(name).matches()` reads it: the whole name must
- * match. JavaScript's RegExp syntax, which covers what topic patterns use (classes, alternation,
- * quantifiers, anchors).
+ * match. Compiled by RE2 (connect/topic-regex.ts): linear-time matching, bounded patterns.
  */
-export const topicPattern = (regex: string): RegExp => new RegExp(`^(?:${regex})$`, 'u');
+export const topicPattern = (regex: string): TopicRegex => compileTopicRegex(regex);
 
 /** Kafka's SinkConnectorConfig.validate: one of topics and topics.regex, and never the DLQ topic. */
 const validateSinkTopics = (config: Record<string, string>, infos: ConfigInfos): void => {
@@ -200,7 +221,7 @@ const validateSinkTopics = (config: Record<string, string>, infos: ConfigInfos):
     );
   let matches = false;
   try {
-    matches = regex !== '' && topicPattern(regex).test(dlq);
+    matches = regex !== '' && topicPattern(regex).matches(dlq);
   } catch {
     return; // the regex's own error is reported already
   }
@@ -225,6 +246,17 @@ export const parseConfigMap = (value: unknown, where = 'config'): Record<string,
   return out;
 };
 
+/** A config over CONNECT_LIMITS.maxConfigBytes is refused before anything else looks at it. */
+export const checkConfigSize = (config: Record<string, string>): void => {
+  const bytes = Buffer.byteLength(JSON.stringify(config));
+  if (bytes > CONNECT_LIMITS.maxConfigBytes)
+    throw new SluiceError(
+      'INVALID_CONFIG',
+      `Connector configuration is ${bytes} bytes; the limit is ${CONNECT_LIMITS.maxConfigBytes} bytes`,
+      { details: { error_code: 400 } },
+    );
+};
+
 /**
  * Validates a config for create/update: the connector.class must name a plugin, and every error is
  * listed in one 400 INVALID_CONFIG, in the words Connect uses.
@@ -232,6 +264,7 @@ export const parseConfigMap = (value: unknown, where = 'config'): Record<string,
 export const checkConnectorConfig = (
   config: Record<string, string>,
 ): { plugin: AnyPlugin; infos: ConfigInfos } => {
+  checkConfigSize(config);
   const className = config['connector.class'];
   if (!className) throw new SluiceError('INVALID_CONFIG', 'Connector config contains no connector type');
   const plugin = findPlugin(className);

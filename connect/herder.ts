@@ -5,7 +5,7 @@
  */
 import { SluiceError, invalidRequest } from '../protocol/errors.js';
 import type { GroupCoordinator } from '../lib/core/groups/coordinator.js';
-import { checkConnectorConfig, keysOf } from './connector-config.js';
+import { CONNECT_LIMITS, checkConnectorConfig, keysOf } from './connector-config.js';
 import { valueOf } from './config-def.js';
 import type { AnyPlugin, ConnectorType, SourceMap } from './plugin.js';
 import { findPlugin } from './plugins.js';
@@ -51,7 +51,11 @@ const pluginOf = (record: ConnectorRecord): AnyPlugin => {
 /** The task configs a connector runs now (recomputed from its config: deterministic). */
 export const taskConfigsOf = (record: ConnectorRecord): Record<string, string>[] => {
   const plugin = pluginOf(record);
-  const maxTasks = Number(valueOf(keysOf(plugin), record.config, 'tasks.max'));
+  // Clamped as well as validated: a record stored before the bound must not allocate without one.
+  const maxTasks = Math.min(
+    Number(valueOf(keysOf(plugin), record.config, 'tasks.max')) || 1,
+    CONNECT_LIMITS.maxTasks,
+  );
   return plugin.taskConfigs(record.config, maxTasks);
 };
 

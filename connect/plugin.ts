@@ -113,6 +113,8 @@ export interface SinkPlugin extends ConnectorPlugin {
 
 export interface SourcePlugin extends ConnectorPlugin {
   type: 'source';
+  /** The topics this config produces to (before SMTs), for the caller's WRITE checks (connect/access.ts). */
+  outputTopics?(config: Record<string, string>): string[];
   createTask(config: Record<string, string>, context: TaskContext): Promise<SourceTask>;
 }
 

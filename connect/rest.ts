@@ -12,7 +12,7 @@ import { bindRoutes, defineRoute } from '../lib/http/define-route.js';
 import { CONNECTOR_ERRORS, queryParam } from '../lib/http/routes/errors.js';
 import type { HttpRequest, Route } from '../lib/http/types.js';
 import { json } from '../lib/http/types.js';
-import { parseConfigMap, validateConnectorConfig } from './connector-config.js';
+import { checkConfigSize, parseConfigMap, validateConnectorConfig } from './connector-config.js';
 import { CONVERTERS } from './converters.js';
 import type { Herder, OffsetEntry } from './herder.js';
 import { PLUGINS, findPlugin } from './plugins.js';
@@ -60,13 +60,20 @@ export interface ConnectRoutesOptions {
   herder: Herder;
 }
 
-/** Connect's clients read `error_code` (the HTTP status) beside the message: every error gets one. */
+/**
+ * Kafka Connect answers errors as `{"error_code": <HTTP status>, "message": …}`; Connect's clients read
+ * those two top-level fields, so every error gets both beside Sluice's own envelope.
+ */
 const withErrorCode = (error: unknown): unknown => {
-  if (!(error instanceof SluiceError) || error.details?.['error_code'] !== undefined) return error;
+  if (!(error instanceof SluiceError)) return error;
   return new SluiceError(error.code, error.message, {
     cause: error,
     retriable: error.retriable,
-    details: { ...error.details, error_code: STATUS_BY_CODE[error.code] },
+    details: {
+      ...error.details,
+      error_code: error.details?.['error_code'] ?? STATUS_BY_CODE[error.code],
+      message: error.message,
+    },
   });
 };
 
@@ -387,6 +394,7 @@ export const CONNECT_ROUTES = [
             },
           );
         const config = parseConfigMap(body);
+        checkConfigSize(config);
         const given = config['connector.class'];
         if (given !== undefined && findPlugin(given) !== plugin)
           throw new SluiceError(

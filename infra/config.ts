@@ -94,6 +94,8 @@ export const CONTEXT = {
   maxRequestBytes: 'sluice:maxRequestBytes',
   /** string, default "Sluice": the CloudFormation stack name used by infra/app.ts. */
   stackName: 'sluice:stackName',
+  /** boolean, default false: also deploy the Kafka gateway (ECS Fargate behind an NLB). */
+  kafkaGateway: 'sluice:kafkaGateway',
 } as const;
 
 /** What the app reads from context; every field optional, defaults applied by the stack. */
@@ -104,6 +106,7 @@ export interface SluiceContextSettings {
   readonly clusterId?: string;
   readonly maxRequestBytes?: number;
   readonly stackName?: string;
+  readonly kafkaGateway?: boolean;
 }
 
 /** Reads and validates the `sluice:*` context values; values given with `-c` arrive as strings. */
@@ -121,6 +124,7 @@ export function readContextSettings(node: { tryGetContext(key: string): unknown 
       node.tryGetContext(CONTEXT.maxRequestBytes),
     ),
     stackName: parseString(CONTEXT.stackName, node.tryGetContext(CONTEXT.stackName)),
+    kafkaGateway: parseBoolean(CONTEXT.kafkaGateway, node.tryGetContext(CONTEXT.kafkaGateway)),
   };
 }
 

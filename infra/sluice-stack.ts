@@ -1,7 +1,9 @@
-import { Aws, CfnOutput, Fn, Stack } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Fn, Stack, Validations } from 'aws-cdk-lib';
+import type { CfnElement } from 'aws-cdk-lib';
 import type { StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { DEFAULT_MAX_REQUEST_BYTES, readContextSettings } from './config.js';
+import { KafkaGateway } from './constructs/kafka-gateway.js';
 import { LogStorage } from './constructs/log-storage.js';
 import { MaintenanceSchedule } from './constructs/maintenance-schedule.js';
 import { ConnectRuntime } from './constructs/connect-runtime.js';
@@ -43,6 +45,8 @@ export interface SluiceStackProps extends StackProps {
    * @default <repo>/functions
    */
   readonly functionsEntryDir?: string;
+  /** Also deploy the Kafka gateway service. @default context sluice:kafkaGateway, else false */
+  readonly kafkaGateway?: boolean;
 }
 
 /** A whole Sluice deployment: storage, metadata, functions, HTTP API and the maintenance schedule. */
@@ -58,6 +62,8 @@ export class SluiceStack extends Stack {
    * grantSinkFunction lets Lambda sinks invoke a function.
    */
   readonly connect: ConnectRuntime;
+  /** The Kafka gateway service, when enabled. */
+  readonly kafkaGateway?: KafkaGateway;
 
   constructor(scope: Construct, id: string, props: SluiceStackProps = {}) {
     super(scope, id, {
@@ -92,6 +98,23 @@ export class SluiceStack extends Stack {
     });
     this.api = new SluiceApi(this, 'Api', { handlers: { admin, produce, fetch, groups, connect } });
     this.maintenance = new MaintenanceSchedule(this, 'Maintenance', { handler: maintenance });
+    if (props.kafkaGateway ?? context.kafkaGateway ?? false) {
+      this.kafkaGateway = new KafkaGateway(this, 'KafkaGateway', { api: this.api });
+      // Without SASL the gateway acts for every client with its own role: the cluster-wide grant an
+      // operator would give a Kafka admin. Narrow it with grantProduce/grantConsume on a gateway of
+      // one's own (KafkaGateway construct) for one application.
+      this.api.grantAdmin(this.kafkaGateway.taskRole);
+      const apiId = this.getLogicalId(this.api.httpApi.node.defaultChild as CfnElement);
+      Validations.of(this.kafkaGateway.taskRole).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${apiId}>/$default/*/v1/*]`,
+        reason:
+          'The shared gateway serves every Kafka client of the deployment, so its role may call every route (Kafka ALL); a per-application gateway is granted narrowly instead.',
+      });
+      new CfnOutput(this, 'KafkaBootstrap', {
+        value: this.kafkaGateway.bootstrap,
+        description: 'bootstrap.servers for Kafka clients (the gateway NLB)',
+      });
+    }
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the HTTP API' });
     new CfnOutput(this, 'TableName', { value: this.metadata.tableName, description: 'Metadata table' });

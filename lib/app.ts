@@ -20,8 +20,10 @@ import type { Route } from './http/types.js';
 import { bindRoutes } from './http/define-route.js';
 import { ROUTES } from './http/routes/index.js';
 import { GroupCoordinator } from './core/groups/index.js';
+import { TransactionCoordinator } from './core/transactions/index.js';
 import type { GroupTopics, PartitionOffsets } from './core/groups/index.js';
 import { isSluiceError } from '../protocol/errors.js';
+import { CONNECT_BODY_CHECKS } from '../connect/access.js';
 import { Herder } from '../connect/herder.js';
 import { ConnectStateStore } from '../connect/state-store.js';
 import { InteractiveQueries } from '../streams/query/interactive.js';
@@ -47,6 +49,8 @@ export interface SluiceConfig {
   sequenceGapWaitMs?: number;
   /** How often maintenance scans for orphan objects (default 0: every run). */
   orphanScanIntervalMs?: number;
+  /** Kafka's transaction.max.timeout.ms (default 15 minutes). */
+  transactionMaxTimeoutMs?: number;
 }
 
 export interface SluiceDeps {
@@ -72,6 +76,7 @@ export interface Sluice {
   producer: LogAppender;
   fetcher: Fetcher;
   groups: GroupCoordinator;
+  transactions: TransactionCoordinator;
   maintenance: Maintenance;
   routes: Route[];
   /** The router of one function (API Gateway sends it only its routes), or of all of them. */
@@ -101,7 +106,6 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     ...(deps.random ? { random: deps.random } : {}),
     ...(deps.newId ? { newId: deps.newId } : {}),
   });
-  const producer = new LogAppender(log);
   const fetcher = new Fetcher(log);
   const groups = new GroupCoordinator({
     store,
@@ -111,13 +115,19 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     ...(config.sessionTimeoutMs !== undefined ? { sessionTimeoutMs: config.sessionTimeoutMs } : {}),
     ...(config.heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs: config.heartbeatIntervalMs } : {}),
   });
+  const transactions = new TransactionCoordinator(log, groups, {
+    ...(config.transactionMaxTimeoutMs !== undefined ? { maxTimeoutMs: config.transactionMaxTimeoutMs } : {}),
+  });
+  const producer = new LogAppender(log, (id, epoch, topic, partition) =>
+    transactions.verifyPartition(id, epoch, topic, partition),
+  );
   const maintenance = new Maintenance({
     log,
     objectStores: deps.objectStores,
     ...(config.orphanScanIntervalMs !== undefined
       ? { orphanScanIntervalMs: config.orphanScanIntervalMs }
       : {}),
-    sweeps: { groups: () => groups.expireMembers() },
+    sweeps: { groups: () => groups.expireMembers(), transactions: () => transactions.expire() },
   });
   const routes: Route[] = bindRoutes(ROUTES, {
     catalog,
@@ -129,6 +139,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     maxRequestBytes: log.maxRequestBytes,
     log,
     groups,
+    transactions,
     queries: new InteractiveQueries(store),
     herder: new Herder(new ConnectStateStore(store), groups),
   });
@@ -140,6 +151,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     producer,
     fetcher,
     groups,
+    transactions,
     maintenance,
     routes,
     router: (job) => {
@@ -150,10 +162,11 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
           job === undefined ? routes : routes.filter((r) => jobOf(r) === job),
           deps.log,
           deps.authorizer
-            ? impliedAccessGuard(deps.authorizer, {
-                bodyNamed: BODY_NAMED_ROUTES,
-                offsetListings: OFFSET_LISTINGS,
-              })
+            ? impliedAccessGuard(
+                deps.authorizer,
+                { bodyNamed: BODY_NAMED_ROUTES, offsetListings: OFFSET_LISTINGS },
+                CONNECT_BODY_CHECKS,
+              )
             : undefined,
         );
         routers.set(key, router);

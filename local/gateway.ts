@@ -12,6 +12,7 @@ import type { ApiGatewayV2Event, ApiGatewayV2Result } from '../lib/http/apigw.js
 import { RAW_BODY, attachRawBody, resultFromResponse } from '../lib/http/apigw.js';
 import type { Job } from '../lib/http/route-table.js';
 import { matchRoute, pathExists } from '../lib/http/route-table.js';
+import { canonicalRequestPath } from '../lib/http/request-path.js';
 import { errorEnvelope } from '../lib/http/router.js';
 import { SluiceError } from '../protocol/errors.js';
 import type { GatewayAuth } from './auth/gateway-auth.js';
@@ -55,19 +56,6 @@ const splitTarget = (target: string): { rawPath: string; rawQueryString: string 
     : { rawPath: target.slice(0, q), rawQueryString: target.slice(q + 1) };
 };
 
-/**
- * The path routes are matched on. HTTP API percent-decodes the path once before matching (so
- * `a%2Fb` is two segments and matches no `{topic}` route: 404) and resolves no dot segments; the
- * handler gets the raw path and decodes parameters itself. Undecodable escapes match nothing.
- */
-const routingPath = (rawPath: string): string | undefined => {
-  try {
-    return decodeURIComponent(rawPath);
-  } catch {
-    return undefined;
-  }
-};
-
 const serve = async (
   handlers: Handlers,
   req: IncomingMessage,
@@ -93,22 +81,28 @@ const serve = async (
       ),
     );
   }
-  const path = routingPath(rawPath);
+  // The one canonical path (lib/http/request-path.ts): routed, authorized and handed to the handler,
+  // whose router checks it again (on AWS it is the last line: API Gateway routes `/x/` to `GET /x`).
+  // A path that is not canonical answers here what the handler would answer: 404, nothing run.
+  const canonical = canonicalRequestPath(rawPath);
+  const path = 'path' in canonical ? canonical.path : undefined;
   const route = path === undefined ? undefined : matchRoute(method, path);
-  if (!route) {
+  if (!route || path === undefined) {
     const error =
       path !== undefined && pathExists(path)
         ? new SluiceError('METHOD_NOT_ALLOWED', `${method} is not allowed on this path`)
-        : new SluiceError('NOT_FOUND', `no route for ${method} on this path`);
+        : new SluiceError(
+            'NOT_FOUND',
+            `no route for ${method} on this path${'reason' in canonical ? `: the path ${canonical.reason}` : ''}`,
+          );
     return send(res, resultFromResponse(errorEnvelope(error)));
   }
   let context: Record<string, unknown> = {};
   if (auth) {
-    // The raw path: auth decodes each segment once, as the handler does, so both see the same names.
     const decision = await auth.check({
       method,
       route,
-      path: rawPath,
+      path,
       rawPath,
       rawQuery: rawQueryString,
       headers: flatHeaders(req),

@@ -25,6 +25,7 @@ import { anyDue } from '../connect/runtime/wakeup.js';
 import { SluiceClient } from '../sdk/index.js';
 import type { GatewayAuth } from './auth/gateway-auth.js';
 import { loadGatewayAuth } from './auth/gateway-auth.js';
+import { KafkaGateway } from '../gateway/server.js';
 
 export interface LocalStackOptions {
   /** Port to serve on; 0 picks a free one. */
@@ -54,6 +55,8 @@ export interface LocalStackOptions {
    * `none`. Latencies measured under a model are modelled, not AWS measurements.
    */
   latencyModel?: LatencyModelName;
+  /** Serve Kafka's protocol on this port too (gateway/; 0 picks a free one); undefined serves none. */
+  kafkaPort?: number;
   log?: (line: string) => void;
 }
 
@@ -65,6 +68,8 @@ export interface StackDescription {
   segments: { bucket: string; endpoint: string; pid: number | null };
   /** The metadata table and where it is served. */
   table: { name: string; endpoint: string };
+  /** The Kafka gateway, when it runs: the address for clients' bootstrap.servers. */
+  kafka?: { bootstrap: string };
 }
 
 export interface LocalStack {
@@ -83,6 +88,8 @@ export interface LocalStack {
   runMaintenance(): Promise<unknown>;
   /** The pid of the Connect invocation running now (when connectIntervalMs > 0). */
   connectWorkerPid(): number | undefined;
+  /** The Kafka gateway in front of this stack, when kafkaPort was given. */
+  kafka: KafkaGateway | undefined;
   stop(): Promise<void>;
 }
 
@@ -204,11 +211,17 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       endpoint: segmentEndpoint,
       pid: emulators?.segments?.pid ?? null,
     };
+    // The Kafka gateway is a client of the HTTP API like any other (gateway/sluice.ts).
+    const kafka =
+      options.kafkaPort === undefined
+        ? undefined
+        : new KafkaGateway({ sluice: { url }, port: options.kafkaPort, host: '127.0.0.1', log });
+    await kafka?.listen();
     if (options.stackFile) {
       await mkdir(dirname(options.stackFile), { recursive: true });
       await writeFile(
         options.stackFile,
-        `${JSON.stringify({ url, stores, segments: segmentStore, table: { name: tableName, endpoint: endpoints.dynamodb } } satisfies StackDescription, null, 2)}\n`,
+        `${JSON.stringify({ url, stores, segments: segmentStore, table: { name: tableName, endpoint: endpoints.dynamodb }, ...(kafka ? { kafka: { bootstrap: kafka.bootstrap } } : {}) } satisfies StackDescription, null, 2)}\n`,
       );
     }
     const connect =
@@ -243,7 +256,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       auth: authFiles ? { mode: 'iam', ...authFiles } : { mode: 'open' },
       runMaintenance,
       connectWorkerPid: () => connect?.pid(),
+      kafka,
       stop: async () => {
+        await kafka?.close();
         if (timer) clearInterval(timer);
         await replicator.stop();
         await connect?.stop();

@@ -10,6 +10,7 @@ const env = process.env;
 // Versions are pinned (package-lock.json); the SDK's Node 22 notice is about later releases.
 env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const port = Number(env.PORT ?? 8787);
+const kafkaPort = Number(env.SLUICE_KAFKA_PORT ?? 9092);
 const dataDir = resolve(env.SLUICE_DATA_DIR ?? '.sluice');
 const maintenanceIntervalMs = Number(env.SLUICE_MAINTENANCE_INTERVAL_MS ?? 10_000);
 const storeCount = Number(env.SLUICE_STORE_COUNT ?? 3);
@@ -19,6 +20,7 @@ const verbose = env.SLUICE_VERBOSE === '1';
 
 for (const [name, value] of [
   ['PORT', port],
+  ['SLUICE_KAFKA_PORT', kafkaPort],
   ['SLUICE_MAINTENANCE_INTERVAL_MS', maintenanceIntervalMs],
   ['SLUICE_STORE_COUNT', storeCount],
   ['SLUICE_REPLICATION_INTERVAL_MS', replicationIntervalMs],
@@ -42,6 +44,7 @@ try {
     replicationIntervalMs,
     connectIntervalMs,
     storeCount: Math.max(1, storeCount),
+    kafkaPort,
     stackFile: join(dataDir, 'stack.json'),
     log: (line) => {
       if (verbose || /error|failed/i.test(line)) console.error(`sluice: ${line}`);
@@ -64,6 +67,10 @@ try {
       ? `sluice: SLUICE_AUTH=iam — requests must be SigV4-signed (service execute-api, region ${stack.auth.region}) with a key of ${stack.auth.credentials}, and are allowed by the IAM policies of ${stack.auth.policy}`
       : 'sluice: authorization is OPEN — any caller may do anything (local development); SLUICE_AUTH=iam enforces SigV4 and IAM policies',
   );
+  if (stack.kafka)
+    console.log(
+      `sluice: Kafka protocol on ${stack.kafka.bootstrap} — try  kcat -b ${stack.kafka.bootstrap} -L  (SLUICE_KAFKA_PORT)`,
+    );
   console.log(`sluice: try  curl ${stack.url}/v1/health`);
   let stopping = false;
   const stop = async (signal: string) => {
@@ -83,6 +90,6 @@ try {
   }
   console.error(`sluice: could not start: ${error instanceof Error ? error.message : String(error)}`);
   if (error instanceof Error && error.message.includes('EADDRINUSE'))
-    console.error(`sluice: port ${port} is taken; set PORT=…`);
+    console.error(`sluice: port ${port} or ${kafkaPort} is taken; set PORT=… or SLUICE_KAFKA_PORT=…`);
   process.exit(1);
 }

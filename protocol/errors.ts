@@ -35,6 +35,19 @@ export const ERROR_CODES = {
   /** A producer id this cluster never issued (ids come from POST /v1/producers, InitProducerId). */
   UNKNOWN_PRODUCER_ID: { retriable: false },
   OUT_OF_ORDER_SEQUENCE_NUMBER: { retriable: false },
+  /** A newer instance of the transactional.id bumped the epoch (KIP-98; Kafka 2.7+ names it so). */
+  PRODUCER_FENCED: { retriable: false },
+  /** The transactional.id's previous transaction is still being completed. */
+  CONCURRENT_TRANSACTIONS: { retriable: true },
+  /** The request does not fit the transaction's state (EndTxn with none open, say). */
+  INVALID_TXN_STATE: { retriable: false },
+  /** transaction.timeout.ms above transaction.max.timeout.ms, or not positive. */
+  INVALID_TRANSACTION_TIMEOUT: { retriable: false },
+  /** The producer id is not the one the transactional.id holds. */
+  INVALID_PRODUCER_ID_MAPPING: { retriable: false },
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: { retriable: false },
+  /** KIP-447: TxnOffsetCommit with a generation or member the group no longer has. */
+  ILLEGAL_GENERATION: { retriable: false },
   /** An Idempotency-Key sent again with a different request (IETF Idempotency-Key draft: 422). */
   IDEMPOTENCY_KEY_REUSED: { retriable: false },
   FENCED_LEADER_EPOCH: { retriable: true },

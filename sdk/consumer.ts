@@ -1,6 +1,6 @@
 /**
- * The consumer: one long-polling fetch loop per owned partition, over binary fetch (whole stored
- * RecordBatches, decoded here). Without a group it reads every partition of its topics; with one it
+ * The consumer: one long poll over every owned partition (Kafka's Fetch, POST /v1/fetch: whole stored
+ * RecordBatches, decoded here), so a caught-up consumer holds one fetch function, not one per partition. Without a group it reads every partition of its topics; with one it
  * owns what the group's server-side assignor hands it, commits positions under its member epoch, and
  * releases revoked partitions only after their last delivery and commit.
  */
@@ -11,7 +11,7 @@ import { RECORD_BATCH_MEDIA_TYPE } from './producer.js';
 import type { Retrier } from './retry.js';
 import type { Transport } from './transport.js';
 import { path } from './transport.js';
-import type { ConsumedRecord, TopicDescription, TopicPartitions } from './types.js';
+import type { ConsumedRecord, MultiFetchResult, TopicDescription, TopicPartitions } from './types.js';
 
 export interface ConsumerOptions {
   /** Join this consumer group; without it the consumer reads all partitions of its topics. */
@@ -23,6 +23,8 @@ export interface ConsumerOptions {
   maxBytes?: number;
   /** Long-poll wait of each fetch in ms (default 5000, at most 20000). */
   maxWaitMs?: number;
+  /** Kafka's max.partition.fetch.bytes: one partition's share of a fetch (default 1 MiB). */
+  maxPartitionBytes?: number;
   /** Commit positions this often in a group (default 5000; 0 commits only on revoke and stop). */
   autoCommitIntervalMs?: number;
   instanceId?: string;
@@ -74,15 +76,30 @@ interface OwnedPartition {
   committed: number | undefined;
   /** Whether the last fetch ended at the high watermark (so EOF is reported once per catch-up). */
   atEof: boolean;
-  abort: AbortController;
-  done: Promise<void>;
+  /** Being released: nothing more is delivered from it. */
+  revoked: boolean;
 }
+
+/** One partition to fetch: Kafka's FetchPartition. */
+export interface PartitionFetchRequest {
+  topic: string;
+  partition: number;
+  offset: number;
+  /** This partition's share of the answer (default the consumer's maxPartitionBytes). */
+  maxBytes?: number;
+}
+
+/** A partition's part of a multi-partition fetch: its records, or its own error. */
+export type PartitionFetchOutcome = FetchedBatch | { topic: string; partition: number; error: SluiceError };
+
+/** How long the loop leaves a partition whose fetch failed retriably before asking again. */
+const PARTITION_RETRY_MS = 200;
 
 const key = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 
 export class Consumer {
   private readonly options: Required<
-    Pick<ConsumerOptions, 'maxBytes' | 'maxWaitMs' | 'autoCommitIntervalMs'>
+    Pick<ConsumerOptions, 'maxBytes' | 'maxWaitMs' | 'autoCommitIntervalMs' | 'maxPartitionBytes'>
   > &
     ConsumerOptions;
   private topics: string[] = [];
@@ -94,13 +111,29 @@ export class Consumer {
   private stopping: AbortController | undefined;
   private running: Promise<void> | undefined;
   private failure: unknown;
+  /** The fetch loop over all owned partitions, while there are any. */
+  private fetching: Promise<void> | undefined;
+  /** The loop's poll in flight: aborted when the assignment changes, so the next poll covers it. */
+  private poll: AbortController | undefined;
+  /** The loop's current poll and delivery; a release waits for it. */
+  private cycle: Promise<void> = Promise.resolve();
+  /** Wakes the loop when it has nothing to fetch and partitions were added. */
+  private wakeIdle: (() => void) | undefined;
+  /** Where the next poll starts its partition list (Kafka rotates it, so no partition starves). */
+  private rotation = 0;
 
   constructor(
     private readonly transport: Transport,
     private readonly retry: Retrier,
     options: ConsumerOptions = {},
   ) {
-    this.options = { maxBytes: 4 * 1024 * 1024, maxWaitMs: 5_000, autoCommitIntervalMs: 5_000, ...options };
+    this.options = {
+      maxBytes: 4 * 1024 * 1024,
+      maxWaitMs: 5_000,
+      autoCommitIntervalMs: 5_000,
+      maxPartitionBytes: 1024 * 1024,
+      ...options,
+    };
   }
 
   /** Topics to read; `fromBeginning` decides where a partition without a committed offset starts. */
@@ -203,13 +236,7 @@ export class Consumer {
         ...(signal ? { signal } : {}),
       }),
     );
-    const records: ConsumedRecord[] = [];
-    for (const { start, end } of splitBatches(answer.body)) {
-      // splitBatches verified every CRC already.
-      for (const r of decodeRecordBatch(answer.body.subarray(start, end), { verifyCrc: false }).records) {
-        if (r.offset >= offset) records.push({ topic, partition, ...r });
-      }
-    }
+    const records = decodeFrom(answer.body, topic, partition, offset);
     const header = (name: string): number => {
       const value = answer.headers.get(name);
       if (value === null || !/^\d+$/.test(value)) {
@@ -227,6 +254,83 @@ export class Consumer {
       highWatermark: header('sluice-high-watermark'),
       logStartOffset: header('sluice-log-start-offset'),
     };
+  }
+
+  /**
+   * One fetch of many partitions (Kafka's Fetch): a long poll when `maxWaitMs` > 0 that answers as soon
+   * as any partition has records. Each partition answers in order with its records or its own error.
+   */
+  async fetchMany(
+    partitions: PartitionFetchRequest[],
+    {
+      maxBytes = this.options.maxBytes,
+      maxWaitMs = 0,
+      signal,
+    }: { maxBytes?: number; maxWaitMs?: number; signal?: AbortSignal } = {},
+  ): Promise<PartitionFetchOutcome[]> {
+    const answer = await this.retry(() =>
+      this.transport.json<MultiFetchResult>({
+        method: 'POST',
+        path: '/v1/fetch',
+        json: {
+          maxBytes,
+          maxWaitMs,
+          partitions: partitions.map((p) => ({
+            topic: p.topic,
+            partition: p.partition,
+            offset: p.offset,
+            maxBytes: p.maxBytes ?? this.options.maxPartitionBytes,
+          })),
+        },
+        extraTimeoutMs: maxWaitMs,
+        ...(signal ? { signal } : {}),
+      }),
+    );
+    if (!answer || !Array.isArray(answer.partitions) || answer.partitions.length !== partitions.length) {
+      throw new SluiceError(
+        'UNKNOWN_SERVER_ERROR',
+        'the fetch answer does not answer every partition asked',
+        {
+          retriable: false,
+        },
+      );
+    }
+    return answer.partitions.map((p, i): PartitionFetchOutcome => {
+      const asked = partitions[i]!;
+      if (p.topic !== asked.topic || p.partition !== asked.partition) {
+        throw new SluiceError('UNKNOWN_SERVER_ERROR', 'the fetch answer is not in the order asked', {
+          retriable: false,
+        });
+      }
+      const id = { topic: asked.topic, partition: asked.partition };
+      if (p.error) {
+        const details: Record<string, unknown> = {};
+        if (p.highWatermark !== undefined) details['highWatermark'] = p.highWatermark;
+        if (p.logStartOffset !== undefined) details['logStartOffset'] = p.logStartOffset;
+        return {
+          ...id,
+          error: new SluiceError(p.error.code, p.error.message, { retriable: p.error.retriable, details }),
+        };
+      }
+      const numbers = [p.nextOffset, p.highWatermark, p.logStartOffset];
+      if (!numbers.every((n) => Number.isSafeInteger(n)) || typeof p.recordBatches !== 'string') {
+        throw new SluiceError(
+          'UNKNOWN_SERVER_ERROR',
+          'the fetch answer has a partition without its numbers',
+          {
+            retriable: false,
+          },
+        );
+      }
+      const body = new Uint8Array(Buffer.from(p.recordBatches, 'base64'));
+      return {
+        ...id,
+        records: decodeFrom(body, asked.topic, asked.partition, asked.offset),
+        nextOffset: p.nextOffset!,
+        highWatermark: p.highWatermark!,
+        logStartOffset: p.logStartOffset!,
+      };
+    });
   }
 
   /** Commits the current positions (or the given offsets) for the group. */
@@ -311,25 +415,35 @@ export class Consumer {
       const k = key(topic, partition);
       const start = this.seeks.get(k) ?? committed.get(k);
       this.seeks.delete(k);
-      const owned: OwnedPartition = {
+      this.owned.set(k, {
         topic,
         partition,
         position: start,
         committed: committed.get(k),
         atEof: false,
-        abort: new AbortController(),
-        done: Promise.resolve(),
-      };
-      this.owned.set(k, owned);
-      owned.done = this.consume(owned).catch((error: unknown) => this.fail(error));
+        revoked: false,
+      });
+    }
+    // The poll in flight does not cover the new partitions: end it so the next one does.
+    this.poll?.abort();
+    this.wakeIdle?.();
+    const stopping = this.stopping?.signal;
+    if (!this.fetching && stopping && !stopping.aborted) {
+      this.fetching = this.fetchLoop(stopping)
+        .catch((error: unknown) => this.fail(error))
+        .finally(() => {
+          this.fetching = undefined;
+        });
     }
   }
 
   /** Stops the loops of these partitions, waits for their deliveries, then commits their positions. */
   private async remove(keys: string[], commit: boolean): Promise<void> {
     const leaving = keys.flatMap((k) => this.owned.get(k) ?? []);
-    for (const p of leaving) p.abort.abort();
-    await Promise.all(leaving.map((p) => p.done));
+    for (const p of leaving) p.revoked = true;
+    // End the poll in flight (it covers these partitions) and wait for a delivery under way.
+    this.poll?.abort();
+    await this.cycle;
     if (commit && this.member && this.failure === undefined) {
       const offsets = leaving.flatMap((p) =>
         p.position === undefined || p.position === p.committed
@@ -341,41 +455,85 @@ export class Consumer {
     for (const k of keys) this.owned.delete(k);
   }
 
-  private async consume(p: OwnedPartition): Promise<void> {
-    const signal = p.abort.signal;
-    p.position ??= await this.resetOffset(p.topic, p.partition);
-    while (!signal.aborted) {
-      let batch: FetchedBatch;
-      try {
-        batch = await this.fetch(p.topic, p.partition, p.position, {
-          maxWaitMs: this.options.maxWaitMs,
-          signal,
-        });
-      } catch (error) {
-        if (signal.aborted) return;
-        if (error instanceof SluiceError && error.code === 'OFFSET_OUT_OF_RANGE') {
+  /** Polls every owned partition in one fetch until stopped; idles while nothing is owned. */
+  private async fetchLoop(stopping: AbortSignal): Promise<void> {
+    while (!stopping.aborted) {
+      const cycle = this.fetchCycle(stopping);
+      this.cycle = cycle.catch(() => undefined);
+      await cycle;
+    }
+  }
+
+  /** One poll of the owned partitions and the delivery of what it brought. */
+  private async fetchCycle(stopping: AbortSignal): Promise<void> {
+    const live = [...this.owned.values()].filter((p) => !p.revoked);
+    if (live.length === 0) {
+      await new Promise<void>((resolve) => {
+        this.wakeIdle = resolve;
+        if (stopping.aborted) resolve();
+        else stopping.addEventListener('abort', () => resolve(), { once: true });
+      });
+      this.wakeIdle = undefined;
+      return;
+    }
+    for (const p of live) p.position ??= await this.resetOffset(p.topic, p.partition);
+    const start = this.rotation++ % live.length;
+    const asked = [...live.slice(start), ...live.slice(0, start)].map((p) => ({
+      owned: p,
+      offset: p.position!,
+    }));
+    const poll = new AbortController();
+    this.poll = poll;
+    const stop = () => poll.abort();
+    stopping.addEventListener('abort', stop, { once: true });
+    let outcomes: PartitionFetchOutcome[];
+    try {
+      outcomes = await this.fetchMany(
+        asked.map(({ owned, offset }) => ({ topic: owned.topic, partition: owned.partition, offset })),
+        { maxWaitMs: this.options.maxWaitMs, signal: poll.signal },
+      );
+    } catch (error) {
+      // The assignment changed or the consumer stops: the next cycle polls what is owned then.
+      if (poll.signal.aborted) return;
+      throw error;
+    } finally {
+      stopping.removeEventListener('abort', stop);
+      if (this.poll === poll) this.poll = undefined;
+    }
+    let retryLater = false;
+    for (const [i, outcome] of outcomes.entries()) {
+      const { owned: p, offset } = asked[i]!;
+      // Released, stopping, or moved by seek() during the poll: leave these records.
+      if (p.revoked || stopping.aborted || p.position !== offset) continue;
+      if ('error' in outcome) {
+        const error = outcome.error;
+        if (error.code === 'OFFSET_OUT_OF_RANGE') {
           // Kafka's auto.offset.reset: earliest with fromBeginning, else latest.
           const bound = error.details[this.fromBeginning ? 'logStartOffset' : 'highWatermark'];
-          const was = p.position;
           p.position = typeof bound === 'number' ? bound : await this.resetOffset(p.topic, p.partition);
           this.handlers.onOffsetReset?.({
             topic: p.topic,
             partition: p.partition,
-            offset: was,
+            offset,
             resetTo: p.position,
           });
           continue;
         }
+        if (error.retriable) {
+          retryLater = true;
+          continue;
+        }
         throw error;
       }
-      // Revoked during the poll: leave these records to the next owner.
-      if (signal.aborted) return;
-      p.position = batch.records.length > 0 ? await this.deliver(batch) : batch.nextOffset;
-      const atEof = p.position >= batch.highWatermark;
+      p.position = outcome.records.length > 0 ? await this.deliver(outcome) : outcome.nextOffset;
+      const atEof = p.position >= outcome.highWatermark;
       if (atEof && !p.atEof)
         this.handlers.onPartitionEof?.({ topic: p.topic, partition: p.partition, offset: p.position });
       p.atEof = atEof;
     }
+    // A partition that failed retriably answers at once; without a pause the loop would spin on it.
+    if (retryLater && outcomes.every((o) => 'error' in o || o.records.length === 0))
+      await sleep(PARTITION_RETRY_MS, stopping);
   }
 
   /** Hands a batch to the handlers; resolves the partition's position after it. */
@@ -431,6 +589,18 @@ export class Consumer {
 const ignoreFencing = (error: unknown): void => {
   const fenced = ['STALE_MEMBER_EPOCH', 'FENCED_MEMBER_EPOCH', 'UNKNOWN_MEMBER_ID'];
   if (!(error instanceof SluiceError && fenced.includes(error.code))) throw error;
+};
+
+/** The records of whole stored batches at or after `offset` (the first batch may start before it). */
+const decodeFrom = (body: Uint8Array, topic: string, partition: number, offset: number): ConsumedRecord[] => {
+  const records: ConsumedRecord[] = [];
+  for (const { start, end } of splitBatches(body)) {
+    // splitBatches verified every CRC already.
+    for (const r of decodeRecordBatch(body.subarray(start, end), { verifyCrc: false }).records) {
+      if (r.offset >= offset) records.push({ topic, partition, ...r });
+    }
+  }
+  return records;
 };
 
 const groupByTopic = (partitions: { topic: string; partition: number }[]): TopicPartitions[] => {

@@ -70,6 +70,10 @@ export const DYNAMODB_SOURCE: SourcePlugin = {
       'Connector',
     ),
   ],
+  outputTopics: (config) =>
+    listOf(config['dynamodb.table.includelist'] ?? '').map(
+      (t) => `${config['kafka.topic.prefix'] ?? 'dynamodb-'}${t}`,
+    ),
   // Tables are dealt round-robin: a task owns whole tables, so one reads every shard of a table and can
   // follow its lineage. The runtime sizes a poll by batch.max.rows.
   taskConfigs: (config, maxTasks) => {

@@ -94,6 +94,8 @@ export const JDBC_SOURCE: SourcePlugin = {
     if (mode.includes('timestamp') && !config['timestamp.column.name'])
       addError(infos, 'timestamp.column.name', `Mode ${mode} needs timestamp.column.name`);
   },
+  outputTopics: (config) =>
+    listOf(config['table.whitelist'] ?? '').map((t) => `${config['topic.prefix'] ?? ''}${t}`),
   // Tables are dealt round-robin: each task owns whole tables (one source partition each).
   taskConfigs: (config, maxTasks) => {
     const tables = listOf(config['table.whitelist'] ?? '');

@@ -17,7 +17,7 @@ export const isPatternSink = (config: Record<string, string>): boolean =>
 export const sinkTopicsOf = (config: Record<string, string>, existing: readonly string[]): string[] => {
   if (!isPatternSink(config)) return listOf(config['topics'] ?? '');
   const pattern = topicPattern((config['topics.regex'] ?? '').trim());
-  return existing.filter((t) => pattern.test(t)).sort();
+  return existing.filter((t) => pattern.matches(t)).sort();
 };
 
 export const resolveSinkTopics = async (

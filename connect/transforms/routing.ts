@@ -2,6 +2,8 @@
 import type { ConfigKey } from '../config-def.js';
 import type { PredicateFactory, TransformFactory } from './types.js';
 import { TransformError } from './types.js';
+import type { TopicRegex } from '../topic-regex.js';
+import { compileTopicRegex, topicRegexError } from '../topic-regex.js';
 
 const stringKey = (name: string, documentation: string, fallback?: string): ConfigKey => ({
   name,
@@ -12,29 +14,22 @@ const stringKey = (name: string, documentation: string, fallback?: string): Conf
   group: 'Transform',
 });
 
-const regexError = (value: string): string | undefined => {
-  try {
-    new RegExp(value);
-    return undefined;
-  } catch (e) {
-    return (e as Error).message;
-  }
-};
-
-/** Java's Matcher.matches(): the whole topic must match, not a part of it. */
-const whole = (pattern: string): RegExp => new RegExp(`^(?:${pattern})$`);
+/** Java's Matcher.matches(): the whole topic must match, not a part of it (RE2: linear time). */
+const whole = (pattern: string): TopicRegex => compileTopicRegex(pattern);
 
 const regexRouter: TransformFactory = {
   class: 'org.apache.kafka.connect.transforms.RegexRouter',
   configKeys: [
-    { ...stringKey('regex', 'Regular expression to use for matching'), validate: regexError },
+    { ...stringKey('regex', 'Regular expression to use for matching'), validate: topicRegexError },
     stringKey('replacement', 'Replacement string ($1 for the first group)'),
   ],
   create: (config) => {
     const regex = whole(config['regex'] ?? '');
     const replacement = config['replacement'] ?? '';
     return (record) =>
-      regex.test(record.topic) ? { ...record, topic: record.topic.replace(regex, replacement) } : record;
+      regex.matches(record.topic)
+        ? { ...record, topic: regex.replaceFirst(record.topic, replacement) }
+        : record;
   },
 };
 
@@ -85,10 +80,10 @@ export const ROUTING_TRANSFORMS: readonly TransformFactory[] = [regexRouter, tim
 export const PREDICATES: readonly PredicateFactory[] = [
   {
     class: 'org.apache.kafka.connect.transforms.predicates.TopicNameMatches',
-    configKeys: [{ ...stringKey('pattern', 'Regex the topic name must match'), validate: regexError }],
+    configKeys: [{ ...stringKey('pattern', 'Regex the topic name must match'), validate: topicRegexError }],
     create: (config) => {
       const pattern = whole(config['pattern'] ?? '');
-      return (record) => pattern.test(record.topic);
+      return (record) => pattern.matches(record.topic);
     },
   },
   {

@@ -21,7 +21,7 @@ export type AclOperation =
   | 'ALL';
 
 /** Kafka's ResourceType names. */
-export type AclResourceType = 'TOPIC' | 'GROUP' | 'CLUSTER';
+export type AclResourceType = 'TOPIC' | 'GROUP' | 'CLUSTER' | 'TRANSACTIONAL_ID';
 
 /** Kafka names the one cluster resource `kafka-cluster`. */
 export const CLUSTER_RESOURCE = 'kafka-cluster';
@@ -30,7 +30,7 @@ export interface RouteAcl {
   operation: AclOperation;
   resourceType: AclResourceType;
   /** The path parameter that names the resource; absent for the cluster. */
-  param?: 'topic' | 'group' | 'app';
+  param?: 'topic' | 'group' | 'app' | 'transactionalId';
 }
 
 /**
@@ -64,16 +64,41 @@ export interface AccessCheck {
 const seg = (name: string): string => encodeURIComponent(name);
 
 /**
- * READ on a topic named in a body is checked as fetching from it, on every partition (`*` is literal
- * in the checked path, so only a policy wildcard covering all partitions matches): a principal that
- * may not fetch a topic cannot subscribe to it or commit offsets for it either.
+ * READ on a topic named in a body is checked as fetching from it, on every partition: only a policy
+ * covering all partitions may satisfy it. The path is checked twice, with partition `*` (literal in
+ * the checked ARN) and with partition 2147483647: IAM's `?` matches exactly one character, so
+ * `partitions/?/records` matches the first but not the second, and any policy pattern that matches
+ * both a one-character and a ten-character partition needs a `*`. A principal that may not fetch a
+ * topic cannot subscribe to it, commit offsets for it, or have a connector read it either.
  */
-export const topicRead = (topic: string): AccessCheck => ({
-  operation: 'READ',
+export const topicReads = (topic: string): AccessCheck[] =>
+  ['*', '2147483647'].map((partition) => ({
+    operation: 'READ',
+    resourceType: 'TOPIC',
+    resource: topic,
+    method: 'GET',
+    path: `/v1/topics/${seg(topic)}/partitions/${partition}/records`,
+  }));
+
+/** The first of topicReads (partition `*`), for a caller checking one path. */
+export const topicRead = (topic: string): AccessCheck => topicReads(topic)[0]!;
+
+/** WRITE on a topic named in a body is checked as producing records to it. */
+export const topicWrite = (topic: string): AccessCheck => ({
+  operation: 'WRITE',
   resourceType: 'TOPIC',
   resource: topic,
-  method: 'GET',
-  path: `/v1/topics/${seg(topic)}/partitions/*/records`,
+  method: 'POST',
+  path: `/v1/topics/${seg(topic)}/records`,
+});
+
+/** READ on a group named in a body (a sink connector's `connect-{name}`) is checked as its heartbeat. */
+export const groupRead = (group: string): AccessCheck => ({
+  operation: 'READ',
+  resourceType: 'GROUP',
+  resource: group,
+  method: 'POST',
+  path: `/v1/groups/${seg(group)}/heartbeat`,
 });
 
 /** DESCRIBE on a topic is checked as describing it. */
@@ -126,6 +151,7 @@ export const impliedChecks = (
   const topics: string[] = [];
   switch (routeKey) {
     case 'POST /v1/groups/{group}/heartbeat':
+    case 'POST /v1/groups/{group}/classic':
       topics.push(...strings(fields['subscribedTopics']));
       topics.push(...objects(fields['ownedPartitions']).flatMap((o) => strings([o['topic']])));
       break;
@@ -135,6 +161,9 @@ export const impliedChecks = (
     case 'POST /v1/groups/{group}/offsets/reset':
       topics.push(...strings([fields['topic']]));
       break;
+    case 'POST /v1/fetch':
+      topics.push(...objects(fields['partitions']).flatMap((o) => strings([o['topic']])));
+      break;
     case 'DELETE /v1/groups/{group}/offsets':
       topics.push(...strings([query['topic']]));
       break;
@@ -143,13 +172,14 @@ export const impliedChecks = (
     default:
       return [];
   }
-  return [...new Set(topics)].map(topicRead);
+  return [...new Set(topics)].flatMap(topicReads);
 };
 
 const REFUSAL: Record<AclResourceType, ErrorCode> = {
   TOPIC: 'TOPIC_AUTHORIZATION_FAILED',
   GROUP: 'GROUP_AUTHORIZATION_FAILED',
   CLUSTER: 'CLUSTER_AUTHORIZATION_FAILED',
+  TRANSACTIONAL_ID: 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
 };
 
 /**

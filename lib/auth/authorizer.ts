@@ -62,6 +62,13 @@ const parseBody = (request: HttpRequest): unknown => {
 };
 
 /**
+ * The checks of the resources a route's body names, for a route whose module knows what its bodies
+ * mean (connect/access.ts for connector configs): keyed `METHOD pattern`, given the routed request and
+ * its parsed body (undefined when malformed: the handler answers that with a 400).
+ */
+export type BodyChecks = (request: HttpRequest, body: unknown) => AccessCheck[];
+
+/**
  * The router's guard: refuses a request whose body or query names a resource the caller may not use,
  * before the handler runs, and filters offset listings to the topics the caller may describe. Without a caller (a public route, or no IAM context at all) a request that
  * names resources is refused: the deployment asked for checks, so they never silently pass.
@@ -75,10 +82,13 @@ export const impliedAccessGuard =
       /** Answers that list a group's topics (route definitions' `listsGroupTopics`). */
       offsetListings: ReadonlySet<string>;
     },
+    bodyChecks: Readonly<Record<string, BodyChecks>> = {},
   ): RouteGuard =>
   async (routeKey: string, request: HttpRequest) => {
-    const body = routes.bodyNamed.has(routeKey) && request.body.length > 0 ? parseBody(request) : undefined;
-    const checks = impliedChecks(routeKey, request.query, body);
+    const more = bodyChecks[routeKey];
+    const body =
+      (routes.bodyNamed.has(routeKey) || more) && request.body.length > 0 ? parseBody(request) : undefined;
+    const checks = [...impliedChecks(routeKey, request.query, body), ...(more?.(request, body) ?? [])];
     if (checks.length > 0) {
       if (!request.caller) throw new SluiceError('SASL_AUTHENTICATION_FAILED', 'the request is not signed');
       const answers = await authorizer.allowed(request.caller, checks);

@@ -62,6 +62,7 @@ export const consumeGrants = (topic: string, group: string): RouteGrant[] => {
     // Prefixed too: the only GET routes below a topic's path are the two above, already granted.
     { method: 'GET', path: `/v1/topics/${t.segment}` },
     { method: 'POST', path: `/v1/groups/${g.segment}/heartbeat` },
+    { method: 'POST', path: `/v1/groups/${g.segment}/classic` },
     { method: 'POST', path: `/v1/groups/${g.segment}/offsets` },
     { method: 'GET', path: `/v1/groups/${g.segment}/offsets` },
     // kafka-consumer-groups --reset-offsets is an OffsetCommit: READ on the group, as for a consumer.

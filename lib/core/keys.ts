@@ -63,6 +63,20 @@ export const keys = {
     sk: `${keys.producerBatchesPrefix(producerId, epoch)}${pad(passEnd)}`,
   }),
   producerBatchesPrefix: (producerId: number, epoch: number) => `S#${producerId}#${epoch}#`,
+  /**
+   * An aborted transaction (Kafka's AbortedTxn), keyed by its ABORT marker's offset, once the marker has
+   * left the partition item's tail (see transactions/lso.ts).
+   */
+  abortedTransaction: (topicId: string, partition: number, markerOffset: number) => ({
+    pk: keys.partitionPk(topicId, partition),
+    sk: `A#${pad(markerOffset)}`,
+  }),
+  abortedPrefix: 'A#',
+  /** A transactional.id's coordinator state, one item each, spread over a few keys for listing. */
+  transaction: (transactionalId: string, shard: number) => ({ pk: `TXN#${shard}`, sk: transactionalId }),
+  transactionPk: (shard: number) => `TXN#${shard}`,
+  /** Which transactional.id a producer id belongs to (written once, when the id is allocated). */
+  transactionalProducer: (producerId: number) => ({ pk: 'TXN_PRODUCERS', sk: String(producerId) }),
   /** Producer id allocation (InitProducerId). */
   producerIds: { pk: 'PRODUCER_IDS', sk: 'COUNTER' },
   /** When maintenance last scanned for orphan objects (orphanScanIntervalMs). */

@@ -11,3 +11,19 @@ export const queryAll = async (store: MetadataStore, input: Omit<QueryInput, 'cu
   } while (cursor);
   return items;
 };
+
+/**
+ * The items a query matches, page by page as the caller asks for them: a walk that stops early (at
+ * the first item it keeps) reads only the pages it reached.
+ */
+export async function* queryPages(
+  store: MetadataStore,
+  input: Omit<QueryInput, 'cursor'>,
+): AsyncGenerator<Item> {
+  let cursor: string | undefined;
+  do {
+    const page = await store.query({ ...input, ...(cursor ? { cursor } : {}) });
+    yield* page.items;
+    cursor = page.cursor;
+  } while (cursor);
+}

@@ -45,12 +45,15 @@ export const OFFSET_LISTINGS: ReadonlySet<string> = new Set(
 
 const compiled = ROUTE_TABLE.map((spec) => ({
   spec,
-  regex: new RegExp(`^${spec.pattern.replace(/\{[a-zA-Z]+\}/g, '[^/]+')}/?$`),
+  regex: new RegExp(`^${spec.pattern.replace(/\{[a-zA-Z]+\}/g, '[^/]+')}$`),
 }));
 
-/** The route a request maps to, as API Gateway would match it; undefined when none. */
+/**
+ * The route a canonical path (lib/http/request-path.ts) maps to; undefined when none. Only canonical
+ * paths are ever matched, so a trailing `/` or `//` matches nothing here either.
+ */
 export const matchRoute = (method: string, path: string): RouteSpec | undefined =>
   compiled.find(({ spec, regex }) => spec.method === method && regex.test(path))?.spec;
 
-/** Whether any route has this path (for 405 vs 404). */
+/** Whether any route has this canonical path (for 405 vs 404). */
 export const pathExists = (path: string): boolean => compiled.some(({ regex }) => regex.test(path));

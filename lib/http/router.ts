@@ -4,6 +4,7 @@
  */
 import { SluiceError, isSluiceError } from '../../protocol/errors.js';
 import { checkPathParam } from './limits.js';
+import { canonicalRequestPath } from './request-path.js';
 import { STATUS_BY_CODE } from './status.js';
 import type { HttpRequest, HttpResponse, Route } from './types.js';
 import { json } from './types.js';
@@ -38,24 +39,28 @@ export class Router {
         names.push(name);
         return '([^/]+)';
       });
-      return { ...route, regex: new RegExp(`^${source}/?$`), names };
+      return { ...route, regex: new RegExp(`^${source}$`), names };
     });
   }
 
   async handle(request: Omit<HttpRequest, 'params'>): Promise<HttpResponse> {
     try {
+      // One canonical path for routing and every authorization check (lib/http/request-path.ts).
+      const canonical = canonicalRequestPath(request.path);
+      if ('reason' in canonical)
+        throw new SluiceError('NOT_FOUND', `no route for ${request.method}: the path ${canonical.reason}`);
+      const path = canonical.path;
       const matches = this.routes.flatMap((route) => {
-        const m = route.regex.exec(request.path);
+        const m = route.regex.exec(path);
         return m ? [{ route, m }] : [];
       });
-      if (matches.length === 0)
-        throw new SluiceError('NOT_FOUND', `no route for ${request.method} ${request.path}`);
+      if (matches.length === 0) throw new SluiceError('NOT_FOUND', `no route for ${request.method} ${path}`);
       const found = matches.find(({ route }) => route.method === request.method);
       if (!found) {
         const allowed = [...new Set(matches.map(({ route }) => route.method))].join(', ');
         throw new SluiceError(
           'METHOD_NOT_ALLOWED',
-          `${request.method} is not allowed on ${request.path}; use ${allowed}`,
+          `${request.method} is not allowed on ${path}; use ${allowed}`,
         );
       }
       const params: Record<string, string> = {};
@@ -63,7 +68,7 @@ export class Router {
         params[name] = decodeSegment(found.m[i + 1] ?? '');
         checkPathParam(name, params[name]);
       }
-      const routed = { ...request, params };
+      const routed = { ...request, path, params };
       const after = await this.guard?.(`${found.route.method} ${found.route.pattern}`, routed);
       const response = await found.route.handler(routed);
       return after ? await after(response) : response;

@@ -40,8 +40,11 @@ export type UpdateAction =
   | { set: Path; value: AttributeValue }
   /** Sets path to value only when path is absent. */
   | { set: Path; ifNotExists: AttributeValue }
-  /** Sets path to the pre-update value of another attribute. */
-  | { set: Path; copyOf: Path }
+  /**
+   * Sets path to the pre-update value of another attribute; with `keepExisting`, only when path is
+   * absent (`if_not_exists(path, other)`).
+   */
+  | { set: Path; copyOf: Path; keepExisting?: boolean }
   /**
    * Sets path to (pre-update value of `from`, default path) + add. The operand must exist unless
    * `initial` is given: then an absent operand counts as `initial` (`if_not_exists(from, :initial) + :add`).

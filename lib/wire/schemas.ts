@@ -247,6 +247,58 @@ export const SCHEMAS: Record<string, Schema> = {
     logStartOffset: int(undefined, 0),
   }),
   ProducerId: answer({ producerId: int(undefined, 0), producerEpoch: int(undefined, 0) }),
+  InitTransactionalProducerId: request(
+    { transactionTimeoutMs: int("Kafka's transaction.timeout.ms, at most transaction.max.timeout.ms", 1) },
+    ['transactionTimeoutMs'],
+  ),
+  AddPartitionsToTxn: request(
+    {
+      producerId: int(undefined, 0),
+      producerEpoch: int(undefined, 0),
+      topics: array(ref('TopicPartitions')),
+    },
+    ['producerId', 'producerEpoch', 'topics'],
+  ),
+  AddOffsetsToTxn: request(
+    { producerId: int(undefined, 0), producerEpoch: int(undefined, 0), groupId: str() },
+    ['producerId', 'producerEpoch', 'groupId'],
+  ),
+  TxnOffsetCommit: request(
+    {
+      producerId: int(undefined, 0),
+      producerEpoch: int(undefined, 0),
+      groupId: str(),
+      memberId: nullable(str('the consumer group member (KIP-447); null outside the group protocol')),
+      generationId: int('the member epoch (KIP-447); -1 outside the group protocol', -1),
+      offsets: array(
+        request({ topic: str(), partition: int(undefined, 0), offset: int(undefined, 0), metadata: str() }, [
+          'topic',
+          'partition',
+          'offset',
+        ]),
+      ),
+    },
+    ['producerId', 'producerEpoch', 'groupId', 'offsets'],
+  ),
+  EndTxn: request(
+    {
+      producerId: int(undefined, 0),
+      producerEpoch: int(undefined, 0),
+      committed: { type: 'boolean', description: 'true commits, false aborts' },
+    },
+    ['producerId', 'producerEpoch', 'committed'],
+  ),
+  TransactionDescription: answer({
+    transactionalId: str(),
+    producerId: int(undefined, 0),
+    producerEpoch: int(undefined, 0),
+    state: str('Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit or CompleteAbort'),
+    transactionTimeoutMs: int(undefined, 1),
+    transactionStartTimeMs: int('-1 when no transaction is open'),
+    partitions: array(ref('TopicPartitions')),
+    groups: array(str()),
+  }),
+  TransactionListing: answer({ transactions: array(ref('TransactionDescription')) }),
   FetchedRecord: answer({
     offset: int(undefined, 0),
     timestamp: int(),
@@ -260,6 +312,42 @@ export const SCHEMAS: Record<string, Schema> = {
     highWatermark: int(undefined, 0),
     logStartOffset: int(undefined, 0),
   }),
+  MultiFetch: request(
+    {
+      partitions: {
+        ...array(
+          request(
+            {
+              topic: str(),
+              partition: int(undefined, 0),
+              offset: int(undefined, 0),
+              maxBytes: int('max.partition.fetch.bytes: default 1048576, at most 4194304', 1),
+            },
+            ['topic', 'partition', 'offset'],
+          ),
+        ),
+        minItems: 1,
+        maxItems: 1000,
+      },
+      maxBytes: int('fetch.max.bytes over the answer: default and at most 4194304', 1),
+      maxWaitMs: int('fetch.max.wait.ms: long poll, at most 20000 (default 0)', 0),
+    },
+    ['partitions'],
+  ),
+  PartitionFetch: {
+    type: 'object',
+    required: ['topic', 'partition'],
+    properties: {
+      topic: str(),
+      partition: int(undefined, 0),
+      highWatermark: int('absent with an error other than OFFSET_OUT_OF_RANGE', 0),
+      logStartOffset: int('absent with an error other than OFFSET_OUT_OF_RANGE', 0),
+      nextOffset: int('where the next fetch of the partition starts; absent with an error', 0),
+      recordBatches: str('whole stored RecordBatches with their true base offsets, base64; empty when none'),
+      error: errorBody,
+    },
+  },
+  MultiFetchResult: answer({ partitions: array(ref('PartitionFetch')) }),
   ListOffsets: answer({
     offset: nullable(int(undefined, 0)),
     timestamp: nullable(int('-1 for earliest and latest, as Kafka answers')),
@@ -282,6 +370,25 @@ export const SCHEMAS: Record<string, Schema> = {
     memberEpoch: int(),
     heartbeatIntervalMs: int(undefined, 0),
     assignment: nullable(answer({ topicPartitions: array(ref('TopicPartitions')) })),
+  }),
+  ClassicMember: request(
+    {
+      memberId: str(),
+      memberEpoch: nullable(int('null joins (JoinGroup); the generationId syncs or heartbeats', 0)),
+      instanceId: nullable(str()),
+      subscribedTopics: nullable(array(str())),
+      ownedPartitions: nullable(array(ref('TopicPartitions'))),
+      rebalanceTimeoutMs: nullable(int(undefined, 0)),
+      serverAssignor: nullable({ enum: ['uniform', 'range'] }),
+    },
+    ['memberId'],
+  ),
+  ClassicMemberResult: answer({
+    memberId: str(),
+    memberEpoch: int(),
+    heartbeatIntervalMs: int(undefined, 0),
+    assignment: answer({ topicPartitions: array(ref('TopicPartitions')) }),
+    rebalanceInProgress: { type: 'boolean' },
   }),
   CommitOffsets: request(
     {

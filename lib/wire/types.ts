@@ -106,7 +106,31 @@ export interface FetchResult {
   nextOffset: number;
   highWatermark: number;
   logStartOffset: number;
+  /** Under isolationLevel=read_committed: the last stable offset the read stopped at. */
+  lastStableOffset?: number;
 }
+
+/** A partition of POST /v1/fetch's answer: whole stored RecordBatches (base64), or its error. */
+export interface PartitionFetchAnswer {
+  topic: string;
+  partition: number;
+  /** Absent with an error other than OFFSET_OUT_OF_RANGE. */
+  highWatermark?: number;
+  logStartOffset?: number;
+  /** Where the next fetch of this partition starts (absent with an error). */
+  nextOffset?: number;
+  /** Concatenated RecordBatches with their true base offsets, base64; empty when none. */
+  recordBatches?: string;
+  error?: { code: string; message: string; retriable: boolean };
+}
+
+/** POST /v1/fetch's answer: one entry per requested partition, in request order. */
+export interface MultiFetchResult {
+  partitions: PartitionFetchAnswer[];
+}
+
+/** Kafka's isolation.level. */
+export type IsolationLevel = 'read_uncommitted' | 'read_committed';
 
 /** `at` of ListOffsets: a timestamp in ms, or the log's ends. */
 export type OffsetSpec = 'earliest' | 'latest' | number;
@@ -136,6 +160,27 @@ export interface HeartbeatResponse {
   memberEpoch: number;
   heartbeatIntervalMs: number;
   assignment: { topicPartitions: TopicPartitions[] } | null;
+}
+
+/** `POST /v1/groups/{group}/classic`: a classic member's JoinGroup (memberEpoch null), SyncGroup or Heartbeat. */
+export interface ClassicMemberRequest {
+  memberId: string;
+  memberEpoch: number | null;
+  instanceId?: string | null;
+  subscribedTopics?: string[] | null;
+  ownedPartitions?: TopicPartitions[] | null;
+  rebalanceTimeoutMs?: number | null;
+  serverAssignor?: 'uniform' | 'range' | null;
+}
+
+export interface ClassicMemberResponse {
+  memberId: string;
+  /** The classic generationId. */
+  memberEpoch: number;
+  heartbeatIntervalMs: number;
+  assignment: { topicPartitions: TopicPartitions[] };
+  /** Heartbeat answers REBALANCE_IN_PROGRESS: the member rejoins. */
+  rebalanceInProgress: boolean;
 }
 
 export interface OffsetCommitResult {

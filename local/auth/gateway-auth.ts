@@ -10,6 +10,7 @@ import { PolicyAuthorizer, executeApiArn } from '../../lib/auth/authorizer.js';
 import type { PolicyDocument } from '../../lib/auth/policy.js';
 import { SluiceError, isSluiceError } from '../../protocol/errors.js';
 import type { RouteSpec } from '../../lib/http/route-table.js';
+import { canonicalRequestPath } from '../../lib/http/request-path.js';
 import type { LocalCredential } from './files.js';
 import { loadCredentials, loadPolicies } from './files.js';
 import { verifySigV4 } from './sigv4.js';
@@ -20,7 +21,7 @@ export const LOCAL_API = { accountId: '000000000000', apiId: 'sluice-local', sta
 export interface GatewayRequest {
   method: string;
   route: RouteSpec;
-  /** The path the route matched (URL-normalized). */
+  /** The canonical path the route matched (lib/http/request-path.ts): the ARN's path. */
   path: string;
   /** The request target's path as sent, for the signature. */
   rawPath: string;
@@ -48,24 +49,9 @@ export interface LocalAuthOptions {
   now?: () => number;
 }
 
-/**
- * The path as an ARN names it: each segment decoded and encoded again in one canonical form, so
- * `%6Frders` and `orders` are the same resource to a policy (as they are to the router).
- */
-export const canonicalPath = (path: string): string | undefined => {
-  try {
-    return path
-      .split('/')
-      .map((s) => encodeURIComponent(decodeURIComponent(s)))
-      .join('/');
-  } catch {
-    return undefined;
-  }
-};
-
 const paramsOf = (pattern: string, path: string): Record<string, string> => {
   const names = [...pattern.matchAll(/\{([a-zA-Z]+)\}/g)].map((m) => m[1]!);
-  const m = new RegExp(`^${pattern.replace(/\{[a-zA-Z]+\}/g, '([^/]+)')}/?$`).exec(path);
+  const m = new RegExp(`^${pattern.replace(/\{[a-zA-Z]+\}/g, '([^/]+)')}$`).exec(path);
   const params: Record<string, string> = {};
   names.forEach((name, i) => (params[name] = decodeURIComponent(m?.[i + 1] ?? '')));
   return params;
@@ -90,12 +76,14 @@ export const createGatewayAuth = (options: LocalAuthOptions): GatewayAuth => {
       if (isSluiceError(error)) return { refusal: error, reason: error.message };
       throw error;
     }
-    const path = canonicalPath(request.path);
-    if (path === undefined)
+    // Only a canonical path gets here: the ARN names exactly the path that is routed.
+    const canonical = canonicalRequestPath(request.path);
+    if ('reason' in canonical)
       return {
-        refusal: new SluiceError('INVALID_REQUEST', 'the path is not valid percent-encoding'),
-        reason: 'bad percent-encoding',
+        refusal: new SluiceError('NOT_FOUND', `no route on this path: the path ${canonical.reason}`),
+        reason: `non-canonical path: ${canonical.reason}`,
       };
+    const path = canonical.path;
     const accessCheck = routeCheck(request.route, path, paramsOf(request.route.pattern, path));
     const caller = { principalArn: credential.principalArn, ...LOCAL_API };
     const decision = authorizer.decide(caller, accessCheck);

@@ -15,6 +15,8 @@ export type {
 export { BATCH_SIZE_OVERHEAD, estimateRecordSize } from './batch-size.js';
 export type { SizedBytes } from './batch-size.js';
 export { MAX_DECOMPRESSED_BYTES } from './compression.js';
+export { controlTypeOf, encodeControlBatch } from './control.js';
+export type { ControlBatchInput, ControlType } from './control.js';
 export { crc32c } from './crc32c.js';
 export { decodeRecordBatch, splitBatches } from './decode.js';
 export { encodeRecordBatch, stampPartitionLeaderEpoch, withBaseOffset, withLogAppendTime } from './encode.js';

@@ -36,8 +36,14 @@ export function validateProducerBatch(
       `${where} is ${bytes.length} bytes; the topic allows max.message.bytes=${options.maxMessageBytes}`,
     );
   }
-  if (header.isTransactional || header.isControl) {
-    throw invalid('transactional and control batches are not supported');
+  // Markers are the coordinator's to write; a producer's transactional batch must be idempotent.
+  if (header.isControl)
+    throw invalid(`${where} is a control batch; only the transaction coordinator writes those`);
+  if (
+    header.isTransactional &&
+    (header.producerId < 0 || header.producerEpoch < 0 || header.baseSequence < 0)
+  ) {
+    throw invalid(`${where} is transactional without a producer id, epoch and sequence`);
   }
   if (header.recordCount < 1) {
     throw new SluiceError('CORRUPT_MESSAGE', `${where} has ${header.recordCount} records`);

@@ -20,6 +20,13 @@ const ZSTD_MAGIC = 0xfd2fb528;
 const SKIPPABLE_MASK = 0xfffffff0;
 const SKIPPABLE_MAGIC = 0x184d2a50;
 const MAX_BLOCK = 128 * 1024;
+/**
+ * The largest window accepted whatever the output limit: libzstd's streaming compressor declares a
+ * window from its level, not from the input (2 MiB at librdkafka's default level 3, with no content
+ * size), so holding the window to max.message.bytes (about 1 MiB) refused every zstd batch librdkafka
+ * sends. 8 MiB (windowLog 23) bounds what fzstd allocates; the output stays held to the limit.
+ */
+export const MAX_ZSTD_WINDOW = 8 * 1024 * 1024;
 
 export function decompressZstd(data: Uint8Array, maxBytes: number): Uint8Array {
   const frames = checkFrames(data, maxBytes);
@@ -158,7 +165,7 @@ function checkFrame(data: Uint8Array, start: number, maxBytes: number): Frame {
   if (contentSizeBytes === 2) contentSize += 256;
   pos += contentSizeBytes;
   if (singleSegment) window = contentSize;
-  if (window > maxBytes || contentSize > maxBytes) {
+  if ((!singleSegment && window > Math.max(maxBytes, MAX_ZSTD_WINDOW)) || contentSize > maxBytes) {
     throw corrupt(`zstd: frame window or content size exceeds the ${maxBytes}-byte limit`);
   }
   const maxBlock = Math.min(window, MAX_BLOCK);

@@ -155,6 +155,25 @@ export const metadataStoreContract = (fixture: FixtureRef): void => {
     expect(after).toEqual({ ...key, next: 15, hw: 10, limit: 110 });
   });
 
+  it('copies another attribute into a nested member only when it is absent (keepExisting)', async () => {
+    const key = { pk: pk('keep'), sk: 'S' };
+    await store().put({ ...key, next: 7, tx: {} });
+    const copy = [
+      { set: 'next', add: 2 },
+      { set: ['tx', '5'], copyOf: 'next', keepExisting: true },
+    ] as const;
+    expect(await store().update(key, copy, { returnValues: 'allNew' })).toEqual({
+      ...key,
+      next: 9,
+      tx: { '5': 7 },
+    });
+    expect(await store().update(key, copy, { returnValues: 'allNew' })).toEqual({
+      ...key,
+      next: 11,
+      tx: { '5': 7 },
+    });
+  });
+
   it('adds to an initial value when the counter is missing', async () => {
     const key = { pk: pk('initial'), sk: 'S' };
     const created = await store().update(key, [{ set: 'producerId', add: 1, initial: 1000 }], {

@@ -1,6 +1,6 @@
 /**
- * `npm run fuzz -- --seconds N [--seed S]`: the fuzz suite for as long as asked, in rounds of 3 × 200
- * cases from consecutive seeds, each round on a fresh in-memory Sluice. Prints every round's seed and
+ * `npm run fuzz -- --seconds N [--seed S]`: the fuzz suite for as long as asked, in rounds of 6 × 200
+ * cases (batch, JSON, path, connector config, Streams query, path variant) from consecutive seeds, each round on a fresh in-memory Sluice. Prints every round's seed and
  * the totals; exits 1 with fast-check's report (seed and path to replay) on the first finding.
  */
 import { parseArgs } from 'node:util';

@@ -7,8 +7,9 @@ import { memorySluice } from '../unit/log-support.js';
 import { batchCase } from './batch-cases.js';
 import { jsonCase } from './json-cases.js';
 import { pathCase } from './path-cases.js';
+import { connectCase, streamsQueryCase, variantCase } from './surface-cases.js';
 import type { Http, Outcome } from './oracle.js';
-import { checkBatchCase, checkJsonCase } from './oracle.js';
+import { Finding, checkBatchCase, checkJsonCase } from './oracle.js';
 
 export interface FuzzStats {
   seed: number;
@@ -43,11 +44,13 @@ const tally = (stats: FuzzStats, outcome: Outcome) => {
   else stats.refused[outcome.code] = (stats.refused[outcome.code] ?? 0) + 1;
 };
 
-/** Runs `runs` batch, JSON-body and path cases from `seed`; throws fast-check's report on a finding. */
+/** Runs `runs` batch, JSON-body, path, connector-config, Streams-query and path-variant cases from `seed`; throws fast-check's report on a finding. */
 export const fuzz = async (
   seed: number,
   runs: number,
   stats: FuzzStats = { seed, cases: 0, accepted: 0, refused: {} },
+  /** Runs of each issue-23 property (connector configs, Streams queries, path variants). */
+  surfaceRuns = runs,
 ): Promise<FuzzStats> => {
   const w = await world();
   await fc.assert(
@@ -68,5 +71,34 @@ export const fuzz = async (
     }),
     { seed: seed + 2, numRuns: runs, endOnFailure: true },
   );
+  // Issue 23: connector configs answer within a bound (no regex or allocation can stall the stack).
+  await fc.assert(
+    fc.asyncProperty(connectCase, async (c) => {
+      const started = Date.now();
+      tally(stats, await checkJsonCase(w.http, w.store, c));
+      const ms = Date.now() - started;
+      if (ms > CONNECT_CASE_MS)
+        throw new Finding(`${c.method} ${c.path} ${c.mutation}: took ${ms} ms`, c.mutation);
+    }),
+    { seed: seed + 3, numRuns: surfaceRuns, endOnFailure: true },
+  );
+  await fc.assert(
+    fc.asyncProperty(streamsQueryCase, async (c) => {
+      tally(stats, await checkJsonCase(w.http, w.store, c));
+    }),
+    { seed: seed + 4, numRuns: surfaceRuns, endOnFailure: true },
+  );
+  await fc.assert(
+    fc.asyncProperty(variantCase, async (c) => {
+      const outcome = await checkJsonCase(w.http, w.store, c);
+      if (outcome.kind !== 'refused' || outcome.code !== 'NOT_FOUND')
+        throw new Finding(`${c.method} ${c.path} (${c.mutation}) was not refused as NOT_FOUND`, outcome);
+      tally(stats, outcome);
+    }),
+    { seed: seed + 5, numRuns: surfaceRuns, endOnFailure: true },
+  );
   return stats;
 };
+
+/** The longest a connector config case may take (a catastrophic regex took over 20 s). */
+const CONNECT_CASE_MS = 2_000;

@@ -81,6 +81,7 @@ const startStack = async (dataDir: string, lagMs: number) => {
   const env: Record<string, string | undefined> = {
     ...process.env,
     PORT: String(port),
+    SLUICE_KAFKA_PORT: '0',
     SLUICE_DATA_DIR: dataDir,
     SLUICE_STORE_COUNT: '3',
     SLUICE_REPLICA_LAG_TIME_MAX_MS: String(lagMs),

@@ -108,6 +108,7 @@ describe('grant statements', () => {
           arn('GET', '/v1/topics/orders/partitions/*/offsets'),
           arn('GET', '/v1/topics/orders'),
           arn('POST', '/v1/groups/billing/heartbeat'),
+          arn('POST', '/v1/groups/billing/classic'),
           arn('POST', '/v1/groups/billing/offsets'),
           arn('GET', '/v1/groups/billing/offsets'),
           arn('POST', '/v1/groups/billing/offsets/reset'),

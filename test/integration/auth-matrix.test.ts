@@ -68,10 +68,56 @@ const ROWS: Row[] = [
     status: 200,
   },
   {
+    key: 'POST /v1/fetch',
+    path: '/v1/fetch',
+    body: { partitions: [{ topic: 'orders', partition: 0, offset: 0 }] },
+    status: 200,
+  },
+  {
     key: 'GET /v1/topics/{topic}/partitions/{partition}/offsets',
     path: '/v1/topics/orders/partitions/0/offsets?at=latest',
     status: 200,
   },
+  // Transactions: the producer id 999999 was never issued, so the writes answer INVALID_PRODUCER_ID_MAPPING.
+  {
+    key: 'POST /v1/transactions/{transactionalId}/producer',
+    path: '/v1/transactions/tx-a/producer',
+    body: { transactionTimeoutMs: 60_000 },
+    status: 200,
+  },
+  {
+    key: 'POST /v1/transactions/{transactionalId}/partitions',
+    path: '/v1/transactions/tx-a/partitions',
+    body: { producerId: 999_999, producerEpoch: 0, topics: [{ topic: 'orders', partitions: [0] }] },
+    status: 409,
+  },
+  {
+    key: 'POST /v1/transactions/{transactionalId}/groups',
+    path: '/v1/transactions/tx-a/groups',
+    body: { producerId: 999_999, producerEpoch: 0, groupId: 'billing' },
+    status: 409,
+  },
+  {
+    key: 'POST /v1/transactions/{transactionalId}/offsets',
+    path: '/v1/transactions/tx-a/offsets',
+    body: {
+      producerId: 999_999,
+      producerEpoch: 0,
+      groupId: 'billing',
+      memberId: null,
+      generationId: -1,
+      offsets: [{ topic: 'orders', partition: 0, offset: 0 }],
+    },
+    status: 409,
+  },
+  {
+    key: 'POST /v1/transactions/{transactionalId}/end',
+    path: '/v1/transactions/tx-a/end',
+    body: { producerId: 999_999, producerEpoch: 0, committed: true },
+    status: 409,
+  },
+  { key: 'GET /v1/transactions', path: '/v1/transactions', status: 200 },
+  { key: 'GET /v1/transactions/{transactionalId}', path: '/v1/transactions/tx-a', status: 200 },
   // Interactive queries: the 'wordcount' application's stores are registered in beforeAll.
   {
     key: 'GET /v1/streams/{app}/stores/{store}/keys/{key}',
@@ -87,6 +133,12 @@ const ROWS: Row[] = [
     key: 'POST /v1/groups/{group}/heartbeat',
     path: '/v1/groups/billing/heartbeat',
     body: HEARTBEAT,
+    status: 200,
+  },
+  {
+    key: 'POST /v1/groups/{group}/classic',
+    path: '/v1/groups/payroll/classic',
+    body: { memberId: 'classic-1', memberEpoch: null, subscribedTopics: ['orders'] },
     status: 200,
   },
   {
@@ -169,16 +221,24 @@ const CODES = {
   TOPIC: 'TOPIC_AUTHORIZATION_FAILED',
   GROUP: 'GROUP_AUTHORIZATION_FAILED',
   CLUSTER: 'CLUSTER_AUTHORIZATION_FAILED',
+  TRANSACTIONAL_ID: 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
 };
 
 let t: AuthStack;
 beforeAll(async () => {
   t = await startAuthStack([
     { name: 'admin', policies: [invokePolicy([`${API_ARN}/*`])] },
-    // Exactly the matrix's requests, plus READ on orders for the group routes' body-named checks.
+    // Exactly the matrix's requests, plus READ on orders for the group routes' body-named checks and
+    // READ on the sink connectors' groups connect-{name} for what the Connect configs name.
     {
       name: 'app',
-      policies: [invokePolicy([...rowArns, arn('GET', '/v1/topics/orders/partitions/*/records')])],
+      policies: [
+        invokePolicy([
+          ...rowArns,
+          arn('GET', '/v1/topics/orders/partitions/*/records'),
+          arn('POST', '/v1/groups/connect-*/heartbeat'),
+        ]),
+      ],
     },
     // Allowed something else only: an implicit deny on every row.
     { name: 'outsider', policies: [invokePolicy([arn('GET', '/v1/topics/unrelated')])] },

@@ -5,6 +5,7 @@
  * request wrote nothing and looked nothing up.
  */
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,6 +61,11 @@ export interface CallOptions {
   /** Sign at this time instead of now. */
   signedAt?: Date;
   tamper?: (request: Tamperable) => Tamperable;
+  /**
+   * Send the path byte for byte over node:http and sign that very path: fetch's URL parser would
+   * resolve `.`/`..` and `\\` before the gateway ever saw them.
+   */
+  raw?: boolean;
 }
 
 /** What a signed request looks like on the wire, for a test to change after signing. */
@@ -78,6 +84,31 @@ export interface Snapshot {
   objectGets: number;
   invocations: number;
 }
+
+/** One request with its target sent exactly as given (no URL normalisation). */
+const rawCall = (base: string, method: string, sent: Tamperable): Promise<Reply> =>
+  new Promise<Reply>((resolve, reject) => {
+    const { hostname, port } = new URL(base);
+    const req = httpRequest(
+      { host: hostname, port: Number(port), method, path: sent.path, headers: sent.headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const bytes = new Uint8Array(Buffer.concat(chunks));
+          const headers = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') headers.set(k, v);
+          const json =
+            (res.headers['content-type'] ?? '').includes('json') && bytes.length > 0
+              ? JSON.parse(Buffer.from(bytes).toString('utf8'))
+              : undefined;
+          resolve({ status: res.statusCode ?? 0, headers, json, bytes });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(sent.body ? Buffer.from(sent.body) : undefined);
+  });
 
 export const startAuthStack = async (principals: readonly Principal[]): Promise<AuthStack> => {
   const dir = await mkdtemp(join(tmpdir(), 'sluice-auth-'));
@@ -133,6 +164,7 @@ export const startAuthStack = async (principals: readonly Principal[]): Promise<
             ...(raw ? { body: raw } : {}),
             key: keys[principal]!,
             ...(options.signedAt ? { signingDate: options.signedAt } : {}),
+            ...(options.raw ? { rawPath: path.split('?')[0]! } : {}),
           });
     const wire = {
       path,
@@ -140,6 +172,7 @@ export const startAuthStack = async (principals: readonly Principal[]): Promise<
       headers: Object.fromEntries(Object.entries(signed).map(([k, v]) => [k.toLowerCase(), v])),
     };
     const sent = options.tamper ? options.tamper(wire) : wire;
+    if (options.raw) return rawCall(stack.url, method, sent);
     const response = await fetch(`${stack.url}${sent.path}`, {
       method,
       headers: Object.fromEntries(Object.entries(sent.headers).filter(([name]) => name !== 'host')),

@@ -34,7 +34,12 @@ afterAll(async () => {
 
 describe('a second stack on the data directory in use', () => {
   it('refuses to start, naming the running stack, and leaves the running one serving', async () => {
-    const second = launch('local/start.ts', [], { ...process.env, PORT: '0', SLUICE_DATA_DIR: dataDir });
+    const second = launch('local/start.ts', [], {
+      ...process.env,
+      PORT: '0',
+      SLUICE_KAFKA_PORT: '0',
+      SLUICE_DATA_DIR: dataDir,
+    });
     const stderr: string[] = [];
     second.child.stderr.on('data', (chunk: string) => stderr.push(chunk));
     expect(await second.exited).toBe(1);

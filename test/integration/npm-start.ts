@@ -16,6 +16,8 @@ export interface NpmStart {
   dataDir: string;
   /** The pid of the Connect invocation running now. */
   connectWorkerPid(): Promise<number>;
+  /** What it printed so far (stdout and stderr). */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ export const startNpmStart = async (env: Record<string, string>): Promise<NpmSta
       SLUICE_TABLE_NAME: `npm-${suffix}`,
       SLUICE_BUCKETS: `npm-${suffix}`,
       SLUICE_MAINTENANCE_INTERVAL_MS: '0',
+      SLUICE_KAFKA_PORT: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -86,6 +89,7 @@ export const startNpmStart = async (env: Record<string, string>): Promise<NpmSta
     url,
     dataDir,
     connectWorkerPid: async () => Number(await readFile(join(dataDir, 'connect-worker.pid'), 'utf8')),
+    output: () => output,
     stop,
   };
 };

@@ -30,6 +30,7 @@ const start = async (): Promise<{ child: ChildProcess; url: string; readyMs: num
   const env: Record<string, string | undefined> = {
     ...process.env,
     PORT: String(port),
+    SLUICE_KAFKA_PORT: '0',
     SLUICE_DATA_DIR: dataDir,
   };
   for (const name of [

@@ -149,7 +149,7 @@ describe('SDK producer and consumer', () => {
     for (const p of [0, 1])
       await producer.sendBatch('sdk-group', p, [{ value: `a${p}` }, { value: `b${p}` }]);
 
-    const read = async (): Promise<string[]> => {
+    const read = async (expected: number): Promise<string[]> => {
       const consumer = client().consumer({ groupId: 'sdk-g', maxWaitMs: 200 });
       consumer.subscribe({ topics: ['sdk-group'], fromBeginning: true });
       const seen: string[] = [];
@@ -159,14 +159,18 @@ describe('SDK producer and consumer', () => {
       const deadline = Date.now() + 3_000;
       while (Date.now() < deadline && consumer.assignment().flatMap((a) => a.partitions).length < 2)
         await new Promise((r) => setTimeout(r, 20));
+      // Until the records expected came (a loaded machine answers a first fetch slowly), then a little
+      // more so that any record beyond them would show.
+      const until = Date.now() + 10_000;
+      while (Date.now() < until && seen.length < expected) await new Promise((r) => setTimeout(r, 20));
       await new Promise((r) => setTimeout(r, 500));
       await consumer.stop();
       await running;
       return seen.sort();
     };
-    expect(await read()).toEqual(['a0', 'a1', 'b0', 'b1']);
+    expect(await read(4)).toEqual(['a0', 'a1', 'b0', 'b1']);
     for (const p of [0, 1]) await producer.sendBatch('sdk-group', p, [{ value: `c${p}` }]);
-    expect(await read()).toEqual(['c0', 'c1']);
+    expect(await read(2)).toEqual(['c0', 'c1']);
     expect(
       (await client().admin().fetchOffsets('sdk-g', 'sdk-group')).map((o) => [o.partition, o.offset]).sort(),
     ).toEqual([

@@ -3,6 +3,7 @@
  * records every request (JSON bodies parsed, RecordBatch bodies decoded), and `cli` to run the command
  * line in-process against it with captured output and a fake clock.
  */
+import { withMultiFetch } from './multi-fetch-fake.js';
 import type { FetchResult, TopicDescription } from '../../cli/api.js';
 import { decodeRecordBatch, encodeRecordBatch, splitBatches } from '../../protocol/record-batch/index.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../../sdk/producer.js';
@@ -48,7 +49,8 @@ export const fakeApi = (answer: (request: Request) => Answer | Promise<Answer>) 
       headers: { 'content-type': 'application/json' },
     });
   };
-  return { fetch, requests };
+  // POST /v1/fetch (the SDK consumer's one poll) is answered through the single-partition fake.
+  return { fetch: withMultiFetch(fetch), requests };
 };
 
 /** A fetch answer, written as JSON by the tests, as the server sends it to the SDK: one RecordBatch per record. */

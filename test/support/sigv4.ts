@@ -21,6 +21,8 @@ export interface ToSign {
   key: TestKey;
   region?: string;
   signingDate?: Date;
+  /** The path exactly as it goes on the wire (a URL would resolve `..` and `\\`); default the URL's. */
+  rawPath?: string;
 }
 
 /** The headers to send: the caller's own plus host, x-amz-date and Authorization. */
@@ -44,7 +46,7 @@ export const signHeaders = async (request: ToSign): Promise<Record<string, strin
       protocol: url.protocol,
       hostname: url.hostname,
       ...(url.port ? { port: Number(url.port) } : {}),
-      path: url.pathname,
+      path: request.rawPath ?? url.pathname,
       query,
       headers: { host: url.host, ...(request.headers ?? {}) },
       ...(request.body !== undefined ? { body: request.body } : {}),

@@ -62,10 +62,23 @@ describe('implied checks', () => {
       },
     );
     expect(checks.map((c) => `${c.operation} ${c.method} ${c.path}`)).toEqual([
+      // Partition `*` and 2147483647: only a policy covering every partition (no `?`) allows both.
       'READ GET /v1/topics/a/partitions/*/records',
+      'READ GET /v1/topics/a/partitions/2147483647/records',
       'READ GET /v1/topics/b/partitions/*/records',
+      'READ GET /v1/topics/b/partitions/2147483647/records',
       'READ GET /v1/topics/c/partitions/*/records',
+      'READ GET /v1/topics/c/partitions/2147483647/records',
     ]);
+    // Kafka's Fetch: READ on each topic of its partitions, once each.
+    expect(
+      impliedChecks(
+        'POST /v1/fetch',
+        {},
+        { partitions: [{ topic: 'x' }, { topic: 'y' }, { topic: 'x' }, { topic: 3 }, 'z'] },
+      ).map((c) => `${c.operation} ${c.path}`),
+    ).toEqual(['READ /v1/topics/x/partitions/*/records', 'READ /v1/topics/y/partitions/*/records']);
+    expect(impliedChecks('POST /v1/fetch', {}, { partitions: 'x' })).toEqual([]);
     expect(impliedChecks('POST /v1/groups/{group}/offsets', {}, { offsets: 'nope' })).toEqual([]);
     expect(impliedChecks('POST /v1/topics/{topic}/records', {}, { topic: 'x' })).toEqual([]);
     expect(impliedChecks('GET /v1/groups/{group}/offsets', { topic: 'a/b' }, undefined)[0]?.path).toBe(
@@ -75,6 +88,7 @@ describe('implied checks', () => {
     const deleting = impliedChecks('DELETE /v1/groups/{group}/offsets', { topic: 'orders' }, undefined);
     expect(deleting.map((c) => `${c.operation} ${c.resourceType} ${c.method} ${c.path}`)).toEqual([
       'READ TOPIC GET /v1/topics/orders/partitions/*/records',
+      'READ TOPIC GET /v1/topics/orders/partitions/2147483647/records',
     ]);
     expect(impliedChecks('DELETE /v1/groups/{group}/offsets', {}, undefined)).toEqual([]);
   });
@@ -115,7 +129,12 @@ describe('the router guard', () => {
       },
     });
     expect(asked).toEqual([
-      ['arn:aws:iam::111122223333:user/alice orders', 'arn:aws:iam::111122223333:user/alice secret'],
+      [
+        'arn:aws:iam::111122223333:user/alice orders',
+        'arn:aws:iam::111122223333:user/alice orders',
+        'arn:aws:iam::111122223333:user/alice secret',
+        'arn:aws:iam::111122223333:user/alice secret',
+      ],
     ]);
     expect(store.meter.read().metadataReads).toBe(0);
     expect(store.dump()).toEqual([]);

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { GatewayAuthResult, GatewayRequest } from '../../local/auth/gateway-auth.js';
-import { canonicalPath, createGatewayAuth } from '../../local/auth/gateway-auth.js';
+import { createGatewayAuth } from '../../local/auth/gateway-auth.js';
 import { matchRoute } from '../../lib/http/route-table.js';
 import type { PolicyDocument } from '../../lib/auth/policy.js';
 import type { TestKey } from '../support/sigv4.js';
@@ -289,12 +289,14 @@ describe('route policy', () => {
     );
   });
 
-  it('sees a percent-encoded name as the name itself', async () => {
-    expect(canonicalPath('/v1/topics/%6Frders/records')).toBe('/v1/topics/orders/records');
-    expect(canonicalPath('/v1/groups/a%2Fb')).toBe('/v1/groups/a%2Fb');
-    expect(canonicalPath('/v1/groups/%E0%A4%A')).toBeUndefined();
+  it('evaluates no policy on a path that is not canonical: an over-encoded name is refused, never renamed', async () => {
     clock = T0;
-    expect('context' in (await check(await sign({ target: '/v1/topics/%6Frders/records' })))).toBe(true);
+    const result = await check(await sign({ target: '/v1/topics/%6Frders/records' }));
+    expect('refusal' in result && result.refusal.code).toBe('NOT_FOUND');
+    expect('reason' in result && result.reason).toBe(
+      'non-canonical path: has a segment not percent-encoded in canonical form (encodeURIComponent)',
+    );
+    expect('context' in (await check(await sign({ target: '/v1/topics/orders/records' })))).toBe(true);
   });
 
   it('lets the health probe through unsigned', async () => {

@@ -385,21 +385,24 @@ describe('a rewritten batch', () => {
 });
 
 describe('what the cleaner never sees', () => {
-  it('is a transactional or control batch: produce refuses them, so none is ever kept or cleaned', async () => {
+  it('is a producer-made control batch or a transactional batch without a producer: produce refuses them', async () => {
     const s = await setup();
     const record = { key: utf8('a'), value: utf8('a0'), timestamp: 1000 };
-    for (const flags of [{ isTransactional: true }, { isTransactional: true, isControl: true }]) {
+    const refusals = [
+      [{ isTransactional: true }, 'batch 0 is transactional without a producer id, epoch and sequence'],
+      [
+        { isTransactional: true, isControl: true },
+        'batch 0 is a control batch; only the transaction coordinator writes those',
+      ],
+    ] as const;
+    for (const [flags, message] of refusals) {
       const r = await s.http(
         'POST',
         '/v1/topics/t/partitions/0/batches',
         encodeRecordBatch([record], flags),
         BATCH,
       );
-      expect([r.status, r.body.error.code, r.body.error.message]).toEqual([
-        400,
-        'INVALID_RECORD',
-        'transactional and control batches are not supported',
-      ]);
+      expect([r.status, r.body.error.code, r.body.error.message]).toEqual([400, 'INVALID_RECORD', message]);
     }
     expect(s.objects.keys()).toEqual([]);
     expect((await s.state()).nextOffset).toBe(0);

@@ -69,11 +69,15 @@ describe('validateProducerBatch', () => {
     });
   });
 
-  it('refuses transactional and control batches, each on its own', () => {
-    const message = 'transactional and control batches are not supported';
-    for (const flags of [{ isTransactional: true }, { isControl: true }]) {
-      expect(refusal(encodeRecordBatch([rec('a')], flags))).toEqual(invalid(message));
-    }
+  it('refuses control batches, and transactional batches without producer fields', () => {
+    expect(refusal(encodeRecordBatch([rec('a')], { isControl: true }))).toEqual(
+      invalid('batch 0 is a control batch; only the transaction coordinator writes those'),
+    );
+    expect(refusal(encodeRecordBatch([rec('a')], { isTransactional: true }))).toEqual(
+      invalid('batch 0 is transactional without a producer id, epoch and sequence'),
+    );
+    const fields = { producerId: 3, producerEpoch: 0, baseSequence: 0, isTransactional: true };
+    expect(validate(encodeRecordBatch([rec('a')], fields)).length).toBe(1);
   });
 
   it('refuses a batch of no records as CORRUPT_MESSAGE', () => {

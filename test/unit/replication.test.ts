@@ -64,6 +64,32 @@ describe('acks=all', () => {
     expect((await c.read(third)).body.error.code).toBe('NOT_LEADER_OR_FOLLOWER');
   });
 
+  it('answers NOT_LEADER_OR_FOLLOWER to replica= naming a store that is no (in-sync) replica, whatever the offset', async () => {
+    const c = replicationCluster();
+    const { state } = await c.create({}, 1);
+    await c.send('a');
+    const s = await state();
+    expect(s.hw).toBe(1);
+    const others = c.raw.map((store) => store.id).filter((name) => !s.replicas.includes(name));
+    expect(others).toHaveLength(2);
+    const answers = [];
+    for (const replica of [...others, 'no-such-store'])
+      for (const offset of [0, 1]) {
+        const r = await c.http(
+          'GET',
+          `/v1/topics/t/partitions/0/records?offset=${offset}&replica=${replica}`,
+        );
+        answers.push([replica, offset, r.status, r.body.error?.code]);
+      }
+    expect(answers).toEqual(
+      [...others, 'no-such-store'].flatMap((replica) => [
+        [replica, 0, 503, 'NOT_LEADER_OR_FOLLOWER'],
+        [replica, 1, 503, 'NOT_LEADER_OR_FOLLOWER'],
+      ]),
+    );
+    expect((await c.read(s.replicas[0])).values).toEqual(['a']);
+  });
+
   it('refuses with NOT_ENOUGH_REPLICAS below min.insync.replicas, writes nothing, and reads go on', async () => {
     const c = cluster();
     const { state } = await c.create({ 'min.insync.replicas': '2' });

@@ -161,6 +161,39 @@ describe('retention.ms', () => {
   });
 });
 
+describe('what a time-based run reads', () => {
+  it('stops at the first batch it keeps: one page of the index however long the log, and all of it under retention.bytes', async () => {
+    // 40 index pages of one batch each: nothing has expired.
+    const p = await partition(Array(40).fill(1), 2);
+    let itemsRead = 0;
+    const counting = new Proxy(p.store, {
+      get(target, name, receiver) {
+        const value: unknown = Reflect.get(target, name, receiver);
+        if (name !== 'query')
+          return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+        return async (input: never) => {
+          const page = await target.query(input);
+          itemsRead += page.items.length;
+          return page;
+        };
+      },
+    });
+    expect(await p.retain({ 'retention.ms': 60_000 }, counting, 30_000)).toEqual({
+      logStartOffset: 0,
+      batchesDeleted: 0,
+    });
+    // The segment index (empty), the page holding its end, then one page of the walk.
+    expect(itemsRead).toBeLessThanOrEqual(5);
+    itemsRead = 0;
+    // retention.bytes needs the bytes held: every page is read.
+    await p.retain({ 'retention.bytes': 1_000_000 }, counting, 30_000);
+    expect(itemsRead).toBe(40);
+    // Expired from offset 30 on only by time: the walk reads up to the first kept batch.
+    itemsRead = 0;
+    expect((await p.retain({ 'retention.ms': 10 }, counting, 30_000)).logStartOffset).toBe(40);
+  });
+});
+
 describe('retention of index pages', () => {
   it('retires the pages wholly below the new log start and no other', async () => {
     const p = await partition([3, 3, 3], 1);

@@ -30,6 +30,13 @@ const VALID: Record<string, unknown> = {
   CreateConnector: { name: 'c' },
   ConnectorConfig: { 'connector.class': 'FileStreamSource' },
   ConnectorOffsets: { offsets: [] },
+  MultiFetch: { partitions: [{ topic: 't', partition: 0, offset: 0 }] },
+  InitTransactionalProducerId: { transactionTimeoutMs: 60000 },
+  AddPartitionsToTxn: { producerId: 1, producerEpoch: 0, topics: [{ topic: 't', partitions: [0] }] },
+  AddOffsetsToTxn: { producerId: 1, producerEpoch: 0, groupId: 'g' },
+  TxnOffsetCommit: { producerId: 1, producerEpoch: 0, groupId: 'g', offsets: [] },
+  EndTxn: { producerId: 1, producerEpoch: 0, committed: true },
+  ClassicMember: { memberId: 'm' },
 };
 
 interface ObjectSchema {

@@ -8,6 +8,7 @@ import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import { SluiceClient } from '../../sdk/client.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../../sdk/producer.js';
 import type { FetchLike } from '../../sdk/transport.js';
+import { withMultiFetch } from '../support/multi-fetch-fake.js';
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 
@@ -59,7 +60,11 @@ const fakeGroup = (
     }
     return json(404, { error: { code: 'NOT_FOUND', message: url.pathname, retriable: false } });
   };
-  const client = new SluiceClient({ url: 'http://sluice.test', fetch, retry: { retries: 0 } });
+  const client = new SluiceClient({
+    url: 'http://sluice.test',
+    fetch: withMultiFetch(fetch),
+    retry: { retries: 0 },
+  });
   return { client, heartbeats, commits };
 };
 

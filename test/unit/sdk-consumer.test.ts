@@ -3,6 +3,7 @@ import { encodeRecordBatch, withBaseOffset } from '../../protocol/record-batch/i
 import { SluiceClient } from '../../sdk/client.js';
 import type { ConsumedRecord } from '../../sdk/types.js';
 import type { FetchLike } from '../../sdk/transport.js';
+import { withMultiFetch } from '../support/multi-fetch-fake.js';
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
 const text = (b: Uint8Array | null) => (b === null ? null : new TextDecoder().decode(b));
@@ -88,12 +89,18 @@ const fakeSluice = (
     );
     return { status: 200, bytes: batch, headers: headers(base + values.length) };
   };
+  /** The bodies of POST /v1/fetch, which the fake answers by asking serveLog per partition. */
+  const polls: Record<string, unknown>[] = [];
+  const multi = withMultiFetch(fetch);
   const client = new SluiceClient({
     url: 'http://sluice.test',
-    fetch,
+    fetch: async (input, init) => {
+      if (new URL(input).pathname === '/v1/fetch') polls.push(JSON.parse(String(init.body)));
+      return multi(input, init);
+    },
     retry: { retries: 2, sleep: async () => {} },
   });
-  return { client, requests };
+  return { client, requests, polls };
 };
 
 const topicDescription = (name: string, partitions: number) => ({
@@ -148,7 +155,7 @@ describe('Consumer.fetch', () => {
 
 describe('Consumer.run without a group', () => {
   it('reads every partition from the beginning, in offset order per partition', async () => {
-    const { client } = fakeSluice({ 't-0': ['a', 'b', 'c'], 't-1': ['x', 'y'] }, (req) =>
+    const { client, polls } = fakeSluice({ 't-0': ['a', 'b', 'c'], 't-1': ['x', 'y'] }, (req) =>
       req.url.pathname === '/v1/topics/t' ? topicDescription('t', 2) : undefined,
     );
     const consumer = client.consumer({ maxWaitMs: 10 });
@@ -163,6 +170,12 @@ describe('Consumer.run without a group', () => {
     expect(byPartition(0)).toEqual(['0:a', '1:b', '2:c']);
     expect(byPartition(1)).toEqual(['0:x', '1:y']);
     expect(consumer.assignment()).toEqual([]);
+    // One long poll over both partitions at a time (Kafka's Fetch), never one per partition.
+    expect(polls.length).toBeGreaterThan(1);
+    for (const poll of polls) {
+      expect((poll['partitions'] as { partition: number }[]).map((p) => p.partition).sort()).toEqual([0, 1]);
+      expect(poll['maxWaitMs']).toBe(10);
+    }
   });
 
   it('starts at the end without fromBeginning, and resets past-the-end seeks', async () => {
@@ -290,8 +303,9 @@ describe('Consumer.run in a group', () => {
           },
         };
       }
-      if (p.endsWith('/offsets') && req.method === 'GET') return { status: 200, json: { offsets: [] } };
-      if (p.endsWith('/offsets')) {
+      if (p.startsWith('/v1/groups/') && p.endsWith('/offsets') && req.method === 'GET')
+        return { status: 200, json: { offsets: [] } };
+      if (p.startsWith('/v1/groups/') && p.endsWith('/offsets')) {
         events.push(
           `commit ${JSON.stringify((req.json!['offsets'] as { partition: number; offset: number }[]).map((o) => [o.partition, o.offset]))}`,
         );
@@ -331,8 +345,10 @@ describe('Consumer.run in a group', () => {
           json: { memberId: 'm', memberEpoch: n < 3 ? 1 : 3, heartbeatIntervalMs: 10, assignment },
         };
       }
-      if (p.endsWith('/offsets') && req.method === 'GET') return { status: 200, json: { offsets: [] } };
-      if (p.endsWith('/offsets')) return (commits++, { status: 200, json: { results: [] } });
+      if (p.startsWith('/v1/groups/') && p.endsWith('/offsets') && req.method === 'GET')
+        return { status: 200, json: { offsets: [] } };
+      if (p.startsWith('/v1/groups/') && p.endsWith('/offsets'))
+        return (commits++, { status: 200, json: { results: [] } });
       return undefined;
     });
     const consumer = client.consumer({ groupId: 'g', maxWaitMs: 10, autoCommitIntervalMs: 0 });

@@ -37,9 +37,14 @@ describe('zstd frames from the reference tool', () => {
     expect(text(zstd(MAGIC + '00' + '58' + blockHeader(true, 2, 13) + COMPRESSED))).toBe(KAFKA);
   });
 
-  it('holds the window to maxBytes: a 2 MiB window needs a 2 MiB limit', () => {
-    expect(text(zstd(FROM_STDIN, 2 * 1024 * 1024))).toBe(KAFKA);
-    expect(refusal(FROM_STDIN, 2 * 1024 * 1024 - 1)).toEqual(tooBig(2 * 1024 * 1024 - 1));
+  it('takes a 2 MiB window under a 1 MiB limit (librdkafka streams zstd so), not one past 8 MiB', () => {
+    expect(text(zstd(FROM_STDIN, 1024 * 1024))).toBe(KAFKA);
+    expect(text(zstd(FROM_STDIN, 100))).toBe(KAFKA);
+    // Window descriptor 0x68: 2^(10+13) = 8 MiB, the largest taken; 0x69 is 9 MiB.
+    const window = (w: string) => MAGIC + '04' + w + blockHeader(true, 2, 13) + COMPRESSED + 'bb3dcb20';
+    expect(text(zstd(window('68'), 1024 * 1024))).toBe(KAFKA);
+    expect(refusal(window('69'), 1024 * 1024)).toEqual(tooBig(1024 * 1024));
+    expect(text(zstd(window('69'), 16 * 1024 * 1024))).toBe(KAFKA);
   });
 
   it('holds a single-segment frame’s content size (its window) to maxBytes', () => {
@@ -87,13 +92,12 @@ describe('zstd frame headers', () => {
   });
 
   it('computes the window as 2^(10 + exponent) plus mantissa eighths', () => {
-    // Descriptor 0x09: exponent 1, mantissa 1, so 2048 + 256.
-    const small = frame('09', raw('616263'));
-    expect(text(zstd(small, 2304))).toBe('abc');
-    expect(refusal(small, 2303)).toEqual(tooBig(2303));
-    // Descriptor 0x17: exponent 2, mantissa 7, so 4096 + 7 × 512.
-    expect(text(zstd(frame('17', raw('616263')), 7680))).toBe('abc');
-    expect(refusal(frame('17', raw('616263')), 7679)).toEqual(tooBig(7679));
+    // Descriptor 0x67: exponent 12, mantissa 7, so 4 MiB + 7 × 512 KiB = 7.5 MiB: under the 8 MiB floor.
+    expect(text(zstd(frame('67', raw('616263')), 100))).toBe('abc');
+    // Descriptor 0x69: exponent 13, mantissa 1, so 8 MiB + 1 MiB: above it, so held to maxBytes.
+    const nine = frame('69', raw('616263'));
+    expect(text(zstd(nine, 9 * 1024 * 1024))).toBe('abc');
+    expect(refusal(nine, 9 * 1024 * 1024 - 1)).toEqual(tooBig(9 * 1024 * 1024 - 1));
   });
 
   // Single-segment frames whose content is one RLE block of "z": the content size is also the window.

@@ -96,6 +96,8 @@ export const updateExpression = (
       if ('value' in action) sets.push(`${target} = ${x.value(action.value)}`);
       else if ('ifNotExists' in action)
         sets.push(`${target} = if_not_exists(${target}, ${x.value(action.ifNotExists)})`);
+      else if ('copyOf' in action && action.keepExisting === true)
+        sets.push(`${target} = if_not_exists(${target}, ${x.path(action.copyOf)})`);
       else if ('copyOf' in action) sets.push(`${target} = ${x.path(action.copyOf)}`);
       else if ('add' in action) {
         const operand = x.path(action.from ?? action.set);

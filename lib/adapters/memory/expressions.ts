@@ -160,6 +160,8 @@ export const applyUpdate = (
     if ('value' in action) value = clone(action.value);
     else if ('ifNotExists' in action)
       value = current === undefined ? clone(action.ifNotExists) : clone(current);
+    else if ('copyOf' in action && action.keepExisting === true && current !== undefined)
+      value = clone(current);
     else if ('copyOf' in action) {
       const source = readPath(before, action.copyOf);
       if (source === undefined)

@@ -8,16 +8,19 @@ import { randomUUID } from 'node:crypto';
 import { SluiceError } from '../../../protocol/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { MetadataStore } from '../../ports/metadata-store.js';
+import { TransactionCanceledError } from '../../ports/metadata-store.js';
 import { StaleRead, retryOnConflict } from './cas-retry.js';
-import { GroupDraft, groupState, liveMembers } from './group.js';
+import { GroupDraft, groupState, liveMembers, newGroupMeta } from './group.js';
 import type { LoadedGroup } from './group-items.js';
-import { GroupItems } from './group-items.js';
+import { GroupItems, encodeOffset } from './group-items.js';
+import { applyClassic } from './classic.js';
 import { applyHeartbeat } from './heartbeat.js';
 import type { DeleteOffsetsRequest } from './offset-delete.js';
 import { deleteOffsetsOnce } from './offset-delete.js';
 import { OffsetWriter } from './offset-writer.js';
 import { toTopicPartitions } from './partition-map.js';
 import {
+  validateClassicMember,
   validateCommit,
   validateGroupId,
   validateHeartbeat,
@@ -26,6 +29,8 @@ import {
 } from './requests.js';
 import { TopicLookup } from './topic-lookup.js';
 import type {
+  ClassicMemberRequest,
+  ClassicMemberResponse,
   CommitRequest,
   CommitResult,
   CommittedOffset,
@@ -115,6 +120,31 @@ export class GroupCoordinator {
     });
   }
 
+  /**
+   * A classic member's JoinGroup (memberEpoch null), SyncGroup or Heartbeat (its generationId) in the
+   * same group as KIP-848 members (classic.ts).
+   */
+  async classicMember(groupId: string, request: ClassicMemberRequest): Promise<ClassicMemberResponse> {
+    validateGroupId(groupId);
+    validateClassicMember(request);
+    const lookup = new TopicLookup(this.topics);
+    await lookup.describeAll(request.subscribedTopics ?? []);
+    return this.retry('classic member', async () => {
+      const loaded = await this.loadLive(groupId);
+      const names = [...loaded.view.members.values()].flatMap((m) => m.subscribedTopics);
+      const topics = await lookup.describeAll([...names, ...(request.subscribedTopics ?? [])]);
+      const { next, response } = applyClassic(loaded.view, request, {
+        now: this.clock.now(),
+        sessionTimeoutMs: this.sessionTimeoutMs,
+        heartbeatIntervalMs: this.heartbeatIntervalMs,
+        topics,
+        newMemberId: this.newMemberId,
+      });
+      await this.items.save(loaded, next);
+      return response;
+    });
+  }
+
   /** OffsetCommit, fenced by member epoch; per-partition results in request order. */
   async commitOffsets(groupId: string, request: CommitRequest): Promise<{ results: CommitResult[] }> {
     validateGroupId(groupId);
@@ -146,6 +176,37 @@ export class GroupCoordinator {
       await this.writer.write(groupId, guard, accepted, now);
     });
     return { results };
+  }
+
+  /**
+   * KIP-447: TxnOffsetCommit carries the consumer's group metadata; a member that left or moved to a
+   * newer epoch is a zombie whose offsets must not join the transaction. No member id (a consumer that
+   * assigns partitions itself): nothing to check, as Kafka's generation -1.
+   */
+  async checkTransactionalMember(
+    groupId: string,
+    memberId: string | null,
+    memberEpoch: number,
+  ): Promise<void> {
+    validateGroupId(groupId);
+    if (memberId === null) return;
+    await this.writer.memberGuard(groupId, memberId, memberEpoch, this.clock.now());
+  }
+
+  /**
+   * A committed transaction's offsets become the group's committed offsets, as Kafka applies them at the
+   * COMMIT marker. Idempotent (a coordinator that crashed writes them again); no member guard: the member
+   * was checked when the offsets joined the transaction.
+   */
+  async writeTransactionalOffsets(groupId: string, offsets: readonly CommittedOffset[]): Promise<void> {
+    if (offsets.length === 0) return;
+    if (!(await this.items.loadMeta(groupId))) {
+      await this.items.createEmpty(groupId, newGroupMeta(this.clock.now())).catch((error: unknown) => {
+        if (!(error instanceof TransactionCanceledError)) throw error;
+      });
+    }
+    const now = this.clock.now();
+    await this.store.batchWrite({ puts: offsets.map((entry) => encodeOffset(groupId, entry, now)) });
   }
 
   async fetchOffsets(groupId: string, topic?: string): Promise<{ offsets: CommittedOffset[] }> {

@@ -7,6 +7,7 @@ import { OFFSETS_PER_COMMIT } from './commit-limit.js';
 import { fromTopicPartitions } from './partition-map.js';
 import type {
   AssignorName,
+  ClassicMemberRequest,
   CommitRequest,
   HeartbeatRequest,
   OffsetCommitEntry,
@@ -127,6 +128,69 @@ export const parseHeartbeatRequest = (body: Body): HeartbeatRequest => {
   };
   validateHeartbeat(request);
   return request;
+};
+
+/** `POST /v1/groups/{group}/classic`: a classic member's JoinGroup, SyncGroup or Heartbeat. */
+export const parseClassicMemberRequest = (body: Body): ClassicMemberRequest => {
+  rejectUnknown(
+    body,
+    [
+      'memberId',
+      'memberEpoch',
+      'instanceId',
+      'subscribedTopics',
+      'ownedPartitions',
+      'rebalanceTimeoutMs',
+      'serverAssignor',
+    ],
+    'classic member request',
+  );
+  const memberId = identifierOrNull(body['memberId'], 'memberId');
+  if (memberId === null) throw invalidRequest('memberId is required (1-255 printable characters)');
+  const epoch = body['memberEpoch'];
+  const memberEpoch = epoch === undefined || epoch === null ? null : integer(epoch, 'memberEpoch', 0);
+  const subscribed = body['subscribedTopics'];
+  const owned = body['ownedPartitions'];
+  const timeout = body['rebalanceTimeoutMs'];
+  const assignor = body['serverAssignor'];
+  if (assignor !== undefined && assignor !== null && !ASSIGNORS.includes(assignor as AssignorName)) {
+    throw invalidRequest(`serverAssignor must be one of ${ASSIGNORS.join(', ')} or null`);
+  }
+  const request: ClassicMemberRequest = {
+    memberId,
+    memberEpoch,
+    instanceId: identifierOrNull(body['instanceId'], 'instanceId'),
+    subscribedTopics:
+      subscribed === undefined || subscribed === null
+        ? null
+        : array(subscribed, 'subscribedTopics').map((t, i) => validateTopicName(t, `subscribedTopics[${i}]`)),
+    ownedPartitions:
+      owned === undefined || owned === null
+        ? null
+        : fromTopicPartitions(topicPartitionsList(owned, 'ownedPartitions')),
+    rebalanceTimeoutMs:
+      timeout === undefined || timeout === null ? null : integer(timeout, 'rebalanceTimeoutMs', 1),
+    serverAssignor: (assignor ?? null) as AssignorName | null,
+  };
+  validateClassicMember(request);
+  return request;
+};
+
+export const validateClassicMember = (request: ClassicMemberRequest): void => {
+  if (!isIdentifier(request.memberId)) throw invalidRequest('memberId must be 1-255 printable characters');
+  if (request.memberEpoch !== null) integer(request.memberEpoch, 'memberEpoch', 0);
+  request.subscribedTopics?.forEach((t, i) => validateTopicName(t, `subscribedTopics[${i}]`));
+  if (request.memberEpoch === null && request.subscribedTopics === null) {
+    throw invalidRequest('subscribedTopics is required when joining (memberEpoch null)');
+  }
+  if (
+    request.memberEpoch !== null &&
+    (request.subscribedTopics !== null || request.ownedPartitions !== null)
+  ) {
+    throw invalidRequest(
+      'subscribedTopics and ownedPartitions are sent only when joining (memberEpoch null)',
+    );
+  }
 };
 
 /** The rules that tie fields together; also applied to requests that do not come through HTTP. */

@@ -57,6 +57,34 @@ export interface HeartbeatResponse {
   assignment: { topicPartitions: TopicPartitions[] } | null;
 }
 
+/**
+ * A classic member's JoinGroup (memberEpoch null), SyncGroup or Heartbeat (memberEpoch = its
+ * generationId) mapped onto the group (lib/core/groups/classic.ts).
+ */
+export interface ClassicMemberRequest {
+  /** Issued before the join (KIP-394: the gateway answers a first JoinGroup with MEMBER_ID_REQUIRED). */
+  memberId: string;
+  memberEpoch: number | null;
+  instanceId: string | null;
+  /** Required on join; null keeps the current subscription. */
+  subscribedTopics: string[] | null;
+  /** On join: what the member still owns (empty for eager protocols, which revoke all before rejoining). */
+  ownedPartitions: PartitionMap | null;
+  rebalanceTimeoutMs: number | null;
+  serverAssignor: AssignorName | null;
+}
+
+export interface ClassicMemberResponse {
+  memberId: string;
+  /** The classic generationId. */
+  memberEpoch: number;
+  heartbeatIntervalMs: number;
+  /** The member's whole current assignment (what SyncGroup returns). */
+  assignment: { topicPartitions: TopicPartitions[] };
+  /** The member is not reconciled to the group's target: Heartbeat answers REBALANCE_IN_PROGRESS. */
+  rebalanceInProgress: boolean;
+}
+
 export interface OffsetCommitEntry {
   topic: string;
   partition: number;

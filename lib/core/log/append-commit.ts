@@ -5,6 +5,8 @@
  * tailFlushEntries commits one committer materializes the tail.
  */
 import { SluiceError } from '../../../protocol/errors.js';
+import { ConditionFailedError } from '../../ports/metadata-store.js';
+import { keys } from '../keys.js';
 import { replicatePartition } from '../replication/replicator.js';
 import { rewrite, settleReplicas } from '../replication/replica-writes.js';
 import type { TopicConfig } from '../topics/configs.js';
@@ -12,6 +14,7 @@ import type { Topic } from '../topics/model.js';
 import type { CommitOutcome, ProducerBatchInfo } from './commit.js';
 import { commitBatch } from './commit.js';
 import type { LogContext } from './context.js';
+import { TopicGoneError } from './context.js';
 import { answerFromOriginal, findDuplicates } from './duplicates.js';
 import { materializeTail } from './materialize.js';
 import type { PartitionState } from './partition-state.js';
@@ -20,6 +23,24 @@ import { commitInSequence } from './sequence-wait.js';
 
 const MAX_COMMIT_ATTEMPTS = 6;
 
+/**
+ * KIP-890's check, asked before a producer's first transactional batch in a partition: the
+ * transaction coordinator confirms the partition is in the producer's open transaction at this epoch
+ * (lib/core/transactions), or throws the error the producer gets (PRODUCER_FENCED, INVALID_TXN_STATE).
+ */
+export type TransactionVerifier = (
+  producerId: number,
+  producerEpoch: number,
+  topic: string,
+  partition: number,
+) => Promise<void>;
+
+/** A transactional write's check (KIP-890) and the partition items known to hold the `tx` map. */
+export interface TransactionalCommit {
+  verify: TransactionVerifier;
+  withTransactionMap: Set<string>;
+}
+
 export const commitWrite = async (
   ctx: LogContext,
   topic: Topic,
@@ -27,10 +48,12 @@ export const commitWrite = async (
   config: TopicConfig,
   producer: ProducerBatchInfo | undefined,
   ikHash: string | undefined,
+  transactional?: TransactionalCommit,
 ): Promise<CommitOutcome & { kind: 'committed' | 'duplicate' }> => {
   await settleReplicas(ctx, topic, w);
   const where = `${topic.name}-${w.partition}`;
   let fenced: SluiceError | undefined;
+  let verified = false;
   for (let attempt = 1; ; attempt++) {
     const leadership = await ctx.leadership.get(topic, w.partition, { fresh: attempt > 1 });
     // A new epoch, or an ISR with a store that never got this object: write the batches again, stamped
@@ -92,6 +115,7 @@ export const commitWrite = async (
           },
           entry,
           ...(producer ? { producer } : {}),
+          ...(transactional ? { transactional: { verified } } : {}),
           ...(ikHash !== undefined ? { idempotency: { hash: ikHash, generation: w.ikGeneration ?? 0 } } : {}),
           now: ctx.clock.now(),
         }),
@@ -106,6 +130,13 @@ export const commitWrite = async (
           answerFromOriginal(topic, w, outcome.baseOffset, { k: outcome.entry.k, t: outcome.entry.t });
         }
         return outcome;
+      }
+      if (outcome.kind === 'unverified') {
+        // The transaction's first batch here: the coordinator must know the partition (KIP-890).
+        await ensureTransactionMap(ctx, topic, w.partition, transactional!.withTransactionMap);
+        await transactional!.verify(producer!.producerId, producer!.producerEpoch, topic.name, w.partition);
+        verified = true;
+        continue;
       }
       if (outcome.kind === 'lagging') {
         // acks=all needs every ISR store at the leader's LEO: copy what acks=1 writes left behind.
@@ -168,3 +199,23 @@ export const toSluiceError = (error: unknown): SluiceError =>
   error instanceof SluiceError
     ? error
     : new SluiceError('UNKNOWN_SERVER_ERROR', 'commit failed', { cause: error });
+
+/** Items written before transactions have no `tx` map, and a nested member needs its map to exist. */
+const ensureTransactionMap = async (
+  ctx: LogContext,
+  topic: Topic,
+  partition: number,
+  known: Set<string>,
+): Promise<void> => {
+  const id = `${topic.topicId}#${partition}`;
+  if (known.has(id)) return;
+  await ctx.store
+    .update(keys.partitionState(topic.topicId, partition), [{ set: 'tx', ifNotExists: {} }], {
+      condition: { and: [{ exists: 'pk' }, { notExists: 'deleted' }] },
+    })
+    .catch((error: unknown) => {
+      if (error instanceof ConditionFailedError) throw new TopicGoneError(topic.name, partition);
+      throw error;
+    });
+  known.add(id);
+};

@@ -35,6 +35,13 @@ export interface CommitInput {
   replica: Omit<ReplicaWrite, 'span' | 'now'>;
   entry: TailEntry;
   producer?: ProducerBatchInfo;
+  /**
+   * A transactional batch (KIP-98): records the transaction's first offset here (`tx`), which holds the
+   * last stable offset back. `verified`: the coordinator confirmed this partition is in the producer's
+   * open transaction (KIP-890); without that the commit holds only while the transaction is already
+   * open here, and answers `unverified` otherwise.
+   */
+  transactional?: { verified: boolean };
   /** Idempotency-Key hash and the ikGen read with the duplicate check. */
   idempotency?: { hash: string; generation: number };
   now: number;
@@ -68,6 +75,8 @@ export type CommitOutcome =
     }
   /** The Idempotency-Key list was trimmed since it was read: check again and retry. */
   | { kind: 'retry' }
+  /** The producer's transaction is not open in this partition yet: verify with its coordinator, retry. */
+  | { kind: 'unverified' }
   /** An ISR store's LEO is behind the leader's (acks=1 data not replicated yet): catch it up, retry. */
   | { kind: 'lagging' };
 
@@ -88,6 +97,13 @@ export const commitBatch = async (store: MetadataStore, input: CommitInput): Pro
       set: ['pr', pid],
       value: { e: producer.producerEpoch, s: producer.lastSequence, t: input.now },
     });
+  }
+  if (producer && input.transactional) {
+    const pid = String(producer.producerId);
+    // Items from before transactions lack the map: the producer adds it first (ensureTransactionMap).
+    conditions.push({ exists: 'tx' });
+    if (!input.transactional.verified) conditions.push({ exists: ['tx', pid] });
+    actions.push({ set: ['tx', pid], copyOf: 'nextOffset', keepExisting: true });
   }
   if (idempotency) {
     conditions.push({ path: 'ikGen', op: '=', value: idempotency.generation });
@@ -169,6 +185,13 @@ const explainFailure = async (
         `producer ${p.producerId} epoch ${p.producerEpoch} is fenced by epoch ${current.e} on ${where}`,
       );
     }
+    if (
+      input.transactional &&
+      !input.transactional.verified &&
+      state.tx?.[String(p.producerId)] === undefined &&
+      (!current || current.e <= p.producerEpoch)
+    )
+      return { kind: 'unverified' };
     if (current && current.e === p.producerEpoch && p.firstSequence <= current.s) {
       const found = await findProducerBatch(store, input, state, p);
       if (found) return { kind: 'duplicate', ...found, logStartOffset: state.logStartOffset };

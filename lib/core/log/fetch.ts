@@ -19,9 +19,13 @@ import type { LocatedEntry } from './batch-index.js';
 import { indexEntries } from './batch-index.js';
 import { firstEntryReaching } from './time-index.js';
 import { highWatermarkOf } from '../replication/replica-state.js';
+import type { AbortedTransaction, IsolationLevel } from '../transactions/lso.js';
+import { AbortedFilter, abortedTransactions, lastStableOffset } from '../transactions/lso.js';
 
 export const MAX_WAIT_MS = 20_000;
 export const MAX_FETCH_BYTES = 4 * 1024 * 1024;
+/** Partitions one multi-partition fetch may name (a member owning more sends several). */
+export const MAX_FETCH_PARTITIONS = 1000;
 
 export interface FetchRequest {
   offset: number;
@@ -29,11 +33,15 @@ export interface FetchRequest {
   maxWaitMs: number;
   /** Store id to read from (fetch-from-follower); default the leader. */
   replica?: string;
+  /** Kafka's isolation.level: read_committed stops at the last stable offset (default read_uncommitted). */
+  isolationLevel?: IsolationLevel;
 }
 
 export interface PartitionBounds {
   highWatermark: number;
   logStartOffset: number;
+  /** Under read_committed: where the read stopped (Kafka's LSO). */
+  lastStableOffset?: number;
 }
 
 export interface FetchedRecords extends PartitionBounds {
@@ -44,7 +52,31 @@ export interface FetchedRecords extends PartitionBounds {
 export interface FetchedBatches extends PartitionBounds {
   batches: Uint8Array[];
   nextOffset: number;
+  /** read_committed: the aborted transactions in the batches' range, for the client to drop (Kafka's rule). */
+  abortedTransactions?: AbortedTransaction[];
 }
+
+/** One partition of a multi-partition fetch: Kafka's FetchPartition (offset, partition max bytes). */
+export interface PartitionFetch {
+  topic: string;
+  partition: number;
+  offset: number;
+  maxBytes: number;
+}
+
+/** Kafka's Fetch: partitions, the answer's byte budget (fetch.max.bytes), the wait (fetch.max.wait.ms). */
+export interface MultiFetchRequest {
+  partitions: readonly PartitionFetch[];
+  maxBytes: number;
+  maxWaitMs: number;
+}
+
+/** A partition's answer: its batches and bounds, or its error. */
+export type PartitionFetchResult = { topic: string; partition: number } & (
+  FetchedBatches | { error: SluiceError }
+);
+
+type PartitionLookup = { topic: Topic; state: PartitionState } | { error: SluiceError };
 
 /** A stored batch's records; one that does not decode is the store's fault, never the reader's (503). */
 const decodeStored = (batch: StoredBatch): KafkaRecord[] => {
@@ -63,11 +95,29 @@ export class Fetcher {
 
   async fetchRecords(topicName: string, partition: number, request: FetchRequest): Promise<FetchedRecords> {
     const { topic, state } = await this.waitForData(topicName, partition, request);
-    const bounds = boundsOf(state);
+    const bounds = boundsOf(state, request);
+    const limit = readLimit(state, request);
+    const filter =
+      request.isolationLevel === 'read_committed'
+        ? new AbortedFilter(
+            await abortedTransactions(this.ctx.store, topic.topicId, partition, state, request.offset, limit),
+          )
+        : undefined;
     const records: KafkaRecord[] = [];
     let bytes = 0;
     let nextOffset = request.offset;
     outer: for await (const batch of this.batchesFrom(topic, partition, state, request)) {
+      if (batch.baseOffset >= limit) break;
+      // Markers and aborted records are never records to a consumer: move past them.
+      // The filter sees every batch: a marker ends an aborted run.
+      const kept = filter ? filter.keeps(batch.header, batch.baseOffset) : true;
+      if (batch.header.isControl || !kept) {
+        nextOffset = Math.max(
+          nextOffset,
+          Math.min(batch.baseOffset + batch.header.lastOffsetDelta + 1, limit),
+        );
+        continue;
+      }
       let decoded: KafkaRecord[];
       try {
         decoded = decodeStored(batch);
@@ -78,7 +128,7 @@ export class Fetcher {
       }
       for (const record of decoded) {
         if (record.offset < request.offset) continue;
-        if (record.offset >= bounds.highWatermark) break outer;
+        if (record.offset >= limit) break outer;
         const size = recordSize(record);
         if (records.length > 0 && bytes + size > request.maxBytes) break outer;
         records.push(record);
@@ -86,10 +136,7 @@ export class Fetcher {
         nextOffset = record.offset + 1;
       }
       // Offsets past the last record of a batch (compaction) are skipped, not refetched.
-      nextOffset = Math.max(
-        nextOffset,
-        Math.min(batch.baseOffset + batch.header.lastOffsetDelta + 1, bounds.highWatermark),
-      );
+      nextOffset = Math.max(nextOffset, Math.min(batch.baseOffset + batch.header.lastOffsetDelta + 1, limit));
     }
     return { records, nextOffset, ...bounds };
   }
@@ -97,18 +144,101 @@ export class Fetcher {
   /** Whole stored batches with their true base offsets (Kafka's fetch: the first batch even if over maxBytes). */
   async fetchBatches(topicName: string, partition: number, request: FetchRequest): Promise<FetchedBatches> {
     const { topic, state } = await this.waitForData(topicName, partition, request);
-    const bounds = boundsOf(state);
+    const bounds = boundsOf(state, request);
+    const limit = readLimit(state, request);
     const batches: Uint8Array[] = [];
     let bytes = 0;
     let nextOffset = request.offset;
     for await (const batch of this.batchesFrom(topic, partition, state, request)) {
-      if (batch.baseOffset >= bounds.highWatermark) break;
+      if (batch.baseOffset >= limit) break;
       if (batches.length > 0 && bytes + batch.bytes.length > request.maxBytes) break;
       batches.push(batch.bytes);
       bytes += batch.bytes.length;
       nextOffset = batch.baseOffset + batch.header.lastOffsetDelta + 1;
     }
-    return { batches, nextOffset, ...bounds };
+    if (request.isolationLevel !== 'read_committed') return { batches, nextOffset, ...bounds };
+    const aborted = await abortedTransactions(
+      this.ctx.store,
+      topic.topicId,
+      partition,
+      state,
+      request.offset,
+      nextOffset,
+    );
+    return { batches, nextOffset, ...bounds, abortedTransactions: aborted };
+  }
+
+  /**
+   * Kafka's Fetch over many partitions: one long poll that answers as soon as any partition has
+   * committed data past its offset or an error, or when `maxWaitMs` ends. Whole stored batches per
+   * partition (as fetchBatches), at most `maxBytes` per partition and `maxBytes` over the answer,
+   * except that the first batch of the first partition with data is returned even when larger (so a
+   * consumer always progresses). A partition's error is its own answer; the others still answer.
+   */
+  async fetchMany(request: MultiFetchRequest): Promise<PartitionFetchResult[]> {
+    const wanted = request.partitions;
+    const deadline = this.ctx.clock.now() + Math.min(request.maxWaitMs, MAX_WAIT_MS);
+    let states: PartitionLookup[];
+    for (;;) {
+      states = await Promise.all(wanted.map((p) => this.lookup(p)));
+      const ready = states.some((s, i) => 'error' in s || wanted[i]!.offset < highWatermarkOf(s.state));
+      const remaining = deadline - this.ctx.clock.now();
+      if (ready || remaining <= 0) break;
+      await this.ctx.clock.sleep(Math.min(this.ctx.pollIntervalMs, remaining));
+    }
+    let budget = request.maxBytes;
+    let first = true;
+    const results: PartitionFetchResult[] = [];
+    for (const [i, p] of wanted.entries()) {
+      const found = states[i]!;
+      const id = { topic: p.topic, partition: p.partition };
+      if ('error' in found) {
+        results.push({ ...id, error: found.error });
+        continue;
+      }
+      const { topic, state } = found;
+      const bounds = boundsOf(state);
+      const batches: Uint8Array[] = [];
+      let bytes = 0;
+      let nextOffset = p.offset;
+      const limit = Math.min(p.maxBytes, budget);
+      try {
+        if (p.offset < bounds.highWatermark && (limit > 0 || first)) {
+          const read = { offset: p.offset, maxBytes: Math.max(limit, 1), maxWaitMs: 0 };
+          for await (const batch of this.batchesFrom(topic, p.partition, state, read)) {
+            if (batch.baseOffset >= bounds.highWatermark) break;
+            if (!first && bytes + batch.bytes.length > limit) break;
+            first = false;
+            batches.push(batch.bytes);
+            bytes += batch.bytes.length;
+            nextOffset = batch.baseOffset + batch.header.lastOffsetDelta + 1;
+          }
+        }
+      } catch (error) {
+        if (!isSluiceError(error)) throw error;
+        results.push({ ...id, error });
+        continue;
+      }
+      budget = Math.max(0, budget - bytes);
+      results.push({ ...id, batches, nextOffset, ...bounds });
+    }
+    return results;
+  }
+
+  /** One partition's topic and state for fetchMany, or the error that is its answer. */
+  private async lookup(p: PartitionFetch): Promise<PartitionLookup> {
+    try {
+      return await withCurrentTopic(this.ctx, p.topic, async (topic) => {
+        const state = await readPartitionState(this.ctx.store, topic, p.partition);
+        const hw = highWatermarkOf(state);
+        if (p.offset < state.logStartOffset || p.offset > hw)
+          throw outOfRange(topic, p.partition, p.offset, state);
+        return { topic, state };
+      });
+    } catch (error) {
+      if (isSluiceError(error)) return { error };
+      throw error;
+    }
   }
 
   /** Kafka ListOffsets: earliest, latest, or the first offset whose timestamp is ≥ the given one. */
@@ -116,13 +246,18 @@ export class Fetcher {
     topicName: string,
     partition: number,
     at: 'earliest' | 'latest' | number,
+    isolationLevel: IsolationLevel = 'read_uncommitted',
   ): Promise<{ offset: number | null; timestamp: number | null }> {
     const { topic, state } = await withCurrentTopic(this.ctx, topicName, async (topic) => ({
       topic,
       state: await readPartitionState(this.ctx.store, topic, partition),
     }));
     if (at === 'earliest') return { offset: state.logStartOffset, timestamp: -1 };
-    if (at === 'latest') return { offset: highWatermarkOf(state), timestamp: -1 };
+    if (at === 'latest')
+      return {
+        offset: isolationLevel === 'read_committed' ? lastStableOffset(state) : highWatermarkOf(state),
+        timestamp: -1,
+      };
     const entry = await firstEntryReaching(this.ctx.store, topic.topicId, partition, state, at);
     if (!entry) return { offset: null, timestamp: null };
     const batches = await this.readEntry(topic, partition, state, entry);
@@ -179,12 +314,15 @@ export class Fetcher {
     const deadline = this.ctx.clock.now() + Math.min(request.maxWaitMs, MAX_WAIT_MS);
     for (;;) {
       const state = await readPartitionState(this.ctx.store, topic, partition);
+      // Kafka answers a fetch from a broker that is not a replica NOT_LEADER_OR_FOLLOWER whatever the
+      // offset: checked before the offset, so an empty answer at the HW never hides it.
+      if (request.replica !== undefined) this.storeFor(state, request.replica);
       const hw = highWatermarkOf(state);
       if (request.offset < state.logStartOffset || request.offset > hw) {
         throw outOfRange(topic, partition, request.offset, state);
       }
       const remaining = deadline - this.ctx.clock.now();
-      if (request.offset < hw || remaining <= 0) return { topic, state };
+      if (request.offset < readLimit(state, request) || remaining <= 0) return { topic, state };
       await this.ctx.clock.sleep(Math.min(this.ctx.pollIntervalMs, remaining));
     }
   }
@@ -335,7 +473,12 @@ const outOfRange = (topic: Topic, partition: number, offset: number, state: Part
     { details: { ...boundsOf(state) } },
   );
 
-const boundsOf = (state: PartitionState): PartitionBounds => ({
+const boundsOf = (state: PartitionState, request?: FetchRequest): PartitionBounds => ({
   highWatermark: highWatermarkOf(state),
   logStartOffset: state.logStartOffset,
+  ...(request?.isolationLevel === 'read_committed' ? { lastStableOffset: lastStableOffset(state) } : {}),
 });
+
+/** Where a fetch stops: the high watermark, or the last stable offset under read_committed. */
+const readLimit = (state: PartitionState, request: FetchRequest): number =>
+  request.isolationLevel === 'read_committed' ? lastStableOffset(state) : highWatermarkOf(state);

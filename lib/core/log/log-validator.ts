@@ -20,6 +20,8 @@ import { chainProducer } from './producer-state.js';
 export interface ValidatedAppend {
   batches: Uint8Array[];
   producer: ProducerBatchInfo | undefined;
+  /** The batches are part of a transaction (all of them: a body may not mix). */
+  transactional: boolean;
   /** Offsets the batches take (their lastOffsetDelta + 1 summed). */
   span: number;
   records: number;
@@ -38,6 +40,7 @@ export const validateBatches = (
   const parts = splitBatches(body);
   const logAppend = config['message.timestamp.type'] === 'LogAppendTime';
   let producer: ProducerBatchInfo | undefined;
+  let transactional = false;
   let span = 0;
   let records = 0;
   let maxTimestamp = -1;
@@ -48,6 +51,9 @@ export const validateBatches = (
     if (config['cleanup.policy'] !== 'delete' && decoded.some((r) => r.key === null))
       throw keyRequired(topic, `batch ${i}`);
     producer = chainProducer(producer, header, i);
+    if (i > 0 && header.isTransactional !== transactional)
+      throw new SluiceError('INVALID_RECORD', 'batches of one request must all be transactional or all not');
+    transactional = header.isTransactional;
     span += header.lastOffsetDelta + 1;
     records += header.recordCount;
     maxTimestamp = Math.max(maxTimestamp, logAppend ? now : header.maxTimestamp);
@@ -55,5 +61,5 @@ export const validateBatches = (
     const bytes = body.subarray(start, end);
     return logAppend ? withLogAppendTime(bytes, now) : bytes;
   });
-  return { batches, producer, span, records, maxTimestamp, firstTimestamp, logAppend };
+  return { batches, producer, transactional, span, records, maxTimestamp, firstTimestamp, logAppend };
 };

@@ -15,6 +15,7 @@ import { asPartitionState, tailOffsets } from './partition-state.js';
 import { producersToExpire } from './producer-bounds.js';
 import { producerHistoryItems } from './producer-history.js';
 import { timeMarkItem, timeMarks } from './time-index.js';
+import { abortedIndexItem } from '../transactions/lso.js';
 
 /** How long an Idempotency-Key keeps answering with the original offsets (API.md: at least 10 minutes). */
 export const IDEMPOTENCY_WINDOW_MS = 15 * 60_000;
@@ -157,6 +158,10 @@ const recordFacts = (
   );
   const remembered: Item[] = [];
   for (const { baseOffset, entry } of entries) {
+    // An ABORT marker leaving the tail goes to the aborted-transactions index, which read_committed
+    // fetches consult for everything below the tail.
+    if (entry.x === 'a' && entry.p !== undefined && entry.xf !== undefined)
+      remembered.push(abortedIndexItem(topicId, partition, baseOffset, entry));
     if (entry.k === undefined) continue;
     remembered.push({
       ...keys.idempotencyKey(topicId, partition, markHash(entry.k)),

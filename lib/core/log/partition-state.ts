@@ -28,6 +28,10 @@ export interface TailEntry {
   z?: number;
   /** Idempotency-Key mark of a JSON produce: hash, request fingerprint, request time (idempotency.ts). */
   k?: string;
+  /** A transaction marker (control batch): 'c' COMMIT, 'a' ABORT (lib/core/transactions/markers.ts). */
+  x?: 'a' | 'c';
+  /** An ABORT marker's transaction: its first offset in this partition (Kafka's AbortedTxn.firstOffset). */
+  xf?: number;
 }
 
 export interface ProducerState {
@@ -63,6 +67,12 @@ export interface PartitionState {
   leo: Record<string, number>;
   /** When each replica last held everything up to the leader's LEO (Kafka's lastCaughtUpTimeMs). */
   lc: Record<string, number>;
+  /**
+   * Open transactions: producer id → the offset of its first transactional batch here (absent on items
+   * written before transactions; see lib/core/transactions/lso.ts). The last stable offset is the
+   * smallest of these and the high watermark.
+   */
+  tx?: Record<string, number>;
   /** Set when the topic is deleted, before maintenance purges the item: every commit tests it. */
   deleted?: boolean;
 }
@@ -147,7 +157,7 @@ export const encodeTailEntry = (e: TailEntry, topicId: string): string => {
     b36(e.e),
     b36(e.q),
     e.z === undefined || e.q === undefined ? '' : b36(e.z - e.q),
-    e.k ?? '',
+    e.x === undefined ? (e.k ?? '') : markerField(e),
     object,
   ].join('|');
 };
@@ -172,9 +182,20 @@ export const decodeTailEntry = (s: string, topicId: string | undefined): TailEnt
     f: t - num(5),
   };
   if (parts[6] !== '') Object.assign(entry, { p: num(6), e: num(7), q: num(8), z: num(8) + num(9) });
-  if (parts[10] !== '') entry.k = parts[10]!;
+  const mark = parts[10]!;
+  if (mark.startsWith('!')) {
+    entry.x = mark[1] === 'a' ? 'a' : 'c';
+    if (mark.length > 2) entry.xf = parseInt(mark.slice(2), 36);
+  } else if (mark !== '') entry.k = mark;
   return entry;
 };
+
+/**
+ * A marker entry takes the Idempotency-Key field, which a control batch never has: `!c`, or `!a` and
+ * the aborted transaction's first offset (an Idempotency-Key mark is base64url, never starting `!`).
+ */
+const markerField = (e: TailEntry): string =>
+  e.x === 'a' ? `!a${e.xf === undefined ? '' : e.xf.toString(36)}` : '!c';
 
 /** Base offsets of the tail entries, from tailBase and each entry's span. */
 export const tailOffsets = (state: Pick<PartitionState, 'tailBase' | 'tail'>): number[] => {

@@ -7,10 +7,12 @@
  * (lib/core/replication/replica-writes.ts) and the commit loop (append-commit.ts). Offsets exist only
  * after the commit, so a crash before it leaves an orphan object (collected by maintenance), never a hole.
  */
+import { SluiceError } from '../../../protocol/errors.js';
 import type { Acks } from '../replication/commit-clauses.js';
 import { checkReplicas, writeObjects } from '../replication/replica-writes.js';
 import { effectiveConfig } from '../topics/configs.js';
 import type { Topic } from '../topics/model.js';
+import type { TransactionVerifier } from './append-commit.js';
 import { commitWrite, toSluiceError } from './append-commit.js';
 import type { LogContext } from './context.js';
 import { checkPartition, withCurrentTopic } from './context.js';
@@ -41,12 +43,22 @@ export interface BatchProduceResult {
   logStartOffset: number;
 }
 
+export type { TransactionVerifier } from './append-commit.js';
+
+const refuseTransactional: TransactionVerifier = () =>
+  Promise.reject(new SluiceError('INVALID_TXN_STATE', 'this deployment has no transaction coordinator'));
+
 /** The server side of produce: appends producers' records to partitions' logs. */
 export class LogAppender {
   private stickyCounter = Math.floor(Math.random() * 1_000_000);
   private readonly producerIds: ProducerIds;
+  /** Partition items known to hold the open-transactions map (`tx`). */
+  private readonly withTransactionMap = new Set<string>();
 
-  constructor(private readonly ctx: LogContext) {
+  constructor(
+    private readonly ctx: LogContext,
+    private readonly verifyTransaction: TransactionVerifier = refuseTransactional,
+  ) {
     this.producerIds = new ProducerIds(ctx.store);
   }
 
@@ -152,7 +164,17 @@ export class LogAppender {
       t: append.maxTimestamp,
       f: append.firstTimestamp,
     });
-    const outcome = await commitWrite(ctx, topic, write, config, append.producer, undefined);
+    const outcome = await commitWrite(
+      ctx,
+      topic,
+      write,
+      config,
+      append.producer,
+      undefined,
+      append.transactional
+        ? { verify: this.verifyTransaction, withTransactionMap: this.withTransactionMap }
+        : undefined,
+    );
     const baseOffset = outcome.baseOffset;
     // A duplicate is the batch with the same first and last sequence, so its span is this one's. Kafka
     // answers it with the original's offsets and append time (the timestamp its producer state keeps for

@@ -9,15 +9,16 @@ export const MAX_PRODUCERS_PER_PARTITION = 1000;
  * and, beyond MAX_PRODUCERS_PER_PARTITION, the least recently active, so that no number of producers
  * can push the item toward DynamoDB's 400 KB limit and make the partition unwritable. A producer that
  * loses its state this way is treated as an expired one (its next batch must start a new sequence).
- * Producers with batches still in the tail keep theirs.
+ * Producers with batches still in the tail, or a transaction open, keep theirs.
  */
 export const producersToExpire = (
-  state: Pick<PartitionState, 'pr' | 'tail'>,
+  state: Pick<PartitionState, 'pr' | 'tail' | 'tx'>,
   now: number,
   expirationMs: number,
   maxProducers = MAX_PRODUCERS_PER_PARTITION,
 ): string[] => {
-  const inTail = new Set(state.tail.map((e) => e.p));
+  // A producer with a transaction open here keeps its epoch: it is what fences the transaction's zombies.
+  const inTail = new Set([...state.tail.map((e) => e.p), ...Object.keys(state.tx ?? {}).map(Number)]);
   const candidates = Object.entries(state.pr).filter(([pid]) => !inTail.has(Number(pid)));
   const idle = candidates.filter(([, p]) => now - p.t > expirationMs).map(([pid]) => pid);
   const excess = Object.keys(state.pr).length - idle.length - maxProducers;

@@ -50,7 +50,8 @@ export const producerHistoryItems = (
     { producerId: number; epoch: number; batches: string[]; timestamps: number[] }
   >();
   for (const { baseOffset, entry } of moved) {
-    if (entry.p === undefined) continue;
+    // A transaction marker carries its producer but no sequence: nothing a retry could match.
+    if (entry.p === undefined || entry.x !== undefined) continue;
     const id = `${entry.p}#${entry.e!}`;
     let list = lists.get(id);
     if (!list) lists.set(id, (list = { producerId: entry.p, epoch: entry.e!, batches: [], timestamps: [] }));

@@ -10,10 +10,11 @@
 import type { MetadataStore } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { keys } from '../keys.js';
-import { queryAll } from '../query-all.js';
+import { queryAll, queryPages } from '../query-all.js';
 import type { TopicConfig } from '../topics/configs.js';
 import type { Item } from '../../ports/metadata-store.js';
 import { isRetired, pageEnd, pageEntries, retiredPageItem } from './batch-index.js';
+import type { PartitionState } from './partition-state.js';
 import { asPartitionState } from './partition-state.js';
 import { logEntries, segmentEndOf } from './segments/segment-index.js';
 import { timeMarkItem, timeMarks } from './time-index.js';
@@ -39,35 +40,15 @@ export const applyRetention = async (
   const retentionBytes = config['retention.bytes'];
   if (!config['cleanup.policy'].includes('delete') || (retentionMs < 0 && retentionBytes < 0)) return none;
 
+  const walked =
+    retentionBytes >= 0
+      ? await byBytesAndTime(store, topicId, partition, state, retentionMs, retentionBytes, now)
+      : await byTime(store, topicId, partition, state, retentionMs, now);
+  const { live, units, doomed, batchesDeleted } = walked;
   // Items wholly below the log start are leftovers of a run that failed after it moved the start:
-  // retire them now (else their objects are never collected), and count no bytes below the start.
-  const [segments, pages] = await Promise.all(
-    [keys.segmentPrefix, keys.batchPrefix].map(async (prefix) =>
-      (
-        await queryAll(store, {
-          pk: keys.partitionPk(topicId, partition),
-          sk: { beginsWith: prefix },
-          consistent: true,
-        })
-      ).filter((item) => !isRetired(item)),
-    ),
-  );
-  const live = [...segments!, ...pages!];
+  // retire them now (else their objects are never collected).
   const leftovers = live.filter((item) => pageEnd(item) <= state.logStartOffset);
   if (leftovers.length > 0) await store.batchWrite({ puts: leftovers.map((p) => retiredPageItem(p, now)) });
-  const units = retentionUnits(segments!, pages!, state.logStartOffset, state.tailBase);
-  const tailBytes = state.tail.reduce((sum, e) => sum + e.l, 0);
-  let remaining = units.reduce((sum, u) => sum + u.bytes, 0) + tailBytes;
-  let doomed = 0;
-  let batchesDeleted = 0;
-  for (const unit of units) {
-    const expired = retentionMs >= 0 && unit.t < now - retentionMs;
-    const oversize = retentionBytes >= 0 && remaining - unit.bytes >= retentionBytes;
-    if (!expired && !oversize) break;
-    doomed++;
-    batchesDeleted += unit.batches;
-    remaining -= unit.bytes;
-  }
   const last = units[doomed - 1];
   if (!last) return none;
   const logStartOffset = last.end;
@@ -94,6 +75,137 @@ export const applyRetention = async (
   return { logStartOffset, batchesDeleted };
 };
 
+interface Walked {
+  /** The live (not retired) index items read, in the order read. */
+  live: Item[];
+  units: RetentionUnit[];
+  /** How many of `units`, from the first, retention deletes. */
+  doomed: number;
+  batchesDeleted: number;
+}
+
+/** Items per query page of the walk: a partition with nothing to expire reads one page. */
+const WALK_PAGE = 4;
+
+/**
+ * Time-based retention (no `retention.bytes`): only the oldest units can have expired, so the walk
+ * reads the segment index from the log start and stops at the first unit it keeps; past the segment
+ * index it reads the batch pages from the one holding the segment index's end. What it costs does not
+ * grow with the data retained.
+ */
+const byTime = async (
+  store: MetadataStore,
+  topicId: string,
+  partition: number,
+  state: PartitionState,
+  retentionMs: number,
+  now: number,
+): Promise<Walked> => {
+  const pk = keys.partitionPk(topicId, partition);
+  const live: Item[] = [];
+  const units: RetentionUnit[] = [];
+  let batchesDeleted = 0;
+  const expired = (t: number) => retentionMs >= 0 && t < now - retentionMs;
+  const done = (): Walked => ({ live, units, doomed: units.length, batchesDeleted });
+  let indexedThrough = state.logStartOffset;
+  for await (const segment of queryPages(store, {
+    pk,
+    sk: { beginsWith: keys.segmentPrefix },
+    consistent: true,
+    limit: WALK_PAGE,
+  })) {
+    if (isRetired(segment)) continue;
+    live.push(segment);
+    if (pageEnd(segment) <= state.logStartOffset) continue;
+    const unit = segmentUnit(segment);
+    indexedThrough = unit.end;
+    if (!expired(unit.t)) return done();
+    units.push(unit);
+    batchesDeleted += unit.batches;
+  }
+  // Every segment expired: the batches past the segment index, from the page holding its end (a page
+  // is keyed by its first offset, so the last one starting at or before it). Pages below the segment
+  // index's end are local retention's; those between it and the log start are a failed run's leftovers.
+  const walkFrom = Math.min(segmentEndOf(state), indexedThrough);
+  const [holding] = (
+    await store.query({
+      pk,
+      sk: { between: [keys.batchPrefix, keys.batch(topicId, partition, walkFrom).sk] },
+      reverse: true,
+      limit: 1,
+      consistent: true,
+    })
+  ).items;
+  const from = holding?.sk ?? keys.batchPrefix;
+  for await (const page of queryPages(store, {
+    pk,
+    sk: { between: [from, `${keys.batchPrefix}~`] },
+    consistent: true,
+    limit: WALK_PAGE,
+  })) {
+    if (isRetired(page)) continue;
+    live.push(page);
+    for (const { baseOffset, entry } of pageEntries(page)) {
+      if (baseOffset < indexedThrough) continue;
+      if (baseOffset >= state.tailBase || !expired(entry.t)) return done();
+      units.push({ end: baseOffset + entry.n, bytes: entry.l, t: entry.t, batches: 1 });
+      batchesDeleted++;
+    }
+  }
+  return done();
+};
+
+/**
+ * With `retention.bytes` the bytes held decide too, so every live unit is read (the byte total of the
+ * log is not kept in the partition item).
+ */
+const byBytesAndTime = async (
+  store: MetadataStore,
+  topicId: string,
+  partition: number,
+  state: PartitionState,
+  retentionMs: number,
+  retentionBytes: number,
+  now: number,
+): Promise<Walked> => {
+  const [segments, pages] = await Promise.all(
+    [keys.segmentPrefix, keys.batchPrefix].map(async (prefix) =>
+      (
+        await queryAll(store, {
+          pk: keys.partitionPk(topicId, partition),
+          sk: { beginsWith: prefix },
+          consistent: true,
+        })
+      ).filter((item) => !isRetired(item)),
+    ),
+  );
+  const units = retentionUnits(segments!, pages!, state.logStartOffset, state.tailBase);
+  const tailBytes = state.tail.reduce((sum, e) => sum + e.l, 0);
+  let remaining = units.reduce((sum, u) => sum + u.bytes, 0) + tailBytes;
+  let doomed = 0;
+  let batchesDeleted = 0;
+  for (const unit of units) {
+    const expired = retentionMs >= 0 && unit.t < now - retentionMs;
+    const oversize = remaining - unit.bytes >= retentionBytes;
+    if (!expired && !oversize) break;
+    doomed++;
+    batchesDeleted += unit.batches;
+    remaining -= unit.bytes;
+  }
+  return { live: [...segments!, ...pages!], units, doomed, batchesDeleted };
+};
+
+/** A segment as one unit: its end, bytes, largest timestamp (Kafka ages a segment by it), batches. */
+const segmentUnit = (segment: Item): RetentionUnit => {
+  const chunks = pageEntries(segment);
+  return {
+    end: pageEnd(segment),
+    bytes: chunks.reduce((sum, x) => sum + x.entry.l, 0),
+    t: Math.max(-1, ...chunks.map((x) => x.entry.t)),
+    batches: chunks.length,
+  };
+};
+
 interface RetentionUnit {
   end: number;
   bytes: number;
@@ -116,13 +228,7 @@ const retentionUnits = (
   let indexedThrough = logStartOffset;
   for (const segment of segments) {
     if (pageEnd(segment) <= logStartOffset) continue;
-    const chunks = pageEntries(segment);
-    units.push({
-      end: pageEnd(segment),
-      bytes: chunks.reduce((sum, x) => sum + x.entry.l, 0),
-      t: Math.max(-1, ...chunks.map((x) => x.entry.t)),
-      batches: chunks.length,
-    });
+    units.push(segmentUnit(segment));
     indexedThrough = pageEnd(segment);
   }
   for (const { baseOffset, entry } of pages.flatMap(pageEntries)) {

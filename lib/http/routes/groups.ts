@@ -2,12 +2,23 @@
 import { invalidRequest } from '../../../protocol/errors.js';
 import type { GroupCoordinator } from '../../core/groups/coordinator.js';
 import { parseDeleteOffsetsQuery } from '../../core/groups/offset-delete.js';
-import { parseCommitRequest, parseHeartbeatRequest, parseResetRequest } from '../../core/groups/requests.js';
+import {
+  parseClassicMemberRequest,
+  parseCommitRequest,
+  parseHeartbeatRequest,
+  parseResetRequest,
+} from '../../core/groups/requests.js';
 import { bindRoutes, defineRoute } from '../define-route.js';
 import { EDGE_LIMITS } from '../limits.js';
 import type { HttpRequest, Route } from '../types.js';
 import { json } from '../types.js';
-import type { CommittedOffset, GroupDescription, GroupSummary, HeartbeatResponse } from '../../wire/types.js';
+import type {
+  ClassicMemberResponse,
+  CommittedOffset,
+  GroupDescription,
+  GroupSummary,
+  HeartbeatResponse,
+} from '../../wire/types.js';
 import { GROUP_ERRORS, TOPIC_ERRORS, queryParam } from './errors.js';
 
 export interface GroupRoutesOptions {
@@ -57,6 +68,30 @@ export const GROUP_ROUTES = [
         const heartbeat = parseHeartbeatRequest(body);
         checkSubscription(heartbeat.subscribedTopics);
         return json(200, (await groups.heartbeat(group(request), heartbeat)) satisfies HeartbeatResponse);
+      },
+  }),
+  defineRoute<GroupRoutesOptions>({
+    method: 'POST',
+    path: '/v1/groups/{group}/classic',
+    job: 'groups',
+    acl: { operation: 'READ', resourceType: 'GROUP', param: 'group' },
+    bodyNamesResources: true,
+    id: 'classicMember',
+    summary:
+      "A classic member's JoinGroup (memberEpoch null), SyncGroup or Heartbeat (memberEpoch = generationId) in the same server-assigned group.",
+    body: 'ClassicMember',
+    ok: { 200: 'ClassicMemberResult' },
+    errors: [...GROUP_ERRORS, 'UNKNOWN_MEMBER_ID', 'FENCED_MEMBER_EPOCH', 'TOPIC_AUTHORIZATION_FAILED'],
+    handler:
+      ({ groups }) =>
+      async (request, body = {}) => {
+        rejectQuery(request);
+        const classic = parseClassicMemberRequest(body);
+        checkSubscription(classic.subscribedTopics);
+        return json(
+          200,
+          (await groups.classicMember(group(request), classic)) satisfies ClassicMemberResponse,
+        );
       },
   }),
   defineRoute<GroupRoutesOptions>({

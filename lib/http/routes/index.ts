@@ -16,6 +16,8 @@ import { LOG_ROUTES } from './log.js';
 import type { LogRoutesOptions } from './log.js';
 import { REPLICATION_ROUTES } from './replication.js';
 import type { ReplicationRoutesOptions } from './replication.js';
+import { TRANSACTION_ROUTES } from './transactions.js';
+import type { TransactionRoutesOptions } from './transactions.js';
 
 /** Everything the handlers of all routes are built from (lib/app.ts composes it). */
 export type RouteDeps = AdminRoutesOptions &
@@ -23,12 +25,14 @@ export type RouteDeps = AdminRoutesOptions &
   ReplicationRoutesOptions &
   GroupRoutesOptions &
   ConnectRoutesOptions &
-  StreamsQueryRoutesOptions;
+  StreamsQueryRoutesOptions &
+  TransactionRoutesOptions;
 
 export const ROUTES: readonly RouteDefinition<RouteDeps>[] = [
   ...ADMIN_ROUTES,
   ...REPLICATION_ROUTES,
   ...LOG_ROUTES,
+  ...TRANSACTION_ROUTES,
   ...STREAMS_QUERY_ROUTES,
   ...GROUP_ROUTES,
   ...CONNECT_ROUTES,

@@ -2,15 +2,28 @@
 import { invalidRequest } from '../../../protocol/errors.js';
 import type { ErrorCode } from '../../../protocol/errors.js';
 import { parsePartitionParam } from '../../core/log/context.js';
-import type { Fetcher } from '../../core/log/fetch.js';
-import { MAX_FETCH_BYTES, MAX_WAIT_MS } from '../../core/log/fetch.js';
+import type {
+  Fetcher,
+  MultiFetchRequest,
+  PartitionFetch,
+  PartitionFetchResult,
+} from '../../core/log/fetch.js';
+import { MAX_FETCH_BYTES, MAX_FETCH_PARTITIONS, MAX_WAIT_MS } from '../../core/log/fetch.js';
 import type { Acks, LogAppender, ProduceRecord } from '../../core/log/produce.js';
+import type { IsolationLevel } from '../../core/transactions/index.js';
 import { rejectUnknownFields } from '../body.js';
 import { defineRoute } from '../define-route.js';
 import { EDGE_LIMITS } from '../limits.js';
 import type { Encoding } from '../encoding.js';
 import { decodeBytes, decodeValue, encodeBytes, encodeValue, parseEncoding } from '../encoding.js';
-import type { BatchResult, FetchResult, ListOffsetsResult, ProducerIdentity } from '../../wire/types.js';
+import type {
+  BatchResult,
+  FetchResult,
+  ListOffsetsResult,
+  MultiFetchResult,
+  PartitionFetchAnswer,
+  ProducerIdentity,
+} from '../../wire/types.js';
 import { json } from '../types.js';
 import { TOPIC_ERRORS, queryParam } from './errors.js';
 
@@ -134,6 +147,26 @@ export const LOG_ROUTES = [
         json(200, (await producer.initProducerId()) satisfies ProducerIdentity),
   }),
   defineRoute<LogRoutesOptions>({
+    method: 'POST',
+    path: '/v1/fetch',
+    job: 'fetch',
+    // Kafka's Fetch names its topics in the body: READ on each is checked (lib/auth/acl.ts impliedChecks).
+    acl: { operation: 'DESCRIBE', resourceType: 'CLUSTER' },
+    bodyNamesResources: true,
+    id: 'fetchMany',
+    summary:
+      "Kafka's Fetch over many partitions: one long poll that answers as soon as any partition has data past its offset or an error, else when maxWaitMs ends; whole stored batches per partition, each partition's error its own.",
+    body: 'MultiFetch',
+    ok: { 200: 'MultiFetchResult' },
+    errors: ['TOPIC_AUTHORIZATION_FAILED'],
+    handler:
+      ({ fetcher }) =>
+      async (_request, body = {}) => {
+        const results = await fetcher.fetchMany(parseMultiFetch(body));
+        return json(200, { partitions: results.map(renderPartitionFetch) } satisfies MultiFetchResult);
+      },
+  }),
+  defineRoute<LogRoutesOptions>({
     method: 'GET',
     path: '/v1/topics/{topic}/partitions/{partition}/records',
     job: 'fetch',
@@ -147,6 +180,11 @@ export const LOG_ROUTES = [
       queryParam('maxWaitMs', 'integer', 'long poll, at most 20000 (default 0)'),
       queryParam('encoding', 'string', 'utf8 (default), base64 or json'),
       queryParam('replica', 'string', 'read from this in-sync replica store'),
+      queryParam(
+        'isolationLevel',
+        'string',
+        'read_uncommitted (default) or read_committed: stop at the last stable offset; JSON answers leave out aborted records, batch answers list the aborted transactions in the sluice-aborted-transactions header',
+      ),
     ],
     ok: { 200: 'fetch' },
     errors: [...TOPIC_ERRORS, 'OFFSET_OUT_OF_RANGE', 'NOT_LEADER_OR_FOLLOWER'],
@@ -160,6 +198,7 @@ export const LOG_ROUTES = [
           maxBytes: Math.min(intParam(query['maxBytes'], 'maxBytes', 1_048_576, 1), MAX_FETCH_BYTES),
           maxWaitMs: intParam(query['maxWaitMs'], 'maxWaitMs', 0, 0, MAX_WAIT_MS),
           ...(query['replica'] !== undefined ? { replica: query['replica'] } : {}),
+          isolationLevel: parseIsolation(query['isolationLevel']),
         };
         const topic = request.params['topic']!;
         if ((request.headers['accept'] ?? '').toLowerCase().includes(RECORD_BATCH_MEDIA_TYPE)) {
@@ -171,6 +210,12 @@ export const LOG_ROUTES = [
               'sluice-high-watermark': String(result.highWatermark),
               'sluice-log-start-offset': String(result.logStartOffset),
               'sluice-next-offset': String(result.nextOffset),
+              ...(result.lastStableOffset !== undefined
+                ? {
+                    'sluice-last-stable-offset': String(result.lastStableOffset),
+                    'sluice-aborted-transactions': JSON.stringify(result.abortedTransactions ?? []),
+                  }
+                : {}),
             },
             body: Buffer.concat(result.batches),
           };
@@ -182,6 +227,7 @@ export const LOG_ROUTES = [
           nextOffset: result.nextOffset,
           highWatermark: result.highWatermark,
           logStartOffset: result.logStartOffset,
+          ...(result.lastStableOffset !== undefined ? { lastStableOffset: result.lastStableOffset } : {}),
         } satisfies FetchResult);
       },
   }),
@@ -192,7 +238,10 @@ export const LOG_ROUTES = [
     acl: { operation: 'DESCRIBE', resourceType: 'TOPIC', param: 'topic' },
     id: 'listOffsets',
     summary: 'ListOffsets: earliest, latest, or the first offset at or after a timestamp.',
-    query: [queryParam('at', 'string', 'earliest | latest (default) | a timestamp in ms')],
+    query: [
+      queryParam('at', 'string', 'earliest | latest (default) | a timestamp in ms'),
+      queryParam('isolationLevel', 'string', 'read_committed: latest answers the last stable offset'),
+    ],
     ok: { 200: 'ListOffsets' },
     errors: TOPIC_ERRORS,
     handler:
@@ -203,7 +252,12 @@ export const LOG_ROUTES = [
         const at = raw === 'earliest' || raw === 'latest' ? raw : intParam(raw, 'at', 0, 0);
         return json(
           200,
-          (await fetcher.listOffsets(request.params['topic']!, partition, at)) satisfies ListOffsetsResult,
+          (await fetcher.listOffsets(
+            request.params['topic']!,
+            partition,
+            at,
+            parseIsolation(request.query['isolationLevel']),
+          )) satisfies ListOffsetsResult,
         );
       },
   }),
@@ -228,6 +282,14 @@ const renderRecord = (
     value: encodeBytes(h.value, encoding === 'base64' ? 'base64' : 'utf8'),
   })),
 });
+
+const parseIsolation = (raw: string | undefined): IsolationLevel => {
+  if (raw === undefined || raw === 'read_uncommitted') return 'read_uncommitted';
+  if (raw === 'read_committed') return raw;
+  throw invalidRequest(
+    `isolationLevel must be read_uncommitted or read_committed, got ${JSON.stringify(raw)}`,
+  );
+};
 
 const parseAcks = (raw: unknown): Acks => {
   if (raw === undefined || raw === 'all' || raw === '-1' || raw === -1) return 'all';
@@ -291,4 +353,88 @@ const intParam = (
     throw invalidRequest(`${name} must be an integer in [${min}, ${max}], got ${raw}`);
   }
   return Number(raw);
+};
+
+const DEFAULT_PARTITION_MAX_BYTES = 1_048_576;
+
+const integerField = (
+  value: unknown,
+  name: string,
+  fallback: number | undefined,
+  min: number,
+  max: number,
+) => {
+  if (value === undefined && fallback !== undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw invalidRequest(`${name} must be an integer in [${min}, ${max}]`);
+  }
+  return value;
+};
+
+/** The body of POST /v1/fetch (docs/api.md "Fetch many partitions"); anything else is a 400. */
+const parseMultiFetch = (body: Record<string, unknown>): MultiFetchRequest => {
+  rejectUnknownFields(body, ['partitions', 'maxBytes', 'maxWaitMs']);
+  const maxWaitMs = integerField(body['maxWaitMs'], 'maxWaitMs', 0, 0, MAX_WAIT_MS);
+  const maxBytes = Math.min(
+    integerField(body['maxBytes'], 'maxBytes', MAX_FETCH_BYTES, 1, Number.MAX_SAFE_INTEGER),
+    MAX_FETCH_BYTES,
+  );
+  const list = body['partitions'];
+  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_FETCH_PARTITIONS) {
+    throw invalidRequest(`partitions must be an array of 1 to ${MAX_FETCH_PARTITIONS} partitions`);
+  }
+  const seen = new Set<string>();
+  const partitions = list.map((raw: unknown, i): PartitionFetch => {
+    const where = `partitions[${i}]`;
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+      throw invalidRequest(`${where} must be an object`);
+    }
+    const p = raw as Record<string, unknown>;
+    rejectUnknownFields(p, ['topic', 'partition', 'offset', 'maxBytes'], where);
+    const topic = p['topic'];
+    if (typeof topic !== 'string' || topic.length === 0 || topic.length > 249) {
+      throw invalidRequest(`${where}.topic must be a topic name`);
+    }
+    const partition = integerField(p['partition'], `${where}.partition`, undefined, 0, 2 ** 31 - 1);
+    const offset = integerField(p['offset'], `${where}.offset`, undefined, 0, Number.MAX_SAFE_INTEGER);
+    const partitionMaxBytes = Math.min(
+      integerField(
+        p['maxBytes'],
+        `${where}.maxBytes`,
+        DEFAULT_PARTITION_MAX_BYTES,
+        1,
+        Number.MAX_SAFE_INTEGER,
+      ),
+      MAX_FETCH_BYTES,
+    );
+    const id = `${topic}\u0000${partition}`;
+    if (seen.has(id)) throw invalidRequest(`${where} repeats ${topic}-${partition}`);
+    seen.add(id);
+    return { topic, partition, offset, maxBytes: partitionMaxBytes };
+  });
+  return { partitions, maxBytes, maxWaitMs };
+};
+
+/** A partition's answer on the wire: its batches in base64, or its error as the error envelope has it. */
+const renderPartitionFetch = (result: PartitionFetchResult): PartitionFetchAnswer => {
+  const id = { topic: result.topic, partition: result.partition };
+  if ('error' in result) {
+    const e = result.error;
+    // As the router answers a 500: its words are for the log, never for the client.
+    const message = e.code === 'UNKNOWN_SERVER_ERROR' ? 'internal error; see the server log' : e.message;
+    const bounds = e.details ?? {};
+    return {
+      ...id,
+      error: { code: e.code, message, retriable: e.retriable },
+      ...(typeof bounds['highWatermark'] === 'number' ? { highWatermark: bounds['highWatermark'] } : {}),
+      ...(typeof bounds['logStartOffset'] === 'number' ? { logStartOffset: bounds['logStartOffset'] } : {}),
+    };
+  }
+  return {
+    ...id,
+    highWatermark: result.highWatermark,
+    logStartOffset: result.logStartOffset,
+    nextOffset: result.nextOffset,
+    recordBatches: Buffer.concat(result.batches).toString('base64'),
+  };
 };

@@ -9,7 +9,7 @@
 import type { Item, MetadataStore } from '../../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../../ports/metadata-store.js';
 import { keys } from '../../keys.js';
-import { queryAll } from '../../query-all.js';
+import { queryAll, queryPages } from '../../query-all.js';
 import type { TopicConfig } from '../../topics/configs.js';
 import { isRetired, pageEnd, pageEntries, retiredPageItem } from '../batch-index.js';
 import { asPartitionState } from '../partition-state.js';
@@ -47,18 +47,24 @@ export const retireLocalCopies = async (
   const segmentEnd = segmentEndOf(state);
   const limits = localLimits(config);
   if (segmentEnd === 0 || (limits.ms < 0 && limits.bytes < 0)) return 0;
-  const pages = (
-    await queryAll(store, {
-      pk: keys.partitionPk(topicId, partition),
-      sk: { beginsWith: keys.batchPrefix },
-      consistent: true,
-    })
-  ).filter((page) => !isRetired(page));
+  const query = {
+    pk: keys.partitionPk(topicId, partition),
+    sk: { beginsWith: keys.batchPrefix },
+    consistent: true,
+  };
   const bytesOf = (page: Item) => pageEntries(page).reduce((sum, x) => sum + x.entry.l, 0);
-  let remaining =
-    pages.reduce((sum, page) => sum + bytesOf(page), 0) + state.tail.reduce((s, e) => s + e.l, 0);
+  // By time alone only the oldest pages can go: read them page by page and stop at the first kept.
+  // local.retention.bytes needs the bytes held, so every page is read.
+  const pages: AsyncIterable<Item> | Item[] =
+    limits.bytes < 0
+      ? queryPages(store, { ...query, limit: 4 })
+      : (await queryAll(store, query)).filter((page) => !isRetired(page));
+  let remaining = Array.isArray(pages)
+    ? pages.reduce((sum, page) => sum + bytesOf(page), 0) + state.tail.reduce((s, e) => s + e.l, 0)
+    : 0;
   let retired = 0;
-  for (const page of pages) {
+  for await (const page of pages) {
+    if (isRetired(page)) continue;
     if (pageEnd(page) > segmentEnd) break;
     const entries = pageEntries(page);
     const newest = Math.max(-1, ...entries.map((x) => x.entry.t));

@@ -1,0 +1,113 @@
+/**
+ * The read side of transactions: the last stable offset and the aborted transactions a read_committed
+ * fetch returns (Kafka's FetchResponse.abortedTransactions), and the filter that drops aborted records
+ * as Kafka's consumers do, for answers that carry records rather than batches.
+ */
+import type { BatchHeader } from '../../../protocol/record-batch/index.js';
+import type { MetadataStore } from '../../ports/metadata-store.js';
+import { keys, pad } from '../keys.js';
+import type { PartitionState, TailEntry } from '../log/partition-state.js';
+import { tailOffsets } from '../log/partition-state.js';
+import { highWatermarkOf } from '../replication/replica-state.js';
+
+export type IsolationLevel = 'read_uncommitted' | 'read_committed';
+
+export interface AbortedTransaction {
+  producerId: number;
+  /** The transaction's first offset in the partition. */
+  firstOffset: number;
+}
+
+/**
+ * Kafka's LSO: the first offset of the earliest open transaction, or the high watermark. A transaction
+ * opens at the log end (at or past the HW), so the LSO never moves back.
+ */
+export const lastStableOffset = (state: Pick<PartitionState, 'hw' | 'tx'>): number => {
+  let lso = highWatermarkOf(state);
+  for (const first of Object.values(state.tx ?? {})) lso = Math.min(lso, first);
+  return lso;
+};
+
+/** The aborted-transaction index item of an ABORT marker, keyed by the marker's offset (Kafka's lastOffset). */
+export const abortedIndexItem = (
+  topicId: string,
+  partition: number,
+  markerOffset: number,
+  entry: Pick<TailEntry, 'p' | 'xf'>,
+) => ({
+  ...keys.abortedTransaction(topicId, partition, markerOffset),
+  p: entry.p!,
+  f: entry.xf!,
+});
+
+/**
+ * The aborted transactions overlapping [from, to): those whose ABORT marker is at or after `from` and
+ * whose first offset is before `to`, by first offset. From the tail (markers not yet materialized) and
+ * the index items (those that were).
+ */
+export const abortedTransactions = async (
+  store: MetadataStore,
+  topicId: string,
+  partition: number,
+  state: PartitionState,
+  from: number,
+  to: number,
+): Promise<AbortedTransaction[]> => {
+  const found = new Map<string, AbortedTransaction>();
+  const add = (producerId: number, firstOffset: number, markerOffset: number) => {
+    if (markerOffset >= from && firstOffset < to)
+      found.set(`${producerId}#${firstOffset}`, { producerId, firstOffset });
+  };
+  if (from < state.tailBase) {
+    let cursor: string | undefined;
+    do {
+      const page = await store.query({
+        pk: keys.partitionPk(topicId, partition),
+        sk: {
+          between: [
+            keys.abortedTransaction(topicId, partition, from).sk,
+            `${keys.abortedPrefix}${pad(state.tailBase)}`,
+          ],
+        },
+        consistent: true,
+        ...(cursor === undefined ? {} : { cursor }),
+      });
+      for (const item of page.items) {
+        const markerOffset = Number(item.sk.slice(keys.abortedPrefix.length));
+        add(item['p'] as number, item['f'] as number, markerOffset);
+      }
+      cursor = page.cursor;
+    } while (cursor !== undefined);
+  }
+  const offsets = tailOffsets(state);
+  state.tail.forEach((e, i) => {
+    if (e.x === 'a' && e.p !== undefined && e.xf !== undefined) add(e.p, e.xf, offsets[i]!);
+  });
+  return [...found.values()].sort((a, b) => a.firstOffset - b.firstOffset || a.producerId - b.producerId);
+};
+
+/**
+ * Kafka's consumer-side rule for read_committed: a producer's transactional batches from an aborted
+ * transaction's first offset up to its ABORT marker are dropped; control batches are never records.
+ */
+export class AbortedFilter {
+  private readonly pending: AbortedTransaction[];
+  private readonly aborting = new Set<number>();
+
+  constructor(aborted: readonly AbortedTransaction[]) {
+    this.pending = [...aborted].sort((a, b) => a.firstOffset - b.firstOffset);
+  }
+
+  /** Whether the batch's records reach the reader. */
+  keeps(header: BatchHeader, baseOffset: number): boolean {
+    while (this.pending.length > 0 && this.pending[0]!.firstOffset <= baseOffset)
+      this.aborting.add(this.pending.shift()!.producerId);
+    if (header.isControl) {
+      // Only an ABORT marker ends an aborted run; its type is in the record key, and a COMMIT marker of
+      // an aborting producer cannot occur (the run would not be aborted), so any marker ends it.
+      this.aborting.delete(header.producerId);
+      return false;
+    }
+    return !(header.isTransactional && this.aborting.has(header.producerId));
+  }
+}

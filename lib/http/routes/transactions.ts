@@ -1,0 +1,190 @@
+/** Kafka's transaction APIs over HTTP (KIP-98): InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn. */
+import type { ErrorCode } from '../../../protocol/errors.js';
+import type { TransactionCoordinator, TransactionMetadata } from '../../core/transactions/index.js';
+import { defineRoute } from '../define-route.js';
+import { json } from '../types.js';
+import { TOPIC_ERRORS } from './errors.js';
+
+export interface TransactionRoutesOptions {
+  transactions: TransactionCoordinator;
+}
+
+const TXN_ERRORS: ErrorCode[] = [
+  'PRODUCER_FENCED',
+  'INVALID_PRODUCER_EPOCH',
+  'INVALID_PRODUCER_ID_MAPPING',
+  'INVALID_TXN_STATE',
+  'CONCURRENT_TRANSACTIONS',
+  'COORDINATOR_NOT_AVAILABLE',
+];
+
+const ACL = { operation: 'WRITE', resourceType: 'TRANSACTIONAL_ID', param: 'transactionalId' } as const;
+
+const producerOf = (body: Record<string, unknown>) => ({
+  producerId: body['producerId'] as number,
+  producerEpoch: body['producerEpoch'] as number,
+});
+
+const describe = (m: TransactionMetadata) => ({
+  transactionalId: m.transactionalId,
+  producerId: m.producerId,
+  producerEpoch: m.producerEpoch,
+  state: m.state,
+  transactionTimeoutMs: m.transactionTimeoutMs,
+  transactionStartTimeMs: m.transactionStartTimeMs,
+  partitions: [...new Set(m.partitions.map((p) => p.topic))].map((topic) => ({
+    topic,
+    partitions: m.partitions.filter((p) => p.topic === topic).map((p) => p.partition),
+  })),
+  groups: m.groups,
+});
+
+export const TRANSACTION_ROUTES = [
+  defineRoute<TransactionRoutesOptions>({
+    method: 'POST',
+    path: '/v1/transactions/{transactionalId}/producer',
+    job: 'produce',
+    acl: ACL,
+    id: 'initTransactionalProducerId',
+    summary:
+      'InitProducerId with a transactional.id: bumps the epoch, fencing the previous instance and aborting its open transaction.',
+    body: 'InitTransactionalProducerId',
+    ok: { 200: 'ProducerId' },
+    errors: ['INVALID_TRANSACTION_TIMEOUT', ...TXN_ERRORS],
+    handler:
+      ({ transactions }) =>
+      async (request, body = {}) =>
+        json(
+          200,
+          await transactions.initProducerId(
+            request.params['transactionalId']!,
+            body['transactionTimeoutMs'] as number,
+          ),
+        ),
+  }),
+  defineRoute<TransactionRoutesOptions>({
+    method: 'POST',
+    path: '/v1/transactions/{transactionalId}/partitions',
+    job: 'produce',
+    acl: ACL,
+    id: 'addPartitionsToTxn',
+    summary:
+      'AddPartitionsToTxn: the partitions the open transaction writes to (begins one if none is open).',
+    body: 'AddPartitionsToTxn',
+    ok: { 204: 'empty' },
+    errors: [...TOPIC_ERRORS, ...TXN_ERRORS],
+    handler:
+      ({ transactions }) =>
+      async (request, body = {}) => {
+        const topics = body['topics'] as { topic: string; partitions: number[] }[];
+        await transactions.addPartitions(
+          request.params['transactionalId']!,
+          producerOf(body),
+          topics.flatMap((t) => t.partitions.map((partition) => ({ topic: t.topic, partition }))),
+        );
+        return { status: 204, headers: {}, body: new Uint8Array() };
+      },
+  }),
+  defineRoute<TransactionRoutesOptions>({
+    method: 'POST',
+    path: '/v1/transactions/{transactionalId}/groups',
+    job: 'produce',
+    acl: ACL,
+    id: 'addOffsetsToTxn',
+    summary: 'AddOffsetsToTxn: the consumer group whose offsets the transaction commits.',
+    body: 'AddOffsetsToTxn',
+    ok: { 204: 'empty' },
+    errors: TXN_ERRORS,
+    handler:
+      ({ transactions }) =>
+      async (request, body = {}) => {
+        await transactions.addOffsets(
+          request.params['transactionalId']!,
+          producerOf(body),
+          body['groupId'] as string,
+        );
+        return { status: 204, headers: {}, body: new Uint8Array() };
+      },
+  }),
+  defineRoute<TransactionRoutesOptions>({
+    method: 'POST',
+    path: '/v1/transactions/{transactionalId}/offsets',
+    job: 'produce',
+    acl: ACL,
+    id: 'txnOffsetCommit',
+    summary:
+      "TxnOffsetCommit: offsets that become the group's committed offsets only when the transaction commits; fenced by the member's epoch (KIP-447).",
+    body: 'TxnOffsetCommit',
+    ok: { 204: 'empty' },
+    errors: [...TOPIC_ERRORS, ...TXN_ERRORS, 'UNKNOWN_MEMBER_ID', 'STALE_MEMBER_EPOCH'],
+    handler:
+      ({ transactions }) =>
+      async (request, body = {}) => {
+        const offsets = (
+          body['offsets'] as { topic: string; partition: number; offset: number; metadata?: string }[]
+        ).map((o) => ({
+          topic: o.topic,
+          partition: o.partition,
+          offset: o.offset,
+          metadata: o.metadata ?? '',
+        }));
+        await transactions.txnOffsetCommit(request.params['transactionalId']!, producerOf(body), {
+          groupId: body['groupId'] as string,
+          memberId: (body['memberId'] as string | null | undefined) ?? null,
+          generationId: (body['generationId'] as number | undefined) ?? -1,
+          offsets,
+        });
+        return { status: 204, headers: {}, body: new Uint8Array() };
+      },
+  }),
+  defineRoute<TransactionRoutesOptions>({
+    method: 'POST',
+    path: '/v1/transactions/{transactionalId}/end',
+    job: 'produce',
+    acl: ACL,
+    id: 'endTxn',
+    summary: 'EndTxn: commit or abort; answers the producer epoch for the next transaction (KIP-890).',
+    body: 'EndTxn',
+    ok: { 200: 'ProducerId' },
+    errors: TXN_ERRORS,
+    handler:
+      ({ transactions }) =>
+      async (request, body = {}) =>
+        json(
+          200,
+          await transactions.endTxn(
+            request.params['transactionalId']!,
+            producerOf(body),
+            body['committed'] === true,
+          ),
+        ),
+  }),
+  defineRoute<TransactionRoutesOptions>({
+    method: 'GET',
+    path: '/v1/transactions',
+    job: 'admin',
+    acl: { operation: 'DESCRIBE', resourceType: 'CLUSTER' },
+    id: 'listTransactions',
+    summary: 'ListTransactions (kafka-transactions.sh list).',
+    ok: { 200: 'TransactionListing' },
+    errors: [],
+    handler:
+      ({ transactions }) =>
+      async () =>
+        json(200, { transactions: (await transactions.list()).map(describe) }),
+  }),
+  defineRoute<TransactionRoutesOptions>({
+    method: 'GET',
+    path: '/v1/transactions/{transactionalId}',
+    job: 'admin',
+    acl: { operation: 'DESCRIBE', resourceType: 'TRANSACTIONAL_ID', param: 'transactionalId' },
+    id: 'describeTransactions',
+    summary: 'DescribeTransactions (kafka-transactions.sh describe).',
+    ok: { 200: 'TransactionDescription' },
+    errors: ['NOT_FOUND'],
+    handler:
+      ({ transactions }) =>
+      async (request) =>
+        json(200, describe(await transactions.describe(request.params['transactionalId']!))),
+  }),
+];
