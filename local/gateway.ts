@@ -16,6 +16,7 @@ import { canonicalRequestPath } from '../lib/http/request-path.js';
 import { errorEnvelope } from '../lib/http/router.js';
 import { SluiceError } from '../protocol/errors.js';
 import type { GatewayAuth } from './auth/gateway-auth.js';
+import { serveConsole } from './console-static.js';
 
 export type Handlers = Record<Job, (event: ApiGatewayV2Event) => Promise<ApiGatewayV2Result>>;
 
@@ -64,6 +65,8 @@ const serve = async (
 ): Promise<void> => {
   const { rawPath, rawQueryString } = splitTarget(req.url ?? '/');
   const method = (req.method ?? 'GET').toUpperCase();
+  // The web console's static files (no API route lives under /console).
+  if (await serveConsole(method, rawPath, res)) return;
   const body = await readBody(req);
   if (body === undefined) {
     return send(
