@@ -100,24 +100,9 @@ export class GroupCoordinator {
   async heartbeat(groupId: string, request: HeartbeatRequest): Promise<HeartbeatResponse> {
     validateGroupId(groupId);
     validateHeartbeat(request);
-    const lookup = new TopicLookup(this.topics);
-    // Looked up before the group is read, so the catalog's latency is not inside the window in which a
-    // concurrent change makes this attempt's write fail.
-    await lookup.describeAll(request.subscribedTopics ?? []);
-    return this.retry('heartbeat', async () => {
-      const loaded = await this.loadLive(groupId);
-      const names = [...loaded.view.members.values()].flatMap((m) => m.subscribedTopics);
-      const topics = await lookup.describeAll([...names, ...(request.subscribedTopics ?? [])]);
-      const { next, response } = applyHeartbeat(loaded.view, request, {
-        now: this.clock.now(),
-        sessionTimeoutMs: this.sessionTimeoutMs,
-        heartbeatIntervalMs: this.heartbeatIntervalMs,
-        topics,
-        newMemberId: this.newMemberId,
-      });
-      await this.items.save(loaded, next);
-      return response;
-    });
+    return this.memberStep('heartbeat', groupId, request.subscribedTopics, (view, context) =>
+      applyHeartbeat(view, request, context),
+    );
   }
 
   /**
@@ -127,13 +112,30 @@ export class GroupCoordinator {
   async classicMember(groupId: string, request: ClassicMemberRequest): Promise<ClassicMemberResponse> {
     validateGroupId(groupId);
     validateClassicMember(request);
+    return this.memberStep('classic member', groupId, request.subscribedTopics, (view, context) =>
+      applyClassic(view, request, context),
+    );
+  }
+
+  /** One member's step (KIP-848 or classic) applied to the group it reads, saved under the group epoch. */
+  private async memberStep<R>(
+    label: string,
+    groupId: string,
+    subscribedTopics: readonly string[] | null | undefined,
+    step: (
+      view: LoadedGroup['view'],
+      context: Parameters<typeof applyHeartbeat>[2],
+    ) => { next: Parameters<GroupItems['save']>[1]; response: R },
+  ): Promise<R> {
     const lookup = new TopicLookup(this.topics);
-    await lookup.describeAll(request.subscribedTopics ?? []);
-    return this.retry('classic member', async () => {
+    // Looked up before the group is read, so the catalog's latency is not inside the window in which a
+    // concurrent change makes this attempt's write fail.
+    await lookup.describeAll(subscribedTopics ?? []);
+    return this.retry(label, async () => {
       const loaded = await this.loadLive(groupId);
       const names = [...loaded.view.members.values()].flatMap((m) => m.subscribedTopics);
-      const topics = await lookup.describeAll([...names, ...(request.subscribedTopics ?? [])]);
-      const { next, response } = applyClassic(loaded.view, request, {
+      const topics = await lookup.describeAll([...names, ...(subscribedTopics ?? [])]);
+      const { next, response } = step(loaded.view, {
         now: this.clock.now(),
         sessionTimeoutMs: this.sessionTimeoutMs,
         heartbeatIntervalMs: this.heartbeatIntervalMs,
