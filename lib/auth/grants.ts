@@ -59,6 +59,10 @@ export const consumeGrants = (topic: string, group: string): RouteGrant[] => {
   return [
     { method: 'GET', path: `/v1/topics/${t.segment}/partitions/*/records` },
     { method: 'GET', path: `/v1/topics/${t.segment}/partitions/*/offsets` },
+    // Kafka's Fetch over many partitions (the SDK consumer's one long poll): the route itself is
+    // DESCRIBE on the cluster, and READ on each topic its body names is checked against the fetch
+    // path above, so this grants no topic beyond those.
+    { method: 'POST', path: '/v1/fetch' },
     // Prefixed too: the only GET routes below a topic's path are the two above, already granted.
     { method: 'GET', path: `/v1/topics/${t.segment}` },
     { method: 'POST', path: `/v1/groups/${g.segment}/heartbeat` },

@@ -106,6 +106,7 @@ describe('grant statements', () => {
         Resource: [
           arn('GET', '/v1/topics/orders/partitions/*/records'),
           arn('GET', '/v1/topics/orders/partitions/*/offsets'),
+          arn('POST', '/v1/fetch'),
           arn('GET', '/v1/topics/orders'),
           arn('POST', '/v1/groups/billing/heartbeat'),
           arn('POST', '/v1/groups/billing/classic'),

@@ -119,6 +119,7 @@ describe('StreamsApp', () => {
       'GET /v1/groups/word-count',
       'GET /v1/groups/word-count/offsets',
       'POST /v1/groups/word-count/heartbeat',
+      'POST /v1/groups/word-count/classic',
       'POST /v1/groups/word-count/offsets',
       'POST /v1/groups/word-count/offsets/reset',
     ];
@@ -137,6 +138,7 @@ describe('StreamsApp', () => {
         ...produce(repartition),
         ...produce('word-counts'),
         'POST /v1/topics',
+        'POST /v1/fetch',
       ]),
     );
     // No repartition topic, no topic creation.
