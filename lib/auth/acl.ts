@@ -169,6 +169,17 @@ export const impliedChecks = (
       break;
     case 'GET /v1/groups/{group}/offsets':
       return query['topic'] === undefined ? [] : [topicDescribe(query['topic'])];
+    // Kafka's AddPartitionsToTxn needs WRITE on each topic; AddOffsetsToTxn READ on the group;
+    // TxnOffsetCommit READ on the group and on each topic it commits (as OffsetCommit does).
+    case 'POST /v1/transactions/{transactionalId}/partitions':
+      return [...new Set(objects(fields['topics']).flatMap((o) => strings([o['topic']])))].map(topicWrite);
+    case 'POST /v1/transactions/{transactionalId}/groups':
+      return strings([fields['groupId']]).map(groupRead);
+    case 'POST /v1/transactions/{transactionalId}/offsets':
+      return [
+        ...strings([fields['groupId']]).map(groupRead),
+        ...[...new Set(objects(fields['offsets']).flatMap((o) => strings([o['topic']])))].flatMap(topicReads),
+      ];
     default:
       return [];
   }

@@ -99,6 +99,76 @@ describe('implied checks', () => {
   });
 });
 
+describe('implied checks of the transaction routes (Kafka: WRITE on AddPartitionsToTxn topics, READ on the group)', () => {
+  const show = (routeKey: string, body: unknown) =>
+    impliedChecks(routeKey, {}, body).map((c) => `${c.operation} ${c.resourceType} ${c.resource}`);
+
+  it('names every topic of AddPartitionsToTxn for WRITE, once each', () => {
+    expect(
+      show('POST /v1/transactions/{transactionalId}/partitions', {
+        producerId: 1,
+        producerEpoch: 0,
+        topics: [
+          { topic: 'orders', partitions: [0] },
+          { topic: 'secret', partitions: [1] },
+          { topic: 'orders' },
+          'x',
+        ],
+      }),
+    ).toEqual(['WRITE TOPIC orders', 'WRITE TOPIC secret']);
+  });
+
+  it('names the group of AddOffsetsToTxn for READ', () => {
+    expect(show('POST /v1/transactions/{transactionalId}/groups', { groupId: 'billing' })).toEqual([
+      'READ GROUP billing',
+    ]);
+  });
+
+  it('names the group and each topic of TxnOffsetCommit for READ', () => {
+    expect(
+      show('POST /v1/transactions/{transactionalId}/offsets', {
+        groupId: 'billing',
+        offsets: [
+          { topic: 'orders', partition: 0, offset: 1 },
+          { topic: 'orders', partition: 1, offset: 1 },
+        ],
+      }),
+    ).toEqual(['READ GROUP billing', 'READ TOPIC orders', 'READ TOPIC orders']);
+  });
+
+  it('refuses a transaction naming a topic the caller may not write, before anything is stored', async () => {
+    const store = new MemoryMetadataStore();
+    const authorizer: Authorizer = {
+      allowed: async (_caller, checks) => checks.map((c) => c.resource !== 'secret'),
+    };
+    const clock = new TestClock();
+    const sluice = createSluice({
+      store,
+      objectStores: [new MemoryObjectStore('s0', undefined, clock)],
+      clock,
+      config: { clusterId: 't' },
+      authorizer,
+    });
+    const path = '/v1/transactions/tx-1/partitions';
+    const response = await sluice.router('produce').handle(
+      requestFromEvent({
+        ...event(IAM, { producerId: 1, producerEpoch: 0, topics: [{ topic: 'secret', partitions: [0] }] }),
+        routeKey: 'POST /v1/transactions/{transactionalId}/partitions',
+        rawPath: path,
+        requestContext: { ...event(IAM, {}).requestContext, http: { method: 'POST', path } },
+      }),
+    );
+    expect(response).toMatchObject({
+      status: 403,
+      body: {
+        error: { code: 'TOPIC_AUTHORIZATION_FAILED', message: 'not authorized to WRITE topic secret' },
+      },
+    });
+    expect(store.meter.read().metadataReads).toBe(0);
+    expect(store.dump()).toEqual([]);
+  });
+});
+
 describe('the router guard', () => {
   const setup = () => {
     const store = new MemoryMetadataStore();

@@ -67,6 +67,7 @@ export const TRANSACTION_ROUTES = [
     path: '/v1/transactions/{transactionalId}/partitions',
     job: 'produce',
     acl: ACL,
+    bodyNamesResources: true,
     id: 'addPartitionsToTxn',
     summary:
       'AddPartitionsToTxn: the partitions the open transaction writes to (begins one if none is open).',
@@ -90,6 +91,7 @@ export const TRANSACTION_ROUTES = [
     path: '/v1/transactions/{transactionalId}/groups',
     job: 'produce',
     acl: ACL,
+    bodyNamesResources: true,
     id: 'addOffsetsToTxn',
     summary: 'AddOffsetsToTxn: the consumer group whose offsets the transaction commits.',
     body: 'AddOffsetsToTxn',
@@ -111,6 +113,7 @@ export const TRANSACTION_ROUTES = [
     path: '/v1/transactions/{transactionalId}/offsets',
     job: 'produce',
     acl: ACL,
+    bodyNamesResources: true,
     id: 'txnOffsetCommit',
     summary:
       "TxnOffsetCommit: offsets that become the group's committed offsets only when the transaction commits; fenced by the member's epoch (KIP-447).",
