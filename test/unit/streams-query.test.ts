@@ -292,14 +292,15 @@ describe('GET /v1/streams/{app}/stores/{store}/keys (range)', () => {
   });
 });
 
-describe('hostile paths and parameters: 400 before anything is read', () => {
+describe('hostile paths and parameters: refused before anything is read', () => {
   it.each([
     [`/v1/streams/bad%20app/stores/counts/keys/a`, '400 INVALID_REQUEST'],
     [`/v1/streams/${'a'.repeat(201)}/stores/counts/keys/a`, '400 INVALID_REQUEST'],
-    [`${S}/bad%2Fstore/keys/a`, '400 INVALID_REQUEST'],
+    // Not a canonical path (an encoded / outside the key, broken percent-encoding): no route (404).
+    [`${S}/bad%2Fstore/keys/a`, '404 NOT_FOUND'],
     [`${S}/${'s'.repeat(250)}/keys/a`, '400 INVALID_REQUEST'],
     [`${S}/counts/keys/${'k'.repeat(401)}`, '400 INVALID_REQUEST'],
-    [`${S}/counts/keys/%E0%A4%A`, '400 INVALID_REQUEST'],
+    [`${S}/counts/keys/%E0%A4%A`, '404 NOT_FOUND'],
     [`${S}/counts/keys/apple?windowStart=-1`, '400 INVALID_REQUEST'],
     [`${S}/per-minute/keys/apple?windowStart=abc`, '400 INVALID_REQUEST'],
     [`${S}/per-minute/keys/apple?windowStart=5&windowEnd=4`, '400 INVALID_REQUEST'],
