@@ -40,7 +40,11 @@ it('counts exactly what it did, purges a deleted topic after its grace, and name
     orphansDeleted: 0,
     orphanScan: true,
     replication: { copied: 0, joined: 0, left: 0, elected: 0 },
-    sweeps: { groups: { failedGroups: 0, groups: 0, membersExpired: 0 }, answer: 42 },
+    sweeps: {
+      groups: { failedGroups: 0, groups: 0, membersExpired: 0 },
+      transactions: { aborted: 0, completed: 0 },
+      answer: 42,
+    },
     errors: ['sweep broken: boom'],
   });
   const { topicId } = await s.sluice.catalog.get('b');
