@@ -91,6 +91,7 @@ export const bindRoute = <D>(definition: RouteDefinition<D>, deps: D): Route => 
   return {
     method: definition.method,
     pattern: definition.path,
+    ...(definition.mapError ? { mapError: definition.mapError } : {}),
     handler: async (request) => {
       try {
         return await handle(request, readBody(definition, request, maxRecordBytes));
