@@ -48,33 +48,37 @@ const expectCollected = async (s: SegmentSetup) => {
 };
 
 describe('a roll that crashes', () => {
-  it.each(STEPS)('%s leaves a readable log that the next run rolls', async (_name, where, filter, kind) => {
-    const { s, injectors } = await faulty();
-    // Indexed every 4 requests: 10 pages and 10 time marks, so a roll also merges marks.
-    for (let i = 0; i < 10; i++) {
-      await s.write(4, T0 + i * 4000);
-      await s.index();
-    }
-    const before = await snapshot(s, 0, TIMES);
-    injectors[where].failNext(filter, kind);
-    await expect(s.roll()).rejects.toThrow();
-    expect(injectors[where].counts[kind]).toBe(1);
-    expect(await snapshot(s, 0, TIMES)).toEqual(before);
+  it.each(STEPS)(
+    '%s leaves a readable log that the next run rolls',
+    async (_name, where, filter, kind) => {
+      const { s, injectors } = await faulty();
+      // Indexed every 4 requests: 10 pages and 10 time marks, so a roll also merges marks.
+      for (let i = 0; i < 10; i++) {
+        await s.write(4, T0 + i * 4000);
+        await s.index();
+      }
+      const before = await snapshot(s, 0, TIMES);
+      injectors[where].failNext(filter, kind);
+      await expect(s.roll()).rejects.toThrow();
+      expect(injectors[where].counts[kind]).toBe(1);
+      expect(await snapshot(s, 0, TIMES)).toEqual(before);
 
-    await s.roll();
-    const segments = await s.segmentItems();
-    expect(segments).toHaveLength(5);
-    // Segments tile from offset 0.
-    let next = 0;
-    for (const g of segments) {
-      expect(g.sk).toBe(`G#${String(next).padStart(20, '0')}`);
-      next = g['end'] as number;
-    }
-    expect((await s.state())['segEnd' as never]).toBe(next);
-    expect(await snapshot(s, 0, TIMES)).toEqual(before);
-    await expectCollected(s);
-    expect(await snapshot(s, 0, TIMES)).toEqual(before);
-  });
+      await s.roll();
+      const segments = await s.segmentItems();
+      expect(segments).toHaveLength(5);
+      // Segments tile from offset 0.
+      let next = 0;
+      for (const g of segments) {
+        expect(g.sk).toBe(`G#${String(next).padStart(20, '0')}`);
+        next = g['end'] as number;
+      }
+      expect((await s.state())['segEnd' as never]).toBe(next);
+      expect(await snapshot(s, 0, TIMES)).toEqual(before);
+      await expectCollected(s);
+      expect(await snapshot(s, 0, TIMES)).toEqual(before);
+    },
+    30_000,
+  );
 });
 
 describe('readers during maintenance', () => {
