@@ -4,8 +4,9 @@
  * with and the SDK's ConnectAdmin reads.
  */
 
-/** Any value JSON can carry. */
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+import type { JsonValue } from './types.js';
+
+export type { JsonValue };
 
 export type ConnectorType = 'source' | 'sink';
 

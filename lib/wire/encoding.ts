@@ -5,7 +5,10 @@
  * both read and print the same text for the same bytes.
  */
 import { SluiceError } from '../../protocol/errors.js';
-import type { Encoding } from './types.js';
+import type { Encoding, JsonValue } from './types.js';
+
+/** JSON.parse, typed as what it can return: text parsed as JSON holds only JSON values. */
+export const parseJson = (text: string): JsonValue => JSON.parse(text) as JsonValue;
 
 export const encodeBytes = (bytes: Uint8Array | null, encoding: Encoding): string | null => {
   if (bytes === null) return null;
@@ -14,12 +17,12 @@ export const encodeBytes = (bytes: Uint8Array | null, encoding: Encoding): strin
 };
 
 /** Under `json` a value that parses is returned as JSON; anything else falls back to its utf8 text. */
-export const encodeValue = (bytes: Uint8Array | null, encoding: Encoding): unknown => {
+export const encodeValue = (bytes: Uint8Array | null, encoding: Encoding): JsonValue => {
   if (encoding !== 'json') return encodeBytes(bytes, encoding);
   if (bytes === null) return null;
   const text = encodeBytes(bytes, 'utf8')!;
   try {
-    return JSON.parse(text);
+    return parseJson(text);
   } catch {
     return text;
   }

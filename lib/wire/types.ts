@@ -4,6 +4,9 @@
  * and the OpenAPI conformance test checks live answers against it.
  */
 
+/** Any value JSON can carry. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
 export interface ErrorBody {
   code: string;
   message: string;
@@ -102,7 +105,7 @@ export interface FetchedRecord {
   offset: number;
   timestamp: number;
   key: string | null;
-  value: unknown;
+  value: JsonValue;
   headers: Header[];
 }
 
@@ -250,8 +253,8 @@ export type ResetTarget = 'earliest' | 'latest' | number | { offset: number };
  * store's serdes: String as text, JSON as the JSON value, anything else as base64 of the bytes.
  */
 export interface StoreKeyValue {
-  key: unknown;
-  value: unknown;
+  key: JsonValue;
+  value: JsonValue;
   /** Event time of the value (Kafka's timestamped stores). */
   timestamp: number;
 }
@@ -266,12 +269,12 @@ export interface StoreWindow {
   windowStart: number;
   /** Session windows only. */
   windowEnd?: number;
-  value: unknown;
+  value: JsonValue;
   timestamp: number;
 }
 
 /** A window or session store's windows of one key, in start-time order. */
 export interface StoreWindows {
-  key: unknown;
+  key: JsonValue;
   windows: StoreWindow[];
 }

@@ -11,7 +11,7 @@ import { STREAMS_ERRORS, queryParam } from '../../lib/http/routes/errors.js';
 import type { HttpRequest, Route } from '../../lib/http/types.js';
 import { json } from '../../lib/http/types.js';
 import { encodeBytes, encodeValue } from '../../lib/wire/encoding.js';
-import type { Encoding, StoreKeyValue, StoreRange, StoreWindows } from '../../lib/wire/types.js';
+import type { Encoding, JsonValue, StoreKeyValue, StoreRange, StoreWindows } from '../../lib/wire/types.js';
 import type { InteractiveQueries, KeyValueEntry } from './interactive.js';
 import type { SerdeFormat } from './registry.js';
 
@@ -96,7 +96,7 @@ const rangeLimit = (request: HttpRequest): number => {
   return value;
 };
 
-const render = (bytes: Uint8Array, format: SerdeFormat): unknown => encodeValue(bytes, ENCODING_OF[format]);
+const render = (bytes: Uint8Array, format: SerdeFormat): JsonValue => encodeValue(bytes, ENCODING_OF[format]);
 
 export interface StreamsQueryRoutesOptions {
   queries: InteractiveQueries;
