@@ -13,9 +13,14 @@ import type { ApiHandler, ConnectionContext, GatewayContext } from './api.js';
 import { errorCodeOf } from './api.js';
 import { apiVersionsAnswer } from './apis/api-versions.js';
 import { servingContext } from './sasl.js';
+import { SaslAuthenticate, SaslHandshake } from '../protocol/kafka/messages/sasl.js';
 
 /** What a connection may ask before it authenticates: ApiVersions, SaslHandshake, SaslAuthenticate. */
-const SASL_FREE_APIS: ReadonlySet<number> = new Set([API_VERSIONS_KEY, 17, 36]);
+const SASL_FREE_APIS: ReadonlySet<number> = new Set([
+  API_VERSIONS_KEY,
+  SaslHandshake.apiKey,
+  SaslAuthenticate.apiKey,
+]);
 
 /** The answer frame, or null when the client expects none (Produce with acks=0). */
 export async function dispatch(
