@@ -233,6 +233,31 @@ describe('the SASL exchange on the wire', () => {
   });
 });
 
+describe('the SASL session', () => {
+  it('closes a connection that sends anything between SaslHandshake and SaslAuthenticate', async () => {
+    const wire = await kafkaWire(bootstrap);
+    expect((await wire.send(SaslHandshake, 1, { mechanism: 'OAUTHBEARER' })).errorCode).toBe(0);
+    await expect(
+      wire.send(InitProducerId, 4, { transactionalId: null, transactionTimeoutMs: 1000 }),
+    ).rejects.toThrow(/closed/);
+    wire.close();
+  });
+
+  it('ends with its token: a request after session_lifetime_ms closes the connection (KIP-368)', async () => {
+    const wire = await kafkaWire(bootstrap);
+    expect((await wire.send(SaslHandshake, 1, { mechanism: 'OAUTHBEARER' })).errorCode).toBe(0);
+    const token = await tokenOf('alice', { expiresInSeconds: 2 });
+    const answer = await wire.send(SaslAuthenticate, 2, { authBytes: bearer(token.value) });
+    expect(answer.errorCode).toBe(0);
+    expect(answer.sessionLifetimeMs).toBeLessThanOrEqual(2_000);
+    const orders = [{ topicId: '00000000000000000000000000000000', name: 'orders' }];
+    expect((await wire.send(Metadata, 12, { topics: orders })).topics[0].errorCode).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, token.expiresAt - Date.now()) + 200));
+    await expect(wire.send(Metadata, 12, { topics: orders })).rejects.toThrow(/closed/);
+    wire.close();
+  });
+});
+
 describe('the delegation header at the HTTP edge', () => {
   it('a client cannot name another principal: only a signer allowed CLUSTER_ACTION may', async () => {
     const before = await auth.snapshot();
