@@ -10,6 +10,9 @@
  *    record per request, one request at a time, acks=all, through the gateway and straight over HTTP;
  *    p50 and p99. Modelled latencies, not AWS measurements.
  *
+ * 3. The same with authentication on (SLUICE_AUTH=iam): SASL/OAUTHBEARER through the gateway (each
+ *    produce forwarded on behalf of the client) against SigV4-signed HTTP.
+ *
  * Flags: --records N (100000), --size BYTES (100), --latency-requests N (300), --model standard|express (express).
  */
 import type { ChildProcess } from 'node:child_process';
@@ -19,6 +22,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KafkaGateway } from '../gateway/server.js';
+import { presignedWhoami } from '../gateway/sasl.js';
+import { SaslAuthenticate, SaslHandshake } from '../protocol/kafka/messages/sasl.js';
+import { kafkaToken } from '../sdk/kafka-token.js';
+import { sigV4Fetch } from '../sdk/sigv4.js';
 import { encodeRecordBatch } from '../protocol/record-batch/index.js';
 import { Produce } from '../protocol/kafka/messages/produce.js';
 import type { Message } from '../protocol/kafka/codec.js';
@@ -250,10 +257,109 @@ async function latency(): Promise<Record<string, number>> {
   }
 }
 
+/**
+ * 3. The same produce latency with authentication on (SLUICE_AUTH=iam): the client authenticates with
+ *    SASL/OAUTHBEARER (a presigned whoami), and the gateway forwards each produce signed with its own
+ *    key and naming the client in Sluice-On-Behalf-Of, which Sluice checks (the delegation, then the
+ *    client's own route); over HTTP the client signs each request with SigV4 itself.
+ */
+async function authenticatedLatency(): Promise<Record<string, number>> {
+  const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-auth-'));
+  const region = 'us-east-1';
+  const principal = (name: string) => `arn:aws:iam::111122223333:user/${name}`;
+  const key = (name: string) => ({
+    accessKeyId: `AKIDBENCH${name.toUpperCase()}`,
+    secretAccessKey: `${name}-secret`,
+  });
+  const everything = {
+    Version: '2012-10-17',
+    Statement: [{ Effect: 'Allow', Action: 'execute-api:Invoke', Resource: 'arn:aws:execute-api:*' }],
+  };
+  await writeFile(
+    join(dir, 'keys.json'),
+    JSON.stringify({
+      credentials: ['client', 'gateway'].map((n) => ({ ...key(n), principalArn: principal(n) })),
+    }),
+  );
+  await writeFile(
+    join(dir, 'policy.json'),
+    JSON.stringify({ principals: { [principal('client')]: everything, [principal('gateway')]: everything } }),
+  );
+  const sluice = await startSluice({
+    SLUICE_LATENCY_MODEL: MODEL,
+    SLUICE_AUTH: 'iam',
+    SLUICE_AUTH_KEYS: join(dir, 'keys.json'),
+    SLUICE_AUTH_POLICY: join(dir, 'policy.json'),
+    AWS_REGION: region,
+  });
+  const base = nodeHttpFetch({ maxSockets: 64 });
+  const gateway = new KafkaGateway({
+    sluice: { url: sluice.url, fetch: sigV4Fetch({ region, credentials: key('gateway'), fetch: base }) },
+    sasl: { required: true, authenticator: presignedWhoami({ url: sluice.url, fetch: base }) },
+    port: 0,
+  });
+  await gateway.listen();
+  try {
+    const signed = sigV4Fetch({ region, credentials: key('client'), fetch: base });
+    await new SluiceClient({ url: sluice.url, fetch: signed }).admin().createTopic({ name: 'latency' });
+    const wire = await KafkaWire.open(gateway.listening.port);
+    let start = performance.now();
+    await wire.request(SaslHandshake, 1, { mechanism: 'OAUTHBEARER' });
+    const token = await kafkaToken({ url: sluice.url, region, credentials: key('client') });
+    const authenticated = await wire.request(SaslAuthenticate, 2, {
+      authBytes: Buffer.from(`n,,\u0001auth=Bearer ${token.value}\u0001\u0001`),
+    });
+    const authMs = performance.now() - start;
+    if (authenticated.body['errorCode'] !== 0)
+      throw new Error(`SASL failed: ${String(authenticated.body['errorMessage'])}`);
+    const batch = () =>
+      encodeRecordBatch([
+        { key: null, value: new TextEncoder().encode(value(0)), headers: [], timestamp: Date.now() },
+      ]);
+    const kafka: number[] = [];
+    const http: number[] = [];
+    for (let i = 0; i < LATENCY_REQUESTS; i++) {
+      start = performance.now();
+      const answer = await wire.request(Produce, 7, {
+        transactionalId: null,
+        acks: -1,
+        timeoutMs: 30_000,
+        topicData: [{ name: 'latency', partitionData: [{ index: 0, records: batch() }] }],
+      });
+      kafka.push(performance.now() - start);
+      const p = ((answer.body['responses'] as Message[])[0]!['partitionResponses'] as Message[])[0]!;
+      if (p['errorCode'] !== 0) throw new Error(`produce failed with ${String(p['errorCode'])}`);
+      start = performance.now();
+      const r = await signed(`${sluice.url}/v1/topics/latency/partitions/0/batches`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/vnd.kafka.record-batch' },
+        body: batch(),
+      });
+      await r.arrayBuffer();
+      if (r.status !== 200) throw new Error(`signed produce answered ${r.status}`);
+      http.push(performance.now() - start);
+    }
+    wire.end();
+    kafka.sort((a, b) => a - b);
+    http.sort((a, b) => a - b);
+    return {
+      [`SASL handshake + authenticate ms`]: Number(authMs.toFixed(1)),
+      [`kafka SASL produce p50 ms (${MODEL} model)`]: Number(percentile(kafka, 50).toFixed(1)),
+      [`kafka SASL produce p99 ms (${MODEL} model)`]: Number(percentile(kafka, 99).toFixed(1)),
+      [`http SigV4 produce p50 ms (${MODEL} model)`]: Number(percentile(http, 50).toFixed(1)),
+      [`http SigV4 produce p99 ms (${MODEL} model)`]: Number(percentile(http, 99).toFixed(1)),
+    };
+  } finally {
+    await gateway.close();
+    await sluice.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 console.log(
   `bench:gateway: ${RECORDS} records of ${SIZE} bytes; latency: ${LATENCY_REQUESTS} requests under the ${MODEL} model`,
 );
-const figures = { ...(await throughput()), ...(await latency()) };
+const figures = { ...(await throughput()), ...(await latency()), ...(await authenticatedLatency()) };
 for (const [name, v] of Object.entries(figures)) console.log(`${name.padEnd(48)} ${v}`);
 const out = join('bench', 'results', `${new Date().toISOString().replace(/[:.]/g, '-')}-gateway.json`);
 await writeFile(out, `${JSON.stringify({ records: RECORDS, size: SIZE, model: MODEL, figures }, null, 2)}\n`);

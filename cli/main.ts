@@ -16,7 +16,7 @@ import { groupCommands } from './commands/groups.js';
 import { connectCommands } from './commands/connect.js';
 import { streamsCommands } from './commands/streams.js';
 import { offsets } from './commands/offsets.js';
-import { gateway } from './commands/gateway.js';
+import { gateway, gatewayToken } from './commands/gateway.js';
 import { produce } from './commands/produce.js';
 import { topicCommands } from './commands/topics.js';
 import { DEFAULT_URL, GLOBAL_OPTIONS, PROGRAM, commandHelp, overviewHelp, usageLine } from './help.js';
@@ -38,6 +38,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   offsets,
   cluster,
   health,
+  gatewayToken,
   gateway,
 ];
 

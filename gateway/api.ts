@@ -7,6 +7,7 @@ import type { Message } from '../protocol/kafka/codec.js';
 import type { RequestHeader } from '../protocol/kafka/frame.js';
 import type { MessageSchema } from '../protocol/kafka/schema.js';
 import { kafkaErrorCode } from '../protocol/kafka/error-codes.js';
+import type { SaslAuthenticator } from './sasl.js';
 import type { SluiceBackend } from './sluice.js';
 
 export interface BrokerAddress {
@@ -27,6 +28,11 @@ export interface GatewayContext {
   apis(): ReadonlyMap<number, ApiHandler>;
   /** The largest fetch wait honoured (Sluice's long poll caps at 20 s). */
   maxFetchWaitMs: number;
+  /**
+   * SASL/OAUTHBEARER (gateway/sasl.ts): how tokens are verified, and whether a connection must
+   * authenticate before any request but ApiVersions and SASL's own. Absent: no mechanism is offered.
+   */
+  sasl?: { authenticator: SaslAuthenticator; required: boolean };
 }
 
 /** Per-connection state a handler may need (SASL identity, per-partition produce ordering). */

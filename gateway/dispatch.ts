@@ -12,6 +12,15 @@ import { inVersions } from '../protocol/kafka/schema.js';
 import type { ApiHandler, ConnectionContext, GatewayContext } from './api.js';
 import { errorCodeOf } from './api.js';
 import { apiVersionsAnswer } from './apis/api-versions.js';
+import { servingContext } from './sasl.js';
+import { SaslAuthenticate, SaslHandshake } from '../protocol/kafka/messages/sasl.js';
+
+/** What a connection may ask before it authenticates: ApiVersions, SaslHandshake, SaslAuthenticate. */
+const SASL_FREE_APIS: ReadonlySet<number> = new Set([
+  API_VERSIONS_KEY,
+  SaslHandshake.apiKey,
+  SaslAuthenticate.apiKey,
+]);
 
 /** The answer frame, or null when the client expects none (Produce with acks=0). */
 export async function dispatch(
@@ -44,13 +53,27 @@ export async function dispatch(
       errorAnswer(handler, body, ERROR.UNSUPPORTED_VERSION, version),
     );
   }
+  // SASL (gateway/sasl.ts): a request is served as the connection's principal, or refused.
+  let served = gateway;
+  if (!SASL_FREE_APIS.has(header.apiKey)) {
+    const context = servingContext(gateway, connection, Date.now());
+    if ('close' in context) throw new KafkaProtocolError(context.close);
+    if ('unauthenticated' in context)
+      return encodeResponse(
+        correlationId,
+        schema,
+        version,
+        errorAnswer(handler, body, ERROR.SASL_AUTHENTICATION_FAILED, version),
+      );
+    served = context;
+  }
   if (handler.noResponse?.(body)) {
-    await handler.handle(body, { header, version, gateway, connection });
+    await handler.handle(body, { header, version, gateway: served, connection });
     return null;
   }
   let answer: Message;
   try {
-    answer = await handler.handle(body, { header, version, gateway, connection });
+    answer = await handler.handle(body, { header, version, gateway: served, connection });
   } catch (error) {
     if (error instanceof KafkaProtocolError) throw error;
     answer = errorAnswer(handler, body, errorCodeOf(error), version);

@@ -9,6 +9,7 @@ import type { ApiHandler, BrokerAddress, GatewayContext } from './api.js';
 import type { ConnectionLimits } from './connection.js';
 import { Connection, RequestMemory } from './connection.js';
 import { API_HANDLERS } from './apis/index.js';
+import type { SaslAuthenticator } from './sasl.js';
 import { SluiceBackend } from './sluice.js';
 import type { SluiceBackendOptions } from './sluice.js';
 
@@ -28,6 +29,12 @@ export interface KafkaGatewayOptions extends Partial<ConnectionLimits> {
   maxConnections?: number;
   /** queued.max.request.bytes across connections (default 256 MiB). */
   queuedMaxRequestBytes?: number;
+  /**
+   * SASL/OAUTHBEARER (gateway/sasl.ts): how tokens are verified, and whether every connection must
+   * authenticate (anywhere but the loopback sidecar). Without it no mechanism is offered and every
+   * connection is served with the gateway's own credentials.
+   */
+  sasl?: { authenticator: SaslAuthenticator; required: boolean };
   /** The API table (default every API the gateway serves). */
   apis?: readonly ApiHandler[];
   log?: (line: string) => void;
@@ -79,6 +86,7 @@ export class KafkaGateway {
       clusterId: () => this.clusterId(),
       apis: () => this.apiTable,
       maxFetchWaitMs: 20_000,
+      ...(options.sasl ? { sasl: options.sasl } : {}),
     };
     this.server = createServer((socket) => this.accept(socket));
   }

@@ -4,6 +4,7 @@
  * runs under `npm start`, in Lambda behind API Gateway, or anywhere else. No retries here: Kafka
  * clients retry retriable errors themselves, and an answer must reach them within their timeout.
  */
+import { ON_BEHALF_OF_HEADER } from '../lib/auth/delegation.js';
 import { nodeHttpFetch } from '../sdk/node-http.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../sdk/producer.js';
 import { sigV4Fetch } from '../sdk/sigv4.js';
@@ -41,7 +42,7 @@ export class SluiceBackend {
   /** The consumer-group routes (gateway/groups-backend.ts). */
   readonly groups: GroupsBackend;
 
-  constructor(options: SluiceBackendOptions) {
+  constructor(private readonly options: SluiceBackendOptions) {
     const base = options.fetch ?? nodeHttpFetch({ maxSockets: 256 });
     const fetch = options.region === undefined ? base : sigV4Fetch({ region: options.region, fetch: base });
     this.transport = new Transport({
@@ -50,6 +51,19 @@ export class SluiceBackend {
       ...(options.headers ? { headers: options.headers } : {}),
     });
     this.groups = new GroupsBackend(this.transport);
+  }
+
+  /**
+   * The same Sluice, every request of which is authorized as `principal` (a SASL-authenticated
+   * client): signed with this gateway's credentials and naming the principal in
+   * `Sluice-On-Behalf-Of`, which Sluice honours only for a signer allowed to delegate
+   * (lib/auth/delegation.ts). The header is signed with the rest of the request.
+   */
+  onBehalfOf(principal: string): SluiceBackend {
+    return new SluiceBackend({
+      ...this.options,
+      headers: { ...this.options.headers, [ON_BEHALF_OF_HEADER]: principal },
+    });
   }
 
   cluster(): Promise<ClusterDescription> {

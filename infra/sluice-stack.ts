@@ -100,15 +100,15 @@ export class SluiceStack extends Stack {
     this.maintenance = new MaintenanceSchedule(this, 'Maintenance', { handler: maintenance });
     if (props.kafkaGateway ?? context.kafkaGateway ?? false) {
       this.kafkaGateway = new KafkaGateway(this, 'KafkaGateway', { api: this.api });
-      // Without SASL the gateway acts for every client with its own role: the cluster-wide grant an
-      // operator would give a Kafka admin. Narrow it with grantProduce/grantConsume on a gateway of
-      // one's own (KafkaGateway construct) for one application.
+      // The gateway listens beyond loopback, so every client authenticates (SASL/OAUTHBEARER) and
+      // each of its requests is authorized as that client; the role may call every route and act for
+      // any principal (CLUSTER_ACTION, lib/auth/delegation.ts), and a client still gets only its own grants.
       this.api.grantAdmin(this.kafkaGateway.taskRole);
       const apiId = this.getLogicalId(this.api.httpApi.node.defaultChild as CfnElement);
       Validations.of(this.kafkaGateway.taskRole).acknowledge({
         id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${apiId}>/$default/*/v1/*]`,
         reason:
-          'The shared gateway serves every Kafka client of the deployment, so its role may call every route (Kafka ALL); a per-application gateway is granted narrowly instead.',
+          'The shared gateway serves every Kafka client of the deployment as that client (SASL, then Sluice-On-Behalf-Of), so its role may call every route and act for any principal; Sluice authorizes each request as the client.',
       });
       new CfnOutput(this, 'KafkaBootstrap', {
         value: this.kafkaGateway.bootstrap,

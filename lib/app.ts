@@ -12,17 +12,18 @@ import type { LogContext } from './core/log/context.js';
 import { LogAppender } from './core/log/produce.js';
 import { Fetcher } from './core/log/fetch.js';
 import { Maintenance } from './core/maintenance.js';
-import type { Logger } from './http/router.js';
+import type { Logger, RouteGuard } from './http/router.js';
 import { Router } from './http/router.js';
 import type { Job } from './http/route-table.js';
-import { BODY_NAMED_ROUTES, OFFSET_LISTINGS, ROUTE_TABLE } from './http/route-table.js';
+import { BODY_NAMED_ROUTES, OFFSET_LISTINGS, ROUTE_ACLS, ROUTE_TABLE } from './http/route-table.js';
 import type { Route } from './http/types.js';
 import { bindRoutes } from './http/define-route.js';
 import { ROUTES } from './http/routes/index.js';
 import { GroupCoordinator } from './core/groups/index.js';
 import { TransactionCoordinator } from './core/transactions/index.js';
 import type { GroupTopics, PartitionOffsets } from './core/groups/index.js';
-import { isSluiceError } from '../protocol/errors.js';
+import { SluiceError, isSluiceError } from '../protocol/errors.js';
+import { ON_BEHALF_OF_HEADER } from './auth/delegation.js';
 import { CONNECT_BODY_CHECKS } from '../connect/access.js';
 import { Herder } from '../connect/herder.js';
 import { ConnectStateStore } from '../connect/state-store.js';
@@ -164,16 +165,32 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
           deps.authorizer
             ? impliedAccessGuard(
                 deps.authorizer,
-                { bodyNamed: BODY_NAMED_ROUTES, offsetListings: OFFSET_LISTINGS },
+                { bodyNamed: BODY_NAMED_ROUTES, offsetListings: OFFSET_LISTINGS, acls: ROUTE_ACLS },
                 CONNECT_BODY_CHECKS,
               )
-            : undefined,
+            : refuseDelegation,
         );
         routers.set(key, router);
       }
       return router;
     },
   };
+};
+
+/**
+ * Without an authorizer nothing is checked, so nothing can be checked for a delegated principal
+ * either: a request that asks to be authorized as another principal is refused rather than served
+ * with the signer's rights (a deployment that forgot the authorizer fails closed).
+ */
+const refuseDelegation: RouteGuard = (_routeKey, request) => {
+  if (request.headers[ON_BEHALF_OF_HEADER] !== undefined)
+    return Promise.reject(
+      new SluiceError(
+        'CLUSTER_AUTHORIZATION_FAILED',
+        `this deployment checks no principals, so it cannot act on behalf of one (${ON_BEHALF_OF_HEADER})`,
+      ),
+    );
+  return Promise.resolve(undefined);
 };
 
 /** What `GET /v1/cluster` says about a store. */

@@ -24,7 +24,10 @@ import { inProcessFetch } from '../connect/runtime/in-process-fetch.js';
 import { anyDue } from '../connect/runtime/wakeup.js';
 import { SluiceClient } from '../sdk/index.js';
 import type { GatewayAuth } from './auth/gateway-auth.js';
-import { loadGatewayAuth } from './auth/gateway-auth.js';
+import { loadGatewayAuth, localKafkaGatewayIdentity } from './auth/gateway-auth.js';
+import { presignedWhoami } from '../gateway/sasl.js';
+import { nodeHttpFetch } from '../sdk/node-http.js';
+import { sigV4Fetch } from '../sdk/sigv4.js';
 import { KafkaGateway } from '../gateway/server.js';
 
 export interface LocalStackOptions {
@@ -101,7 +104,13 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
   const log = options.log ?? (() => {});
   // Read the auth files before starting anything: a bad file must not leave an open gateway behind.
   const authFiles = localAuthFiles(env, options.dataDir);
-  const gatewayAuth: GatewayAuth | undefined = authFiles ? await loadGatewayAuth(authFiles) : undefined;
+  // Under SLUICE_AUTH=iam the Kafka gateway signs as a principal of its own, allowed to act for the
+  // clients it authenticates (SASL/OAUTHBEARER); Sluice authorizes each of their requests as them.
+  const kafkaIdentity =
+    authFiles && options.kafkaPort !== undefined ? localKafkaGatewayIdentity(authFiles.region) : undefined;
+  const gatewayAuth: GatewayAuth | undefined = authFiles
+    ? await loadGatewayAuth(authFiles, kafkaIdentity)
+    : undefined;
   const explicit = resolveEndpoints(env);
   const emulators =
     explicit?.s3 !== undefined && explicit.dynamodb !== undefined
@@ -221,7 +230,31 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     const kafka =
       options.kafkaPort === undefined
         ? undefined
-        : new KafkaGateway({ sluice: { url }, port: options.kafkaPort, host: '127.0.0.1', log });
+        : new KafkaGateway({
+            sluice: {
+              url,
+              ...(kafkaIdentity && authFiles
+                ? {
+                    fetch: sigV4Fetch({
+                      region: authFiles.region,
+                      credentials: kafkaIdentity.credential,
+                      fetch: nodeHttpFetch({ maxSockets: 256 }),
+                    }),
+                  }
+                : {}),
+            },
+            ...(authFiles
+              ? {
+                  sasl: {
+                    required: true,
+                    authenticator: presignedWhoami({ url, fetch: nodeHttpFetch({ maxSockets: 16 }) }),
+                  },
+                }
+              : {}),
+            port: options.kafkaPort,
+            host: '127.0.0.1',
+            log,
+          });
     await kafka?.listen();
     if (options.stackFile) {
       await mkdir(dirname(options.stackFile), { recursive: true });

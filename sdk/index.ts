@@ -32,6 +32,8 @@ export type { Bail, Retrier, RetryDeps, RetryOptions } from './retry.js';
 export type { FetchLike } from './transport.js';
 export { nodeHttpFetch } from './node-http.js';
 export { createSigner, sigV4Fetch } from './sigv4.js';
+export { kafkaToken } from './kafka-token.js';
+export type { KafkaToken, KafkaTokenOptions } from './kafka-token.js';
 export type { AwsCredentials, AwsCredentialsProvider, SigV4Options } from './sigv4.js';
 export type { NodeHttpFetchOptions } from './node-http.js';
 export type * from './types.js';

@@ -9,6 +9,45 @@ import { KafkaGateway } from '../../gateway/server.js';
 import type { CommandSpec } from '../command.js';
 import { UsageError } from '../command.js';
 import { signingFor } from '../endpoint.js';
+import { presignedWhoami } from '../../gateway/sasl.js';
+import { kafkaToken } from '../../sdk/kafka-token.js';
+
+/** 127.0.0.0/8, ::1 and localhost: only this machine can connect. */
+const isLoopback = (host: string): boolean =>
+  /^127\.\d+\.\d+\.\d+$/.test(host) || host === '::1' || host === '[::1]' || host === 'localhost';
+
+/** `sluice gateway token`: the SASL/OAUTHBEARER token for a Kafka client of a Sluice Kafka gateway. */
+export const gatewayToken: CommandSpec = {
+  words: ['gateway', 'token'],
+  summary: 'Print a SASL/OAUTHBEARER token proving your AWS identity to a Sluice Kafka gateway.',
+  args: [],
+  options: {
+    'expires-in': {
+      type: 'string',
+      valueName: 'SECONDS',
+      description: 'how long the token is valid, 1-900 (default 900); the Kafka session lasts as long',
+    },
+  },
+  examples: [
+    'sluice gateway token --url https://abc123.execute-api.eu-west-1.amazonaws.com',
+    'sluice gateway token --url http://127.0.0.1:8787 --region us-east-1 --json',
+  ],
+  async run(ctx, { values }) {
+    const signing = signingFor(ctx.api.url, values, ctx.env, gatewayToken);
+    if (!signing)
+      throw new UsageError(
+        'a token is a signed request: pass --region (or --profile), or use an execute-api URL',
+        gatewayToken,
+      );
+    const raw = typeof values['expires-in'] === 'string' ? values['expires-in'] : '900';
+    const expiresInSeconds = Number(raw);
+    if (!/^\d+$/.test(raw) || expiresInSeconds < 1 || expiresInSeconds > 900)
+      throw new UsageError(`--expires-in must be 1 to 900 seconds, not "${raw}"`, gatewayToken);
+    const token = await kafkaToken({ url: ctx.api.url, ...signing, expiresInSeconds });
+    if (ctx.json) await ctx.print(JSON.stringify({ token: token.value, expiresAt: token.expiresAt }));
+    else await ctx.print(token.value);
+  },
+};
 
 const hostPort = (value: string, option: string, spec: CommandSpec): { host: string; port: number } => {
   const match = /^(.+):(\d{1,5})$/.exec(value);
@@ -26,6 +65,11 @@ export const gateway: CommandSpec = {
       type: 'string',
       valueName: 'HOST:PORT',
       description: 'where to listen (default 127.0.0.1:9092; port 0 picks one)',
+    },
+    'require-sasl': {
+      type: 'boolean',
+      description:
+        'refuse clients that do not authenticate with SASL/OAUTHBEARER (always so on a non-loopback address)',
     },
     advertise: {
       type: 'string',
@@ -50,8 +94,12 @@ export const gateway: CommandSpec = {
         : undefined;
     const signing = signingFor(ctx.api.url, values, ctx.env, gateway);
     const base = nodeHttpFetch({ maxSockets: 256 });
+    // On loopback the sidecar serves its application with its own credentials; anywhere else each
+    // connection must prove a principal (SASL/OAUTHBEARER) and is served as that principal.
+    const required = values['require-sasl'] === true || !isLoopback(listen.host);
     const server = new KafkaGateway({
       sluice: { url: ctx.api.url, fetch: signing ? sigV4Fetch({ ...signing, fetch: base }) : base },
+      sasl: { required, authenticator: presignedWhoami({ url: ctx.api.url, fetch: base }) },
       host: listen.host,
       port: listen.port,
       ...(advertise ? { advertisedHost: advertise.host, advertisedPort: advertise.port } : {}),
@@ -60,7 +108,7 @@ export const gateway: CommandSpec = {
     await server.listen();
     const where = server.listening;
     ctx.note(
-      `sluice gateway: Kafka protocol on ${where.host}:${where.port} (advertised as ${server.bootstrap}) for ${ctx.api.url}${signing ? `, signing for ${signing.region}` : ''}`,
+      `sluice gateway: Kafka protocol on ${where.host}:${where.port} (advertised as ${server.bootstrap}) for ${ctx.api.url}${signing ? `, signing for ${signing.region}` : ''}; SASL/OAUTHBEARER ${required ? 'required' : 'optional'} (tokens: sluice gateway token)`,
     );
     if (ctx.json) await ctx.print(JSON.stringify({ bootstrap: server.bootstrap, url: ctx.api.url }));
     else await ctx.print(`bootstrap.servers=${server.bootstrap}`);

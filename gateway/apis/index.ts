@@ -17,6 +17,7 @@ import { consumerGroupDescribe, consumerGroupHeartbeat } from './groups-kip848.j
 import { offsetCommit, offsetDelete, offsetFetch } from './groups-offsets.js';
 import { offsetForLeaderEpoch } from './offset-for-leader-epoch.js';
 import { produce } from './produce.js';
+import { saslAuthenticate, saslHandshake } from './sasl.js';
 import { createPartitions, createTopics, deleteTopics } from './topics.js';
 
 /** Consumer groups (gw2): the classic protocol, offsets, administration and KIP-848. */
@@ -50,5 +51,7 @@ export const API_HANDLERS: readonly ApiHandler[] = [
   describeConfigs,
   incrementalAlterConfigs,
   describeCluster,
+  saslHandshake,
+  saslAuthenticate,
   ...GROUP_HANDLERS,
 ];

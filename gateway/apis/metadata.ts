@@ -59,6 +59,16 @@ async function describeAll(ctx: RequestContext, names: string[]): Promise<Messag
   );
 }
 
+/** Every topic's name, or none when the caller (a SASL principal) may not list topics. */
+async function listable(ctx: RequestContext): Promise<string[]> {
+  try {
+    return (await ctx.gateway.sluice.listTopics()).map((t) => t.name);
+  } catch (error) {
+    if (errorCodeOf(error) === ERROR.CLUSTER_AUTHORIZATION_FAILED) return [];
+    throw error;
+  }
+}
+
 export const metadata: ApiHandler = {
   schema: Metadata,
   minVersion: 0,
@@ -68,9 +78,12 @@ export const metadata: ApiHandler = {
     const broker = ctx.gateway.broker();
     const all = topics === null || (ctx.version === 0 && topics.length === 0);
     let names: string[];
-    if (all) names = (await ctx.gateway.sluice.listTopics()).map((t) => t.name);
+    if (all) names = await listable(ctx);
     else names = topics.map((t) => t.name).filter((n): n is string => n !== null);
-    const described = await describeAll(ctx, names);
+    // All topics means all the caller may describe, as Kafka answers it: the others are left out.
+    const described = (await describeAll(ctx, names)).filter(
+      (t) => !all || t['errorCode'] !== ERROR.TOPIC_AUTHORIZATION_FAILED,
+    );
     const unknownIds = all
       ? []
       : topics

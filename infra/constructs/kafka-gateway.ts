@@ -1,7 +1,9 @@
 /**
  * The Kafka gateway as a service: `sluice gateway` (the same process as the sidecar) on ECS Fargate
- * behind a Network Load Balancer, signing for its own task role, which is granted like any client of
- * the HTTP API. The gateway is stateless, so tasks scale out and any task serves any request; the NLB
+ * behind a Network Load Balancer, signing for its own task role. It listens beyond loopback, so every
+ * client authenticates with SASL/OAUTHBEARER and is served as its own IAM principal
+ * (docs/kafka-groups-and-auth.md): grant the role the routes and delegation its clients need
+ * (kafkaGatewayGrants, or narrower). The gateway is stateless, so tasks scale out and any task serves any request; the NLB
  * passes TCP through and the gateway advertises the NLB's name as the one broker.
  *
  * The image is built from this repository (gateway/Dockerfile) by CDK's asset support: `cdk synth`
@@ -51,7 +53,7 @@ const NOT_IN_IMAGE = [
 export class KafkaGateway extends Construct {
   readonly service: ecs.FargateService;
   readonly loadBalancer: elbv2.NetworkLoadBalancer;
-  /** The role the gateway signs with: grant it like any client (api.grantProduce, grantConsume, ...). */
+  /** The role the gateway signs with, acting for its SASL clients: grant it the routes and delegation they need. */
   readonly taskRole: iam.IRole;
   /** `host:port` for Kafka clients' bootstrap.servers. */
   readonly bootstrap: string;

@@ -23,6 +23,15 @@ export const SLUICE_JOBS = [
 ] as const;
 export type SluiceJob = (typeof SLUICE_JOBS)[number];
 
+/**
+ * The functions behind API routes: each checks, with IAM's policy simulator for the caller, the
+ * resources a request body names (heartbeat subscriptions, committed topics, a multi-partition fetch,
+ * connector configs) and every request a Kafka gateway makes on behalf of a SASL-authenticated
+ * client (lib/auth/delegation.ts): the route's own path for that client, and the gateway's right to
+ * act for it.
+ */
+const API_JOBS: ReadonlySet<SluiceJob> = new Set(['admin', 'produce', 'fetch', 'groups', 'connect']);
+
 interface JobSizing {
   readonly memorySize: number;
   readonly timeout: Duration;
@@ -160,7 +169,7 @@ export class SluiceFunctions extends Construct {
         timeout: sizing.timeout,
         role,
         logGroup,
-        environment: job === 'groups' ? { ...environment, [ENV.authorizer]: 'iam' } : environment,
+        environment: API_JOBS.has(job) ? { ...environment, [ENV.authorizer]: 'iam' } : environment,
       });
       acknowledgeRuntimePin(functions[job]);
       logGroups[job] = logGroup;
@@ -179,7 +188,7 @@ export class SluiceFunctions extends Construct {
     storage.grantReadObjects(functions.fetch);
 
     table.grantReadWriteData(functions.groups);
-    grantPolicySimulation(functions.groups);
+    for (const job of API_JOBS) grantPolicySimulation(functions[job]);
 
     // Connector configs, states and source offsets (and the sink groups' offsets) live in the table.
     table.grantReadWriteData(functions.connect);
@@ -205,7 +214,7 @@ export class SluiceFunctions extends Construct {
 }
 
 /**
- * The groups function checks the topics a heartbeat, commit or reset names by simulating the caller's
+ * An API function checks the resources a request names beyond its path by simulating the caller's
  * policies (lib/adapters/aws/iam-authorizer.ts): SimulatePrincipalPolicy on this account's users and
  * roles, and GetRole to find an assumed-role session's role ARN.
  */
@@ -235,7 +244,7 @@ function grantPolicySimulation(fn: nodejs.NodejsFunction): void {
   for (const kind of ['user', 'role'])
     Validations.of(fn.role!).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${prefix}:${kind}/*]`,
-      reason: `Any ${kind} of this account may call the API; the groups function simulates the caller's own policies (read-only) to check the topics a request body names, and cannot know callers in advance.`,
+      reason: `Any ${kind} of this account may call the API; the function simulates the caller's own policies (read-only) to check the resources a request body names and the client a Kafka gateway acts for, and cannot know callers in advance.`,
     });
 }
 

@@ -17,6 +17,8 @@ export type AclOperation =
   | 'ALTER'
   | 'DESCRIBE'
   | 'IDEMPOTENT_WRITE'
+  /** What a broker's own principal holds: here, a Kafka gateway acting for its clients (lib/auth/delegation.ts). */
+  | 'CLUSTER_ACTION'
   /** A route without an ACL: its path is still checked, as API Gateway checks it. */
   | 'ALL';
 

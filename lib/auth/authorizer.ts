@@ -7,9 +7,10 @@
  */
 import { SluiceError } from '../../protocol/errors.js';
 import type { RouteGuard } from '../http/router.js';
-import type { CallerContext, HttpRequest } from '../http/types.js';
-import type { AccessCheck, Authorizer } from './acl.js';
-import { impliedChecks, refusal } from './acl.js';
+import type { CallerContext, HttpMethod, HttpRequest } from '../http/types.js';
+import type { AccessCheck, Authorizer, RouteAcl } from './acl.js';
+import { impliedChecks, refusal, routeCheck } from './acl.js';
+import { ON_BEHALF_OF_HEADER, delegatedCaller } from './delegation.js';
 import type { Decision, PolicyDocument } from './policy.js';
 import { evaluatePolicies } from './policy.js';
 import { describableTopicsOnly } from './visibility.js';
@@ -69,7 +70,8 @@ const parseBody = (request: HttpRequest): unknown => {
 export type BodyChecks = (request: HttpRequest, body: unknown) => AccessCheck[];
 
 /**
- * The router's guard: refuses a request whose body or query names a resource the caller may not use,
+ * The router's guard: authorizes a delegated request (`Sluice-On-Behalf-Of`, lib/auth/delegation.ts)
+ * as the principal it names, refuses a request whose body or query names a resource the caller may not use,
  * before the handler runs, and filters offset listings to the topics the caller may describe. Without a caller (a public route, or no IAM context at all) a request that
  * names resources is refused: the deployment asked for checks, so they never silently pass.
  */
@@ -81,10 +83,26 @@ export const impliedAccessGuard =
       bodyNamed: ReadonlySet<string>;
       /** Answers that list a group's topics (route definitions' `listsGroupTopics`). */
       offsetListings: ReadonlySet<string>;
+      /** Each route's own ACL (lib/http/route-table.ts ROUTE_ACLS), to check a delegated caller's path. */
+      acls: Readonly<Record<string, RouteAcl>>;
     },
     bodyChecks: Readonly<Record<string, BodyChecks>> = {},
   ): RouteGuard =>
   async (routeKey: string, request: HttpRequest) => {
+    const named = request.headers[ON_BEHALF_OF_HEADER];
+    if (named !== undefined) {
+      // The signer (a Kafka gateway) asks for the request to be authorized as its client: its own
+      // path check (API Gateway's, for the signer) is made again for the client, and every further
+      // check and filter below sees the client.
+      request.caller = await delegatedCaller(authorizer, request.caller, named);
+      const own = routeCheck(
+        { method: request.method as HttpMethod, acl: routes.acls[routeKey] },
+        request.path,
+        request.params,
+      );
+      const [allowed] = await authorizer.allowed(request.caller, [own]);
+      if (allowed !== true) throw refusal(own);
+    }
     const more = bodyChecks[routeKey];
     const body =
       (routes.bodyNamed.has(routeKey) || more) && request.body.length > 0 ? parseBody(request) : undefined;

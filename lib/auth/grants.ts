@@ -48,6 +48,8 @@ export const produceGrants = (topic: string): RouteGrant[] => {
     { method: 'POST', path: `/v1/topics/${t.segment}/records` },
     { method: 'POST', path: `/v1/topics/${t.segment}/partitions/*/batches` },
     { method: 'POST', path: '/v1/producers' },
+    // Who am I: the Kafka gateway's SASL token is a presigned call of it.
+    { method: 'GET', path: '/v1/whoami' },
     ...(t.prefixed ? [] : [{ method: 'GET' as const, path: `/v1/topics/${t.segment}` }]),
   ];
 };
@@ -73,11 +75,30 @@ export const consumeGrants = (topic: string, group: string): RouteGrant[] => {
     { method: 'POST', path: `/v1/groups/${g.segment}/offsets/reset` },
     // Prefixed too: the only GET route below a group's path is its offsets, already granted.
     { method: 'GET', path: `/v1/groups/${g.segment}` },
+    { method: 'GET', path: '/v1/whoami' },
   ];
 };
 
 /** CREATE on the cluster: create topics (a Streams app's repartition topics). */
 export const createTopicGrants = (): RouteGrant[] => [{ method: 'POST', path: '/v1/topics' }];
+
+/**
+ * CLUSTER_ACTION: act for other principals (a Kafka gateway forwarding its SASL-authenticated clients'
+ * requests, lib/auth/delegation.ts): for every principal, or for the ARNs matching `principals`
+ * (IAM wildcards).
+ */
+export const delegateGrants = (principals = '*'): RouteGrant[] => [
+  {
+    method: 'POST',
+    path: `/v1/delegation/${principals === '*' ? '*' : encodeURIComponent(principals).replace(/%2A/g, '*')}`,
+  },
+];
+
+/**
+ * A Kafka gateway's role: every route its clients may call, and acting for them. Sluice authorizes
+ * each forwarded request as the client too, so a client gets no more than its own grants.
+ */
+export const kafkaGatewayGrants = (): RouteGrant[] => [{ method: '*', path: '/v1/*' }];
 
 /** Every operation on every resource: Kafka's ALL on the cluster, topics and groups. */
 export const adminGrants = (): RouteGrant[] => [{ method: '*', path: '/v1/*' }];

@@ -19,6 +19,8 @@ export type Logger = (entry: Record<string, unknown>) => void;
 /**
  * Runs before a route's handler (route key `METHOD pattern`): throws to refuse the request, or returns
  * a step that the handler's response passes through (authorization filters what a caller may see).
+ * It may set the request's `caller` (a delegated request is served as the principal it names,
+ * lib/auth/delegation.ts); the request object is the router's own copy for this one call.
  */
 export type RouteGuard = (
   routeKey: string,

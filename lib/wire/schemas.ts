@@ -132,6 +132,7 @@ export const SCHEMAS: Record<string, Schema> = {
     'Every error. Some carry more fields beside `error`, e.g. a 416 carries logStartOffset and highWatermark.',
   ),
   Health: answer({ status: { const: 'ok' } }),
+  Principal: answer({ principal: str("the caller's IAM principal ARN") }),
   Cluster: answer({
     clusterId: str(),
     version: str(),

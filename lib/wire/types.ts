@@ -18,6 +18,12 @@ export interface HealthStatus {
   status: 'ok';
 }
 
+/** `GET /v1/whoami`: who signed the request. */
+export interface PrincipalDescription {
+  /** The IAM principal's ARN, e.g. `arn:aws:iam::111122223333:user/alice`. */
+  principal: string;
+}
+
 export interface ClusterDescription {
   clusterId: string;
   version: string;

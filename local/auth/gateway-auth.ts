@@ -6,7 +6,9 @@
  * does, so the handler's checks of body-named resources see the same caller.
  */
 import { refusal, routeCheck } from '../../lib/auth/acl.js';
-import { PolicyAuthorizer, executeApiArn } from '../../lib/auth/authorizer.js';
+import { randomBytes } from 'node:crypto';
+import { INVOKE_ACTION, PolicyAuthorizer, executeApiArn } from '../../lib/auth/authorizer.js';
+import { kafkaGatewayGrants } from '../../lib/auth/grants.js';
 import type { PolicyDocument } from '../../lib/auth/policy.js';
 import { SluiceError, isSluiceError } from '../../protocol/errors.js';
 import type { RouteSpec } from '../../lib/http/route-table.js';
@@ -111,13 +113,44 @@ export const createGatewayAuth = (options: LocalAuthOptions): GatewayAuth => {
 };
 
 /** Builds the gateway's auth from the credentials and policy files (paths already resolved). */
-export const loadGatewayAuth = async (files: {
-  credentials: string;
-  policy: string;
-  region: string;
-}): Promise<GatewayAuth> =>
-  createGatewayAuth({
-    credentials: await loadCredentials(files.credentials),
-    policies: await loadPolicies(files.policy),
-    region: files.region,
-  });
+export const loadGatewayAuth = async (
+  files: { credentials: string; policy: string; region: string },
+  /** One more principal beside the files' (the local Kafka gateway's own identity). */
+  also?: { credential: LocalCredential; policies: PolicyDocument[] },
+): Promise<GatewayAuth> => {
+  const credentials = await loadCredentials(files.credentials);
+  const policies = await loadPolicies(files.policy);
+  if (also) {
+    credentials.set(also.credential.accessKeyId, also.credential);
+    policies.set(also.credential.principalArn, also.policies);
+  }
+  return createGatewayAuth({ credentials, policies, region: files.region });
+};
+
+/** The local stack's Kafka gateway principal: a fresh key each start, granted as a gateway role. */
+export const KAFKA_GATEWAY_PRINCIPAL = `arn:aws:iam::${LOCAL_API.accountId}:role/sluice-kafka-gateway`;
+
+export const localKafkaGatewayIdentity = (
+  region: string,
+): { credential: LocalCredential; policies: PolicyDocument[] } => ({
+  credential: {
+    accessKeyId: `SLUICEKAFKAGW${randomBytes(8).toString('hex').toUpperCase()}`,
+    secretAccessKey: randomBytes(30).toString('base64'),
+    principalArn: KAFKA_GATEWAY_PRINCIPAL,
+  },
+  policies: [
+    {
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Effect: 'Allow',
+          Action: INVOKE_ACTION,
+          Resource: kafkaGatewayGrants().map(
+            (g) =>
+              `arn:aws:execute-api:${region}:${LOCAL_API.accountId}:${LOCAL_API.apiId}/${LOCAL_API.stage}/${g.method}${g.path}`,
+          ),
+        },
+      ],
+    },
+  ],
+});

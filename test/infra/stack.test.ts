@@ -21,6 +21,7 @@ const JOBS: Job[] = ['admin', 'produce', 'fetch', 'groups', 'connect', 'connect-
 const API_MD_ROUTES: Record<string, Job> = {
   'GET /v1/health': 'admin',
   'GET /v1/cluster': 'admin',
+  'GET /v1/whoami': 'admin',
   'POST /v1/topics': 'admin',
   'POST /v1/topics/{topic}/elect-leaders': 'admin',
   'GET /v1/topics': 'admin',
@@ -347,8 +348,10 @@ describe('functions', () => {
       SLUICE_MAX_REQUEST_BYTES: '4194304',
       SLUICE_SEGMENT_BUCKET: { Ref: 'Segments' },
       NODE_OPTIONS: '--enable-source-maps',
-      // Only the groups routes name resources in their bodies (subscribed and committed topics).
-      ...(job === 'groups' ? { SLUICE_AUTHORIZER: 'iam' } : {}),
+      // API functions check body-named resources and delegated (Kafka gateway) callers.
+      ...(['admin', 'produce', 'fetch', 'groups', 'connect'].includes(job)
+        ? { SLUICE_AUTHORIZER: 'iam' }
+        : {}),
     });
   });
 
@@ -425,25 +428,28 @@ describe('IAM', () => {
     );
   });
 
-  it('groups may simulate this account’s users’ and roles’ policies and read roles, and no other IAM action', () => {
-    const iamStatements = statements.groups.filter((s) =>
-      [s.Action].flat().some((a) => String(a).startsWith('iam:')),
-    );
-    const arn = (kind: string) => ({
-      'Fn::Join': [
-        '',
-        ['arn:', { Ref: 'AWS::Partition' }, ':iam::', { Ref: 'AWS::AccountId' }, `:${kind}/*`],
-      ],
-    });
-    expect(iamStatements).toEqual([
-      { Effect: 'Allow', Action: 'iam:SimulatePrincipalPolicy', Resource: [arn('role'), arn('user')] },
-      { Effect: 'Allow', Action: 'iam:GetRole', Resource: arn('role') },
-    ]);
-    for (const job of JOBS.filter((j) => j !== 'groups'))
-      expect(statements[job].some((s) => [s.Action].flat().some((a) => String(a).startsWith('iam:')))).toBe(
-        false,
+  it.each(['admin', 'produce', 'fetch', 'groups', 'connect'] as const)(
+    '%s may simulate this account’s users’ and roles’ policies and read roles, and no other IAM action',
+    (api) => {
+      const iamStatements = statements[api].filter((s) =>
+        [s.Action].flat().some((a) => String(a).startsWith('iam:')),
       );
-  });
+      const arn = (kind: string) => ({
+        'Fn::Join': [
+          '',
+          ['arn:', { Ref: 'AWS::Partition' }, ':iam::', { Ref: 'AWS::AccountId' }, `:${kind}/*`],
+        ],
+      });
+      expect(iamStatements).toEqual([
+        { Effect: 'Allow', Action: 'iam:SimulatePrincipalPolicy', Resource: [arn('role'), arn('user')] },
+        { Effect: 'Allow', Action: 'iam:GetRole', Resource: arn('role') },
+      ]);
+      for (const job of JOBS.filter((j) => !['admin', 'produce', 'fetch', 'groups', 'connect'].includes(j)))
+        expect(statements[job].some((s) => [s.Action].flat().some((a) => String(a).startsWith('iam:')))).toBe(
+          false,
+        );
+    },
+  );
 
   it('admin reads and deletes objects but never puts them', () => {
     const s = statements.admin;

@@ -35,6 +35,7 @@ const HEARTBEAT = { memberId: null, memberEpoch: 0, subscribedTopics: ['orders']
 const ROWS: Row[] = [
   { key: 'GET /v1/health', path: '/v1/health', status: 200 },
   { key: 'GET /v1/cluster', path: '/v1/cluster', status: 200 },
+  { key: 'GET /v1/whoami', path: '/v1/whoami', status: 200 },
   { key: 'POST /v1/topics', path: '/v1/topics', body: { name: 'fresh', partitions: 1 }, status: 201 },
   { key: 'GET /v1/topics', path: '/v1/topics', status: 200 },
   { key: 'GET /v1/topics/{topic}', path: '/v1/topics/orders', status: 200 },

@@ -57,6 +57,8 @@ export interface AuthStack {
 
 export interface CallOptions {
   body?: unknown;
+  /** More headers, signed with the rest. */
+  headers?: Record<string, string>;
   contentType?: string;
   /** Sign at this time instead of now. */
   signedAt?: Date;
@@ -110,7 +112,10 @@ const rawCall = (base: string, method: string, sent: Tamperable): Promise<Reply>
     req.end(sent.body ? Buffer.from(sent.body) : undefined);
   });
 
-export const startAuthStack = async (principals: readonly Principal[]): Promise<AuthStack> => {
+export const startAuthStack = async (
+  principals: readonly Principal[],
+  options: { kafkaPort?: number } = {},
+): Promise<AuthStack> => {
   const dir = await mkdtemp(join(tmpdir(), 'sluice-auth-'));
   const keys: Record<string, TestKey> = {};
   const credentials = principals.map((p, i) => {
@@ -130,6 +135,7 @@ export const startAuthStack = async (principals: readonly Principal[]): Promise<
   const stack = await startLocalStack({
     port: 0,
     maintenanceIntervalMs: 0,
+    ...(options.kafkaPort !== undefined ? { kafkaPort: options.kafkaPort } : {}),
     env: {
       ...process.env,
       AWS_ENDPOINT_URL_S3: inject('s3Endpoint'),
@@ -153,7 +159,10 @@ export const startAuthStack = async (principals: readonly Principal[]): Promise<
           : Buffer.from(JSON.stringify(options.body));
     const type =
       options.contentType ?? (raw && !(options.body instanceof Uint8Array) ? 'application/json' : undefined);
-    const headers: Record<string, string> = type ? { 'content-type': type } : {};
+    const headers: Record<string, string> = {
+      ...(type ? { 'content-type': type } : {}),
+      ...options.headers,
+    };
     const signed =
       principal === undefined
         ? headers

@@ -286,3 +286,84 @@ describe('group listings', () => {
     expect(await describableTopicsOnly(authorizer, caller, empty)).toBe(empty);
   });
 });
+
+describe('requests on behalf of another principal (Sluice-On-Behalf-Of)', () => {
+  const GATEWAY = 'arn:aws:iam::111122223333:role/kafka-gateway';
+  const ALICE = 'arn:aws:iam::111122223333:user/alice';
+  const setup = (allowed: (caller: CallerContext, path: string) => boolean, withAuthorizer = true) => {
+    const clock = new TestClock(1_000_000);
+    const store = new MemoryMetadataStore();
+    const asked: string[] = [];
+    const authorizer: Authorizer = {
+      allowed: async (caller, checks) =>
+        checks.map((c) => {
+          asked.push(`${caller.principalArn.split(/[/:]/).at(-1)} ${c.method} ${c.path}`);
+          return allowed(caller, `${c.method} ${c.path}`);
+        }),
+    };
+    const sluice = createSluice({
+      store,
+      objectStores: [new MemoryObjectStore('s0', undefined, clock)],
+      clock,
+      config: { clusterId: 't' },
+      ...(withAuthorizer ? { authorizer } : {}),
+    });
+    return { asked, router: sluice.router('admin') };
+  };
+  const asGateway = (onBehalfOf: string): ApiGatewayV2Event => ({
+    ...event({ authorizer: { iam: { userArn: GATEWAY } } }, { name: 'fresh', partitions: 1 }),
+    routeKey: 'POST /v1/topics',
+    rawPath: '/v1/topics',
+    headers: { 'content-type': 'application/json', 'sluice-on-behalf-of': onBehalfOf },
+    requestContext: {
+      ...event({}, {}).requestContext,
+      authorizer: { iam: { userArn: GATEWAY } },
+      http: { method: 'POST', path: '/v1/topics' },
+    },
+  });
+  const code = (response: { body?: unknown }) => (response.body as { error?: { code: string } }).error?.code;
+
+  it('is refused unless the signer may delegate, before anything else is asked', async () => {
+    const { asked, router } = setup(() => false);
+    const response = await router.handle(requestFromEvent(asGateway(ALICE)));
+    expect([response.status, code(response)]).toEqual([403, 'CLUSTER_AUTHORIZATION_FAILED']);
+    expect(asked).toEqual([`kafka-gateway POST /v1/delegation/${encodeURIComponent(ALICE)}`]);
+  });
+
+  it('is authorized as the named principal: its own route check decides, not the signer’s', async () => {
+    const { asked, router } = setup(
+      (caller, path) => caller.principalArn === GATEWAY || path !== 'POST /v1/topics',
+    );
+    const response = await router.handle(requestFromEvent(asGateway(ALICE)));
+    expect([response.status, code(response)]).toEqual([403, 'CLUSTER_AUTHORIZATION_FAILED']);
+    expect(asked).toEqual([
+      `kafka-gateway POST /v1/delegation/${encodeURIComponent(ALICE)}`,
+      'alice POST /v1/topics',
+    ]);
+    // Allowed, the handler answers, with the signer's and the principal's rights both checked.
+    const allowed = setup(() => true);
+    const list = asGateway(ALICE);
+    const listed = await allowed.router.handle(
+      requestFromEvent({
+        ...list,
+        routeKey: 'GET /v1/topics',
+        body: '',
+        requestContext: { ...list.requestContext, http: { method: 'GET', path: '/v1/topics' } },
+      }),
+    );
+    expect([listed.status, listed.body]).toEqual([200, { topics: [] }]);
+    expect(allowed.asked).toEqual([
+      `kafka-gateway POST /v1/delegation/${encodeURIComponent(ALICE)}`,
+      'alice GET /v1/topics',
+    ]);
+  });
+
+  it('refuses a name that is no IAM principal, and the header where nothing checks principals', async () => {
+    const { router } = setup(() => true);
+    const bad = await router.handle(requestFromEvent(asGateway('*')));
+    expect([bad.status, code(bad)]).toEqual([400, 'INVALID_REQUEST']);
+    const open = setup(() => true, false);
+    const refused = await open.router.handle(requestFromEvent(asGateway(ALICE)));
+    expect([refused.status, code(refused)]).toEqual([403, 'CLUSTER_AUTHORIZATION_FAILED']);
+  });
+});

@@ -9,6 +9,7 @@ import { matchRoute } from '../../lib/http/route-table.js';
 import type { PolicyDocument } from '../../lib/auth/policy.js';
 import type { TestKey } from '../support/sigv4.js';
 import { signHeaders } from '../support/sigv4.js';
+import { kafkaToken } from '../../sdk/kafka-token.js';
 
 const T0 = Date.UTC(2026, 11, 1, 9, 0, 0);
 const ALICE: TestKey = { accessKeyId: 'AKIDALICE', secretAccessKey: 'alice-secret' };
@@ -26,6 +27,16 @@ const ORDERS_WRITE: PolicyDocument = {
   ],
 };
 
+const WHOAMI: PolicyDocument = {
+  Statement: [
+    {
+      Effect: 'Allow',
+      Action: 'execute-api:Invoke',
+      Resource: 'arn:aws:execute-api:us-east-1:000000000000:sluice-local/$default/GET/v1/whoami',
+    },
+  ],
+};
+
 let clock = T0;
 const auth = createGatewayAuth({
   region: 'us-east-1',
@@ -35,7 +46,7 @@ const auth = createGatewayAuth({
     [TEMP.accessKeyId, { ...TEMP, sessionToken: 'tok-1', principalArn: ROLE_ARN }],
   ]),
   policies: new Map([
-    [ALICE_ARN, [ORDERS_WRITE]],
+    [ALICE_ARN, [ORDERS_WRITE, WHOAMI]],
     [ROLE_ARN, [ORDERS_WRITE]],
   ]),
 });
@@ -224,9 +235,9 @@ describe('SigV4 verification', () => {
       'X-Amz-Date is missing or not in the form YYYYMMDDTHHMMSSZ',
     ],
     [
-      'a presigned URL',
+      'a signature in both the header and the query',
       (s: Sent) => ({ ...s, target: `${s.target}?X-Amz-Signature=00` }),
-      'presigned URLs are not accepted; sign the Authorization header',
+      'sign either the Authorization header or the query, not both',
     ],
   ])('refuses %s', async (_, mutate, message) => {
     clock = T0;
@@ -303,5 +314,85 @@ describe('route policy', () => {
     expect(
       await check({ method: 'GET', target: '/v1/health', headers: { host: HOST }, body: new Uint8Array(0) }),
     ).toEqual({ context: {} });
+  });
+});
+
+describe("presigned URLs (the Kafka gateway's OAUTHBEARER token)", () => {
+  const presigned = async (
+    options: { key?: TestKey; at?: number; expiresInSeconds?: number } = {},
+  ): Promise<Sent> => {
+    const token = await kafkaToken({
+      url: `http://${HOST}`,
+      region: 'us-east-1',
+      credentials: options.key ?? ALICE,
+      now: () => new Date(options.at ?? T0),
+      ...(options.expiresInSeconds ? { expiresInSeconds: options.expiresInSeconds } : {}),
+    });
+    const url = new URL(Buffer.from(token.value, 'base64url').toString());
+    return {
+      method: 'GET',
+      target: `${url.pathname}${url.search}`,
+      headers: { host: HOST },
+      body: new Uint8Array(0),
+    };
+  };
+  const withQuery = (sent: Sent, edit: (q: URLSearchParams) => void): Sent => {
+    const [path, query] = sent.target.split('?') as [string, string];
+    const q = new URLSearchParams(query);
+    edit(q);
+    return { ...sent, target: `${path}?${q.toString()}` };
+  };
+
+  it("accepts the SDK's presigned whoami until it expires, and names its signer", async () => {
+    clock = T0 + 899_000;
+    const result = await check(await presigned());
+    expect(result).toMatchObject({ context: { authorizer: { iam: { userArn: ALICE_ARN } } } });
+    clock = T0 + 901_000;
+    expect(await refusal(await presigned())).toEqual([
+      'SASL_AUTHENTICATION_FAILED',
+      'the presigned URL has expired (X-Amz-Expires)',
+    ]);
+  });
+
+  it.each([
+    [
+      'a changed signature',
+      (q: URLSearchParams) => q.set('X-Amz-Signature', '0'.repeat(64)),
+      /does not match/,
+    ],
+    ['a longer life than signed', (q: URLSearchParams) => q.set('X-Amz-Expires', '901'), /does not match/],
+    [
+      'a life over seven days',
+      (q: URLSearchParams) => q.set('X-Amz-Expires', '604801'),
+      /X-Amz-Expires must be/,
+    ],
+    [
+      'another algorithm',
+      (q: URLSearchParams) => q.set('X-Amz-Algorithm', 'AWS4-HMAC-SHA1'),
+      /X-Amz-Algorithm/,
+    ],
+    [
+      'two signatures',
+      (q: URLSearchParams) => q.append('X-Amz-Signature', 'ab'),
+      /exactly one X-Amz-Signature/,
+    ],
+    [
+      'a session token it was not issued with',
+      (q: URLSearchParams) => q.set('X-Amz-Security-Token', 'x'),
+      /does not match/,
+    ],
+    ['an unsigned extra parameter', (q: URLSearchParams) => q.set('topic', 'orders'), /does not match/],
+  ])('refuses %s', async (_, edit, message) => {
+    clock = T0;
+    const [code, text] = await refusal(withQuery(await presigned(), edit));
+    expect(code).toBe('SASL_AUTHENTICATION_FAILED');
+    expect(text).toMatch(message);
+  });
+
+  it('refuses a URL signed more than 15 minutes in the future, and one presigned for another host', async () => {
+    clock = T0;
+    expect((await refusal(await presigned({ at: T0 + 16 * 60_000 })))[1]).toBe('X-Amz-Date is in the future');
+    const elsewhere = await presigned();
+    expect((await refusal({ ...elsewhere, headers: { host: '127.0.0.1:9' } }))[1]).toMatch(/does not match/);
   });
 });

@@ -4,7 +4,14 @@ import { configStrings, effectiveConfig } from '../../core/topics/configs.js';
 import type { Topic } from '../../core/topics/model.js';
 import { defineRoute } from '../define-route.js';
 import { json } from '../types.js';
-import type { ClusterDescription, HealthStatus, TopicDescription, TopicSummary } from '../../wire/types.js';
+import type {
+  ClusterDescription,
+  HealthStatus,
+  PrincipalDescription,
+  TopicDescription,
+  TopicSummary,
+} from '../../wire/types.js';
+import { SluiceError } from '../../../protocol/errors.js';
 import { TOPIC_ERRORS } from './errors.js';
 
 export interface AdminRoutesOptions {
@@ -52,6 +59,25 @@ export const ADMIN_ROUTES = [
           version,
           stores: catalog.stores.map((s) => ({ ...s })),
         } satisfies ClusterDescription),
+  }),
+  defineRoute<AdminRoutesOptions>({
+    method: 'GET',
+    path: '/v1/whoami',
+    job: 'admin',
+    acl: { operation: 'DESCRIBE', resourceType: 'CLUSTER' },
+    id: 'whoami',
+    summary:
+      "The caller's IAM principal. Presigned, it is the Kafka gateway's SASL/OAUTHBEARER token (docs/kafka-groups-and-auth.md).",
+    ok: { 200: 'Principal' },
+    errors: ['SASL_AUTHENTICATION_FAILED'],
+    handler: () => async (request) => {
+      if (!request.caller)
+        throw new SluiceError(
+          'SASL_AUTHENTICATION_FAILED',
+          'this Sluice authenticates no one (SLUICE_AUTH is not iam), so there is no principal to name',
+        );
+      return json(200, { principal: request.caller.principalArn } satisfies PrincipalDescription);
+    },
   }),
   defineRoute<AdminRoutesOptions>({
     method: 'POST',
