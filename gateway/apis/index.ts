@@ -18,6 +18,7 @@ import { offsetCommit, offsetDelete, offsetFetch } from './groups-offsets.js';
 import { offsetForLeaderEpoch } from './offset-for-leader-epoch.js';
 import { produce } from './produce.js';
 import { createPartitions, createTopics, deleteTopics } from './topics.js';
+import { addOffsetsToTxn, addPartitionsToTxn, endTxn, txnOffsetCommit } from './transactions.js';
 
 /** Consumer groups (gw2): the classic protocol, offsets, administration and KIP-848. */
 const GROUP_HANDLERS: readonly ApiHandler[] = [
@@ -33,6 +34,14 @@ const GROUP_HANDLERS: readonly ApiHandler[] = [
   deleteGroups,
   consumerGroupHeartbeat,
   consumerGroupDescribe,
+];
+
+/** The transactional producer (issue 27): InitProducerId with a transactional.id above, and these. */
+const TRANSACTION_HANDLERS: readonly ApiHandler[] = [
+  addPartitionsToTxn,
+  addOffsetsToTxn,
+  txnOffsetCommit,
+  endTxn,
 ];
 
 export const API_HANDLERS: readonly ApiHandler[] = [
@@ -51,4 +60,5 @@ export const API_HANDLERS: readonly ApiHandler[] = [
   incrementalAlterConfigs,
   describeCluster,
   ...GROUP_HANDLERS,
+  ...TRANSACTION_HANDLERS,
 ];

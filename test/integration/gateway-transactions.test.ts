@@ -1,0 +1,269 @@
+/**
+ * kafkajs's transactional producer and `readUncommitted: false` consumer (clients this project did not
+ * write) through the local stack's Kafka gateway:
+ * - an aborted transaction is invisible to a read_committed consumer and visible to a read_uncommitted
+ *   one, a committed one visible to both;
+ * - a zombie (same transactional.id, older epoch) is fenced: its sends and its commit fail, and nothing it
+ *   wrote is ever visible to read_committed readers;
+ * - a consume-transform-produce application (gateway-txn/app.ts) in its own process, SIGKILLed three times
+ *   at random points and started again, ends with its output exactly once: every input's output once, in
+ *   input order per partition, and the group's committed offsets at the input's end.
+ */
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
+import type { Consumer, Producer } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { LocalStack } from '../../local/stack.js';
+import { startLocalStack } from '../../local/stack.js';
+import type { Proc } from '../support/processes.js';
+import { launch, until } from '../support/processes.js';
+import { call } from './stack.js';
+
+const INPUTS = Number(process.env['GWTXN_INPUTS'] ?? 300);
+const INPUT_PARTITIONS = 3;
+
+let stack: LocalStack;
+let kafka: Kafka;
+let bootstrap: string;
+const previousSessionTimeout = process.env['SLUICE_GROUP_SESSION_TIMEOUT_MS'];
+
+beforeAll(async () => {
+  const suffix = randomUUID().slice(0, 8);
+  // A killed member's partitions move after the session timeout: short, so the test runs in seconds.
+  process.env['SLUICE_GROUP_SESSION_TIMEOUT_MS'] = '6000';
+  stack = await startLocalStack({
+    port: 0,
+    kafkaPort: 0,
+    maintenanceIntervalMs: 0,
+    env: {
+      ...process.env,
+      AWS_ENDPOINT_URL_S3: inject('s3Endpoint'),
+      AWS_ENDPOINT_URL_DYNAMODB: inject('dynamodbEndpoint'),
+      SLUICE_TABLE_NAME: `gwtxn-${suffix}`,
+      SLUICE_BUCKETS: `gwtxn-${suffix}`,
+      SLUICE_SEGMENT_BUCKET: `gwtxn-${suffix}-segments`,
+    },
+  });
+  bootstrap = stack.kafka!.bootstrap;
+  kafka = new Kafka({
+    clientId: 'gwtxn',
+    brokers: [bootstrap],
+    logLevel: process.env['GWTXN_DEBUG'] ? logLevel.WARN : logLevel.NOTHING,
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  if (previousSessionTimeout === undefined) delete process.env['SLUICE_GROUP_SESSION_TIMEOUT_MS'];
+  else process.env['SLUICE_GROUP_SESSION_TIMEOUT_MS'] = previousSessionTimeout;
+});
+
+const createTopic = async (name: string, partitions: number) =>
+  expect((await call(stack.url, 'POST', '/v1/topics', { name, partitions })).status).toBe(201);
+
+const transactional = (transactionalId: string): Producer =>
+  kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1, retry: { retries: 3 } });
+
+/** What a kafkajs consumer at this isolation level reads from the topic's start until `last` arrives. */
+const readUntil = async (topic: string, readUncommitted: boolean, last: string): Promise<string[]> => {
+  const consumer: Consumer = kafka.consumer({ groupId: `read-${randomUUID()}`, readUncommitted });
+  const values: string[] = [];
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await consumer.run({ eachMessage: async ({ message }) => void values.push(message.value!.toString()) });
+  try {
+    await until(
+      `${last} for a ${readUncommitted ? 'read_uncommitted' : 'read_committed'} consumer`,
+      () => values.includes(last),
+      30_000,
+    );
+  } finally {
+    await consumer.disconnect();
+  }
+  return values;
+};
+
+/** The read_committed records of a partition, over the HTTP API. */
+const committedValues = async (topic: string, partition: number): Promise<string[]> => {
+  const out: string[] = [];
+  let offset = 0;
+  for (;;) {
+    const reply = await call(
+      stack.url,
+      'GET',
+      `/v1/topics/${topic}/partitions/${partition}/records?offset=${offset}&isolationLevel=read_committed`,
+    );
+    expect(reply.status).toBe(200);
+    const { records, nextOffset, lastStableOffset } = reply.json as {
+      records: { value: string }[];
+      nextOffset: number;
+      lastStableOffset: number;
+    };
+    out.push(...records.map((r) => r.value));
+    if (nextOffset >= lastStableOffset) return out;
+    offset = nextOffset;
+  }
+};
+
+describe('kafkajs transactions through the Kafka gateway', () => {
+  it('an aborted transaction is invisible to read_committed and visible to read_uncommitted', async () => {
+    await createTopic('txn-vis', 2);
+    const producer = transactional(`vis-${randomUUID()}`);
+    await producer.connect();
+    const aborted = await producer.transaction();
+    await aborted.send({
+      topic: 'txn-vis',
+      messages: [
+        { value: 'aborted-0', partition: 0 },
+        { value: 'aborted-1', partition: 1 },
+      ],
+    });
+    await aborted.abort();
+    const committed = await producer.transaction();
+    await committed.send({
+      topic: 'txn-vis',
+      messages: [
+        { value: 'committed-0', partition: 0 },
+        { value: 'committed-1', partition: 1 },
+      ],
+    });
+    await committed.commit();
+    // A second transaction at the same epoch (kafkajs's EndTxn v1 cannot learn a new one).
+    const again = await producer.transaction();
+    await again.send({ topic: 'txn-vis', messages: [{ value: 'last', partition: 0 }] });
+    await again.commit();
+    await producer.disconnect();
+
+    const readCommitted = await readUntil('txn-vis', false, 'last');
+    expect(readCommitted.sort()).toEqual(['committed-0', 'committed-1', 'last']);
+    const readUncommitted = await readUntil('txn-vis', true, 'last');
+    expect(readUncommitted.sort()).toEqual(['aborted-0', 'aborted-1', 'committed-0', 'committed-1', 'last']);
+  });
+
+  it('a zombie producer (same transactional.id, older epoch) is fenced', async () => {
+    await createTopic('txn-zombie', 1);
+    const id = `zombie-${randomUUID()}`;
+    const zombie = transactional(id);
+    await zombie.connect();
+    const old = await zombie.transaction();
+    await old.send({ topic: 'txn-zombie', messages: [{ value: 'zombie-before' }] });
+
+    const fresh = transactional(id);
+    await fresh.connect();
+    // kafkajs's first transaction() calls InitProducerId: a new epoch, the zombie's transaction aborted.
+    const txn = await fresh.transaction();
+    const sendError = await old.send({ topic: 'txn-zombie', messages: [{ value: 'zombie-after' }] }).then(
+      () => null,
+      (e: Error & { type?: string }) => e.type ?? e.name,
+    );
+    expect(sendError).toBe('INVALID_PRODUCER_EPOCH');
+    const commitError = await old.commit().then(
+      () => null,
+      (e: Error & { type?: string }) => e.type ?? e.name,
+    );
+    expect(commitError).toMatch(/INVALID_PRODUCER_EPOCH|KafkaJSNonRetriableError/);
+
+    await txn.send({ topic: 'txn-zombie', messages: [{ value: 'fresh' }] });
+    await txn.commit();
+    await fresh.disconnect();
+    await zombie.disconnect().catch(() => undefined);
+    expect(await committedValues('txn-zombie', 0)).toEqual(['fresh']);
+    expect(await readUntil('txn-zombie', false, 'fresh')).toEqual(['fresh']);
+  });
+});
+
+describe('a kafkajs consume-transform-produce loop SIGKILLed three times', () => {
+  it('ends with its output exactly once', async () => {
+    const suffix = randomUUID().slice(0, 8);
+    const [input, output, group, id] = [
+      `ctp-in-${suffix}`,
+      `ctp-out-${suffix}`,
+      `ctp-${suffix}`,
+      `ctp-${suffix}`,
+    ];
+    await createTopic(input, INPUT_PARTITIONS);
+    await createTopic(output, INPUT_PARTITIONS);
+    const producer = kafka.producer();
+    await producer.connect();
+    for (let i = 0; i < INPUTS; i += 50) {
+      await producer.send({
+        topic: input,
+        messages: Array.from({ length: Math.min(50, INPUTS - i) }, (_, k) => ({
+          key: `k${(i + k) % 17}`,
+          value: String(i + k),
+        })),
+      });
+    }
+    await producer.disconnect();
+
+    const progress = (p: Proc): number =>
+      Math.max(
+        0,
+        ...p.lines
+          .map((l) => /^committed (\d+)$/.exec(l)?.[1])
+          .filter(Boolean)
+          .map(Number),
+      );
+    const env = { ...process.env, NODE_NO_WARNINGS: '1' };
+    const args = [bootstrap, input, output, group, id];
+    let done = 0;
+    for (let kill = 0; kill < 3; kill++) {
+      const app = launch('test/integration/gateway-txn/app.ts', args, env);
+      // Killed at a random point once it has committed something (so some kills land mid-transaction).
+      const target = 1 + Math.floor(Math.random() * Math.max(1, INPUTS / 6));
+      await until(`the app's commits (kill ${kill + 1})`, () => progress(app) >= target, 90_000);
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 300)));
+      app.child.kill('SIGKILL');
+      await app.exited;
+      done += progress(app);
+    }
+    const last = launch('test/integration/gateway-txn/app.ts', args, env);
+    try {
+      await until(
+        'every input transformed',
+        async () => {
+          let n = 0;
+          for (let p = 0; p < INPUT_PARTITIONS; p++) n += (await committedValues(output, p)).length;
+          return n >= INPUTS;
+        },
+        120_000,
+      );
+    } finally {
+      last.child.kill('SIGKILL');
+      await last.exited;
+    }
+
+    const outputs: string[] = [];
+    for (let p = 0; p < INPUT_PARTITIONS; p++) outputs.push(...(await committedValues(output, p)));
+    const counts = new Map<string, number>();
+    for (const v of outputs) counts.set(v, (counts.get(v) ?? 0) + 1);
+    const duplicates = [...counts].filter(([, n]) => n > 1).map(([v]) => v);
+    const missing = Array.from({ length: INPUTS }, (_, i) => `out-${i}`).filter((v) => !counts.has(v));
+    expect({ duplicates, missing, total: outputs.length }).toEqual({
+      duplicates: [],
+      missing: [],
+      total: INPUTS,
+    });
+    // Before the last run the killed instances had committed some (their answers may have been lost).
+    expect(done).toBeGreaterThan(0);
+    // The group's committed offsets are the input's end (the last transaction's sendOffsets).
+    const reply = await call(stack.url, 'GET', `/v1/groups/${group}/offsets`);
+    expect(reply.status).toBe(200);
+    const committed = (reply.json as { offsets: { topic: string; partition: number; offset: number }[] })
+      .offsets;
+    const ends = await Promise.all(
+      Array.from(
+        { length: INPUT_PARTITIONS },
+        async (_, p) =>
+          (await call(stack.url, 'GET', `/v1/topics/${input}/partitions/${p}/offsets?at=latest`)).json
+            .offset as number,
+      ),
+    );
+    expect(
+      committed
+        .filter((o) => o.topic === input)
+        .sort((a, b) => a.partition - b.partition)
+        .map((o) => o.offset),
+    ).toEqual(ends);
+  }, 400_000);
+});
