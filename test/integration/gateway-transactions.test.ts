@@ -9,7 +9,9 @@
  *   at random points and started again, ends with its output exactly once: every input's output once, in
  *   input order per partition, and the group's committed offsets at the input's end.
  */
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import type { Consumer, Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -19,6 +21,7 @@ import type { Proc } from '../support/processes.js';
 import { launch, until } from '../support/processes.js';
 import { call } from './stack.js';
 
+const run = promisify(execFile);
 const INPUTS = Number(process.env['GWTXN_INPUTS'] ?? 300);
 const INPUT_PARTITIONS = 3;
 
@@ -266,4 +269,39 @@ describe('a kafkajs consume-transform-produce loop SIGKILLed three times', () =>
         .map((o) => o.offset),
     ).toEqual(ends);
   }, 400_000);
+});
+
+describe('confluent-kafka-python (librdkafka) transactions through the Kafka gateway', () => {
+  it('aborts, commits with a group offset, and is fenced by a second instance', async () => {
+    await createTopic('txn-rdk', 2);
+    const { stdout } = await run(
+      '/usr/bin/python3',
+      [
+        'test/integration/kafka-clients/confluent_transactions.py',
+        bootstrap,
+        'txn-rdk',
+        'rdk-group',
+        `rdk-${randomUUID()}`,
+      ],
+      { timeout: 120_000 },
+    );
+    const result = JSON.parse(stdout) as {
+      readCommitted: string[];
+      readUncommitted: string[];
+      committedOffsets: number[];
+      zombieError: string | null;
+    };
+    expect(result.readCommitted).toEqual(['committed-0', 'committed-1', 'fresh', 'last']);
+    expect(result.readUncommitted).toEqual([
+      'aborted-0',
+      'aborted-1',
+      'committed-0',
+      'committed-1',
+      'fresh',
+      'last',
+      'zombie',
+    ]);
+    expect(result.committedOffsets).toEqual([7]);
+    expect(result.zombieError).toMatch(/FENCED|INVALID_PRODUCER_EPOCH/);
+  }, 150_000);
 });
