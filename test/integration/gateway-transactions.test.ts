@@ -20,6 +20,19 @@ import { startLocalStack } from '../../local/stack.js';
 import type { Proc } from '../support/processes.js';
 import { launch, until } from '../support/processes.js';
 import { call } from './stack.js';
+import type { Message } from '../../protocol/kafka/codec.js';
+import { ERROR } from '../../protocol/kafka/error-codes.js';
+import { ApiVersions } from '../../protocol/kafka/messages/api-versions.js';
+import { Fetch } from '../../protocol/kafka/messages/fetch.js';
+import { InitProducerId } from '../../protocol/kafka/messages/init-producer-id.js';
+import { ListOffsets } from '../../protocol/kafka/messages/list-offsets.js';
+import {
+  AddOffsetsToTxn,
+  AddPartitionsToTxn,
+  EndTxn,
+  TxnOffsetCommit,
+} from '../../protocol/kafka/messages/transactions.js';
+import { KafkaWire } from '../support/kafka-wire.js';
 
 const run = promisify(execFile);
 const INPUTS = Number(process.env['GWTXN_INPUTS'] ?? 300);
@@ -304,4 +317,215 @@ describe('confluent-kafka-python (librdkafka) transactions through the Kafka gat
     expect(result.committedOffsets).toEqual([7]);
     expect(result.zombieError).toMatch(/FENCED|INVALID_PRODUCER_EPOCH/);
   }, 150_000);
+});
+
+describe('the transaction APIs on the wire: hostile and lying requests get Kafka error codes', () => {
+  let wire: KafkaWire;
+  beforeAll(async () => {
+    await createTopic('txn-wire', 1);
+    wire = await KafkaWire.open(Number(bootstrap.split(':')[1]));
+  });
+  afterAll(() => wire?.end());
+
+  /** The connection still serves after each refusal. */
+  const stillServes = async () =>
+    expect(
+      (await wire.request(ApiVersions, 3, { clientSoftwareName: 't', clientSoftwareVersion: '1' })).body[
+        'errorCode'
+      ],
+    ).toBe(ERROR.NONE);
+  const init = async (transactionalId: string | null, transactionTimeoutMs = 60_000, version = 1) =>
+    (await wire.request(InitProducerId, version, { transactionalId, transactionTimeoutMs })).body;
+  const addPartitions = async (
+    transactionalId: string,
+    producerId: number,
+    producerEpoch: number,
+    topics: Message[],
+    version = 1,
+  ) => {
+    const body = (
+      await wire.request(AddPartitionsToTxn, version, {
+        v3AndBelowTransactionalId: transactionalId,
+        v3AndBelowProducerId: producerId,
+        v3AndBelowProducerEpoch: producerEpoch,
+        v3AndBelowTopics: topics,
+      })
+    ).body;
+    return (body['resultsByTopicV3AndBelow'] as Message[]).flatMap((t) =>
+      (t['resultsByPartition'] as Message[]).map((p) => p['partitionErrorCode']),
+    );
+  };
+  const endTxn = async (transactionalId: string, producerId: number, producerEpoch: number, version = 1) =>
+    (await wire.request(EndTxn, version, { transactionalId, producerId, producerEpoch, committed: true }))
+      .body['errorCode'];
+
+  it('InitProducerId: a bad transactional.id or timeout is refused', async () => {
+    expect((await init(''))['errorCode']).toBe(ERROR.INVALID_REQUEST);
+    expect((await init('x'.repeat(250)))['errorCode']).toBe(ERROR.INVALID_REQUEST);
+    expect((await init('bad-timeout', 0))['errorCode']).toBe(ERROR.INVALID_TRANSACTION_TIMEOUT);
+    expect((await init('bad-timeout', 2_000_000_000))['errorCode']).toBe(ERROR.INVALID_TRANSACTION_TIMEOUT);
+    await stillServes();
+  });
+
+  it('EndTxn without a transaction, an unknown producer id, wrong epochs', async () => {
+    const id = `wire-${randomUUID()}`;
+    expect(await endTxn(`never-${randomUUID()}`, 1, 0)).toBe(ERROR.INVALID_PRODUCER_ID_MAPPING);
+    const { producerId, producerEpoch } = (await init(id)) as { producerId: number; producerEpoch: number };
+    expect(await endTxn(id, producerId, producerEpoch)).toBe(ERROR.INVALID_TXN_STATE);
+    expect(await endTxn(id, producerId + 1000, producerEpoch)).toBe(ERROR.INVALID_PRODUCER_ID_MAPPING);
+    const topic = [{ name: 'txn-wire', partitions: [0] }];
+    expect(await addPartitions(id, producerId + 1000, producerEpoch, topic)).toEqual([
+      ERROR.INVALID_PRODUCER_ID_MAPPING,
+    ]);
+    expect(await addPartitions(id, producerId, producerEpoch + 1, topic)).toEqual([
+      ERROR.INVALID_PRODUCER_EPOCH,
+    ]);
+    // A new instance fences this one: v0-v1 know the fence as INVALID_PRODUCER_EPOCH, v2+ as PRODUCER_FENCED.
+    const fresh = (await init(id)) as { producerId: number; producerEpoch: number };
+    expect(fresh.producerEpoch).toBeGreaterThan(producerEpoch);
+    expect(await addPartitions(id, producerId, producerEpoch, topic, 1)).toEqual([
+      ERROR.INVALID_PRODUCER_EPOCH,
+    ]);
+    expect(await addPartitions(id, producerId, producerEpoch, topic, 3)).toEqual([ERROR.PRODUCER_FENCED]);
+    expect(await endTxn(id, producerId, producerEpoch, 3)).toBe(ERROR.PRODUCER_FENCED);
+    const offsets = (
+      await wire.request(AddOffsetsToTxn, 1, { transactionalId: id, producerId, producerEpoch, groupId: 'g' })
+    ).body['errorCode'];
+    expect(offsets).toBe(ERROR.INVALID_PRODUCER_EPOCH);
+    // TxnOffsetCommit before AddOffsetsToTxn: INVALID_TXN_STATE, per partition.
+    const commit = await wire.request(TxnOffsetCommit, 3, {
+      transactionalId: id,
+      groupId: 'g',
+      producerId: fresh.producerId,
+      producerEpoch: fresh.producerEpoch,
+      generationId: -1,
+      memberId: '',
+      groupInstanceId: null,
+      topics: [
+        {
+          name: 'txn-wire',
+          partitions: [{ partitionIndex: 0, committedOffset: 1, committedMetadata: null }],
+        },
+      ],
+    });
+    expect(((commit.body['topics'] as Message[])[0]!['partitions'] as Message[])[0]!['errorCode']).toBe(
+      ERROR.INVALID_TXN_STATE,
+    );
+    await stillServes();
+  });
+
+  it('unknown topics, negative partitions and huge arrays are refused without storing anything', async () => {
+    const id = `huge-${randomUUID()}`;
+    const { producerId, producerEpoch } = (await init(id)) as { producerId: number; producerEpoch: number };
+    expect(
+      await addPartitions(id, producerId, producerEpoch, [{ name: 'no-such-topic', partitions: [0] }]),
+    ).toEqual([ERROR.UNKNOWN_TOPIC_OR_PARTITION]);
+    expect(
+      await addPartitions(id, producerId, producerEpoch, [{ name: 'txn-wire', partitions: [0, -1] }]),
+    ).toEqual([ERROR.OPERATION_NOT_ATTEMPTED, ERROR.UNKNOWN_TOPIC_OR_PARTITION]);
+    const many = Array.from({ length: 5_000 }, (_, i) => i);
+    const codes = await addPartitions(id, producerId, producerEpoch, [
+      { name: 'txn-wire', partitions: many },
+    ]);
+    expect(codes.length).toBe(5_000);
+    expect(new Set(codes)).toEqual(new Set([ERROR.INVALID_REQUEST]));
+    const offsets = Array.from({ length: 2_000 }, (_, i) => ({
+      partitionIndex: i,
+      committedOffset: 1,
+      committedMetadata: null,
+    }));
+    const commit = await wire.request(TxnOffsetCommit, 0, {
+      transactionalId: id,
+      groupId: 'g',
+      producerId,
+      producerEpoch,
+      topics: [{ name: 'txn-wire', partitions: offsets }],
+    });
+    const commitCodes = ((commit.body['topics'] as Message[])[0]!['partitions'] as Message[]).map(
+      (p) => p['errorCode'],
+    );
+    expect(new Set(commitCodes)).toEqual(new Set([ERROR.INVALID_REQUEST]));
+    // Nothing was stored: the transaction never began.
+    const described = await call(stack.url, 'GET', `/v1/transactions/${id}`);
+    expect([described.json.state, described.json.partitions]).toEqual(['Empty', []]);
+    // AddPartitionsToTxn v4+ is the brokers' verification call: UNSUPPORTED_VERSION, as Kafka answers a client.
+    const v4 = await wire.request(AddPartitionsToTxn, 4, {
+      transactions: [{ transactionalId: id, producerId, producerEpoch, verifyOnly: false, topics: [] }],
+    });
+    expect(v4.body['errorCode']).toBe(ERROR.UNSUPPORTED_VERSION);
+    await stillServes();
+  });
+
+  it('read_committed: ListOffsets latest is the LSO, Fetch stops there and lists the aborted transaction', async () => {
+    await createTopic('txn-lso', 1);
+    const plain = kafka.producer();
+    await plain.connect();
+    await plain.send({ topic: 'txn-lso', messages: [{ value: 'before' }] });
+    await plain.disconnect();
+    const producer = transactional(`lso-${randomUUID()}`);
+    await producer.connect();
+    const txn = await producer.transaction();
+    await txn.send({ topic: 'txn-lso', messages: [{ value: 'open-1' }, { value: 'open-2' }] });
+
+    const latest = async (isolationLevel: number) => {
+      const body = (
+        await wire.request(ListOffsets, 5, {
+          replicaId: -1,
+          isolationLevel,
+          topics: [
+            { name: 'txn-lso', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1 }] },
+          ],
+        })
+      ).body;
+      return ((body['topics'] as Message[])[0]!['partitions'] as Message[])[0]!['offset'];
+    };
+    const fetch = async (isolationLevel: number) => {
+      const body = (
+        await wire.request(Fetch, 11, {
+          replicaId: -1,
+          maxWaitMs: 0,
+          minBytes: 0,
+          maxBytes: 1 << 20,
+          isolationLevel,
+          sessionId: 0,
+          sessionEpoch: -1,
+          topics: [
+            {
+              topic: 'txn-lso',
+              partitions: [
+                {
+                  partition: 0,
+                  currentLeaderEpoch: -1,
+                  fetchOffset: 0,
+                  logStartOffset: -1,
+                  partitionMaxBytes: 1 << 20,
+                },
+              ],
+            },
+          ],
+          forgottenTopicsData: [],
+          rackId: '',
+        })
+      ).body;
+      const p = ((body['responses'] as Message[])[0]!['partitions'] as Message[])[0]!;
+      return {
+        highWatermark: p['highWatermark'],
+        lastStableOffset: p['lastStableOffset'],
+        abortedTransactions: p['abortedTransactions'],
+        bytes: (p['records'] as Uint8Array | null)?.length ?? 0,
+      };
+    };
+    expect([await latest(0), await latest(1)]).toEqual([3, 1]);
+    const open = await fetch(1);
+    expect([open.highWatermark, open.lastStableOffset, open.abortedTransactions]).toEqual([3, 1, []]);
+    expect((await fetch(0)).bytes).toBeGreaterThan(open.bytes);
+    await txn.abort();
+    await producer.disconnect();
+    // The ABORT marker is offset 3: LSO = HW = 4, and the transaction that began at 1 is listed.
+    expect([await latest(0), await latest(1)]).toEqual([4, 4]);
+    const ended = await fetch(1);
+    expect([ended.highWatermark, ended.lastStableOffset]).toEqual([4, 4]);
+    expect((ended.abortedTransactions as Message[]).map((a) => a['firstOffset'])).toEqual([1]);
+    expect((await fetch(0)).abortedTransactions).toBeNull();
+  });
 });
