@@ -130,4 +130,31 @@ describe('transactions under transaction version 1 (no epoch bump at EndTxn)', (
     ).toBe('INVALID_PRODUCER_EPOCH');
     expect(await s.values(0, 'read_committed')).toEqual([]);
   });
+
+  it('a late first batch, verified while its transaction was open, cannot land after the transaction ended', async () => {
+    const s = await setup();
+    const p = await s.tc.initProducerId('v1', 60_000);
+    await s.tc.addPartitions('v1', p, [{ topic: 't', partition: 0 }]);
+    let ended = false;
+    // The batch's commit (after its verification) is held back until the transaction has ended here.
+    s.onMetadata(async (call, run) => {
+      const verifiedCommit =
+        call.op === 'update' && !ended && JSON.stringify(call.options?.condition ?? {}).includes('"mk"');
+      if (verifiedCommit) {
+        ended = true;
+        s.onMetadata((_c, r) => r());
+        await s.tc.endTxn('v1', p, false, 1);
+      }
+      return run();
+    });
+    expect(
+      await s.code(s.sluice.producer.produceBatches('t', 0, txnBatch(['late'], p.producerId, 0, 0), 'all')),
+    ).toBe('INVALID_TXN_STATE');
+    expect(ended).toBe(true);
+    // Nothing is left open: the LSO is the high watermark and read_committed sees nothing.
+    const f = await s.batches(0, 'read_committed');
+    expect(f.lastStableOffset).toBe(f.highWatermark);
+    expect((await s.state(0)).tx ?? {}).toEqual({});
+    expect(await s.values(0, 'read_uncommitted')).toEqual([]);
+  });
 });

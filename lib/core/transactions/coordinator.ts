@@ -279,14 +279,14 @@ export class TransactionCoordinator {
 
   /**
    * KIP-890's check before a producer's first transactional batch in a partition: the partition is in
-   * its open transaction at this epoch.
+   * its open transaction at this epoch. Answers the transaction's number (the batch's guard).
    */
   async verifyPartition(
     producerId: number,
     producerEpoch: number,
     topic: string,
     partition: number,
-  ): Promise<void> {
+  ): Promise<number> {
     const transactionalId = await this.ownerOf(producerId);
     const meta = transactionalId === undefined ? undefined : await this.read(transactionalId);
     if (!meta) {
@@ -314,6 +314,7 @@ export class TransactionCoordinator {
         `${topic}-${partition} is not in ${meta.transactionalId}'s open transaction; call AddPartitionsToTxn first`,
       );
     }
+    return meta.transactionNumber ?? 0;
   }
 
   /**
