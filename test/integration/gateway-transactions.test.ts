@@ -80,8 +80,8 @@ const createTopic = async (name: string, partitions: number) =>
 const transactional = (transactionalId: string): Producer =>
   kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1, retry: { retries: 3 } });
 
-/** What a kafkajs consumer at this isolation level reads from the topic's start until `last` arrives. */
-const readUntil = async (topic: string, readUncommitted: boolean, last: string): Promise<string[]> => {
+/** What a kafkajs consumer at this isolation level reads from the topic's start: `count` values, and any more a second later. */
+const readAll = async (topic: string, readUncommitted: boolean, count: number): Promise<string[]> => {
   const consumer: Consumer = kafka.consumer({ groupId: `read-${randomUUID()}`, readUncommitted });
   const values: string[] = [];
   await consumer.connect();
@@ -89,14 +89,15 @@ const readUntil = async (topic: string, readUncommitted: boolean, last: string):
   await consumer.run({ eachMessage: async ({ message }) => void values.push(message.value!.toString()) });
   try {
     await until(
-      `${last} for a ${readUncommitted ? 'read_uncommitted' : 'read_committed'} consumer`,
-      () => values.includes(last),
+      `${count} records for a ${readUncommitted ? 'read_uncommitted' : 'read_committed'} consumer`,
+      () => values.length >= count,
       30_000,
     );
+    await new Promise((r) => setTimeout(r, 1_000));
   } finally {
     await consumer.disconnect();
   }
-  return values;
+  return values.sort();
 };
 
 /** The read_committed records of a partition, over the HTTP API. */
@@ -150,10 +151,14 @@ describe('kafkajs transactions through the Kafka gateway', () => {
     await again.commit();
     await producer.disconnect();
 
-    const readCommitted = await readUntil('txn-vis', false, 'last');
-    expect(readCommitted.sort()).toEqual(['committed-0', 'committed-1', 'last']);
-    const readUncommitted = await readUntil('txn-vis', true, 'last');
-    expect(readUncommitted.sort()).toEqual(['aborted-0', 'aborted-1', 'committed-0', 'committed-1', 'last']);
+    expect(await readAll('txn-vis', false, 3)).toEqual(['committed-0', 'committed-1', 'last']);
+    expect(await readAll('txn-vis', true, 5)).toEqual([
+      'aborted-0',
+      'aborted-1',
+      'committed-0',
+      'committed-1',
+      'last',
+    ]);
   });
 
   it('a zombie producer (same transactional.id, older epoch) is fenced', async () => {
@@ -184,7 +189,7 @@ describe('kafkajs transactions through the Kafka gateway', () => {
     await fresh.disconnect();
     await zombie.disconnect().catch(() => undefined);
     expect(await committedValues('txn-zombie', 0)).toEqual(['fresh']);
-    expect(await readUntil('txn-zombie', false, 'fresh')).toEqual(['fresh']);
+    expect(await readAll('txn-zombie', false, 1)).toEqual(['fresh']);
   });
 });
 
@@ -199,18 +204,24 @@ describe('a kafkajs consume-transform-produce loop SIGKILLed three times', () =>
     ];
     await createTopic(input, INPUT_PARTITIONS);
     await createTopic(output, INPUT_PARTITIONS);
+    // The inputs come in four chunks, one before each run, so every run has work when it is killed.
+    const CHUNK = Math.ceil(INPUTS / 4);
     const producer = kafka.producer();
     await producer.connect();
-    for (let i = 0; i < INPUTS; i += 50) {
-      await producer.send({
-        topic: input,
-        messages: Array.from({ length: Math.min(50, INPUTS - i) }, (_, k) => ({
-          key: `k${(i + k) % 17}`,
-          value: String(i + k),
-        })),
-      });
-    }
-    await producer.disconnect();
+    let produced = 0;
+    const produceChunk = async () => {
+      const end = Math.min(INPUTS, produced + CHUNK);
+      for (; produced < end; produced += Math.min(50, end - produced)) {
+        const from = produced;
+        await producer.send({
+          topic: input,
+          messages: Array.from({ length: Math.min(50, end - from) }, (_, k) => ({
+            key: `k${(from + k) % 17}`,
+            value: String(from + k),
+          })),
+        });
+      }
+    };
 
     const progress = (p: Proc): number =>
       Math.max(
@@ -224,15 +235,19 @@ describe('a kafkajs consume-transform-produce loop SIGKILLed three times', () =>
     const args = [bootstrap, input, output, group, id];
     let done = 0;
     for (let kill = 0; kill < 3; kill++) {
+      await produceChunk();
       const app = launch('test/integration/gateway-txn/app.ts', args, env);
       // Killed at a random point once it has committed something (so some kills land mid-transaction).
-      const target = 1 + Math.floor(Math.random() * Math.max(1, INPUTS / 6));
+      const target = 1 + Math.floor(Math.random() * Math.max(1, CHUNK / 2));
       await until(`the app's commits (kill ${kill + 1})`, () => progress(app) >= target, 90_000);
       await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 300)));
       app.child.kill('SIGKILL');
       await app.exited;
       done += progress(app);
     }
+    await produceChunk();
+    await producer.disconnect();
+    expect(produced).toBe(INPUTS);
     const last = launch('test/integration/gateway-txn/app.ts', args, env);
     try {
       await until(
