@@ -14,6 +14,7 @@ import { Transport, path } from '../sdk/transport.js';
 import type {
   BatchResult,
   ClusterDescription,
+  IsolationLevel,
   ListOffsetsResult,
   ProducerIdentity,
   TopicDescription,
@@ -35,6 +36,29 @@ export interface FetchedPartition {
   highWatermark: number;
   logStartOffset: number;
   nextOffset: number;
+  /** Under read_committed: where the read stopped, and the aborted transactions in what it returned. */
+  lastStableOffset?: number;
+  abortedTransactions?: AbortedTransaction[];
+}
+
+export interface AbortedTransaction {
+  producerId: number;
+  firstOffset: number;
+}
+
+/** The transactional producer a transaction call comes from. */
+export interface TransactionalProducer {
+  transactionalId: string;
+  producerId: number;
+  producerEpoch: number;
+}
+
+export interface TxnOffsets {
+  groupId: string;
+  /** The consumer's group metadata (KIP-447); null outside the group protocol. */
+  memberId: string | null;
+  generationId: number;
+  offsets: { topic: string; partition: number; offset: number; metadata: string }[];
 }
 
 export class SluiceBackend {
@@ -128,21 +152,34 @@ export class SluiceBackend {
     maxBytes: number,
     maxWaitMs: number,
     signal?: AbortSignal,
+    isolationLevel: IsolationLevel = 'read_uncommitted',
   ): Promise<FetchedPartition> {
     const answer = await this.transport.send({
       method: 'GET',
       path: path`/v1/topics/${topic}/partitions/${partition}/records`,
-      query: { offset, maxBytes, maxWaitMs },
+      query: {
+        offset,
+        maxBytes,
+        maxWaitMs,
+        isolationLevel: isolationLevel === 'read_committed' ? isolationLevel : undefined,
+      },
       accept: RECORD_BATCH_MEDIA_TYPE,
       extraTimeoutMs: maxWaitMs,
       ...(signal ? { signal } : {}),
     });
     const header = (name: string): number => Number(answer.headers.get(name) ?? NaN);
+    const lso = answer.headers.get('sluice-last-stable-offset');
     return {
       records: answer.body,
       highWatermark: header('sluice-high-watermark'),
       logStartOffset: header('sluice-log-start-offset'),
       nextOffset: header('sluice-next-offset'),
+      ...(lso === null
+        ? {}
+        : {
+            lastStableOffset: Number(lso),
+            abortedTransactions: parseAborted(answer.headers.get('sluice-aborted-transactions')),
+          }),
     };
   }
 
@@ -150,15 +187,84 @@ export class SluiceBackend {
     topic: string,
     partition: number,
     at: 'earliest' | 'latest' | number,
+    isolationLevel: IsolationLevel = 'read_uncommitted',
   ): Promise<ListOffsetsResult> {
     return this.transport.json({
       method: 'GET',
       path: path`/v1/topics/${topic}/partitions/${partition}/offsets`,
-      query: { at },
+      query: { at, isolationLevel: isolationLevel === 'read_committed' ? isolationLevel : undefined },
     });
   }
 
   initProducerId(): Promise<ProducerIdentity> {
     return this.transport.json({ method: 'POST', path: '/v1/producers', json: {} });
   }
+
+  /** InitProducerId with a transactional.id: a new epoch, the previous instance fenced. */
+  initTransactionalProducerId(
+    transactionalId: string,
+    transactionTimeoutMs: number,
+  ): Promise<ProducerIdentity> {
+    return this.transport.json({
+      method: 'POST',
+      path: path`/v1/transactions/${transactionalId}/producer`,
+      json: { transactionTimeoutMs },
+    });
+  }
+
+  async addPartitionsToTxn(
+    producer: TransactionalProducer,
+    topics: { topic: string; partitions: number[] }[],
+  ): Promise<void> {
+    const { transactionalId, producerId, producerEpoch } = producer;
+    await this.transport.send({
+      method: 'POST',
+      path: path`/v1/transactions/${transactionalId}/partitions`,
+      json: { producerId, producerEpoch, topics },
+    });
+  }
+
+  async addOffsetsToTxn(producer: TransactionalProducer, groupId: string): Promise<void> {
+    const { transactionalId, producerId, producerEpoch } = producer;
+    await this.transport.send({
+      method: 'POST',
+      path: path`/v1/transactions/${transactionalId}/groups`,
+      json: { producerId, producerEpoch, groupId },
+    });
+  }
+
+  async txnOffsetCommit(producer: TransactionalProducer, offsets: TxnOffsets): Promise<void> {
+    const { transactionalId, producerId, producerEpoch } = producer;
+    await this.transport.send({
+      method: 'POST',
+      path: path`/v1/transactions/${transactionalId}/offsets`,
+      json: { producerId, producerEpoch, ...offsets },
+    });
+  }
+
+  /** EndTxn; transaction version 1 keeps the epoch (clients whose EndTxn cannot learn a new one). */
+  endTxn(
+    producer: TransactionalProducer,
+    committed: boolean,
+    transactionVersion: 1 | 2,
+  ): Promise<ProducerIdentity> {
+    const { transactionalId, producerId, producerEpoch } = producer;
+    return this.transport.json({
+      method: 'POST',
+      path: path`/v1/transactions/${transactionalId}/end`,
+      json: { producerId, producerEpoch, committed, transactionVersion },
+    });
+  }
 }
+
+/** The sluice-aborted-transactions header: a JSON list; anything else is a broken answer. */
+const parseAborted = (raw: string | null): AbortedTransaction[] => {
+  const list: unknown = JSON.parse(raw ?? '[]');
+  if (!Array.isArray(list)) throw new Error('sluice-aborted-transactions is not a list');
+  return list.map((e: unknown) => {
+    const { producerId, firstOffset } = e as AbortedTransaction;
+    if (!Number.isSafeInteger(producerId) || !Number.isSafeInteger(firstOffset))
+      throw new Error('sluice-aborted-transactions holds a malformed entry');
+    return { producerId, firstOffset };
+  });
+};

@@ -5,13 +5,19 @@
  * together until the first brings data or max_wait_ms ends. max_bytes bounds the answer, except that
  * the first batch is returned even when it is larger (KIP-74). Every fetch is a full fetch: the
  * answer's session id 0 tells clients no incremental session was created, so the gateway keeps no state.
+ * isolation_level=1 (read_committed) reads up to the last stable offset and answers it with the aborted
+ * transactions among the returned batches, from Sluice's read_committed fetch.
  */
 import type { Message } from '../../protocol/kafka/codec.js';
 import { ERROR } from '../../protocol/kafka/error-codes.js';
 import { Fetch } from '../../protocol/kafka/messages/fetch.js';
 import type { ApiHandler, RequestContext } from '../api.js';
 import { errorCodeOf } from '../api.js';
+import type { IsolationLevel } from '../../lib/wire/types.js';
 import type { FetchedPartition } from '../sluice.js';
+
+/** Fetch's isolation_level: 0 read_uncommitted, 1 read_committed. */
+export const READ_COMMITTED = 1;
 
 interface FetchRequest {
   maxWaitMs: number;
@@ -29,6 +35,7 @@ interface Slot {
   partition: number;
   fetchOffset: number;
   maxBytes: number;
+  isolationLevel: IsolationLevel;
   result?: FetchedPartition;
   errorCode?: number;
   logStartOffset?: number;
@@ -49,6 +56,7 @@ async function fetchSlot(
       slot.maxBytes,
       waitMs,
       signal,
+      slot.isolationLevel,
     );
     slot.errorCode = ERROR.NONE;
   } catch (error) {
@@ -84,11 +92,14 @@ export const fetch: ApiHandler = {
   },
   async handle(request, ctx) {
     const body = request as unknown as FetchRequest;
+    const isolationLevel: IsolationLevel =
+      body.isolationLevel === READ_COMMITTED ? 'read_committed' : 'read_uncommitted';
     const slots: Slot[] = body.topics.flatMap((t) =>
       t.partitions.map((p) => ({
         topic: t.topic,
         partition: p.partition,
         fetchOffset: p.fetchOffset,
+        isolationLevel,
         maxBytes: Math.max(
           1,
           Math.min(p.partitionMaxBytes, body.maxBytes > 0 ? body.maxBytes : p.partitionMaxBytes),
@@ -142,10 +153,18 @@ export const fetch: ApiHandler = {
         partitionIndex: s.partition,
         errorCode: ERROR.NONE,
         highWatermark: s.result.highWatermark,
-        // No transactions yet: everything below the high watermark is stable.
-        lastStableOffset: s.result.highWatermark,
+        // Sluice reports the LSO to read_committed fetches, which stop there; a read_uncommitted
+        // fetch reads to the high watermark, and its clients use no LSO.
+        lastStableOffset: s.result.lastStableOffset ?? s.result.highWatermark,
         logStartOffset: s.result.logStartOffset,
-        abortedTransactions: body.isolationLevel === 1 ? [] : null,
+        // The client drops the records of these (producer id, first offset) pairs up to their ABORT
+        // marker, as it does with a broker's answer.
+        abortedTransactions:
+          isolationLevel === 'read_committed'
+            ? records.length > 0
+              ? (s.result.abortedTransactions ?? [])
+              : []
+            : null,
         preferredReadReplica: -1,
         records,
       };

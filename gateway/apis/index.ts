@@ -19,6 +19,7 @@ import { offsetForLeaderEpoch } from './offset-for-leader-epoch.js';
 import { produce } from './produce.js';
 import { saslAuthenticate, saslHandshake } from './sasl.js';
 import { createPartitions, createTopics, deleteTopics } from './topics.js';
+import { addOffsetsToTxn, addPartitionsToTxn, endTxn, txnOffsetCommit } from './transactions.js';
 
 /** Consumer groups (gw2): the classic protocol, offsets, administration and KIP-848. */
 const GROUP_HANDLERS: readonly ApiHandler[] = [
@@ -34,6 +35,14 @@ const GROUP_HANDLERS: readonly ApiHandler[] = [
   deleteGroups,
   consumerGroupHeartbeat,
   consumerGroupDescribe,
+];
+
+/** The transactional producer (issue 27): InitProducerId with a transactional.id above, and these. */
+const TRANSACTION_HANDLERS: readonly ApiHandler[] = [
+  addPartitionsToTxn,
+  addOffsetsToTxn,
+  txnOffsetCommit,
+  endTxn,
 ];
 
 export const API_HANDLERS: readonly ApiHandler[] = [
@@ -54,4 +63,5 @@ export const API_HANDLERS: readonly ApiHandler[] = [
   saslHandshake,
   saslAuthenticate,
   ...GROUP_HANDLERS,
+  ...TRANSACTION_HANDLERS,
 ];

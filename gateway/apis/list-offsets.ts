@@ -1,9 +1,13 @@
-/** ListOffsets: −2 the log start offset, −1 the high watermark, otherwise the first offset at or after a time. */
+/**
+ * ListOffsets: −2 the log start offset, −1 the high watermark (the last stable offset under
+ * isolation_level=1, read_committed), otherwise the first offset at or after a time.
+ */
 import type { Message } from '../../protocol/kafka/codec.js';
 import { ERROR } from '../../protocol/kafka/error-codes.js';
 import { ListOffsets } from '../../protocol/kafka/messages/list-offsets.js';
 import type { ApiHandler } from '../api.js';
 import { errorCodeOf } from '../api.js';
+import { READ_COMMITTED } from './fetch.js';
 
 export const EARLIEST_TIMESTAMP = -2;
 export const LATEST_TIMESTAMP = -1;
@@ -30,7 +34,7 @@ export const listOffsets: ApiHandler = {
     };
   },
   async handle(request, ctx) {
-    const { topics } = request as unknown as ListOffsetsRequest;
+    const { topics, isolationLevel } = request as unknown as ListOffsetsRequest;
     const answer = await Promise.all(
       topics.map(async (t) => {
         // Leader epochs are per partition; one describe per topic answers them all.
@@ -52,7 +56,12 @@ export const listOffsets: ApiHandler = {
                 return { partitionIndex: p.partitionIndex, errorCode: ERROR.UNSUPPORTED_VERSION };
               try {
                 const [found, epochs] = await Promise.all([
-                  ctx.gateway.sluice.listOffsets(t.name, p.partitionIndex, at),
+                  ctx.gateway.sluice.listOffsets(
+                    t.name,
+                    p.partitionIndex,
+                    at,
+                    isolationLevel === READ_COMMITTED ? 'read_committed' : 'read_uncommitted',
+                  ),
                   described,
                 ]);
                 const leaderEpoch = epochs.get(p.partitionIndex) ?? -1;

@@ -286,6 +286,11 @@ export const SCHEMAS: Record<string, Schema> = {
       producerId: int(undefined, 0),
       producerEpoch: int(undefined, 0),
       committed: { type: 'boolean', description: 'true commits, false aborts' },
+      transactionVersion: {
+        enum: [1, 2],
+        description:
+          "KIP-890's transaction.version: 2 (default) bumps the epoch at every end and answers it; 1, for Kafka clients whose EndTxn is v0-v4, keeps the epoch and the producer's sequences",
+      },
     },
     ['producerId', 'producerEpoch', 'committed'],
   ),

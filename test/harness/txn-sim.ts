@@ -97,6 +97,11 @@ export interface SimOptions {
   faultRate?: number;
   producers?: number;
   transactions?: number;
+  /**
+   * How the producers end their transactions: 2 (default) as KIP-890 clients, the epoch bumped at every
+   * end; 1 as Kafka clients whose EndTxn is v0-v4, one epoch for every transaction and sequences going on.
+   */
+  transactionVersion?: 1 | 2;
 }
 
 export const runTransactionSim = async (options: SimOptions): Promise<SimResult> => {
@@ -148,6 +153,9 @@ export const runTransactionSim = async (options: SimOptions): Promise<SimResult>
     const tc = sluice.transactions;
     let session: ProducerIdAndEpoch | undefined;
     let zombie: ProducerIdAndEpoch | undefined;
+    const version = options.transactionVersion ?? 2;
+    // Per partition, the next sequence of this session's epoch (a bumped epoch starts again at 0).
+    let sequences = new Map<number, number>();
     for (let txnNo = 1; txnNo <= transactions; txnNo++) {
       const tag = `${transactionalId}|${txnNo}`;
       const outcome: TxnOutcome = { tag, transactionalId, txnNo, acked: 'unknown' };
@@ -156,6 +164,7 @@ export const runTransactionSim = async (options: SimOptions): Promise<SimResult>
         if (!session) {
           const before = session;
           session = await retrying(() => tc.initProducerId(transactionalId, TIMEOUT_MS), clock);
+          sequences = new Map();
           void before;
         }
         const s = session;
@@ -175,11 +184,12 @@ export const runTransactionSim = async (options: SimOptions): Promise<SimResult>
             {
               producerId: s.producerId,
               producerEpoch: s.producerEpoch,
-              baseSequence: 0,
+              baseSequence: sequences.get(partition) ?? 0,
               isTransactional: true,
             },
           );
           await sluice.producer.produceBatches(OUT, partition, body, 'all');
+          sequences.set(partition, (sequences.get(partition) ?? 0) + values.length);
         }
         const groupId = `g-${transactionalId}`;
         await tc.addOffsets(transactionalId, s, groupId);
@@ -191,7 +201,8 @@ export const runTransactionSim = async (options: SimOptions): Promise<SimResult>
         });
         if (random() < 0.15) throw new Error('producer crash before EndTxn');
         const commit = random() < 0.75;
-        session = await tc.endTxn(transactionalId, s, commit);
+        session = await tc.endTxn(transactionalId, s, commit, version);
+        if (session.producerEpoch !== s.producerEpoch) sequences = new Map();
         outcome.acked = commit ? 'commit' : 'abort';
       } catch {
         // Any failure: this instance dies; a new one takes over the transactional.id.
@@ -203,6 +214,7 @@ export const runTransactionSim = async (options: SimOptions): Promise<SimResult>
         // Let the new instance come up, then the zombie tries to write and to commit.
         try {
           session = await retrying(() => tc.initProducerId(transactionalId, TIMEOUT_MS), clock);
+          sequences = new Map();
         } catch {
           continue;
         }
@@ -227,7 +239,7 @@ export const runTransactionSim = async (options: SimOptions): Promise<SimResult>
           () => zombieSuccesses.push(`${value} AddPartitionsToTxn`),
           () => undefined,
         );
-        await tc.endTxn(transactionalId, z, true).then(
+        await tc.endTxn(transactionalId, z, true, version).then(
           () => zombieSuccesses.push(`${value} EndTxn`),
           () => undefined,
         );

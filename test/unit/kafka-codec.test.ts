@@ -20,6 +20,14 @@ import { Fetch } from '../../protocol/kafka/messages/fetch.js';
 import { Metadata } from '../../protocol/kafka/messages/metadata.js';
 import { Produce } from '../../protocol/kafka/messages/produce.js';
 import { ApiVersions } from '../../protocol/kafka/messages/api-versions.js';
+import { FindCoordinator } from '../../protocol/kafka/messages/find-coordinator.js';
+import { InitProducerId } from '../../protocol/kafka/messages/init-producer-id.js';
+import {
+  AddOffsetsToTxn,
+  AddPartitionsToTxn,
+  EndTxn,
+  TxnOffsetCommit,
+} from '../../protocol/kafka/messages/transactions.js';
 import { arrayOf, f, inVersions, parseVersions, tagged } from '../../protocol/kafka/schema.js';
 import { decodeRecordBatch } from '../../protocol/record-batch/index.js';
 import { ERROR_CODES } from '../../protocol/errors.js';
@@ -72,6 +80,73 @@ describe('requests real clients sent', () => {
     expect(topics[0]!['topic']).toBe('cft2');
     expect((topics[0]!['partitions'] as Message[])[0]!['partition']).toBe(1);
     expect(fetch['sessionEpoch']).toBe(-1);
+  });
+});
+
+describe('transactional requests real clients sent (kafkajs and librdkafka)', () => {
+  it('kafkajs: FindCoordinator for a transactional.id, InitProducerId, AddPartitionsToTxn, the transactional batch, AddOffsetsToTxn, TxnOffsetCommit, EndTxn', () => {
+    const find = decodeRequest(load('kafkajs-txn-03-api10-v2.bin'), FindCoordinator).body;
+    expect([find['key'], find['keyType']]).toEqual(['cap-kjs', 1]);
+    const init = decodeRequest(load('kafkajs-txn-02-api22-v1.bin'), InitProducerId).body;
+    // kafkajs's connect() asks for an idempotent id first (the capture keeps one frame per version).
+    expect([init['transactionalId'], init['transactionTimeoutMs']]).toEqual([null, 60_000]);
+    const add = decodeRequest(load('kafkajs-txn-04-api24-v1.bin'), AddPartitionsToTxn).body;
+    expect([
+      add['v3AndBelowTransactionalId'],
+      add['v3AndBelowProducerEpoch'],
+      add['v3AndBelowTopics'],
+    ]).toEqual(['cap-kjs', 0, [{ name: 'cap', partitions: [0] }]]);
+    const produce = decodeRequest(load('kafkajs-txn-05-api0-v7.bin'), Produce).body;
+    expect(produce['transactionalId']).toBe('cap-kjs');
+    const records = ((produce['topicData'] as Message[])[0]!['partitionData'] as Message[])[0]![
+      'records'
+    ] as Uint8Array;
+    const batch = decodeRecordBatch(records);
+    expect([batch.header.isTransactional, batch.header.producerId, batch.header.baseSequence]).toEqual([
+      true,
+      add['v3AndBelowProducerId'],
+      0,
+    ]);
+    const offsets = decodeRequest(load('kafkajs-txn-06-api25-v1.bin'), AddOffsetsToTxn).body;
+    expect([offsets['transactionalId'], offsets['groupId']]).toEqual(['cap-kjs', 'capg']);
+    const commit = decodeRequest(load('kafkajs-txn-07-api28-v1.bin'), TxnOffsetCommit).body;
+    expect(commit['topics']).toEqual([
+      {
+        name: 'cap',
+        partitions: [
+          { partitionIndex: 0, committedOffset: 3, committedLeaderEpoch: -1, committedMetadata: null },
+        ],
+      },
+    ]);
+    const end = decodeRequest(load('kafkajs-txn-08-api26-v1.bin'), EndTxn).body;
+    expect([end['transactionalId'], end['committed']]).toEqual(['cap-kjs', true]);
+  });
+
+  it('librdkafka: InitProducerId v4 (flexible), TxnOffsetCommit v3 with the group metadata, a read_committed Fetch', () => {
+    const init = decodeRequest(load('confluent-kafka-txn-03-api22-v4.bin'), InitProducerId).body;
+    expect([init['transactionalId'], init['transactionTimeoutMs'], init['producerId']]).toEqual([
+      'cap-rdk',
+      60_000,
+      -1,
+    ]);
+    const commit = decodeRequest(load('confluent-kafka-txn-08-api28-v3.bin'), TxnOffsetCommit).body;
+    expect([
+      commit['groupId'],
+      commit['generationId'],
+      commit['memberId'],
+      commit['groupInstanceId'],
+    ]).toEqual(['capg2', -1, '', null]);
+    expect(((commit['topics'] as Message[])[0]!['partitions'] as Message[])[0]!['committedOffset']).toBe(7);
+    const fetch = decodeRequest(load('confluent-kafka-txn-10-api1-v11.bin'), Fetch).body;
+    expect(fetch['isolationLevel']).toBe(1);
+  });
+
+  it('EndTxn v5 answers the next epoch; v0-v4 answers carry none', () => {
+    const answer = { throttleTimeMs: 0, errorCode: 0, producerId: 7, producerEpoch: 3 };
+    const v5 = decodeResponse(encodeResponse(1, EndTxn, 5, answer).subarray(4), EndTxn, 5).body;
+    expect([v5['producerId'], v5['producerEpoch']]).toEqual([7, 3]);
+    const v1 = encodeResponse(1, EndTxn, 1, answer);
+    expect(v1.length).toBe(4 + 4 + 4 + 2); // size, correlation id, throttle, error code
   });
 });
 

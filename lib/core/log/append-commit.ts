@@ -27,13 +27,15 @@ const MAX_COMMIT_ATTEMPTS = 6;
  * KIP-890's check, asked before a producer's first transactional batch in a partition: the
  * transaction coordinator confirms the partition is in the producer's open transaction at this epoch
  * (lib/core/transactions), or throws the error the producer gets (PRODUCER_FENCED, INVALID_TXN_STATE).
+ * It answers the open transaction's number: the batch commits only while the partition holds no marker
+ * of that transaction (a transaction ended without an epoch bump leaves the epoch no help).
  */
 export type TransactionVerifier = (
   producerId: number,
   producerEpoch: number,
   topic: string,
   partition: number,
-) => Promise<void>;
+) => Promise<number>;
 
 /** A transactional write's check (KIP-890) and the partition items known to hold the `tx` map. */
 export interface TransactionalCommit {
@@ -53,7 +55,7 @@ export const commitWrite = async (
   await settleReplicas(ctx, topic, w);
   const where = `${topic.name}-${w.partition}`;
   let fenced: SluiceError | undefined;
-  let verified = false;
+  let verified: number | undefined;
   for (let attempt = 1; ; attempt++) {
     const leadership = await ctx.leadership.get(topic, w.partition, { fresh: attempt > 1 });
     // A new epoch, or an ISR with a store that never got this object: write the batches again, stamped
@@ -115,7 +117,14 @@ export const commitWrite = async (
           },
           entry,
           ...(producer ? { producer } : {}),
-          ...(transactional ? { transactional: { verified } } : {}),
+          ...(transactional
+            ? {
+                transactional:
+                  verified === undefined
+                    ? { verified: false }
+                    : { verified: true, transactionNumber: verified },
+              }
+            : {}),
           ...(ikHash !== undefined ? { idempotency: { hash: ikHash, generation: w.ikGeneration ?? 0 } } : {}),
           now: ctx.clock.now(),
         }),
@@ -134,8 +143,12 @@ export const commitWrite = async (
       if (outcome.kind === 'unverified') {
         // The transaction's first batch here: the coordinator must know the partition (KIP-890).
         await ensureTransactionMap(ctx, topic, w.partition, transactional!.withTransactionMap);
-        await transactional!.verify(producer!.producerId, producer!.producerEpoch, topic.name, w.partition);
-        verified = true;
+        verified = await transactional!.verify(
+          producer!.producerId,
+          producer!.producerEpoch,
+          topic.name,
+          w.partition,
+        );
         continue;
       }
       if (outcome.kind === 'lagging') {

@@ -41,7 +41,7 @@ export interface CommitInput {
    * open transaction (KIP-890); without that the commit holds only while the transaction is already
    * open here, and answers `unverified` otherwise.
    */
-  transactional?: { verified: boolean };
+  transactional?: { verified: false } | { verified: true; transactionNumber: number };
   /** Idempotency-Key hash and the ikGen read with the duplicate check. */
   idempotency?: { hash: string; generation: number };
   now: number;
@@ -103,6 +103,15 @@ export const commitBatch = async (store: MetadataStore, input: CommitInput): Pro
     // Items from before transactions lack the map: the producer adds it first (ensureTransactionMap).
     conditions.push({ exists: 'tx' });
     if (!input.transactional.verified) conditions.push({ exists: ['tx', pid] });
+    // Verified for an open transaction: not once the partition holds that transaction's marker (a late
+    // batch of an ended transaction would otherwise open a transaction here that nothing ever closes).
+    else
+      conditions.push({
+        or: [
+          { notExists: ['mk', pid] },
+          { path: ['mk', pid], op: '<', value: input.transactional.transactionNumber },
+        ],
+      });
     actions.push({ set: ['tx', pid], copyOf: 'nextOffset', keepExisting: true });
   }
   if (idempotency) {
@@ -183,6 +192,17 @@ const explainFailure = async (
       throw new SluiceError(
         'INVALID_PRODUCER_EPOCH',
         `producer ${p.producerId} epoch ${p.producerEpoch} is fenced by epoch ${current.e} on ${where}`,
+      );
+    }
+    const marked = state.mk?.[String(p.producerId)];
+    if (
+      input.transactional?.verified &&
+      marked !== undefined &&
+      marked >= input.transactional.transactionNumber
+    ) {
+      throw new SluiceError(
+        'INVALID_TXN_STATE',
+        `producer ${p.producerId}'s transaction ended on ${where} before this batch arrived`,
       );
     }
     if (

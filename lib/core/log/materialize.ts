@@ -76,7 +76,10 @@ export const materializeTail = async (
     );
   }
   if (keyCount > 0) actions.push({ removeHead: 'ik', count: keyCount }, { set: 'ikGen', add: 1 });
-  for (const pid of expired) actions.push({ remove: ['pr', pid] });
+  for (const pid of expired) {
+    actions.push({ remove: ['pr', pid] });
+    if (state.mk?.[pid] !== undefined) actions.push({ remove: ['mk', pid] });
+  }
   try {
     // An expired producer that wrote meanwhile keeps its state: the trim then fails and runs again later.
     const unchanged: Condition[] = [

@@ -73,6 +73,11 @@ export interface PartitionState {
    * smallest of these and the high watermark.
    */
   tx?: Record<string, number>;
+  /**
+   * Producer id → the number of its last transaction whose marker this partition holds, for transactions
+   * that end without an epoch bump (transaction version 1; lib/core/transactions/markers.ts).
+   */
+  mk?: Record<string, number>;
   /** Set when the topic is deleted, before maintenance purges the item: every commit tests it. */
   deleted?: boolean;
 }

@@ -19,7 +19,7 @@ import type { LogContext } from '../log/context.js';
 import { checkPartition } from '../log/context.js';
 import type { TopicPartition } from './markers.js';
 import { writeMarkers } from './markers.js';
-import type { EndedBy, PendingOffset, TransactionMetadata } from './state.js';
+import type { EndedBy, PendingOffset, TransactionMetadata, TransactionVersion } from './state.js';
 import {
   TRANSACTION_SHARDS,
   decodeTransaction,
@@ -219,20 +219,29 @@ export class TransactionCoordinator {
     });
   }
 
-  /** EndTxn: commit or abort; answers the epoch for the next transaction. */
+  /**
+   * EndTxn: commit or abort; answers the epoch for the next transaction. Under transaction version 1
+   * (clients whose EndTxn is v0-v4 and cannot learn a new epoch) the epoch stays, as Kafka's coordinator
+   * keeps it for them; its markers are told apart by the transaction's number instead.
+   */
   async endTxn(
     transactionalId: string,
     producer: ProducerIdAndEpoch,
     commit: boolean,
+    transactionVersion: TransactionVersion = 2,
   ): Promise<ProducerIdAndEpoch> {
     const wanted = commit ? 'Commit' : 'Abort';
     return this.retry('EndTxn', async () => {
       const meta = await this.read(transactionalId);
       if (!meta || meta.producerId !== producer.producerId) throw mappingError(transactionalId, producer);
+      const endedAtEpoch =
+        meta.transactionVersion === 1
+          ? meta.producerEpoch === producer.producerEpoch
+          : meta.producerEpoch === producer.producerEpoch + 1;
       // A retry of an EndTxn whose answer was lost: the transaction is already being or was ended.
       if (
         meta.lastProducerEpoch === producer.producerEpoch &&
-        meta.producerEpoch === producer.producerEpoch + 1 &&
+        endedAtEpoch &&
         meta.endedBy === 'client' &&
         (isPrepare(meta.state) || meta.state === 'CompleteCommit' || meta.state === 'CompleteAbort')
       ) {
@@ -262,7 +271,7 @@ export class TransactionCoordinator {
         throw fenced(transactionalId, 'its transaction ran past transaction.timeout.ms and was aborted');
       }
       const done = await this.complete(
-        await this.prepare(meta, commit ? 'PrepareCommit' : 'PrepareAbort', 'client'),
+        await this.prepare(meta, commit ? 'PrepareCommit' : 'PrepareAbort', 'client', transactionVersion),
       );
       return { producerId: done.producerId, producerEpoch: done.producerEpoch };
     });
@@ -270,14 +279,14 @@ export class TransactionCoordinator {
 
   /**
    * KIP-890's check before a producer's first transactional batch in a partition: the partition is in
-   * its open transaction at this epoch.
+   * its open transaction at this epoch. Answers the transaction's number (the batch's guard).
    */
   async verifyPartition(
     producerId: number,
     producerEpoch: number,
     topic: string,
     partition: number,
-  ): Promise<void> {
+  ): Promise<number> {
     const transactionalId = await this.ownerOf(producerId);
     const meta = transactionalId === undefined ? undefined : await this.read(transactionalId);
     if (!meta) {
@@ -305,6 +314,7 @@ export class TransactionCoordinator {
         `${topic}-${partition} is not in ${meta.transactionalId}'s open transaction; call AddPartitionsToTxn first`,
       );
     }
+    return meta.transactionNumber ?? 0;
   }
 
   /**
@@ -398,6 +408,7 @@ export class TransactionCoordinator {
     const next: TransactionMetadata = {
       ...meta,
       state: 'Ongoing',
+      transactionNumber: (meta.transactionNumber ?? 0) + 1,
       partitions: [],
       groups: [],
       pendingOffsets: {},
@@ -405,6 +416,7 @@ export class TransactionCoordinator {
       lastUpdateTimeMs: now,
     };
     delete next.endedBy;
+    delete next.transactionVersion;
     return next;
   }
 
@@ -413,13 +425,17 @@ export class TransactionCoordinator {
     meta: TransactionMetadata,
     state: 'PrepareCommit' | 'PrepareAbort',
     endedBy: EndedBy,
+    transactionVersion: TransactionVersion = 2,
   ): Promise<TransactionMetadata> {
+    // Fencing and timeouts always bump the epoch: the producer they end must not write again.
+    const version: TransactionVersion = endedBy === 'client' ? transactionVersion : 2;
     const next: TransactionMetadata = {
       ...meta,
       state,
       endedBy,
+      transactionVersion: version,
       lastProducerEpoch: meta.producerEpoch,
-      producerEpoch: meta.producerEpoch + 1,
+      producerEpoch: version === 1 ? meta.producerEpoch : meta.producerEpoch + 1,
       pendingOffsets: state === 'PrepareCommit' ? meta.pendingOffsets : {},
       lastUpdateTimeMs: this.ctx.clock.now(),
     };
@@ -434,6 +450,7 @@ export class TransactionCoordinator {
       type: commit ? 'COMMIT' : 'ABORT',
       producerId: meta.producerId,
       producerEpoch: meta.producerEpoch,
+      ...(meta.transactionVersion === 1 ? { transactionNumber: meta.transactionNumber ?? 0 } : {}),
     });
     if (commit) {
       for (const [groupId, offsets] of Object.entries(meta.pendingOffsets))

@@ -28,6 +28,12 @@ export interface Marker {
   producerId: number;
   /** The epoch the coordinator ends the transaction with (one past the transaction's own: KIP-890). */
   producerEpoch: number;
+  /**
+   * Set when the transaction ends without an epoch bump (transaction version 1): the epoch no longer
+   * tells this marker from the next transaction's, so the partition keeps the number of the last
+   * transaction it holds a marker of (`mk`), and the producer's sequence goes on across transactions.
+   */
+  transactionNumber?: number;
 }
 
 export interface TopicPartition {
@@ -75,9 +81,17 @@ export const writeMarker = async (
     }
     const firstOffset = state.tx?.[pid];
     const known = state.pr[pid];
-    // The partition holds the marker's epoch: this marker is written (a later transaction of the producer,
-    // which may be open here now, starts only after every marker of this one is).
-    if (known !== undefined && known.e >= marker.producerEpoch) return 'already';
+    const number = marker.transactionNumber;
+    // The partition holds the marker's epoch (or, without a bump, its transaction's number): this marker
+    // is written (a later transaction of the producer, which may be open here now, starts only after
+    // every marker of this one is).
+    if (known !== undefined && known.e > marker.producerEpoch) return 'already';
+    if (known !== undefined && known.e === marker.producerEpoch && number === undefined) return 'already';
+    if (number !== undefined && (state.mk?.[pid] ?? 0) >= number) return 'already';
+    if (number !== undefined && state.mk === undefined) {
+      await ensureMarkerMap(ctx, topic.topicId, tp.partition);
+      continue;
+    }
     const now = ctx.clock.now();
     const bytes = encodeControlBatch({ ...marker, timestamp: now });
     stampPartitionLeaderEpoch(bytes, state.leaderEpoch);
@@ -111,14 +125,34 @@ export const writeMarker = async (
       firstOffset === undefined
         ? { notExists: ['tx', pid] }
         : { path: ['tx', pid], op: '=', value: firstOffset },
-      { or: [{ notExists: ['pr', pid] }, { path: ['pr', pid, 'e'], op: '<', value: marker.producerEpoch }] },
+      number === undefined
+        ? {
+            or: [
+              { notExists: ['pr', pid] },
+              { path: ['pr', pid, 'e'], op: '<', value: marker.producerEpoch },
+            ],
+          }
+        : known === undefined
+          ? { notExists: ['pr', pid] }
+          : {
+              and: [
+                { path: ['pr', pid, 'e'], op: '=', value: known.e },
+                { path: ['pr', pid, 's'], op: '=', value: known.s },
+                state.mk?.[pid] === undefined
+                  ? { notExists: ['mk', pid] }
+                  : { path: ['mk', pid], op: '=', value: state.mk[pid] },
+              ],
+            },
     ];
+    // Without a bump the producer's sequence goes on in the next transaction, as Kafka keeps it.
+    const sequence = number !== undefined && known?.e === marker.producerEpoch ? known.s : -1;
     const actions: UpdateAction[] = [
       { set: 'nextOffset', add: 1 },
       { set: 'tail', append: [encodeTailEntry(entry, topic.topicId)] },
       ...replica.actions,
-      { set: ['pr', pid], value: { e: marker.producerEpoch, s: -1, t: now } },
+      { set: ['pr', pid], value: { e: marker.producerEpoch, s: sequence, t: now } },
     ];
+    if (number !== undefined) actions.push({ set: ['mk', pid], value: number });
     if (firstOffset !== undefined) actions.push({ remove: ['tx', pid] });
     try {
       await ctx.store.update(keys.partitionState(topic.topicId, tp.partition), actions, {
@@ -145,4 +179,16 @@ export const writeMarker = async (
       // Anything else (a new leader epoch or ISR, the producer's state moved): read again and decide.
     }
   }
+};
+
+/** Items from before transaction version 1 have no `mk` map, and a nested member needs its map. */
+const ensureMarkerMap = async (ctx: LogContext, topicId: string, partition: number): Promise<void> => {
+  await ctx.store
+    .update(keys.partitionState(topicId, partition), [{ set: 'mk', ifNotExists: {} }], {
+      condition: { exists: 'pk' },
+    })
+    .catch((error: unknown) => {
+      // A purged item: the next read of the loop finds the topic gone.
+      if (!(error instanceof ConditionFailedError)) throw error;
+    });
 };

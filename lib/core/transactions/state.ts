@@ -9,6 +9,8 @@ import type { TopicPartition } from './markers.js';
 export type TransactionState =
   'Empty' | 'Ongoing' | 'PrepareCommit' | 'PrepareAbort' | 'CompleteCommit' | 'CompleteAbort';
 
+export type TransactionVersion = 1 | 2;
+
 /** Who ended the transaction: the producer (EndTxn), a new instance (InitProducerId) or the timeout. */
 export type EndedBy = 'client' | 'fence' | 'timeout';
 
@@ -26,6 +28,16 @@ export interface TransactionMetadata {
   producerEpoch: number;
   /** The epoch the transaction ran under, while it is being ended or once it has ended. */
   lastProducerEpoch: number;
+  /**
+   * The number of the open (or last) transaction of this producer id, counting from 1 (absent on items
+   * from before it was kept: 0). Markers of a transaction that ends without an epoch bump carry it.
+   */
+  transactionNumber?: number;
+  /**
+   * How the open or last transaction ends (KIP-890's transaction.version): 2 bumps the epoch at every
+   * end; 1, for clients whose EndTxn (v0-v4) cannot learn a new epoch, keeps the epoch and its sequences.
+   */
+  transactionVersion?: TransactionVersion;
   state: TransactionState;
   endedBy?: EndedBy;
   partitions: TopicPartition[];

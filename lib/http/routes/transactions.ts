@@ -159,6 +159,7 @@ export const TRANSACTION_ROUTES = [
             request.params['transactionalId']!,
             producerOf(body),
             body['committed'] === true,
+            body['transactionVersion'] === 1 ? 1 : 2,
           ),
         ),
   }),
