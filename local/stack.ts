@@ -26,6 +26,7 @@ import { SluiceClient } from '../sdk/index.js';
 import type { GatewayAuth } from './auth/gateway-auth.js';
 import { loadGatewayAuth } from './auth/gateway-auth.js';
 import { KafkaGateway } from '../gateway/server.js';
+import { LocalTelemetry } from './telemetry-sink.js';
 
 export interface LocalStackOptions {
   /** Port to serve on; 0 picks a free one. */
@@ -58,6 +59,11 @@ export interface LocalStackOptions {
   /** Serve Kafka's protocol on this port too (gateway/; 0 picks a free one); undefined serves none. */
   kafkaPort?: number;
   log?: (line: string) => void;
+  /**
+   * Where the functions' log records go, one readable line each (functions/telemetry.ts writes them
+   * as JSON for CloudWatch on Lambda); default: `log`.
+   */
+  telemetryLog?: (line: string) => void;
 }
 
 /** The bucket `npm start` makes for Connect's S3 sink on its S3 emulator. */
@@ -93,6 +99,8 @@ export interface LocalStack {
   connectWorkerPid(): number | undefined;
   /** The Kafka gateway in front of this stack, when kafkaPort was given. */
   kafka: KafkaGateway | undefined;
+  /** The EMF documents the functions emitted (also at GET /_local/metrics). */
+  telemetry: LocalTelemetry;
   stop(): Promise<void>;
 }
 
@@ -172,6 +180,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     const latencyModel = options.latencyModel ?? parseLatencyModel(env['SLUICE_LATENCY_MODEL']);
     runtime.setAuthorizer(gatewayAuth?.authorizer);
     runtime.setStorageLayer(storageLayer(latencyModel, env['SLUICE_FAULTS']));
+    const telemetry = new LocalTelemetry(options.telemetryLog ?? log);
+    runtime.setTelemetrySink(telemetry);
     const handlers: Handlers = {
       admin: (await import('../functions/admin.js')).handler,
       produce: (await import('../functions/produce.js')).handler,
@@ -181,7 +191,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     };
     const maintenance = (await import('../functions/maintenance.js')).handler;
 
-    const server = createGateway(handlers, log, gatewayAuth);
+    const server = createGateway(handlers, log, gatewayAuth, telemetry);
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -263,6 +273,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       runMaintenance,
       connectWorkerPid: () => connect?.pid(),
       kafka,
+      telemetry,
       stop: async () => {
         await kafka?.close();
         if (timer) clearInterval(timer);
@@ -280,6 +291,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
           else process.env[k] = v;
         }
         runtime.resetSluice();
+        runtime.setTelemetrySink(undefined);
       },
     };
   } catch (error) {

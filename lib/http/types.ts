@@ -42,6 +42,8 @@ export interface Route {
   /** Path template with `{name}` segments, e.g. `/v1/topics/{topic}`. */
   pattern: string;
   handler: RouteHandler;
+  /** Kafka's name of the API the route serves (the API dimension of the request metrics). */
+  api?: string;
 }
 
 export const json = (status: number, body: unknown, headers: Record<string, string> = {}): HttpResponse => ({
