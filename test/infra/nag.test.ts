@@ -57,6 +57,8 @@ describe('cdk-nag AwsSolutions', () => {
     const acks = acknowledgements(app);
     const objects = 'AwsSolutions-IAM5[Resource::<StorageStore0.Arn>/*]';
     const segments = 'AwsSolutions-IAM5[Resource::<Segments.Arn>/*]';
+    // X-Ray's segment writes have no resource-level permissions (infra/monitoring.ts).
+    const xray = 'AwsSolutions-IAM5[Resource::*]';
     expect(
       Object.fromEntries(Object.entries(acks).map(([path, rules]) => [path, Object.keys(rules)])),
     ).toEqual({
@@ -68,18 +70,23 @@ describe('cdk-nag AwsSolutions', () => {
       'Sluice/Functions/Connect': ['AwsSolutions-L1'],
       'Sluice/Functions/ConnectWorker': ['AwsSolutions-L1'],
       'Sluice/Functions/Maintenance': ['AwsSolutions-L1'],
-      'Sluice/Functions/AdminRole': [objects, segments],
-      'Sluice/Functions/ProduceRole': [objects],
-      'Sluice/Functions/FetchRole': [objects, segments],
+      'Sluice/Functions/AdminRole': [objects, segments, xray],
+      'Sluice/Functions/ProduceRole': [objects, xray],
+      'Sluice/Functions/FetchRole': [objects, segments, xray],
+      'Sluice/Functions/ConnectRole': [xray],
       'Sluice/Functions/ConnectWorkerRole': [
         objects,
         'AwsSolutions-IAM5[Resource::<MetadataTable.Arn>/stream/*]',
+        xray,
       ],
-      'Sluice/Functions/MaintenanceRole': [objects, segments],
+      'Sluice/Functions/MaintenanceRole': [objects, segments, xray],
       'Sluice/Functions/GroupsRole': [
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:user/*]',
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:role/*]',
+        xray,
       ],
+      'Sluice/DeadLetters/Queue': ['AwsSolutions-SQS3'],
+      'Sluice/Monitoring/Alarms': ['AwsSolutions-SNS2'],
       'Sluice/Api/HttpApi/GET--v1--health': ['AwsSolutions-APIG4'],
     });
     for (const rules of Object.values(acks)) {
