@@ -14,7 +14,7 @@ const GiB = 2 ** 30;
 /** How the shape's clients talk to Sluice (the assumptions the figures state). */
 export interface ObservedWorkload {
   topics: number;
-  /** Bytes per produce request (and per fetch answer). */
+  /** Bytes per produce request and per fetch answer (the cost model's measured 1 MiB requests). */
   requestBytes: number;
   /** The Kafka APIs the clients call in a steady month (each is one RequestLatencyMs metric). */
   apis: readonly string[];
@@ -36,7 +36,7 @@ export const observedWorkload = (
   replicationFactor = 1,
 ): ObservedWorkload => ({
   topics: 1,
-  requestBytes: 256 * 1024,
+  requestBytes: 2 ** 20,
   apis: ['Produce', 'Fetch', 'ConsumerGroupHeartbeat', 'OffsetCommit', 'OffsetFetch', 'InitProducerId'],
   replicationFactor,
   lagAlarms: shape.consumerGroups,
