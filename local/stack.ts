@@ -247,6 +247,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
             env: { ...process.env, SLUICE_URL: `http://127.0.0.1:${port}` },
             ...(options.dataDir ? { dataDir: options.dataDir } : {}),
             log,
+            emf: (line) => telemetry.emf(line),
             // Watches the partition items: an invocation starts only for a started source or a sink
             // whose topics have records past its group's committed offsets (connect/runtime/wakeup.ts).
             due: async () => {

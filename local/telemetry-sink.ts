@@ -15,6 +15,9 @@ export interface CollectedEmf {
 
 const MAX_DOCUMENTS = 10_000;
 
+/** How a child process (the local Connect invocation) marks an EMF document on its stdout. */
+export const EMF_LINE_PREFIX = 'EMF ';
+
 export class LocalTelemetry implements TelemetrySink {
   private documents: CollectedEmf[] = [];
   private seq = 0;
