@@ -38,7 +38,7 @@ describe('tracing', () => {
       vi.unstubAllEnvs();
       vi.resetModules();
       vi.stubEnv('AWS_XRAY_DAEMON_ADDRESS', undefined);
-      for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+      for (const [name, value] of Object.entries(env as Record<string, string>)) vi.stubEnv(name, value);
       const { PowertoolsTelemetry } = await import('../../functions/telemetry.js');
       const client = new S3Client({ region: 'us-east-1' });
       const before = middlewareNames(client);
