@@ -62,6 +62,33 @@ export default tseslint.config(
     },
   },
   {
+    // The command line is a client of the SDK: every request goes through the SDK client (cli/api.ts),
+    // whose calls answer the wire types, so it neither sends requests of its own nor casts answers.
+    files: ['cli/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/sdk/transport.js'],
+              allowTypeImports: true,
+              message: 'cli/ sends no requests of its own: it calls the SDK client (cli/api.ts).',
+            },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        {
+          name: 'fetch',
+          message: 'cli/ sends no requests of its own: it calls the SDK client (cli/api.ts).',
+        },
+      ],
+      '@typescript-eslint/consistent-type-assertions': ['error', { assertionStyle: 'never' }],
+    },
+  },
+  {
     // protocol/ is the leaf both the server and the client import: it imports nothing of theirs.
     files: ['protocol/**/*.ts'],
     rules: {

@@ -1,26 +1,21 @@
 /**
- * The endpoints the command line uses, one method each, over the SDK: its transport (fetch, timeouts,
- * the error envelope), its retrier and its admin client. The CLI keeps only what is its own: which
- * calls are safe to repeat (reads, commits, produce with an Idempotency-Key), a shorter backoff for a
- * person waiting, and no retry when nothing listens at the URL.
+ * The endpoints the command line uses, one method each, over the one SDK client (sdk/client.ts): its
+ * admin, producer, consumer, Connect and Streams clients, with the SDK's own choice of which calls are
+ * safe to repeat. The CLI keeps only what is its own: a shorter backoff for a person waiting, no
+ * retry when nothing listens at the URL, and records rendered as the JSON fetch renders them.
  */
-import { Admin } from '../sdk/admin.js';
-import { ConnectAdmin } from '../sdk/connect.js';
+import type { Admin } from '../sdk/admin.js';
+import type { ConnectAdmin } from '../sdk/connect.js';
 import { SluiceClient } from '../sdk/client.js';
-import { StreamsQueries } from '../sdk/streams.js';
-import type { ConsumerOptions } from '../sdk/consumer.js';
-import { Consumer } from '../sdk/consumer.js';
+import type { StreamsQueries } from '../sdk/streams.js';
+import type { Consumer, ConsumerOptions } from '../sdk/consumer.js';
 import type { ConsumedRecord } from '../sdk/types.js';
 import type { PartitionReadOptions } from '../sdk/partition-reader.js';
 import { readPartition } from '../sdk/partition-reader.js';
 import { SluiceError } from '../sdk/errors.js';
-import type { Bail, Retrier } from '../sdk/retry.js';
-import { createRetrier } from '../sdk/retry.js';
 import type { FetchLike } from '../sdk/transport.js';
-import type { ProducerOptions } from '../sdk/producer.js';
-import { Producer } from '../sdk/producer.js';
+import type { Producer, ProducerOptions } from '../sdk/producer.js';
 import { encodeBytes, encodeValue } from '../lib/wire/encoding.js';
-import { Transport, path } from '../sdk/transport.js';
 import type {
   ClusterDescription,
   CommittedOffset,
@@ -28,8 +23,11 @@ import type {
   FetchedRecord,
   GroupDescription,
   GroupSummary,
+  HealthStatus,
+  ListOffsetsResult,
   OffsetCommitResult,
   OffsetSpec,
+  OffsetToCommit,
   ResetTarget,
   TopicDescription,
   TopicSummary,
@@ -41,6 +39,8 @@ export interface SluiceApiOptions {
   /** Base URL, e.g. `http://127.0.0.1:8787`; the `/v1/...` paths are appended. */
   url: string;
   fetch?: FetchLike;
+  /** Sign requests with SigV4 for API Gateway in this region (credentials from `profile` or the default chain). */
+  signing?: { region: string; profile?: string };
   /** Retries of a retriable failure after the first attempt (default 3). */
   retries?: number;
   sleep?: (ms: number) => Promise<void>;
@@ -48,8 +48,7 @@ export interface SluiceApiOptions {
 }
 
 /** The error's `attempts`: how many times the request was sent. */
-export const attemptsOf = (error: SluiceError): number =>
-  typeof error.details['attempts'] === 'number' ? error.details['attempts'] : 1;
+export const attemptsOf = (error: SluiceError): number => error.attempts;
 
 export const isAborted = (error: unknown): boolean =>
   error instanceof SluiceError && error.code === 'ABORTED';
@@ -69,96 +68,61 @@ export const renderRecords = (records: readonly ConsumedRecord[], encoding: Enco
 
 export class SluiceApi {
   readonly url: string;
-  private readonly transport: Transport;
-  private readonly retrier: Retrier;
-  /** The SDK's admin, for the calls whose retry policy is the SDK's. */
+  /** The one SDK client every command goes through. */
+  private readonly sdk: SluiceClient;
   private readonly admin: Admin;
   /** The SDK's consumer, for its binary fetch. */
   private readonly consumer: Consumer;
-
-  /** The fetch requests go through (signing, or a test's router), for clients built on it. */
+  /** The fetch and signing requests go through, for clients built beside this one (a Streams app's). */
   private readonly fetch: FetchLike | undefined;
+  private readonly signing: SluiceApiOptions['signing'];
 
-  constructor({ url, fetch, retries = 3, sleep, random }: SluiceApiOptions) {
+  constructor({ url, fetch, signing, retries = 3, sleep, random }: SluiceApiOptions) {
     this.url = url.replace(/\/+$/, '');
     this.fetch = fetch;
-    this.transport = new Transport({ url, ...(fetch ? { fetch } : {}) });
-    // A person is waiting: back off from 200 ms, ±25 %, never more than 5 s at a time.
-    this.retrier = createRetrier(
-      { retries, initialRetryTimeMs: 200, maxRetryTimeMs: 5_000, jitter: 0.25 },
-      { ...(sleep ? { sleep } : {}), ...(random ? { random } : {}) },
-    );
-    this.admin = new Admin(this.transport, this.repeatable);
+    this.signing = signing;
+    this.sdk = new SluiceClient({
+      url,
+      ...(fetch ? { fetch } : {}),
+      ...signing,
+      // A person is waiting: back off from 200 ms, ±25 %, never more than 5 s at a time; a refused
+      // connection means nothing runs at the URL, and trying again at once will not help.
+      retry: {
+        retries,
+        initialRetryTimeMs: 200,
+        maxRetryTimeMs: 5_000,
+        jitter: 0.25,
+        retryRefused: false,
+        ...(sleep ? { sleep } : {}),
+        ...(random ? { random } : {}),
+      },
+    });
+    this.admin = this.sdk.admin();
     // Only its fetch is used: the command line runs its own loops (stop at the high watermark, one
-    // partition after another, its own out-of-range policy). Fetches are reads: safe to repeat.
-    this.consumer = new Consumer(this.transport, this.repeatable);
+    // partition after another, its own out-of-range policy).
+    this.consumer = this.sdk.consumer();
   }
 
-  /** The CLI's retrier, as the SDK's clients take it, for calls that are safe to repeat. */
-  private readonly repeatable: Retrier = (operation) => this.retry(true, (bail) => operation(bail, 0));
-
-  /** Runs `call` once, or (when it is safe to repeat) under the retrier; stamps `attempts` on failure. */
-  private async retry<T>(repeatable: boolean, call: (bail: Bail) => Promise<T>): Promise<T> {
-    let attempts = 0;
-    try {
-      return await this.retrier(async (bail) => {
-        attempts += 1;
-        try {
-          return await call(bail);
-        } catch (error) {
-          // Nothing listens at the URL: trying again at once will not help.
-          if (!repeatable || (error instanceof SluiceError && error.details['refused'] === true)) bail(error);
-          throw error;
-        }
-      });
-    } catch (error) {
-      if (error instanceof SluiceError) error.details['attempts'] = attempts;
-      throw error;
-    }
-  }
-
-  /** Interactive queries of a Streams application's stores; reads, so they are retried. */
+  /** Interactive queries of a Streams application's stores. */
   streams(applicationId: string): StreamsQueries {
-    return new StreamsQueries(this.transport, this.repeatable, applicationId);
+    return this.sdk.streams(applicationId);
   }
 
-  /** An SDK client on the same URL and fetch, for what runs on the SDK (a Streams application). */
+  /**
+   * An SDK client of its own for what runs on the SDK for long (a Streams application): the same
+   * fetch and signing, the SDK's default retries.
+   */
   client(defaultFetch: () => FetchLike, url: string = this.url): SluiceClient {
-    return new SluiceClient({ url, fetch: this.fetch ?? defaultFetch() });
+    return new SluiceClient({ url, fetch: this.fetch ?? defaultFetch(), ...this.signing });
   }
 
-  /** Kafka Connect's REST API through this API's transport and retrier. */
+  /** Kafka Connect's REST API. */
   connect(): ConnectAdmin {
-    return new ConnectAdmin(this.transport, this.repeatable);
+    return this.sdk.connect();
   }
 
-  private request<T>(
-    repeatable: boolean,
-    method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
-    where: string,
-    options: {
-      query?: Record<string, string | number | undefined>;
-      body?: unknown;
-      headers?: Record<string, string>;
-      signal?: AbortSignal;
-      extraTimeoutMs?: number;
-    } = {},
-  ): Promise<T> {
-    return this.retry(repeatable, () =>
-      this.transport.json<T>({
-        method,
-        path: where,
-        ...(options.query ? { query: options.query } : {}),
-        ...(options.body === undefined ? {} : { json: options.body }),
-        headers: { accept: 'application/json', ...options.headers },
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.extraTimeoutMs ? { extraTimeoutMs: options.extraTimeoutMs } : {}),
-      }),
-    );
-  }
-
-  health(): Promise<{ status: string }> {
-    return this.request(true, 'GET', '/v1/health');
+  health(): Promise<HealthStatus> {
+    return this.admin.health();
   }
 
   cluster(): Promise<ClusterDescription> {
@@ -173,24 +137,24 @@ export class SluiceApi {
     return this.admin.describeTopic(topic);
   }
 
-  createTopic(body: {
+  createTopic(options: {
     name: string;
     partitions?: number;
     replicationFactor?: number;
     configs?: Record<string, string>;
   }): Promise<TopicDescription> {
-    return this.request(false, 'POST', '/v1/topics', { body });
+    return this.admin.createTopic(options);
   }
 
   alterTopic(
     topic: string,
-    body: { partitions?: number; configs?: Record<string, string> },
+    change: { partitions?: number; configs?: Record<string, string> },
   ): Promise<TopicDescription> {
-    return this.request(false, 'PATCH', path`/v1/topics/${topic}`, { body });
+    return this.admin.updateTopic(topic, change);
   }
 
-  async deleteTopic(topic: string): Promise<void> {
-    await this.request(false, 'DELETE', path`/v1/topics/${topic}`);
+  deleteTopic(topic: string): Promise<void> {
+    return this.admin.deleteTopic(topic);
   }
 
   /**
@@ -198,15 +162,15 @@ export class SluiceApi {
    * sequence numbers and JSON sends an Idempotency-Key, so a retry writes nothing twice.
    */
   producer(options: ProducerOptions = {}): Producer {
-    return new Producer(this.transport, this.repeatable, options);
+    return this.sdk.producer(options);
   }
 
   /**
    * A member of `groupId` through the SDK's consumer (KIP-848 heartbeats, reconciliation, commits
-   * under the member epoch); its calls are safe to repeat.
+   * under the member epoch).
    */
   groupConsumer(options: ConsumerOptions & { groupId: string }): Consumer {
-    return new Consumer(this.transport, this.repeatable, options);
+    return this.sdk.consumer(options);
   }
 
   /**
@@ -226,55 +190,36 @@ export class SluiceApi {
     });
   }
 
-  listOffsets(
-    topic: string,
-    partition: number,
-    at: OffsetSpec,
-  ): Promise<{ offset: number | null; timestamp?: number }> {
-    return this.request(true, 'GET', path`/v1/topics/${topic}/partitions/${partition}/offsets`, {
-      query: { at },
-    });
+  listOffsets(topic: string, partition: number, at: OffsetSpec): Promise<ListOffsetsResult> {
+    return this.admin.listOffsets(topic, partition, at);
   }
 
-  async commitOffsets(
-    group: string,
-    body: {
-      memberId?: string;
-      memberEpoch?: number;
-      offsets: { topic: string; partition: number; offset: number; metadata?: string }[];
-    },
-  ): Promise<OffsetCommitResult[]> {
-    // Committing the same offsets twice leaves the same state: safe to retry.
-    const { results } = await this.request<{ results: OffsetCommitResult[] }>(
-      true,
-      'POST',
-      path`/v1/groups/${group}/offsets`,
-      { body },
-    );
-    return results;
+  /** Commits `offsets` for a group with no members (a reset's --shift-by). */
+  commitOffsets(group: string, offsets: readonly OffsetToCommit[]): Promise<OffsetCommitResult[]> {
+    return this.admin.setOffsets(group, offsets);
   }
 
   committedOffsets(group: string, topic?: string): Promise<CommittedOffset[]> {
     return this.admin.fetchOffsets(group, topic);
   }
 
-  async listGroups(): Promise<GroupSummary[]> {
-    return (await this.admin.listGroups()) as GroupSummary[];
+  listGroups(): Promise<GroupSummary[]> {
+    return this.admin.listGroups();
   }
 
-  async describeGroup(group: string): Promise<GroupDescription> {
-    return (await this.admin.describeGroup(group)) as unknown as GroupDescription;
+  describeGroup(group: string): Promise<GroupDescription> {
+    return this.admin.describeGroup(group);
   }
 
-  async deleteGroup(group: string): Promise<void> {
-    await this.request(false, 'DELETE', path`/v1/groups/${group}`);
+  deleteGroup(group: string): Promise<void> {
+    return this.admin.deleteGroup(group);
   }
 
   deleteOffsets(group: string, topic: string, partitions?: readonly number[]): Promise<OffsetCommitResult[]> {
     return this.admin.deleteOffsets(group, topic, partitions);
   }
 
-  async resetOffsets(group: string, topic: string, to: ResetTarget): Promise<CommittedOffset[]> {
-    return ((await this.admin.resetOffsets(group, topic, to)) as { offsets: CommittedOffset[] }).offsets;
+  resetOffsets(group: string, topic: string, to: ResetTarget): Promise<CommittedOffset[]> {
+    return this.admin.resetOffsets(group, topic, to);
   }
 }

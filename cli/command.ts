@@ -106,13 +106,14 @@ export class Options {
   choice<T extends string>(name: string, choices: readonly T[]): T | undefined {
     const text = this.string(name);
     if (text === undefined) return undefined;
-    if (!choices.includes(text as T)) {
+    const chosen = choices.find((choice) => choice === text);
+    if (chosen === undefined) {
       throw new UsageError(
         `--${name} must be one of ${choices.join(', ')}, got ${JSON.stringify(text)}`,
         this.command,
       );
     }
-    return text as T;
+    return chosen;
   }
 
   /** Repeated `--name key=value` options as an object (a later key wins). */

@@ -9,42 +9,44 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { CommandSpec, Values } from './command.js';
 import { UsageError } from './command.js';
+import { fieldOf } from './json-input.js';
 
 type Env = Record<string, string | undefined>;
 
-/** The running local stack's state file ($SLUICE_DATA_DIR/stack.json), parsed, if there is one. */
-const readStackFile = async (env: Env, cwd: string): Promise<Record<string, unknown> | undefined> => {
+/** What the CLI reads of the local stack's state file. */
+interface StackFile {
+  url?: string;
+  table?: { name: string; endpoint: string };
+}
+
+/** The running local stack's state file ($SLUICE_DATA_DIR/stack.json), if there is one; what it lacks or holds wrongly is left out. */
+const readStackFile = async (env: Env, cwd: string): Promise<StackFile | undefined> => {
   const file = join(resolve(cwd, env['SLUICE_DATA_DIR'] ?? '.sluice'), 'stack.json');
-  let text: string;
+  let parsed: unknown;
   try {
-    text = await readFile(file, 'utf8');
+    parsed = JSON.parse(await readFile(file, 'utf8'));
   } catch {
     return undefined;
   }
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
+  const url = fieldOf(parsed, 'url');
+  const table = fieldOf(parsed, 'table');
+  const name = fieldOf(table, 'name');
+  const endpoint = fieldOf(table, 'endpoint');
+  return {
+    ...(typeof url === 'string' ? { url } : {}),
+    ...(typeof name === 'string' && typeof endpoint === 'string' ? { table: { name, endpoint } } : {}),
+  };
 };
 
 /** The running local stack's URL from its state file, if there is one. */
-export const localStackUrl = async (env: Env, cwd = process.cwd()): Promise<string | undefined> => {
-  const url = (await readStackFile(env, cwd))?.['url'];
-  return typeof url === 'string' ? url : undefined;
-};
+export const localStackUrl = async (env: Env, cwd = process.cwd()): Promise<string | undefined> =>
+  (await readStackFile(env, cwd))?.url;
 
 /** The running local stack's metadata table (name and DynamoDB endpoint), if there is one. */
 export const localStackTable = async (
   env: Env,
   cwd = process.cwd(),
-): Promise<{ name: string; endpoint: string } | undefined> => {
-  const table = (await readStackFile(env, cwd))?.['table'];
-  if (table === null || typeof table !== 'object') return undefined;
-  const { name, endpoint } = table as Record<string, unknown>;
-  return typeof name === 'string' && typeof endpoint === 'string' ? { name, endpoint } : undefined;
-};
+): Promise<{ name: string; endpoint: string } | undefined> => (await readStackFile(env, cwd))?.table;
 
 /** `https://{id}.execute-api.{region}.amazonaws.com`: the region is in the host. */
 const EXECUTE_API = /\.execute-api\.([a-z0-9-]+)\.amazonaws\.com$/;

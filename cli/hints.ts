@@ -35,7 +35,7 @@ const BY_CODE: Record<string, string> = {
 
 /** The hint printed under an error, or undefined when the message says it all. */
 export const hintFor = (error: SluiceError, url: string): string | undefined => {
-  if (error.details['refused'] === true) {
+  if (error.refused) {
     return `nothing answers at ${url}: is \`npm start\` running? (or point --url / SLUICE_URL at the API)`;
   }
   const hints: string[] = [];

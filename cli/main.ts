@@ -10,7 +10,6 @@ import { SluiceApi } from './api.js';
 import type { CommandSpec, Context } from './command.js';
 import { UsageError, commandName, didYouMean } from './command.js';
 import { localStackUrl, signingFor } from './endpoint.js';
-import { sigV4Fetch } from '../sdk/sigv4.js';
 import { cluster, health } from './commands/cluster.js';
 import { consume } from './commands/consume.js';
 import { groupCommands } from './commands/groups.js';
@@ -146,11 +145,8 @@ const createContext = (
 ): Context => ({
   api: new SluiceApi({
     url,
-    ...(signing
-      ? { fetch: sigV4Fetch({ ...signing, ...(io.fetch ? { fetch: io.fetch } : {}) }) }
-      : io.fetch
-        ? { fetch: io.fetch }
-        : {}),
+    ...(io.fetch ? { fetch: io.fetch } : {}),
+    ...(signing ? { signing } : {}),
     ...(io.sleep ? { sleep: io.sleep } : {}),
   }),
   json,

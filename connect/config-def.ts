@@ -4,8 +4,14 @@
  * `error_count`, `groups`, `configs[].definition` and `configs[].value.errors`).
  */
 
-export type ConfigType = 'STRING' | 'INT' | 'LONG' | 'BOOLEAN' | 'LIST' | 'CLASS' | 'PASSWORD';
-export type Importance = 'HIGH' | 'MEDIUM' | 'LOW';
+import type {
+  ConfigInfo,
+  ConfigInfos,
+  ConfigType,
+  ConfigValueInfo,
+  Importance,
+} from '../lib/wire/connect.js';
+export type { ConfigInfo, ConfigInfos, ConfigType, ConfigValueInfo, Importance };
 
 export interface ConfigKey {
   name: string;
@@ -19,38 +25,6 @@ export interface ConfigKey {
   validate?: (value: string) => string | undefined;
   /** Values a UI may offer. */
   recommended?: readonly string[];
-}
-
-export interface ConfigValueInfo {
-  name: string;
-  value: string | null;
-  recommended_values: string[];
-  errors: string[];
-  visible: boolean;
-}
-
-export interface ConfigInfo {
-  definition: {
-    name: string;
-    type: ConfigType;
-    required: boolean;
-    default_value: string | null;
-    importance: Importance;
-    documentation: string;
-    group: string;
-    width: 'NONE';
-    display_name: string;
-    dependents: string[];
-    order: number;
-  };
-  value: ConfigValueInfo;
-}
-
-export interface ConfigInfos {
-  name: string;
-  error_count: number;
-  groups: string[];
-  configs: ConfigInfo[];
 }
 
 const INT_RANGE = [-(2n ** 31n), 2n ** 31n - 1n] as const;

@@ -7,7 +7,14 @@ import { SluiceError, invalidRequest } from '../protocol/errors.js';
 import type { GroupCoordinator } from '../lib/core/groups/coordinator.js';
 import { CONNECT_LIMITS, checkConnectorConfig, keysOf } from './connector-config.js';
 import { valueOf } from './config-def.js';
-import type { AnyPlugin, ConnectorType, SourceMap } from './plugin.js';
+import type {
+  ConnectorInfo,
+  ConnectorOffset,
+  ConnectorStatus,
+  ExpandedConnectors,
+  TaskStatus,
+} from '../lib/wire/connect.js';
+import type { AnyPlugin, SourceMap } from './plugin.js';
 import { findPlugin } from './plugins.js';
 import type { ConnectStateStore, ConnectorRecord, TargetState, TaskRecord } from './state-store.js';
 import { notFound } from './state-store.js';
@@ -15,31 +22,9 @@ import { notFound } from './state-store.js';
 export const WORKER_ID = 'sluice-connect';
 export const groupIdOf = (connector: string): string => `connect-${connector}`;
 
-export interface ConnectorInfo {
-  name: string;
-  config: Record<string, string>;
-  tasks: { connector: string; task: number }[];
-  type: ConnectorType;
-}
-
-export interface TaskStatus {
-  id: number;
-  state: string;
-  worker_id: string;
-  trace?: string;
-}
-
-export interface ConnectorStatus {
-  name: string;
-  connector: { state: string; worker_id: string; trace?: string };
-  tasks: TaskStatus[];
-  type: ConnectorType;
-}
-
-export interface OffsetEntry {
-  partition: Record<string, unknown>;
-  offset: Record<string, unknown> | null;
-}
+export type { ConnectorInfo, ConnectorStatus, TaskStatus };
+/** One entry of KIP-875's offsets, in and out. */
+export type OffsetEntry = ConnectorOffset;
 
 const pluginOf = (record: ConnectorRecord): AnyPlugin => {
   const plugin = findPlugin(record.config['connector.class'] ?? '');
@@ -75,13 +60,13 @@ export class Herder {
     return (await this.state.list()).map((c) => c.name).sort();
   }
 
-  async expanded(expand: readonly string[]): Promise<Record<string, Record<string, unknown>>> {
-    const out: Record<string, Record<string, unknown>> = {};
+  async expanded(expand: readonly string[]): Promise<ExpandedConnectors> {
+    const out: ExpandedConnectors = {};
     for (const record of (await this.state.list()).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      const entry: Record<string, unknown> = {};
-      if (expand.includes('status')) entry['status'] = await this.statusOf(record);
-      if (expand.includes('info')) entry['info'] = this.infoOf(record);
-      out[record.name] = entry;
+      out[record.name] = {
+        ...(expand.includes('status') ? { status: await this.statusOf(record) } : {}),
+        ...(expand.includes('info') ? { info: this.infoOf(record) } : {}),
+      };
     }
     return out;
   }

@@ -3,6 +3,7 @@
  * it divides work into task configs, and the task that does the work. The runtime (connect/runtime)
  * drives tasks; plugins never see leases, groups or offsets storage.
  */
+import type { ConnectorType } from '../lib/wire/connect.js';
 import type { ConfigInfos, ConfigKey } from './config-def.js';
 
 export interface ConnectHeader {
@@ -78,7 +79,7 @@ export interface SourceTask {
   close(): Promise<void>;
 }
 
-export type ConnectorType = 'source' | 'sink';
+export type { ConnectorType };
 
 export interface TaskContext {
   connector: string;

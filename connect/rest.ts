@@ -14,6 +14,7 @@ import type { HttpRequest, Route } from '../lib/http/types.js';
 import { json } from '../lib/http/types.js';
 import { checkConfigSize, parseConfigMap, validateConnectorConfig } from './connector-config.js';
 import { CONVERTERS } from './converters.js';
+import type { ConnectOffsetMap } from '../lib/wire/connect.js';
 import type { Herder, OffsetEntry } from './herder.js';
 import { PLUGINS, findPlugin } from './plugins.js';
 import { TRANSFORMS } from './transforms/chain.js';
@@ -48,7 +49,8 @@ const parseOffsets = (body: Record<string, unknown>): OffsetEntry[] => {
   if (!Array.isArray(offsets) || offsets.length === 0)
     throw invalidRequest('offsets must be a non-empty list of {"partition": {...}, "offset": {...} | null}');
   return offsets.map((entry, i) => {
-    const isMap = (v: unknown): v is Record<string, unknown> =>
+    // The body was parsed from JSON: an object in it holds only JSON values.
+    const isMap = (v: unknown): v is ConnectOffsetMap =>
       v !== null && typeof v === 'object' && !Array.isArray(v);
     if (!isMap(entry) || !isMap(entry['partition']) || !(entry['offset'] === null || isMap(entry['offset'])))
       throw invalidRequest(`offsets[${i}] must be {"partition": {...}, "offset": {...} | null}`);

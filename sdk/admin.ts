@@ -1,11 +1,29 @@
-/** Topic and group administration (API.md "Health and cluster", "Topics", "Consumer groups"). */
+/**
+ * Topic and group administration (API.md "Health and cluster", "Topics", "Consumer groups"). Every
+ * call answers the API's own body types (lib/wire/types.ts, which the HTTP edge answers with).
+ *
+ * Retries: reads, and writes that leave the same state however often they run (an offset commit, a
+ * reset, an offset delete, a config change), are idempotent and run under the client's retrier.
+ * Creates and deletes are not (the second attempt of one that took effect answers
+ * TOPIC_ALREADY_EXISTS or UNKNOWN_TOPIC_OR_PARTITION): they are retried only after an answer that
+ * says nothing changed, never after a timeout or a 5xx (retry.ts `nonIdempotent`).
+ */
 import type { Retrier } from './retry.js';
+import { nonIdempotent } from './retry.js';
 import type { Transport } from './transport.js';
 import { path } from './transport.js';
 import type {
   ClusterDescription,
   CommittedOffset,
+  GroupDescription,
+  GroupSummary,
+  HealthStatus,
+  IsolationLevel,
+  ListOffsetsResult,
   OffsetCommitResult,
+  OffsetSpec,
+  OffsetToCommit,
+  ResetTarget,
   TopicDescription,
   TopicSummary,
 } from './types.js';
@@ -34,25 +52,35 @@ export class Admin {
     private readonly retry: Retrier,
   ) {}
 
-  cluster(): Promise<ClusterDescription> {
-    return this.retry(() => this.transport.json({ method: 'GET', path: '/v1/cluster' }));
+  /** Whether the API answers (no signature needed). Idempotent. */
+  health(): Promise<HealthStatus> {
+    return this.retry(() => this.transport.json<HealthStatus>({ method: 'GET', path: '/v1/health' }));
   }
 
+  /** DescribeCluster: id, version and replica stores. Idempotent. */
+  cluster(): Promise<ClusterDescription> {
+    return this.retry(() => this.transport.json<ClusterDescription>({ method: 'GET', path: '/v1/cluster' }));
+  }
+
+  /** CreateTopics. Not idempotent: retried only after an answer that says nothing was created. */
   createTopic({
     name,
     partitions = 1,
     replicationFactor = 1,
     configs = {},
   }: CreateTopicOptions): Promise<TopicDescription> {
-    return this.retry(() =>
-      this.transport.json({
-        method: 'POST',
-        path: '/v1/topics',
-        json: { name, partitions, replicationFactor, configs },
-      }),
+    return this.retry(
+      nonIdempotent(() =>
+        this.transport.json<TopicDescription>({
+          method: 'POST',
+          path: '/v1/topics',
+          json: { name, partitions, replicationFactor, configs },
+        }),
+      ),
     );
   }
 
+  /** ListTopics. Idempotent. */
   async listTopics(): Promise<TopicSummary[]> {
     const { topics } = await this.retry(() =>
       this.transport.json<{ topics: TopicSummary[] }>({ method: 'GET', path: '/v1/topics' }),
@@ -60,25 +88,41 @@ export class Admin {
     return topics;
   }
 
+  /** DescribeTopics with each partition's replicas, ISR, log start and high watermark. Idempotent. */
   describeTopic(name: string): Promise<TopicDescription> {
-    return this.retry(() => this.transport.json({ method: 'GET', path: path`/v1/topics/${name}` }));
+    return this.retry(() =>
+      this.transport.json<TopicDescription>({ method: 'GET', path: path`/v1/topics/${name}` }),
+    );
   }
 
-  /** Grows partitions and/or changes configs. */
+  /**
+   * Grows partitions (CreatePartitions) and/or changes configs (IncrementalAlterConfigs). Not
+   * idempotent as a whole (growing to a count the topic already has answers INVALID_PARTITIONS), so
+   * retried only after an answer that says nothing changed.
+   */
   updateTopic(
     name: string,
     change: { partitions?: number; configs?: Record<string, string> },
   ): Promise<TopicDescription> {
-    return this.retry(() =>
-      this.transport.json({ method: 'PATCH', path: path`/v1/topics/${name}`, json: change }),
+    return this.retry(
+      nonIdempotent(() =>
+        this.transport.json<TopicDescription>({
+          method: 'PATCH',
+          path: path`/v1/topics/${name}`,
+          json: change,
+        }),
+      ),
     );
   }
 
+  /** DeleteTopics. Not idempotent: retried only after an answer that says nothing was deleted. */
   async deleteTopic(name: string): Promise<void> {
-    await this.retry(() => this.transport.send({ method: 'DELETE', path: path`/v1/topics/${name}` }));
+    await this.retry(
+      nonIdempotent(() => this.transport.send({ method: 'DELETE', path: path`/v1/topics/${name}` })),
+    );
   }
 
-  /** Each partition's log start and high watermark (kafkajs's fetchTopicOffsets). */
+  /** Each partition's log start and high watermark (kafkajs's fetchTopicOffsets). Idempotent. */
   async fetchTopicOffsets(name: string): Promise<PartitionOffsets[]> {
     const topic = await this.describeTopic(name);
     return topic.partitions.map((p) => ({
@@ -88,20 +132,42 @@ export class Admin {
     }));
   }
 
-  async listGroups(): Promise<{ groupId: string; state: string; members: number }[]> {
-    const { groups } = await this.retry(() =>
-      this.transport.json<{ groups: { groupId: string; state: string; members: number }[] }>({
+  /**
+   * ListOffsets of one partition: the log start (`earliest`), the end (`latest`, under read_committed
+   * the last stable offset), or the first offset whose timestamp is at or after `at` (null when there
+   * is none). Idempotent.
+   */
+  listOffsets(
+    topic: string,
+    partition: number,
+    at: OffsetSpec,
+    isolationLevel?: IsolationLevel,
+  ): Promise<ListOffsetsResult> {
+    return this.retry(() =>
+      this.transport.json<ListOffsetsResult>({
         method: 'GET',
-        path: '/v1/groups',
+        path: path`/v1/topics/${topic}/partitions/${partition}/offsets`,
+        query: { at, isolationLevel },
       }),
+    );
+  }
+
+  /** ListGroups. Idempotent. */
+  async listGroups(): Promise<GroupSummary[]> {
+    const { groups } = await this.retry(() =>
+      this.transport.json<{ groups: GroupSummary[] }>({ method: 'GET', path: '/v1/groups' }),
     );
     return groups;
   }
 
-  describeGroup(groupId: string): Promise<Record<string, unknown>> {
-    return this.retry(() => this.transport.json({ method: 'GET', path: path`/v1/groups/${groupId}` }));
+  /** ConsumerGroupDescribe: state, assignor, members and their assignments, per-partition lag. Idempotent. */
+  describeGroup(groupId: string): Promise<GroupDescription> {
+    return this.retry(() =>
+      this.transport.json<GroupDescription>({ method: 'GET', path: path`/v1/groups/${groupId}` }),
+    );
   }
 
+  /** OffsetFetch: the group's committed offsets (of `topic` only, when given). Idempotent. */
   async fetchOffsets(groupId: string, topic?: string): Promise<CommittedOffset[]> {
     const { offsets } = await this.retry(() =>
       this.transport.json<{ offsets: CommittedOffset[] }>({
@@ -113,26 +179,43 @@ export class Admin {
     return offsets;
   }
 
-  /** kafka-consumer-groups --reset-offsets; only while the group has no members. */
-  resetOffsets(
-    groupId: string,
-    topic: string,
-    to: 'earliest' | 'latest' | number | { offset: number },
-  ): Promise<unknown> {
-    return this.retry(() =>
-      this.transport.json({
+  /**
+   * OffsetCommit by no member (kafkajs's setOffsets, Kafka's alterConsumerGroupOffsets): accepted only
+   * while the group has no members. One result per offset, with its error if it was refused.
+   * Idempotent: committing the same offsets again leaves the same state.
+   */
+  async setOffsets(groupId: string, offsets: readonly OffsetToCommit[]): Promise<OffsetCommitResult[]> {
+    const { results } = await this.retry(() =>
+      this.transport.json<{ results: OffsetCommitResult[] }>({
+        method: 'POST',
+        path: path`/v1/groups/${groupId}/offsets`,
+        json: { offsets },
+      }),
+    );
+    return results;
+  }
+
+  /**
+   * kafka-consumer-groups --reset-offsets of one topic, only while the group has no members; answers
+   * the offsets now committed. Idempotent: running it again moves the group to the same target.
+   */
+  async resetOffsets(groupId: string, topic: string, to: ResetTarget): Promise<CommittedOffset[]> {
+    const { offsets } = await this.retry(() =>
+      this.transport.json<{ offsets: CommittedOffset[] }>({
         method: 'POST',
         path: path`/v1/groups/${groupId}/offsets/reset`,
         json: { topic, to },
       }),
     );
+    return offsets;
   }
 
   /**
    * OffsetDelete (kafka-consumer-groups --delete-offsets): the group's committed offsets for `topic`
    * (only `partitions` when given). Answers every asked partition, as Kafka does: no error once its
    * offset is gone, else UNKNOWN_TOPIC_OR_PARTITION or (while a member subscribes to the topic, and
-   * then nothing is deleted) GROUP_SUBSCRIBED_TO_TOPIC.
+   * then nothing is deleted) GROUP_SUBSCRIBED_TO_TOPIC. Idempotent: a partition whose offset is gone
+   * answers no error again.
    */
   async deleteOffsets(
     groupId: string,
@@ -149,7 +232,10 @@ export class Admin {
     return results;
   }
 
+  /** DeleteGroups, only without members. Not idempotent: retried only after an answer that says nothing was deleted. */
   async deleteGroup(groupId: string): Promise<void> {
-    await this.retry(() => this.transport.send({ method: 'DELETE', path: path`/v1/groups/${groupId}` }));
+    await this.retry(
+      nonIdempotent(() => this.transport.send({ method: 'DELETE', path: path`/v1/groups/${groupId}` })),
+    );
   }
 }

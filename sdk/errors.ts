@@ -11,6 +11,8 @@ export class SluiceError extends Error {
   readonly status: number;
   /** Extra fields of the envelope beside `error` (e.g. `logStartOffset`, `highWatermark`). */
   readonly details: Record<string, unknown>;
+  /** How many times the call was sent: set by the retrier when it gives up (1 without one). */
+  attempts = 1;
 
   constructor(
     code: string,
@@ -31,6 +33,11 @@ export class SluiceError extends Error {
    */
   get ambiguous(): boolean {
     return this.status === 0 || this.status >= 500;
+  }
+
+  /** Nothing listens at the URL (the connection was refused): the request never reached a server. */
+  get refused(): boolean {
+    return this.details['refused'] === true;
   }
 }
 

@@ -15,7 +15,10 @@ export type {
   ConfigInfos,
   ConnectorInfo,
   ConnectorOffset,
+  ConnectorPluginInfo,
   ConnectorStatus,
+  ConnectorType,
+  ExpandedConnectors,
   InitialState,
 } from './connect.js';
 export { GroupMember } from './group-member.js';

@@ -6,7 +6,10 @@ import { readFile } from 'node:fs/promises';
 import type { CommandSpec, Context } from '../command.js';
 import { Options, UsageError } from '../command.js';
 import { renderFields, renderTable } from '../table.js';
-import type { ConnectAdmin, ConnectorStatus } from '../../sdk/index.js';
+import type { ConnectAdmin, ConnectorOffset, ConnectorStatus } from '../../sdk/index.js';
+import { configMapOf, connectorOffsetsOf } from '../json-input.js';
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 const NAME = { name: 'connector', required: true, description: 'connector name' } as const;
 
@@ -80,9 +83,9 @@ const create: CommandSpec = {
     let fromFile: Record<string, string> = {};
     if (file !== undefined) {
       try {
-        fromFile = JSON.parse(await readFile(file, 'utf8')) as Record<string, string>;
+        fromFile = configMapOf(JSON.parse(await readFile(file, 'utf8')));
       } catch (error) {
-        throw new UsageError(`--file ${file}: ${(error as Error).message}`, create);
+        throw new UsageError(`--file ${file}: ${messageOf(error)}`, create);
       }
     }
     const config = { ...fromFile, ...(options.keyValues('config') ?? {}) };
@@ -174,13 +177,13 @@ const offsets: CommandSpec = {
       ));
     }
     if (alter !== undefined) {
-      let body: { offsets: never[] };
+      let altered: ConnectorOffset[];
       try {
-        body = JSON.parse(await readFile(alter, 'utf8')) as { offsets: never[] };
+        altered = connectorOffsetsOf(JSON.parse(await readFile(alter, 'utf8')));
       } catch (error) {
-        throw new UsageError(`--alter ${alter}: ${(error as Error).message}`, offsets);
+        throw new UsageError(`--alter ${alter}: ${messageOf(error)}`, offsets);
       }
-      await withConnect(ctx, (c) => c.alterOffsets(name!, body.offsets));
+      await withConnect(ctx, (c) => c.alterOffsets(name!, altered));
       return void (await ctx.print(
         ctx.json ? JSON.stringify({ connector: name, altered: true }) : `Offsets of ${name} altered.`,
       ));

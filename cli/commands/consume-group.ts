@@ -11,7 +11,7 @@ import type { Context } from '../command.js';
 import { renderRecords } from '../api.js';
 import { describePartitions } from '../format.js';
 import type { TopicPartitions } from '../../sdk/types.js';
-import type { ConsumeSettings } from './consume.js';
+import type { SinkSettings } from '../record-sink.js';
 
 export interface GroupSettings {
   groupId: string;
@@ -29,7 +29,7 @@ const partitionsOf = (topic: string, list: TopicPartitions[]): number[] =>
 
 export const consumeInGroup = async (
   ctx: Context,
-  settings: ConsumeSettings,
+  settings: SinkSettings,
   group: GroupSettings,
 ): Promise<void> => {
   const { topic, sink, stop, follow, encoding } = settings;

@@ -1,5 +1,5 @@
 /** `offsets`, after kafka-get-offsets.sh: ListOffsets for one or every partition of a topic. */
-import type { OffsetSpec } from '../api.js';
+import type { ListOffsetsResult, OffsetSpec } from '../api.js';
 import type { CommandSpec } from '../command.js';
 import { Options, parseInteger, parseTimestamp } from '../command.js';
 import { formatTimestamp } from '../format.js';
@@ -48,8 +48,8 @@ export const offsets: CommandSpec = {
             ? [
                 {
                   header: 'TIMESTAMP',
-                  value: (o: { timestamp?: number; offset: number | null }) =>
-                    o.offset === null || o.timestamp === undefined ? null : formatTimestamp(o.timestamp),
+                  value: (o: ListOffsetsResult) =>
+                    o.offset === null || o.timestamp === null ? null : formatTimestamp(o.timestamp),
                 },
               ]
             : []),

@@ -167,9 +167,10 @@ const apply = async (
 ): Promise<CommittedOffset[]> => {
   if (typeof target === 'object' && 'shiftBy' in target) {
     // Without a member id the commit is accepted only while the group has no members, as a reset is.
-    const results = await ctx.api.commitOffsets(group, {
-      offsets: plan.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.next })),
-    });
+    const results = await ctx.api.commitOffsets(
+      group,
+      plan.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.next })),
+    );
     const failed = results.find((r) => r.error);
     if (failed?.error) throw new UsageError(`${failed.topic}-${failed.partition}: ${failed.error.message}`);
     return plan.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.next, metadata: '' }));

@@ -16,7 +16,8 @@ const cell = (value: unknown): string | number =>
 /** Where the application keeps its state: SLUICE_TABLE_NAME, else the local stack's table. */
 export const streamsRun: CommandSpec = {
   words: ['streams', 'run'],
-  summary: 'Run a Streams application (a module exporting topology()) until Ctrl-C or SIGTERM.',
+  summary:
+    'Run a Streams application (a module exporting topology()) until Ctrl-C or SIGTERM, or --until-caught-up.',
   args: [{ name: 'app', required: true, description: 'the application module, e.g. examples/word-count.ts' }],
   options: {
     config: {
@@ -26,9 +27,15 @@ export const streamsRun: CommandSpec = {
       description:
         "Kafka Streams' configs: application.id (default: the file name), processing.guarantee, commit.interval.ms",
     },
+    'until-caught-up': {
+      type: 'boolean',
+      description:
+        "process what the source topics hold now, commit, leave the group and exit (a Lambda invocation's bounded run)",
+    },
   },
   examples: [
     'sluice streams run examples/word-count.ts',
+    'sluice streams run examples/word-count.ts --until-caught-up',
     'sluice streams run app.ts --config application.id=orders --config processing.guarantee=exactly_once_v2',
   ],
   async run(ctx, { args: [app], values }) {
@@ -64,6 +71,7 @@ export const streamsRun: CommandSpec = {
       client: ctx.api.client(() => nodeHttpFetch(), url),
       store: new DynamoMetadataStore({ client: clients.dynamodb, tableName: table.name }),
       stop,
+      untilCaughtUp: new Options(values, streamsRun).flag('until-caught-up'),
       print: (line) => void ctx.print(line),
       log: (line) => void ctx.stderr.write(`streams: ${line}\n`),
     });

@@ -93,6 +93,7 @@ export const bindRoute = <D>(definition: RouteDefinition<D>, deps: D): Route => 
     method: definition.method,
     pattern: definition.path,
     api: kafkaApiName(definition.id),
+    ...(definition.mapError ? { mapError: definition.mapError } : {}),
     handler: async (request) => {
       try {
         return await handle(request, readBody(definition, request, maxRecordBytes));

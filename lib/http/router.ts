@@ -96,11 +96,23 @@ export class Router {
         ...(params['connector'] !== undefined ? { connector: params['connector'] } : {}),
       });
       const routed = { ...request, path, params };
-      const after = await this.guard?.(`${found.route.method} ${found.route.pattern}`, routed);
+      const after = await this.guardRoute(found.route, routed);
       const response = await found.route.handler(routed);
       return after ? await after(response) : response;
     } catch (error) {
       return this.errorResponse(error, request);
+    }
+  }
+
+  /** The guard's refusal is an answer of the route, shaped as the route shapes its own errors. */
+  private async guardRoute(
+    route: CompiledRoute,
+    request: HttpRequest,
+  ): Promise<((response: HttpResponse) => Promise<HttpResponse>) | undefined> {
+    try {
+      return await this.guard?.(`${route.method} ${route.pattern}`, request);
+    } catch (error) {
+      throw route.mapError ? route.mapError(error) : error;
     }
   }
 

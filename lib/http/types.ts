@@ -44,6 +44,8 @@ export interface Route {
   handler: RouteHandler;
   /** Kafka's name of the API the route serves (the API dimension of the request metrics). */
   api?: string;
+  /** Shapes every error of this route, the authorization guard's refusals included (Connect adds `error_code`). */
+  mapError?: (error: unknown) => unknown;
 }
 
 export const json = (status: number, body: unknown, headers: Record<string, string> = {}): HttpResponse => ({

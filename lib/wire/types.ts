@@ -10,6 +10,11 @@ export interface ErrorBody {
   retriable: boolean;
 }
 
+/** GET /v1/health. */
+export interface HealthStatus {
+  status: 'ok';
+}
+
 export interface ClusterDescription {
   clusterId: string;
   version: string;
@@ -181,6 +186,14 @@ export interface ClassicMemberResponse {
   assignment: { topicPartitions: TopicPartitions[] };
   /** Heartbeat answers REBALANCE_IN_PROGRESS: the member rejoins. */
   rebalanceInProgress: boolean;
+}
+
+/** An offset of an OffsetCommit request (POST /v1/groups/{group}/offsets). */
+export interface OffsetToCommit {
+  topic: string;
+  partition: number;
+  offset: number;
+  metadata?: string;
 }
 
 export interface OffsetCommitResult {

@@ -1,6 +1,7 @@
 /**
- * `npm run streams -- <app.ts> [--config key=value …]`: runs a Streams application against Sluice
- * until SIGTERM or SIGINT, then commits and leaves the group (streams/runtime/run-app.ts; `sluice
+ * `npm run streams -- <app.ts> [--config key=value …] [--until-caught-up]`: runs a Streams application
+ * against Sluice until SIGTERM or SIGINT (or, with --until-caught-up, until it has processed what its
+ * source topics held at start), then commits and leaves the group (streams/runtime/run-app.ts; `sluice
  * streams run` is the same runner). The URL and the state table resolve as for `sluice streams run`
  * (streams/runtime/target.ts): bootstrap.servers, SLUICE_URL, the running `npm start`'s stack.json.
  */
@@ -11,12 +12,16 @@ import { SluiceClient, nodeHttpFetch } from '../../sdk/index.js';
 import { appConfig, loadTopology, runStreamsApp } from './run-app.js';
 import { resolveRunTarget } from './target.js';
 
-export const parseArgs = (argv: string[]): { app: string; configs: Record<string, string> } => {
+export const parseArgs = (
+  argv: string[],
+): { app: string; configs: Record<string, string>; untilCaughtUp: boolean } => {
   const configs: Record<string, string> = {};
   let app: string | undefined;
+  let untilCaughtUp = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
-    if (arg === '--config') {
+    if (arg === '--until-caught-up') untilCaughtUp = true;
+    else if (arg === '--config') {
       const pair = argv[++i] ?? '';
       const eq = pair.indexOf('=');
       if (eq <= 0) throw new Error(`--config needs key=value, not ${JSON.stringify(pair)}`);
@@ -24,8 +29,9 @@ export const parseArgs = (argv: string[]): { app: string; configs: Record<string
     } else if (app === undefined && !arg.startsWith('--')) app = arg;
     else throw new Error(`unexpected argument ${JSON.stringify(arg)}`);
   }
-  if (app === undefined) throw new Error('usage: npm run streams -- <app.ts> [--config key=value …]');
-  return { app, configs };
+  if (app === undefined)
+    throw new Error('usage: npm run streams -- <app.ts> [--config key=value …] [--until-caught-up]');
+  return { app, configs, untilCaughtUp };
 };
 
 /** Resolves with the signal's name on the first SIGTERM or SIGINT. */
@@ -37,7 +43,7 @@ export const stopSignal = (): Promise<string> =>
 
 const main = async (): Promise<void> => {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const { app, configs } = parseArgs(process.argv.slice(2));
+  const { app, configs, untilCaughtUp } = parseArgs(process.argv.slice(2));
   const topology = await loadTopology(app);
   const { url, urlFrom, table } = await resolveRunTarget({ configs, env: process.env });
   const config = appConfig(app, configs, url);
@@ -51,6 +57,7 @@ const main = async (): Promise<void> => {
     client: new SluiceClient({ url: config.bootstrapServers, fetch: nodeHttpFetch() }),
     store: new DynamoMetadataStore({ client: clients.dynamodb, tableName: table.name }),
     stop: stopSignal(),
+    untilCaughtUp,
     print: (line) => console.log(line),
     log: (line) => console.error(`streams: ${line}`),
   });

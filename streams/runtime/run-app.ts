@@ -13,6 +13,8 @@ import { MetadataStateBackend } from '../state/metadata-backend.js';
 import type { StreamsConfig } from './config.js';
 import { parseStreamsConfig } from './config.js';
 import { KafkaStreams } from './kafka-streams.js';
+import { runBounded } from '../lambda/bounded-run.js';
+import { committedPosition, sourceHighWatermarks } from '../lambda/positions.js';
 
 /** Imports the application module and builds its topology. */
 export const loadTopology = async (app: string): Promise<Topology> => {
@@ -49,26 +51,81 @@ export interface RunAppOptions {
   /** Status lines (stdout) and the runtime's own log (stderr). */
   print: (line: string) => void;
   log: (line: string) => void;
+  /**
+   * Stop on its own once caught up: process what the source topics hold when it starts (their high
+   * watermarks then), commit, leave the group and return, as each Lambda invocation does
+   * (streams/lambda/bounded-run.ts). `stop` still ends it early.
+   */
+  untilCaughtUp?: boolean;
 }
 
 /** Starts the application, waits for `stop` or a failure, then commits, leaves the group and stops. */
 export const runStreamsApp = async (o: RunAppOptions): Promise<Record<string, number>> => {
   const { config } = o;
-  const streams = new KafkaStreams({
-    topology: o.topology,
-    config,
-    client: o.client,
-    state: new MetadataStateBackend(o.store, config.applicationId),
-    log: o.log,
-  });
+  const running = `streams: ${config.applicationId} running against ${config.bootstrapServers} (${config.processingGuarantee}, commit every ${config.commitIntervalMs} ms)`;
+  if (o.untilCaughtUp) return runUntilCaughtUp(o, running);
+  const streams = newStreams(o);
   await streams.start();
-  o.print(
-    `streams: ${config.applicationId} running against ${config.bootstrapServers} (${config.processingGuarantee}, commit every ${config.commitIntervalMs} ms)`,
-  );
+  o.print(running);
   const why = await Promise.race([o.stop, streams.stopped().then(() => 'failure')]);
   o.print(`streams: ${why}, committing and leaving the group…`);
   await streams.close();
   const processed = streams.processed();
   o.print(`streams: stopped (${JSON.stringify(processed)} records processed per task)`);
   return processed;
+};
+
+const newStreams = (o: RunAppOptions): KafkaStreams =>
+  new KafkaStreams({
+    topology: o.topology,
+    config: o.config,
+    client: o.client,
+    state: new MetadataStateBackend(o.store, o.config.applicationId),
+    log: o.log,
+  });
+
+/**
+ * Bounded runs (streams/lambda/bounded-run.ts) one after another until one finds nothing to do: a
+ * run's outputs to a repartition topic are produced by its last commit, so the sub-topology that
+ * reads them gets its turn in the next run, as the next Lambda invocation would.
+ */
+const runUntilCaughtUp = async (o: RunAppOptions, running: string): Promise<Record<string, number>> => {
+  let stopped: string | undefined;
+  void o.stop.then((why) => (stopped = why));
+  const totals: Record<string, number> = {};
+  for (let round = 0; stopped === undefined; round++) {
+    const streams = newStreams(o);
+    const state = new MetadataStateBackend(o.store, o.config.applicationId);
+    const app = {
+      get state() {
+        return streams.state;
+      },
+      start: async () => {
+        await streams.start();
+        if (round === 0) o.print(`${running}, until caught up`);
+      },
+      close: () => streams.close(),
+      positions: () => streams.positions(),
+      processed: () => streams.processed(),
+    };
+    try {
+      await runBounded({
+        app,
+        highWatermarks: () => sourceHighWatermarks(o.topology, o.config, o.client),
+        committed: (topic, partition) =>
+          committedPosition(o.topology, { config: o.config, client: o.client, state }, topic, partition),
+        remainingMs: () => (stopped === undefined ? Number.POSITIVE_INFINITY : 0),
+      });
+    } catch (error) {
+      // Stopped before catching up: closed cleanly all the same (committed, left the group).
+      if (stopped === undefined) throw error;
+    }
+    const processed = Object.entries(streams.processed());
+    for (const [task, n] of processed) totals[task] = (totals[task] ?? 0) + n;
+    if (processed.every(([, n]) => n === 0)) break;
+  }
+  o.print(
+    `streams: ${stopped ?? 'caught up'}; committed and left the group (${JSON.stringify(totals)} records processed per task)`,
+  );
+  return totals;
 };

@@ -91,7 +91,14 @@ describe('DynamoDB Streams source killed with SIGKILL mid-stream', () => {
         expect(Date.now()).toBeLessThan(deadline);
         await new Promise((r) => setTimeout(r, 100));
       }
-      await new Promise((r) => setTimeout(r, 300 + Math.floor(random() * 1_200)));
+      // Kill mid-stream: only once this worker has delivered something since the last kill (on a
+      // loaded machine a fixed pause can end before its first poll), then at a seeded moment.
+      const before = deliveredAtKill.at(-1) ?? 0;
+      while ((await readTopic(client, topic, PARTITIONS)).length <= before) {
+        expect(Date.now()).toBeLessThan(deadline);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await new Promise((r) => setTimeout(r, Math.floor(random() * 1_200)));
       const pid = await npm.connectWorkerPid();
       process.kill(pid, 'SIGKILL');
       while (isAlive(pid)) await new Promise((r) => setTimeout(r, 20));

@@ -292,6 +292,42 @@ describe('README.md: its command blocks, as this test reads them', () => {
   });
 });
 
+/**
+ * Commands the README's prose names in `code` (npm, npx, curl, kcat, cdk), without a placeholder
+ * (`<…>`, `…`, `[…]`): each must be one of its blocks' commands (or part of one), so a command a reader is
+ * told to run is run here or skipped with a reason, never left in prose.
+ */
+export const proseCommands = (markdown: string): { line: number; text: string }[] => {
+  const found: { line: number; text: string }[] = [];
+  let fenced = false;
+  for (const [i, line] of markdown.split('\n').entries()) {
+    if (/^```/.test(line)) fenced = !fenced;
+    if (fenced || /^```/.test(line)) continue;
+    for (const m of line.matchAll(/`([^`]+)`/g)) {
+      const text = m[1]!;
+      if (/^(npm (run|ci|start|test)|npx |curl |kcat |cdk )/.test(text) && !/[<…[]/.test(text))
+        found.push({ line: i + 1, text });
+    }
+  }
+  return found;
+};
+
+describe('README.md: its commands are in blocks', () => {
+  it('names no command in prose that no block holds', () => {
+    const held = blocks.flatMap((b) => b.commands.map((c) => c.text.replace(/ -s /g, ' ')));
+    const loose = proseCommands(markdown).filter((p) => !held.some((c) => c.includes(p.text)));
+    expect(loose.map((p) => `README.md:${p.line}: ${p.text}`)).toEqual([]);
+  });
+
+  it('finds a command left in prose', () => {
+    const planted = 'Run `npm run bench:planted` to see.\n\n```sh\nnpm run -s streams -- app.ts\n```\n';
+    expect(proseCommands(planted)).toEqual([{ line: 1, text: 'npm run bench:planted' }]);
+    expect(proseCommands('Use `npx sluice streams query <app> <store>` or `npm start`.')).toEqual([
+      { line: 1, text: 'npm start' },
+    ]);
+  });
+});
+
 describe('README.md: every command, in order, against npm start', () => {
   const runnable = blocks.filter((b) => b.skip === undefined);
   const commands = runnable.flatMap((b) => b.commands);

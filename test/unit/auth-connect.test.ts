@@ -156,8 +156,10 @@ describe('resources named in a connector config are authorized for the caller', 
         code,
         `not authorized to ${what}`,
       ]);
+      // Connect's clients read Connect's own two fields, on the guard's refusals as on any other error.
+      expect([created.body.error_code, created.body.message]).toEqual([403, `not authorized to ${what}`]);
       const put = await s.call(who, 'PUT', '/v1/connect/connectors/sink/config', config);
-      expect([put.status, put.body.error.code]).toEqual([403, code]);
+      expect([put.status, put.body.error.code, put.body.error_code]).toEqual([403, code, 403]);
       expect(s.snapshot()).toEqual(before);
     },
   );

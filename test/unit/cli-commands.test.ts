@@ -769,3 +769,141 @@ describe('groups', () => {
     expect(api.requests).toHaveLength(3);
   });
 });
+
+describe('connect: files it reads', () => {
+  const withFile = async (content: string, use: (file: string) => Promise<void>): Promise<void> => {
+    const { mkdtemp, rm, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = await mkdtemp(join(tmpdir(), 'sluice-cli-'));
+    try {
+      const file = join(dir, 'input.json');
+      await writeFile(file, content);
+      await use(file);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  };
+  const info = { name: 'archive', config: {}, tasks: [], type: 'sink' };
+
+  it('sends a --file config as strings, numbers and booleans as their text (as Connect reads them)', async () => {
+    const api = fakeApi(() => [201, info]);
+    await withFile(
+      '{"connector.class":"S3SinkConnector","tasks.max":2,"errors.tolerance.all":true}',
+      async (f) => {
+        const result = await cli(
+          ['connect', 'create', 'archive', '--file', f, '--config', 'topics=orders'],
+          api.fetch,
+        );
+        expect(result.code).toBe(EXIT_OK);
+      },
+    );
+    expect(api.requests[0]?.body).toEqual({
+      name: 'archive',
+      config: {
+        'connector.class': 'S3SinkConnector',
+        'tasks.max': '2',
+        'errors.tolerance.all': 'true',
+        topics: 'orders',
+      },
+    });
+  });
+
+  it('refuses a --file that is not an object of settings, sending nothing', async () => {
+    const api = fakeApi(() => [201, info]);
+    for (const [content, says] of [
+      ['["topics","orders"]', 'expected a JSON object of settings'],
+      ['{"topics":{"nested":1}}', 'setting "topics" must be a string'],
+      ['{"__proto__":{"x":"y"}}', 'setting "__proto__" must be a string'],
+      ['{"topics":null}', 'setting "topics" must be a string'],
+      ['{"topics":', 'JSON'],
+    ] as const) {
+      await withFile(content, async (f) => {
+        const result = await cli(['connect', 'create', 'archive', '--file', f], api.fetch);
+        expect(result.code, content).toBe(EXIT_USAGE);
+        expect(result.stderr, content).toContain(`--file ${f}: `);
+        expect(result.stderr, content).toContain(says);
+      });
+    }
+    expect(api.requests).toEqual([]);
+  });
+
+  it('sends an --alter file’s offsets as given, and refuses one of another shape', async () => {
+    const api = fakeApi(() => [200, { message: 'altered' }]);
+    const offsets = [
+      { partition: { kafka_topic: 'orders', kafka_partition: 0 }, offset: { kafka_offset: 5 } },
+      { partition: { table: 'items', nested: { a: [1, 'x', null] } }, offset: null },
+    ];
+    await withFile(JSON.stringify({ offsets }), async (f) => {
+      const result = await cli(['connect', 'offsets', 'archive', '--alter', f], api.fetch);
+      expect(result.code).toBe(EXIT_OK);
+      expect(result.stdout).toBe('Offsets of archive altered.\n');
+    });
+    expect(api.requests.map((r) => [r.method, r.path, r.body])).toEqual([
+      ['PATCH', '/v1/connect/connectors/archive/offsets', { offsets }],
+    ]);
+    for (const content of [
+      '{"offset":[]}',
+      '{"offsets":[{"partition":[1],"offset":null}]}',
+      '{"offsets":[{"partition":{"a":1}}]}',
+      '{"offsets":[{"partition":{"a":1},"offset":"5"}]}',
+    ]) {
+      await withFile(content, async (f) => {
+        const result = await cli(['connect', 'offsets', 'archive', '--alter', f], api.fetch);
+        expect(result.code, content).toBe(EXIT_USAGE);
+        expect(result.stderr, content).toContain(`--alter ${f}: `);
+      });
+    }
+    expect(api.requests).toHaveLength(1);
+  });
+});
+
+describe('every command through the SDK client', () => {
+  it('retries a create after an answer that says nothing was created, not after one that may have', async () => {
+    let calls = 0;
+    const throttledOnce = fakeApi(() =>
+      ++calls === 1
+        ? [429, envelope('THROTTLING_QUOTA_EXCEEDED', 'slow down', true)]
+        : [201, { ...orders, partitions: [partition(0, 0, 0)] }],
+    );
+    const created = await cli(['topics', 'create', 'orders'], throttledOnce.fetch);
+    expect(created.code).toBe(EXIT_OK);
+    expect(throttledOnce.requests.map((r) => r.method)).toEqual(['POST', 'POST']);
+    for (const argv of [
+      ['topics', 'delete', 'orders'],
+      ['topics', 'alter', 'orders', '--partitions', '4'],
+      ['groups', 'delete', 'billing'],
+    ]) {
+      // Reads (alter describes the topic first) answer; the write finds a store down.
+      const down = fakeApi((r) =>
+        r.method === 'GET' ? [200, orders] : [503, envelope('NOT_ENOUGH_REPLICAS', 'a store is down', true)],
+      );
+      const result = await cli(argv, down.fetch);
+      expect(result.code, argv.join(' ')).toBe(EXIT_API_ERROR);
+      expect(
+        down.requests.filter((r) => r.method !== 'GET'),
+        argv.join(' '),
+      ).toHaveLength(1);
+    }
+  });
+
+  it('retries the idempotent commit of a reset by --shift-by', async () => {
+    let commits = 0;
+    const api = fakeApi((r) => {
+      if (r.path === '/v1/groups/billing/offsets' && r.method === 'GET')
+        return [200, { offsets: [{ topic: 'orders', partition: 0, offset: 5, metadata: '' }] }];
+      if (r.path === '/v1/topics/orders') return [200, { ...orders, partitions: [partition(0, 0, 10)] }];
+      if (r.method === 'POST' && ++commits === 1)
+        return [503, envelope('COORDINATOR_NOT_AVAILABLE', 'moving', true)];
+      return [200, { results: [{ topic: 'orders', partition: 0 }] }];
+    });
+    const result = await cli(
+      ['groups', 'reset-offsets', 'billing', '--topic', 'orders', '--shift-by', '2', '--execute'],
+      api.fetch,
+    );
+    expect(result.code, result.stderr).toBe(EXIT_OK);
+    const posts = api.requests.filter((r) => r.method === 'POST');
+    expect(posts).toHaveLength(2);
+    expect(posts[1]?.body).toEqual({ offsets: [{ topic: 'orders', partition: 0, offset: 7 }] });
+  });
+});

@@ -71,14 +71,43 @@ const BOUNDARIES: { rule: string; file: string; planted: string; allowedIn: stri
     allowedIn: 'lib/adapters/aws/planted.ts',
     message: /lib\/core reads no process state/,
   },
+  {
+    rule: 'cli/ sends no requests of its own (no Transport)',
+    file: 'cli/commands/planted.ts',
+    planted: "import { Transport } from '../../sdk/transport.js';\nexport const t = Transport;\n",
+    allowedIn: 'sdk/planted.ts',
+    message: /cli\/ sends no requests of its own/,
+  },
+  {
+    rule: 'cli/ sends no requests of its own (no global fetch)',
+    file: 'cli/planted.ts',
+    planted: "export const get = () => fetch('http://127.0.0.1:8787/v1/health');\n",
+    allowedIn: 'sdk/planted.ts',
+    message: /cli\/ sends no requests of its own/,
+  },
+  {
+    rule: 'cli/ casts no answer',
+    file: 'cli/planted.ts',
+    planted: "export const n = JSON.parse('1') as number;\n",
+    allowedIn: 'lib/planted.ts',
+    message: /Do not use any type assertions/,
+  },
 ];
 
 describe('dependency boundaries (eslint.config.js)', () => {
+  it('cli/ may name the SDK transport’s types and use `as const`', async () => {
+    const code =
+      "import type { FetchLike } from '../sdk/transport.js';\nexport const f: FetchLike | undefined = undefined;\nexport const w = ['a'] as const;\n";
+    expect(await problems('cli/planted.ts', code)).toEqual([]);
+  }, 60_000);
+
   for (const b of BOUNDARIES) {
     it(`${b.rule}: a planted violation fails lint, the same line passes in ${b.allowedIn}`, async () => {
       const found = await problems(b.file, b.planted);
       expect(found.filter((m) => b.message.test(m))).toHaveLength(1);
-      expect(found[0]).toMatch(/^no-restricted-(imports|globals): /);
+      expect(found[0]).toMatch(
+        /^((@typescript-eslint\/)?no-restricted-(imports|globals)|@typescript-eslint\/consistent-type-assertions): /,
+      );
       expect((await problems(b.allowedIn, b.planted)).filter((m) => b.message.test(m))).toEqual([]);
     }, 60_000);
   }

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { SluiceClient } from '../../sdk/client.js';
 import type { FetchLike } from '../../sdk/transport.js';
+import type { Admin } from '../../sdk/admin.js';
+import type {
+  CommittedOffset,
+  GroupDescription,
+  GroupSummary,
+  ListOffsetsResult,
+} from '../../lib/wire/types.js';
 
 const description = {
   name: 'a.b',
@@ -121,5 +128,81 @@ describe('Admin', () => {
       url: 'http://h:1/v1/groups/g/offsets/reset',
       body: { topic: 't', to: { offset: 5 } },
     });
+  });
+
+  it('retries reads and idempotent writes, but a create or delete only after an answer that changed nothing', async () => {
+    const unavailable = [
+      503,
+      { error: { code: 'NOT_ENOUGH_REPLICAS', message: 'down', retriable: true } },
+    ] as [number, unknown];
+    const throttled = [
+      429,
+      { error: { code: 'THROTTLING_QUOTA_EXCEEDED', message: 'slow down', retriable: true } },
+    ] as [number, unknown];
+    // A 503 may have taken effect: a create, delete, topic change or group delete is not sent again.
+    for (const call of [
+      (a: Admin) => a.createTopic({ name: 'a.b' }),
+      (a: Admin) => a.deleteTopic('a.b'),
+      (a: Admin) => a.updateTopic('a.b', { partitions: 4 }),
+      (a: Admin) => a.deleteGroup('g'),
+    ]) {
+      const { admin, seen } = fake([unavailable, [200, description]]);
+      await expect(call(admin)).rejects.toMatchObject({ code: 'NOT_ENOUGH_REPLICAS', attempts: 1 });
+      expect(seen).toHaveLength(1);
+    }
+    // A 429 says nothing was done: the create goes again.
+    const created = fake([throttled, [201, description]]);
+    expect(await created.admin.createTopic({ name: 'a.b' })).toEqual(description);
+    expect(created.seen).toHaveLength(2);
+    // Idempotent calls go again after a 503.
+    for (const [call, answer] of [
+      [(a: Admin) => a.setOffsets('g', [{ topic: 't', partition: 0, offset: 3 }]), { results: [] }],
+      [(a: Admin) => a.resetOffsets('g', 't', 'earliest'), { offsets: [] }],
+      [(a: Admin) => a.deleteOffsets('g', 't'), { results: [] }],
+      [(a: Admin) => a.listOffsets('t', 0, 'latest'), { offset: 3, timestamp: -1 }],
+      [(a: Admin) => a.health(), { status: 'ok' }],
+    ] as const) {
+      const { admin, seen } = fake([unavailable, [200, answer]]);
+      await call(admin);
+      expect(seen).toHaveLength(2);
+    }
+  });
+
+  it('answers the API’s body types, unwrapped', async () => {
+    const group = {
+      groupId: 'g',
+      state: 'EMPTY',
+      groupEpoch: 3,
+      assignor: 'range',
+      members: [],
+      offsets: [{ topic: 't', partition: 0, committedOffset: 4, highWatermark: 9, lag: 5 }],
+    };
+    const committed = [{ topic: 't', partition: 0, offset: 0, metadata: '' }];
+    const { admin, seen } = fake([
+      [200, { groups: [{ groupId: 'g', state: 'EMPTY', members: 0 }] }],
+      [200, group],
+      [200, { offsets: committed }],
+      [200, { results: [{ topic: 't', partition: 0 }] }],
+      [200, { offset: null, timestamp: null }],
+    ]);
+    const groups: GroupSummary[] = await admin.listGroups();
+    expect(groups).toEqual([{ groupId: 'g', state: 'EMPTY', members: 0 }]);
+    const described: GroupDescription = await admin.describeGroup('g/1');
+    expect(described.offsets[0]?.lag).toBe(5);
+    const reset: CommittedOffset[] = await admin.resetOffsets('g', 't', 'earliest');
+    expect(reset).toEqual(committed);
+    expect(await admin.setOffsets('g', [{ topic: 't', partition: 0, offset: 7 }])).toEqual([
+      { topic: 't', partition: 0 },
+    ]);
+    const found: ListOffsetsResult = await admin.listOffsets('a/b', 1, 1_700_000_000_000, 'read_committed');
+    expect(found).toEqual({ offset: null, timestamp: null });
+    expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual([
+      'GET http://h:1/v1/groups',
+      'GET http://h:1/v1/groups/g%2F1',
+      'POST http://h:1/v1/groups/g/offsets/reset',
+      'POST http://h:1/v1/groups/g/offsets',
+      'GET http://h:1/v1/topics/a%2Fb/partitions/1/offsets?at=1700000000000&isolationLevel=read_committed',
+    ]);
+    expect(seen[3]!.body).toEqual({ offsets: [{ topic: 't', partition: 0, offset: 7 }] });
   });
 });

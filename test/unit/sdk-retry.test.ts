@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../../sdk/errors.js';
-import { createRetrier } from '../../sdk/retry.js';
+import { createRetrier, nonIdempotent } from '../../sdk/retry.js';
 
 const retriable = (code = 'REQUEST_TIMED_OUT') =>
   new SluiceError(code, 'try again', { retriable: true, status: 504 });
@@ -98,5 +98,88 @@ describe('createRetrier', () => {
     let attempts = 0;
     await expect(retry(async () => (attempts++, Promise.reject(retriable())))).rejects.toThrow();
     expect(attempts).toBe(1);
+  });
+
+  it('stamps on the error it gives up with how many times the operation ran', async () => {
+    const { retry } = recording({ retries: 2 });
+    await expect(retry(async () => Promise.reject(retriable()))).rejects.toMatchObject({ attempts: 3 });
+    await expect(retry(async () => Promise.reject(definite()))).rejects.toMatchObject({ attempts: 1 });
+    let bailed = 0;
+    const outcome = retry(async (bail) =>
+      ++bailed === 2 ? bail(retriable('B')) : Promise.reject(retriable()),
+    );
+    await expect(outcome).rejects.toMatchObject({ code: 'B', attempts: 2 });
+  });
+
+  it('retries a refused connection unless told not to (nothing listens: a person should hear at once)', async () => {
+    const refused = () =>
+      new SluiceError('NETWORK_EXCEPTION', 'ECONNREFUSED', { retriable: true, details: { refused: true } });
+    const patient = recording({ retries: 2 });
+    let calls = 0;
+    await expect(patient.retry(async () => (calls++, Promise.reject(refused())))).rejects.toThrow();
+    expect(calls).toBe(3);
+    const impatient = recording({ retries: 2, retryRefused: false });
+    calls = 0;
+    await expect(impatient.retry(async () => (calls++, Promise.reject(refused())))).rejects.toMatchObject({
+      code: 'NETWORK_EXCEPTION',
+      attempts: 1,
+    });
+    expect(calls).toBe(1);
+    expect(impatient.sleeps).toEqual([]);
+    // Any other retriable failure is still retried.
+    calls = 0;
+    await expect(impatient.retry(async () => (calls++, Promise.reject(retriable())))).rejects.toThrow();
+    expect(calls).toBe(3);
+  });
+
+  describe('nonIdempotent', () => {
+    const failing = (make: () => SluiceError) => {
+      let calls = 0;
+      const operation = nonIdempotent(async () => {
+        calls++;
+        throw make();
+      });
+      return { operation, calls: () => calls };
+    };
+
+    it('is retried after a retriable answer that changed nothing (4xx)', async () => {
+      const { retry } = recording({ retries: 2 });
+      const throttled = failing(
+        () => new SluiceError('THROTTLING_QUOTA_EXCEEDED', 'slow down', { retriable: true, status: 429 }),
+      );
+      await expect(retry(throttled.operation)).rejects.toMatchObject({ attempts: 3 });
+      expect(throttled.calls()).toBe(3);
+    });
+
+    it('is not retried after a timeout, a lost connection or a 5xx: it may have taken effect', async () => {
+      const { retry, sleeps } = recording({ retries: 5 });
+      for (const make of [
+        () => retriable(), // 504
+        () => new SluiceError('NOT_ENOUGH_REPLICAS', 'down', { retriable: true, status: 503 }),
+        () => new SluiceError('NETWORK_EXCEPTION', 'reset', { retriable: true }),
+      ]) {
+        const once = failing(make);
+        await expect(retry(once.operation)).rejects.toMatchObject({ attempts: 1 });
+        expect(once.calls()).toBe(1);
+      }
+      expect(sleeps).toEqual([]);
+    });
+
+    it('is retried after a refused connection: the request never reached a server', async () => {
+      const { retry } = recording({ retries: 1 });
+      const refused = failing(
+        () =>
+          new SluiceError('NETWORK_EXCEPTION', 'ECONNREFUSED', {
+            retriable: true,
+            details: { refused: true },
+          }),
+      );
+      await expect(retry(refused.operation)).rejects.toMatchObject({ attempts: 2 });
+    });
+
+    it('passes a success through', async () => {
+      const { retry } = recording({});
+      expect(await retry(nonIdempotent(async () => 'made'))).toBe('made');
+    });
   });
 });

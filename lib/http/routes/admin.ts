@@ -4,7 +4,7 @@ import { configStrings, effectiveConfig } from '../../core/topics/configs.js';
 import type { Topic } from '../../core/topics/model.js';
 import { defineRoute } from '../define-route.js';
 import { json } from '../types.js';
-import type { ClusterDescription, TopicDescription, TopicSummary } from '../../wire/types.js';
+import type { ClusterDescription, HealthStatus, TopicDescription, TopicSummary } from '../../wire/types.js';
 import { TOPIC_ERRORS } from './errors.js';
 
 export interface AdminRoutesOptions {
@@ -33,7 +33,7 @@ export const ADMIN_ROUTES = [
     summary: 'Liveness (no signature needed).',
     ok: { 200: 'Health' },
     errors: [],
-    handler: () => async () => json(200, { status: 'ok' }),
+    handler: () => async () => json(200, { status: 'ok' } satisfies HealthStatus),
   }),
   defineRoute<AdminRoutesOptions>({
     method: 'GET',
