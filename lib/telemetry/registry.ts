@@ -151,7 +151,7 @@ export const METRICS = define({
     statistic: 'Maximum',
     emittedBy: 'http',
     description:
-      'Rebalances (a new target assignment) and how long the group had been on its previous epoch before it (SampleCount = rebalances)',
+      "Rebalances (a heartbeat that computed a new target assignment: SampleCount = rebalances) and the coordinator's time for that step (read, assign, conditional write, retries)",
   },
   'connector-count': {
     unit: 'Count',
