@@ -239,3 +239,22 @@ export const PRICE_SOURCES: readonly PriceSource[] = [
     read: READ,
   },
 ];
+
+/**
+ * What the observability of infra/monitoring.ts costs (us-east-1, read on the same date): EMF custom
+ * metrics are billed per metric (each distinct name and dimension values) per month, prorated by the
+ * hour; the EMF lines themselves as CloudWatch Logs ingestion; alarms per metric they read.
+ */
+export const OBSERVABILITY_PRICES = {
+  /** First 10,000 metrics a month (the next 240,000 at $0.10). */
+  customMetricPerMonth: 0.3,
+  /** CloudWatch Logs, Standard class, data ingested (EMF documents are log events). */
+  logsIngestPerGiB: 0.5,
+  /** A standard-resolution alarm, per metric it reads (a metric math alarm pays for each). */
+  alarmMetricPerMonth: 0.1,
+  dashboardPerMonth: 3,
+  /** X-Ray traces recorded; default sampling keeps one request a second plus 5% of the rest. */
+  xrayPerMillionTraces: 5,
+  source:
+    'Amazon CloudWatch pricing, https://aws.amazon.com/cloudwatch/pricing/ (metrics, logs, alarms, dashboards; EMF metrics are custom metrics); AWS X-Ray pricing, https://aws.amazon.com/xray/pricing/; X-Ray default sampling rule, https://docs.aws.amazon.com/xray/latest/devguide/xray-console-sampling.html',
+} as const;

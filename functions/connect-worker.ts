@@ -22,7 +22,9 @@ import { ConnectWorker } from '../connect/runtime/worker.js';
 import { ENV } from '../infra/config.js';
 import { systemClock } from '../lib/ports/clock.js';
 import { SluiceClient } from '../sdk/index.js';
-import { sluiceFromEnv } from './runtime.js';
+import { Herder } from '../connect/herder.js';
+import { reportConnectors } from '../connect/runtime/metrics.js';
+import { instrumented, sluiceFromEnv, telemetryFromEnv } from './runtime.js';
 
 const DEFAULT_BUDGET_MS = 45_000;
 const DEFAULT_LEASE_MS = 15_000;
@@ -40,20 +42,25 @@ interface ConnectRuntime {
   client: SluiceClient;
   topicNamesOf: (ids: ReadonlySet<string>) => Promise<Set<string>>;
   sinkIdleMs: number;
+  herder: Herder;
+  state: ConnectStateStore;
 }
 
 /** A worker over this process's Sluice; the id names the container in task statuses. */
 const connectRuntimeFromEnv = (): ConnectRuntime => {
   const sluice = sluiceFromEnv();
+  const telemetry = telemetryFromEnv();
+  const state = new ConnectStateStore(sluice.store);
   const client = new SluiceClient({ url: 'http://sluice.internal', fetch: inProcessFetch(sluice.router()) });
   const worker = new ConnectWorker({
-    state: new ConnectStateStore(sluice.store),
+    state,
     client,
     clock: systemClock,
     workerId: `lambda-${randomUUID().slice(0, 8)}`,
     budgetMs: positive(ENV.connectBudgetMs, DEFAULT_BUDGET_MS),
     leaseMs: positive(ENV.connectLeaseMs, DEFAULT_LEASE_MS),
-    log: (entry) => console.error(JSON.stringify(entry)),
+    log: ({ level, msg, ...entry }) =>
+      telemetry.log(level === 'error' ? 'error' : 'info', typeof msg === 'string' ? msg : 'connector', entry),
   });
   return {
     worker,
@@ -61,6 +68,8 @@ const connectRuntimeFromEnv = (): ConnectRuntime => {
     topicNamesOf: async (ids) =>
       new Set((await sluice.catalog.list()).filter((t) => ids.has(t.topicId)).map((t) => t.name)),
     sinkIdleMs: positive(ENV.connectSinkIdleMs, DEFAULT_SINK_IDLE_MS),
+    herder: new Herder(state, sluice.groups),
+    state,
   };
 };
 
@@ -75,7 +84,10 @@ const streamRecordsOf = (event: unknown): StreamRecordLike[] | undefined => {
     : undefined;
 };
 
-export const handler = async (event?: unknown): Promise<TaskOutcome[]> => {
+export const handler = async (event?: unknown): Promise<TaskOutcome[]> =>
+  instrumented({ function: 'connect-worker' }, () => tick(event));
+
+const tick = async (event?: unknown): Promise<TaskOutcome[]> => {
   runtime ??= connectRuntimeFromEnv();
   const { worker, client, sinkIdleMs } = runtime;
   const records = streamRecordsOf(event);
@@ -88,6 +100,9 @@ export const handler = async (event?: unknown): Promise<TaskOutcome[]> => {
     options = scheduledTick(client, { watchMs: WATCH_MS, sinkIdleMs });
   }
   const outcomes = await worker.tick(options);
-  console.log(JSON.stringify({ level: 'info', trigger: records ? 'stream' : 'schedule', connect: outcomes }));
+  const telemetry = telemetryFromEnv();
+  const statuses = await Promise.all((await runtime.state.list()).map((c) => runtime!.herder.status(c.name)));
+  reportConnectors(statuses, outcomes, telemetry);
+  telemetry.log('info', 'connect tick', { trigger: records ? 'stream' : 'schedule', connect: outcomes });
   return outcomes;
 };

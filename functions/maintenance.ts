@@ -1,8 +1,11 @@
 /** Lambda entry point: the scheduled maintenance run (EventBridge). */
-import { sluiceFromEnv } from './runtime.js';
+import { instrumented, sluiceFromEnv, telemetryFromEnv } from './runtime.js';
 
-export const handler = async (): Promise<unknown> => {
-  const report = await sluiceFromEnv().maintenance.run();
-  console.log(JSON.stringify({ level: report.errors.length > 0 ? 'warn' : 'info', maintenance: report }));
-  return report;
-};
+export const handler = async (): Promise<unknown> =>
+  instrumented({ function: 'maintenance' }, async () => {
+    const report = await sluiceFromEnv().maintenance.run();
+    telemetryFromEnv().log(report.errors.length > 0 ? 'warn' : 'info', 'maintenance run', {
+      maintenance: report,
+    });
+    return report;
+  });

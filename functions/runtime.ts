@@ -19,6 +19,8 @@ import type { MetadataStore } from '../lib/ports/metadata-store.js';
 import type { ObjectStore } from '../lib/ports/object-store.js';
 import { StorageMeter } from '../lib/ports/meter.js';
 import { DEFAULT_MAX_REQUEST_BYTES, ENV, SEGMENT_STORE_ID, storeId } from '../infra/config.js';
+import type { InvocationKeys, TelemetrySink } from './telemetry.js';
+import { PowertoolsTelemetry } from './telemetry.js';
 
 const required = (name: string): string => {
   const value = process.env[name];
@@ -28,6 +30,26 @@ const required = (name: string): string => {
 
 let instance: Sluice | undefined;
 let authorizer: Authorizer | undefined;
+let telemetry: PowertoolsTelemetry | undefined;
+let telemetrySink: TelemetrySink | undefined;
+
+/** Logs, metrics and traces of this process (functions/telemetry.ts), built on first use. */
+export const telemetryFromEnv = (): PowertoolsTelemetry =>
+  (telemetry ??= new PowertoolsTelemetry(telemetrySink ? { sink: telemetrySink } : {}));
+
+/**
+ * For the local stack: where log records and EMF documents go instead of stdout (undefined: stdout,
+ * as on Lambda). The next request builds Sluice with it.
+ */
+export const setTelemetrySink = (sink: TelemetrySink | undefined): void => {
+  telemetrySink = sink;
+  telemetry = undefined;
+  instance = undefined;
+};
+
+/** Runs one invocation of a function in its telemetry scope (its keys on every line, its metrics at the end). */
+export const instrumented = <T>(keys: InvocationKeys, invocation: () => Promise<T>): Promise<T> =>
+  telemetryFromEnv().run(keys, invocation);
 
 /**
  * The authorizer of body-named resources (lib/auth). The local stack sets its policy evaluator here
@@ -107,7 +129,13 @@ const optionalMs = <K extends string>(name: string, key: K): Partial<Record<K, n
 /** The process's Sluice, built on first use from SLUICE_* and AWS_* variables. */
 export const sluiceFromEnv = (): Sluice => {
   if (instance) return instance;
-  const clients = createAwsClients();
+  const telemetry = telemetryFromEnv();
+  // With active X-Ray tracing every S3 and DynamoDB call is a subsegment (functions/telemetry.ts).
+  const traced = (c: ReturnType<typeof createAwsClients>) => ({
+    s3: telemetry.traced(c.s3),
+    dynamodb: telemetry.traced(c.dynamodb),
+  });
+  const clients = traced(createAwsClients());
   const buckets = required(ENV.buckets)
     .split(',')
     .map((b) => b.trim())
@@ -116,7 +144,7 @@ export const sluiceFromEnv = (): Sluice => {
   const storeEndpoints = process.env[ENV.storeEndpoints]?.split(',').filter(Boolean);
   const s3ClientFor = (i: number) => {
     const endpoint = storeEndpoints?.[i];
-    return endpoint === undefined ? clients.s3 : createAwsClients({ endpoints: { s3: endpoint } }).s3;
+    return endpoint === undefined ? clients.s3 : traced(createAwsClients({ endpoints: { s3: endpoint } })).s3;
   };
   const replicaLagTimeMaxMs = Number(process.env[ENV.replicaLagTimeMaxMs] ?? 30_000);
   if (!Number.isSafeInteger(replicaLagTimeMaxMs) || replicaLagTimeMaxMs < 1) {
@@ -149,7 +177,7 @@ export const sluiceFromEnv = (): Sluice => {
             client:
               process.env[ENV.segmentEndpoint] === undefined
                 ? clients.s3
-                : createAwsClients({ endpoints: { s3: process.env[ENV.segmentEndpoint] } }).s3,
+                : traced(createAwsClients({ endpoints: { s3: process.env[ENV.segmentEndpoint] } })).s3,
             bucket: segmentBucket,
             id: SEGMENT_STORE_ID,
             meter: meters.objects,
@@ -167,7 +195,7 @@ export const sluiceFromEnv = (): Sluice => {
       orphanScanIntervalMs: ORPHAN_SCAN_INTERVAL_MS,
       ...optionalMs(ENV.orphanScanIntervalMs, 'orphanScanIntervalMs'),
     },
-    log: (entry) => console.error(JSON.stringify(entry)),
+    telemetry,
     ...(authorizer
       ? { authorizer }
       : process.env[ENV.authorizer] === 'iam'
@@ -190,12 +218,24 @@ export const resetSluice = (): void => {
   instance = undefined;
 };
 
+/** The part of Lambda's context object the telemetry reads (absent when the local stack calls). */
+export interface InvocationContext {
+  awsRequestId?: string;
+}
+
 /** An API Gateway HTTP API handler serving one job's routes. */
 export const httpHandler = (job: Job) => {
-  return async (event: ApiGatewayV2Event): Promise<ApiGatewayV2Result> => {
+  return async (event: ApiGatewayV2Event, context?: InvocationContext): Promise<ApiGatewayV2Result> => {
     invocations[job] += 1;
-    const invoke = async () =>
-      resultFromResponse(await sluiceFromEnv().router(job).handle(requestFromEvent(event)));
+    const invoke = () =>
+      instrumented(
+        {
+          function: job,
+          ...(event.requestContext?.requestId ? { requestId: event.requestContext.requestId } : {}),
+          ...(context?.awsRequestId ? { lambdaRequestId: context.awsRequestId } : {}),
+        },
+        async () => resultFromResponse(await sluiceFromEnv().router(job).handle(requestFromEvent(event))),
+      );
     return invocationScope ? invocationScope(job, event, invoke) : invoke();
   };
 };

@@ -96,6 +96,17 @@ export const CONTEXT = {
   stackName: 'sluice:stackName',
   /** boolean, default false: also deploy the Kafka gateway (ECS Fargate behind an NLB). */
   kafkaGateway: 'sluice:kafkaGateway',
+  /** string: an email address subscribed to the alarms' SNS topic (it must confirm); default none. */
+  alarmEmail: 'sluice:alarmEmail',
+  /**
+   * Consumer lag alarms, `group=records,group=records` (e.g. "billing=10000,audit=500000"): an alarm
+   * per group when its records-lag-max stays above the threshold; default none.
+   */
+  lagAlarms: 'sluice:lagAlarms',
+  /** integer ms, default 1000: the produce p99 (RequestLatencyMs, API=Produce) alarm's threshold. */
+  produceP99Ms: 'sluice:produceP99Ms',
+  /** boolean, default true: X-Ray active tracing on the functions (Powertools' Tracer). */
+  tracing: 'sluice:tracing',
 } as const;
 
 /** What the app reads from context; every field optional, defaults applied by the stack. */
@@ -107,6 +118,10 @@ export interface SluiceContextSettings {
   readonly maxRequestBytes?: number;
   readonly stackName?: string;
   readonly kafkaGateway?: boolean;
+  readonly alarmEmail?: string;
+  readonly lagAlarms?: Readonly<Record<string, number>>;
+  readonly produceP99Ms?: number;
+  readonly tracing?: boolean;
 }
 
 /** Reads and validates the `sluice:*` context values; values given with `-c` arrive as strings. */
@@ -125,7 +140,46 @@ export function readContextSettings(node: { tryGetContext(key: string): unknown 
     ),
     stackName: parseString(CONTEXT.stackName, node.tryGetContext(CONTEXT.stackName)),
     kafkaGateway: parseBoolean(CONTEXT.kafkaGateway, node.tryGetContext(CONTEXT.kafkaGateway)),
+    alarmEmail: parseEmail(CONTEXT.alarmEmail, node.tryGetContext(CONTEXT.alarmEmail)),
+    lagAlarms: parseThresholds(CONTEXT.lagAlarms, node.tryGetContext(CONTEXT.lagAlarms)),
+    produceP99Ms: parsePositiveInteger(CONTEXT.produceP99Ms, node.tryGetContext(CONTEXT.produceP99Ms)),
+    tracing: parseBoolean(CONTEXT.tracing, node.tryGetContext(CONTEXT.tracing)),
   };
+}
+
+function parseEmail(key: string, value: unknown): string | undefined {
+  const text = parseString(key, value);
+  if (text !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(text))
+    throw new Error(`Context ${key} must be an email address, got ${JSON.stringify(value)}`);
+  return text;
+}
+
+/** `group=threshold,…` (or an object of the same) → thresholds by group id. */
+function parseThresholds(key: string, value: unknown): Record<string, number> | undefined {
+  if (value === undefined) return undefined;
+  const pairs =
+    typeof value === 'string'
+      ? value.split(',').map((pair) => {
+          const at = pair.lastIndexOf('=');
+          return [pair.slice(0, at).trim(), pair.slice(at + 1).trim()] as const;
+        })
+      : typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? Object.entries(value).map(([group, n]) => [group, String(n)] as const)
+        : undefined;
+  const thresholds: Record<string, number> = {};
+  for (const [group, n] of pairs ?? []) {
+    const threshold = Number(n);
+    if (group === '' || n === '' || !Number.isSafeInteger(threshold) || threshold < 0)
+      throw new Error(
+        `Context ${key} must be group=records pairs, comma-separated, got ${JSON.stringify(value)}`,
+      );
+    thresholds[group] = threshold;
+  }
+  if (!pairs || pairs.length === 0)
+    throw new Error(
+      `Context ${key} must be group=records pairs, comma-separated, got ${JSON.stringify(value)}`,
+    );
+  return thresholds;
 }
 
 function parseList(key: string, value: unknown): string[] | undefined {

@@ -11,6 +11,7 @@ import { MetadataTable } from './constructs/metadata-table.js';
 import { SluiceApi } from './constructs/sluice-api.js';
 import { SegmentStorage } from './constructs/segment-storage.js';
 import { SluiceFunctions } from './constructs/sluice-functions.js';
+import { DeadLetters, Monitoring } from './monitoring.js';
 
 /** Props win over the `sluice:*` context values, which win over the defaults. */
 export interface SluiceStackProps extends StackProps {
@@ -64,6 +65,8 @@ export class SluiceStack extends Stack {
   readonly connect: ConnectRuntime;
   /** The Kafka gateway service, when enabled. */
   readonly kafkaGateway?: KafkaGateway;
+  /** Dashboard, alarms and their SNS topic (infra/monitoring.ts). */
+  readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props: SluiceStackProps = {}) {
     super(scope, id, {
@@ -92,12 +95,30 @@ export class SluiceStack extends Stack {
       ...(props.functionsEntryDir ? { entryDir: props.functionsEntryDir } : {}),
     });
     const { admin, produce, fetch, groups, connect, maintenance } = this.functions.functions;
+    const deadLetters = new DeadLetters(this, 'DeadLetters');
     this.connect = new ConnectRuntime(this, 'Connect', {
       handler: this.functions.functions['connect-worker'],
       metadataTable: this.metadata.table,
+      deadLetters,
     });
     this.api = new SluiceApi(this, 'Api', { handlers: { admin, produce, fetch, groups, connect } });
-    this.maintenance = new MaintenanceSchedule(this, 'Maintenance', { handler: maintenance });
+    this.maintenance = new MaintenanceSchedule(this, 'Maintenance', {
+      handler: maintenance,
+      onFailure: deadLetters.onFailure,
+    });
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      functions: this.functions.functions,
+      deadLetters,
+      ...(context.alarmEmail ? { alarmEmail: context.alarmEmail } : {}),
+      ...(context.lagAlarms ? { lagAlarms: context.lagAlarms } : {}),
+      ...(context.produceP99Ms ? { produceP99Ms: context.produceP99Ms } : {}),
+      ...(context.tracing !== undefined ? { tracing: context.tracing } : {}),
+    });
+    new CfnOutput(this, 'AlarmTopic', {
+      value: this.monitoring.topic.topicArn,
+      description:
+        'SNS topic of the alarms: subscribe to it (or deploy with -c sluice:alarmEmail=you@example.com)',
+    });
     if (props.kafkaGateway ?? context.kafkaGateway ?? false) {
       this.kafkaGateway = new KafkaGateway(this, 'KafkaGateway', { api: this.api });
       // The gateway listens beyond loopback, so every client authenticates (SASL/OAUTHBEARER) and

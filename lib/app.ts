@@ -12,7 +12,10 @@ import type { LogContext } from './core/log/context.js';
 import { LogAppender } from './core/log/produce.js';
 import { Fetcher } from './core/log/fetch.js';
 import { Maintenance } from './core/maintenance.js';
-import type { Logger, RouteGuard } from './http/router.js';
+import type { RouteGuard } from './http/router.js';
+import type { Telemetry } from './ports/telemetry.js';
+import { noTelemetry } from './ports/telemetry.js';
+import { reportConsumerLag } from './core/groups/lag.js';
 import { Router } from './http/router.js';
 import type { Job } from './http/route-table.js';
 import { BODY_NAMED_ROUTES, OFFSET_LISTINGS, ROUTE_ACLS, ROUTE_TABLE } from './http/route-table.js';
@@ -61,7 +64,8 @@ export interface SluiceDeps {
   segmentStore?: ObjectStore;
   clock: Clock;
   config: SluiceConfig;
-  log?: Logger;
+  /** Log lines and metrics (functions/telemetry.ts on Lambda and locally; default: nowhere). */
+  telemetry?: Telemetry;
   newId?: () => string;
   /** Jitter source of retries (seeded in simulations). */
   random?: () => number;
@@ -86,6 +90,7 @@ export interface Sluice {
 
 export const createSluice = (deps: SluiceDeps): Sluice => {
   const { store, clock, config } = deps;
+  const telemetry = deps.telemetry ?? noTelemetry;
   const catalog = new TopicCatalog({
     store,
     clock,
@@ -106,6 +111,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     ...(config.sequenceGapWaitMs !== undefined ? { sequenceGapWaitMs: config.sequenceGapWaitMs } : {}),
     ...(deps.random ? { random: deps.random } : {}),
     ...(deps.newId ? { newId: deps.newId } : {}),
+    telemetry,
   });
   const fetcher = new Fetcher(log);
   const groups = new GroupCoordinator({
@@ -113,6 +119,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     clock,
     topics: groupTopics(catalog),
     offsets: partitionOffsets(fetcher),
+    telemetry,
     ...(config.sessionTimeoutMs !== undefined ? { sessionTimeoutMs: config.sessionTimeoutMs } : {}),
     ...(config.heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs: config.heartbeatIntervalMs } : {}),
   });
@@ -128,7 +135,11 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     ...(config.orphanScanIntervalMs !== undefined
       ? { orphanScanIntervalMs: config.orphanScanIntervalMs }
       : {}),
-    sweeps: { groups: () => groups.expireMembers(), transactions: () => transactions.expire() },
+    sweeps: {
+      groups: () => groups.expireMembers(),
+      transactions: () => transactions.expire(),
+      consumerLag: () => reportConsumerLag(groups, telemetry),
+    },
   });
   const routes: Route[] = bindRoutes(ROUTES, {
     catalog,
@@ -161,7 +172,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
       if (!router) {
         router = new Router(
           job === undefined ? routes : routes.filter((r) => jobOf(r) === job),
-          deps.log,
+          telemetry,
           deps.authorizer
             ? impliedAccessGuard(
                 deps.authorizer,

@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { EMF_LINE_PREFIX } from './telemetry-sink.js';
 
 export interface ConnectTimer {
   /** The pid of the invocation running now, if any. */
@@ -24,6 +25,8 @@ export const startConnectTimer = (options: {
   env: Record<string, string | undefined>;
   dataDir?: string;
   log: (line: string) => void;
+  /** Where the invocation's EMF documents go (lines it marks with EMF_LINE_PREFIX). */
+  emf?: (line: string) => void;
   /** Whether an invocation has work; no process is spawned while it has none. */
   due: () => Promise<boolean>;
 }): ConnectTimer => {
@@ -47,11 +50,20 @@ export const startConnectTimer = (options: {
     child = started;
     if (pidFile && started.pid !== undefined)
       void writeFile(pidFile, `${started.pid}\n`).catch(() => undefined);
-    const forward = (chunk: Buffer) => {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) options.log(`connect: ${line}`);
+    // Whole lines only: an EMF document split across two chunks must not reach the sink in halves.
+    const lines = () => {
+      let rest = '';
+      return (chunk: Buffer) => {
+        const parts = (rest + chunk.toString('utf8')).split('\n');
+        rest = parts.pop() ?? '';
+        for (const line of parts) {
+          if (line.startsWith(EMF_LINE_PREFIX)) options.emf?.(line.slice(EMF_LINE_PREFIX.length));
+          else if (line.trim()) options.log(`connect: ${line}`);
+        }
+      };
     };
-    started.stdout?.on('data', forward);
-    started.stderr?.on('data', forward);
+    started.stdout?.on('data', lines());
+    started.stderr?.on('data', lines());
     started.once('exit', (code, signal) => {
       child = undefined;
       if (code !== 0) options.log(`connect: invocation ended with ${signal ?? `exit code ${code}`}`);

@@ -17,6 +17,7 @@ import { errorEnvelope } from '../lib/http/router.js';
 import { SluiceError } from '../protocol/errors.js';
 import type { GatewayAuth } from './auth/gateway-auth.js';
 import { serveConsole } from './console-static.js';
+import type { LocalTelemetry } from './telemetry-sink.js';
 
 export type Handlers = Record<Job, (event: ApiGatewayV2Event) => Promise<ApiGatewayV2Result>>;
 
@@ -32,9 +33,10 @@ export const createGateway = (
   handlers: Handlers,
   log: (line: string) => void = () => {},
   auth?: GatewayAuth,
+  telemetry?: LocalTelemetry,
 ): Server =>
   createServer((req, res) => {
-    serve(handlers, req, res, auth, log).catch((error: unknown) => {
+    serve(handlers, req, res, auth, log, telemetry).catch((error: unknown) => {
       log(`gateway error: ${error instanceof Error ? error.stack : String(error)}`);
       if (!res.headersSent)
         send(
@@ -62,9 +64,13 @@ const serve = async (
   res: ServerResponse,
   auth: GatewayAuth | undefined,
   log: (line: string) => void,
+  telemetry?: LocalTelemetry,
 ): Promise<void> => {
   const { rawPath, rawQueryString } = splitTarget(req.url ?? '/');
   const method = (req.method ?? 'GET').toUpperCase();
+  // The local stack's own endpoint (no API route lives under /_local): the EMF documents kept.
+  if (telemetry && rawPath === LOCAL_METRICS_PATH)
+    return serveMetrics(telemetry, method, rawQueryString, res);
   // The web console's static files (no API route lives under /console).
   if (await serveConsole(method, rawPath, res)) return;
   const body = await readBody(req);
@@ -124,6 +130,29 @@ const serve = async (
     context,
   );
   send(res, await handlers[route.job](event));
+};
+
+/** Where the local gateway serves the EMF documents the functions emitted (local/telemetry-sink.ts). */
+export const LOCAL_METRICS_PATH = '/_local/metrics';
+
+/** `GET /_local/metrics?after=<seq>` → `{"last": seq, "documents": [{"seq", "document"}]}`. */
+const serveMetrics = (
+  telemetry: LocalTelemetry,
+  method: string,
+  query: string,
+  res: ServerResponse,
+): void => {
+  const after = new URLSearchParams(query).get('after') ?? '0';
+  const error =
+    method !== 'GET'
+      ? new SluiceError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${LOCAL_METRICS_PATH}; use GET`)
+      : /^\d{1,15}$/.test(after)
+        ? undefined
+        : new SluiceError('INVALID_REQUEST', 'after must be a sequence number (a non-negative integer)');
+  if (error) return send(res, resultFromResponse(errorEnvelope(error)));
+  const documents = telemetry.read(Number(after));
+  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+  res.end(JSON.stringify({ last: telemetry.last(), documents }));
 };
 
 const toEvent = (

@@ -29,6 +29,7 @@ import { presignedWhoami } from '../gateway/sasl.js';
 import { nodeHttpFetch } from '../sdk/node-http.js';
 import { sigV4Fetch } from '../sdk/sigv4.js';
 import { KafkaGateway } from '../gateway/server.js';
+import { LocalTelemetry } from './telemetry-sink.js';
 
 export interface LocalStackOptions {
   /** Port to serve on; 0 picks a free one. */
@@ -61,6 +62,11 @@ export interface LocalStackOptions {
   /** Serve Kafka's protocol on this port too (gateway/; 0 picks a free one); undefined serves none. */
   kafkaPort?: number;
   log?: (line: string) => void;
+  /**
+   * Where the functions' log records go, one readable line each (functions/telemetry.ts writes them
+   * as JSON for CloudWatch on Lambda); default: `log`.
+   */
+  telemetryLog?: (line: string) => void;
 }
 
 /** The bucket `npm start` makes for Connect's S3 sink on its S3 emulator. */
@@ -96,6 +102,8 @@ export interface LocalStack {
   connectWorkerPid(): number | undefined;
   /** The Kafka gateway in front of this stack, when kafkaPort was given. */
   kafka: KafkaGateway | undefined;
+  /** The EMF documents the functions emitted (also at GET /_local/metrics). */
+  telemetry: LocalTelemetry;
   stop(): Promise<void>;
 }
 
@@ -181,6 +189,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     const latencyModel = options.latencyModel ?? parseLatencyModel(env['SLUICE_LATENCY_MODEL']);
     runtime.setAuthorizer(gatewayAuth?.authorizer);
     runtime.setStorageLayer(storageLayer(latencyModel, env['SLUICE_FAULTS']));
+    const telemetry = new LocalTelemetry(options.telemetryLog ?? log);
+    runtime.setTelemetrySink(telemetry);
     const handlers: Handlers = {
       admin: (await import('../functions/admin.js')).handler,
       produce: (await import('../functions/produce.js')).handler,
@@ -190,7 +200,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     };
     const maintenance = (await import('../functions/maintenance.js')).handler;
 
-    const server = createGateway(handlers, log, gatewayAuth);
+    const server = createGateway(handlers, log, gatewayAuth, telemetry);
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -270,6 +280,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
             env: { ...process.env, SLUICE_URL: `http://127.0.0.1:${port}` },
             ...(options.dataDir ? { dataDir: options.dataDir } : {}),
             log,
+            emf: (line) => telemetry.emf(line),
             // Watches the partition items: an invocation starts only for a started source or a sink
             // whose topics have records past its group's committed offsets (connect/runtime/wakeup.ts).
             due: async () => {
@@ -296,6 +307,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       runMaintenance,
       connectWorkerPid: () => connect?.pid(),
       kafka,
+      telemetry,
       stop: async () => {
         await kafka?.close();
         if (timer) clearInterval(timer);
@@ -313,6 +325,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
           else process.env[k] = v;
         }
         runtime.resetSluice();
+        runtime.setTelemetrySink(undefined);
       },
     };
   } catch (error) {

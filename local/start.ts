@@ -49,6 +49,10 @@ try {
     log: (line) => {
       if (verbose || /error|failed/i.test(line)) console.error(`sluice: ${line}`);
     },
+    // The functions' structured log records, one readable line each: warnings and errors always.
+    telemetryLog: (line) => {
+      if (verbose || / (WARN|ERROR) /.test(line)) console.error(line);
+    },
   });
   console.log(
     `sluice: DynamoDB ${stack.endpoints.dynamodb}  table ${stack.tableName}  stores ${stack.stores

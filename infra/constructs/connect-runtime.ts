@@ -30,6 +30,11 @@ export interface ConnectRuntimeProps {
    * @default Duration.seconds(1)
    */
   readonly triggerBatchingWindow?: Duration;
+  /** Where failed invocations go: scheduled ones (their event) and trigger batches given up on. @default none */
+  readonly deadLetters?: {
+    readonly onFailure: lambda.IDestination;
+    readonly streamFailure: lambda.IEventSourceDlq;
+  };
 }
 
 /**
@@ -56,7 +61,11 @@ export class ConnectRuntime extends Construct {
       schedule: events.Schedule.rate(interval),
     });
     this.rule.addTarget(new targets.LambdaFunction(props.handler, { retryAttempts: 0, maxEventAge }));
-    props.handler.configureAsyncInvoke({ retryAttempts: 0, maxEventAge });
+    props.handler.configureAsyncInvoke({
+      retryAttempts: 0,
+      maxEventAge,
+      ...(props.deadLetters ? { onFailure: props.deadLetters.onFailure } : {}),
+    });
     const table = props.metadataTable;
     if (table?.tableStreamArn) {
       this.trigger = new lambda.EventSourceMapping(this, 'Trigger', {
@@ -67,6 +76,7 @@ export class ConnectRuntime extends Construct {
         maxBatchingWindow: props.triggerBatchingWindow ?? Duration.seconds(1),
         // A failed batch is tried twice more, then dropped: the schedule's lag check catches up.
         retryAttempts: 2,
+        ...(props.deadLetters ? { onFailure: props.deadLetters.streamFailure } : {}),
         bisectBatchOnError: false,
         parallelizationFactor: 1,
         filters: [

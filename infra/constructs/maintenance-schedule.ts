@@ -12,6 +12,8 @@ export interface MaintenanceScheduleProps {
    * @default Duration.minutes(1)
    */
   readonly interval?: Duration;
+  /** Where a run that failed goes (its event), e.g. the dead-letter queue the alarms watch. @default none */
+  readonly onFailure?: lambda.IDestination;
 }
 
 /**
@@ -41,6 +43,7 @@ export class MaintenanceSchedule extends Construct {
     props.handler.configureAsyncInvoke({
       retryAttempts: 0,
       maxEventAge: Duration.seconds(Math.max(60, interval.toSeconds())),
+      ...(props.onFailure ? { onFailure: props.onFailure } : {}),
     });
   }
 }

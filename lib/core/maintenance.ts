@@ -57,8 +57,21 @@ export interface MaintenanceReport {
   orphanScan: boolean;
   /** Replication: objects copied to followers, ISR joins and leaves, leaders elected. */
   replication: ReplicationTotals;
+  /** Partition gauges after this run's replication pass (the metrics of the same names). */
+  partitionHealth: PartitionHealth;
   sweeps: Record<string, unknown>;
   errors: string[];
+}
+
+export interface PartitionHealth {
+  /** Partitions whose ISR is smaller than their replicas (UnderReplicatedPartitions). */
+  underReplicated: number;
+  /** Partitions whose ISR is smaller than min.insync.replicas (UnderMinIsrPartitionCount). */
+  underMinIsr: number;
+  /** Partitions whose leader store failed with nobody in sync to take over (OfflinePartitionsCount). */
+  offline: number;
+  /** Per follower store, the most records it is behind a leader (MaxLag). */
+  maxLag: Record<string, number>;
 }
 
 export interface ReplicationTotals {
@@ -98,6 +111,7 @@ export class Maintenance {
       orphansDeleted: 0,
       orphanScan: false,
       replication: { copied: 0, joined: 0, left: 0, elected: 0 },
+      partitionHealth: { underReplicated: 0, underMinIsr: 0, offline: 0, maxLag: {} },
       sweeps: {},
       errors: [],
     };
@@ -109,9 +123,12 @@ export class Maintenance {
       }
     };
     // Followers first: the index step moves only what is below the HW, which replication raises.
-    report.replication = await this.replicate((what, error) =>
-      report.errors.push(`${what}: ${error instanceof Error ? error.message : String(error)}`),
+    report.replication = await this.replicate(
+      (what, error) =>
+        report.errors.push(`${what}: ${error instanceof Error ? error.message : String(error)}`),
+      report.partitionHealth,
     );
+    this.reportHealth(report.partitionHealth);
     const { catalog, clock, store } = this.options.log;
     const deadline = clock.now() + this.runBudgetMs;
     await attempt('orphan scan claim', async () => {
@@ -168,10 +185,18 @@ export class Maintenance {
    * One replicator pass over every replicated partition (lib/core/replication/replicator.ts): run by
    * each maintenance run, and on its own timer by the local stack.
    */
-  async replicate(onError: (what: string, error: unknown) => void = () => {}): Promise<ReplicationTotals> {
+  async replicate(
+    onError: (what: string, error: unknown) => void = () => {},
+    health?: PartitionHealth,
+  ): Promise<ReplicationTotals> {
     const totals: ReplicationTotals = { copied: 0, joined: 0, left: 0, elected: 0 };
     for (const topic of await this.options.log.catalog.list()) {
-      if (topic.replicationFactor < 2) continue;
+      const minIsr = effectiveConfig(topic.configs)['min.insync.replicas'];
+      if (topic.replicationFactor < 2) {
+        // One store: always fully replicated, but under a min.insync.replicas it can never meet.
+        if (health && minIsr > 1) health.underMinIsr += topic.partitions;
+        continue;
+      }
       for (let p = 0; p < topic.partitions; p++) {
         try {
           const pass = await replicatePartition(this.options.log, topic, p);
@@ -179,12 +204,31 @@ export class Maintenance {
           totals.joined += pass.joined.length;
           totals.left += pass.left.length;
           if (pass.elected !== undefined) totals.elected++;
+          if (health && pass.after) {
+            const { replicas, isr, leo, nextOffset } = pass.after;
+            if (isr.length < replicas.length) health.underReplicated++;
+            if (isr.length < minIsr) health.underMinIsr++;
+            if (pass.offline) health.offline++;
+            for (const store of replicas) {
+              const lag = Math.max(0, nextOffset - (leo[store] ?? 0));
+              health.maxLag[store] = Math.max(health.maxLag[store] ?? 0, lag);
+            }
+          }
         } catch (error) {
           onError(`replicate ${topic.name}-${p}`, error);
         }
       }
     }
     return totals;
+  }
+
+  /** The partition gauges, once per run: a value every run, so a healthy cluster reads 0, not "no data". */
+  private reportHealth(health: PartitionHealth): void {
+    const { telemetry } = this.options.log;
+    telemetry.metric('UnderReplicatedPartitions', health.underReplicated, {});
+    telemetry.metric('UnderMinIsrPartitionCount', health.underMinIsr, {});
+    telemetry.metric('OfflinePartitionsCount', health.offline, {});
+    for (const [store, lag] of Object.entries(health.maxLag)) telemetry.metric('MaxLag', lag, { store });
   }
 
   /** Moves the whole tail of one partition into the index (several passes when it is long). */

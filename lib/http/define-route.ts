@@ -12,6 +12,7 @@ import { readJson } from './body.js';
 import { EDGE_LIMITS } from './limits.js';
 import { validateRequest } from './request-schema.js';
 import type { HttpMethod, HttpRequest, HttpResponse, Route } from './types.js';
+import { kafkaApiName } from '../telemetry/apis.js';
 
 /** The Lambda function that serves a route (API Gateway sends each function only its routes). */
 export type Job = 'admin' | 'produce' | 'fetch' | 'groups' | 'connect';
@@ -91,6 +92,7 @@ export const bindRoute = <D>(definition: RouteDefinition<D>, deps: D): Route => 
   return {
     method: definition.method,
     pattern: definition.path,
+    api: kafkaApiName(definition.id),
     ...(definition.mapError ? { mapError: definition.mapError } : {}),
     handler: async (request) => {
       try {

@@ -3,6 +3,8 @@
  * of Lambda: the function entry points and the local gateway both call `handle`.
  */
 import { SluiceError, isSluiceError } from '../../protocol/errors.js';
+import type { Telemetry } from '../ports/telemetry.js';
+import { noTelemetry } from '../ports/telemetry.js';
 import { checkPathParam } from './limits.js';
 import { canonicalRequestPath } from './request-path.js';
 import { STATUS_BY_CODE } from './status.js';
@@ -13,8 +15,6 @@ interface CompiledRoute extends Route {
   regex: RegExp;
   names: string[];
 }
-
-export type Logger = (entry: Record<string, unknown>) => void;
 
 /**
  * Runs before a route's handler (route key `METHOD pattern`): throws to refuse the request, or returns
@@ -32,7 +32,7 @@ export class Router {
 
   constructor(
     routes: readonly Route[],
-    private readonly log: Logger = () => {},
+    private readonly telemetry: Telemetry = noTelemetry,
     private readonly guard?: RouteGuard,
   ) {
     this.routes = routes.map((route) => {
@@ -45,7 +45,25 @@ export class Router {
     });
   }
 
+  /**
+   * Answers one request, and reports it: RequestLatencyMs per Kafka API (the time in this function,
+   * Kafka's TotalTimeMs), ErrorsPerSec per API and error code, and the request's resource (topic,
+   * partition, group …) for every later log line.
+   */
   async handle(request: Omit<HttpRequest, 'params'>): Promise<HttpResponse> {
+    const started = performance.now();
+    let api = 'unknown';
+    const response = await this.route(request, (name) => (api = name));
+    this.telemetry.metric('RequestLatencyMs', performance.now() - started, { API: api });
+    const code = response.status >= 400 ? errorCodeOf(response) : undefined;
+    if (code !== undefined) this.telemetry.metric('ErrorsPerSec', 1, { API: api, error: code });
+    return response;
+  }
+
+  private async route(
+    request: Omit<HttpRequest, 'params'>,
+    named: (api: string) => void,
+  ): Promise<HttpResponse> {
     try {
       // One canonical path for routing and every authorization check (lib/http/request-path.ts).
       const canonical = canonicalRequestPath(request.path);
@@ -70,6 +88,15 @@ export class Router {
         params[name] = decodeSegment(found.m[i + 1] ?? '');
         checkPathParam(name, params[name]);
       }
+      const api = found.route.api ?? found.route.pattern;
+      named(api);
+      this.telemetry.annotate({
+        API: api,
+        ...(params['topic'] !== undefined ? { topic: params['topic'] } : {}),
+        ...(params['partition'] !== undefined ? { partition: Number(params['partition']) } : {}),
+        ...(params['group'] !== undefined ? { group: params['group'] } : {}),
+        ...(params['connector'] !== undefined ? { connector: params['connector'] } : {}),
+      });
       const routed = { ...request, path, params };
       const after = await this.guardRoute(found.route, routed);
       const response = await found.route.handler(routed);
@@ -97,8 +124,7 @@ export class Router {
       : new SluiceError('UNKNOWN_SERVER_ERROR', 'internal error; see the server log', { cause: error });
     const status = STATUS_BY_CODE[e.code];
     if (status >= 500) {
-      this.log({
-        level: 'error',
+      this.telemetry.log('error', 'request failed', {
         method: request.method,
         path: request.path,
         code: e.code,
@@ -117,6 +143,12 @@ export class Router {
 
 export const errorEnvelope = (e: SluiceError, status = STATUS_BY_CODE[e.code]): HttpResponse =>
   json(status, { error: { code: e.code, message: e.message, retriable: e.retriable }, ...(e.details ?? {}) });
+
+/** The Kafka error code of an error answer (the envelope's), or its status when it has none. */
+const errorCodeOf = (response: HttpResponse): string => {
+  const code = (response.body as { error?: { code?: unknown } } | undefined)?.error?.code;
+  return typeof code === 'string' ? code : String(response.status);
+};
 
 const decodeSegment = (segment: string): string => {
   try {

@@ -42,6 +42,8 @@ export interface Route {
   /** Path template with `{name}` segments, e.g. `/v1/topics/{topic}`. */
   pattern: string;
   handler: RouteHandler;
+  /** Kafka's name of the API the route serves (the API dimension of the request metrics). */
+  api?: string;
   /** Shapes every error of this route, the authorization guard's refusals included (Connect adds `error_code`). */
   mapError?: (error: unknown) => unknown;
 }

@@ -3,3 +3,4 @@ export * from './object-store.js';
 export * from './storage-errors.js';
 export * from './clock.js';
 export * from './meter.js';
+export * from './telemetry.js';

@@ -25,6 +25,7 @@ import { KafkaStreams } from '../runtime/kafka-streams.js';
 import type { BoundedRunReport } from './bounded-run.js';
 import { runBounded } from './bounded-run.js';
 import { committedPosition, sourceHighWatermarks } from './positions.js';
+import { PowertoolsTelemetry } from '../../functions/telemetry.js';
 
 /** The part of Lambda's context object a run uses. */
 export interface LambdaContext {
@@ -107,19 +108,26 @@ export const runStreamsOnce = async (
 export const streamsHandler = (topology: () => Topology) => {
   let wiring: StreamsWiring | undefined;
   let built: Topology | undefined;
+  const telemetry = new PowertoolsTelemetry();
   return async (event: StreamsWakeup, context: LambdaContext): Promise<StreamsRunResult> => {
     const started = Date.now();
     wiring ??= streamsWiringFromEnv();
     built ??= topology();
-    const log = (line: string) => console.error(JSON.stringify({ level: 'warn', streams: line }));
-    const report = await runStreamsOnce(built, wiring, context, log);
-    const result: StreamsRunResult = {
-      applicationId: wiring.config.applicationId,
-      wakeups: event.Records?.length ?? 0,
-      ...report,
-      durationMs: Date.now() - started,
-    };
-    console.log(JSON.stringify({ level: 'info', streams: result }));
-    return result;
+    const group = wiring.config.applicationId;
+    return telemetry.run({ function: 'streams', group }, async () => {
+      const log = (line: string) => telemetry.log('warn', line);
+      const report = await runStreamsOnce(built!, wiring!, context, log);
+      const result: StreamsRunResult = {
+        applicationId: group,
+        wakeups: event.Records?.length ?? 0,
+        ...report,
+        durationMs: Date.now() - started,
+      };
+      // Kafka Streams' process-total of this run; Sum over a period / the period is its process-rate.
+      const processed = Object.values(report.processed).reduce((n, k) => n + k, 0);
+      telemetry.metric('process-rate', processed, { group });
+      telemetry.log('info', 'streams run', { streams: result });
+      return result;
+    });
   };
 };

@@ -61,6 +61,8 @@ describe('cdk-nag AwsSolutions', () => {
       'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:user/*]',
       'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:role/*]',
     ];
+    // X-Ray's segment writes have no resource-level permissions (infra/monitoring.ts).
+    const xray = 'AwsSolutions-IAM5[Resource::*]';
     const sorted = (lists: Record<string, string[]>) =>
       Object.fromEntries(Object.entries(lists).map(([path, rules]) => [path, [...rules].sort()]));
     expect(
@@ -75,16 +77,19 @@ describe('cdk-nag AwsSolutions', () => {
         'Sluice/Functions/Connect': ['AwsSolutions-L1'],
         'Sluice/Functions/ConnectWorker': ['AwsSolutions-L1'],
         'Sluice/Functions/Maintenance': ['AwsSolutions-L1'],
-        'Sluice/Functions/AdminRole': [objects, segments, ...simulation],
-        'Sluice/Functions/ProduceRole': [objects, ...simulation],
-        'Sluice/Functions/FetchRole': [objects, segments, ...simulation],
-        'Sluice/Functions/ConnectRole': simulation,
+        'Sluice/Functions/AdminRole': [objects, segments, ...simulation, xray],
+        'Sluice/Functions/ProduceRole': [objects, ...simulation, xray],
+        'Sluice/Functions/FetchRole': [objects, segments, ...simulation, xray],
+        'Sluice/Functions/ConnectRole': [...simulation, xray],
         'Sluice/Functions/ConnectWorkerRole': [
           objects,
           'AwsSolutions-IAM5[Resource::<MetadataTable.Arn>/stream/*]',
+          xray,
         ],
-        'Sluice/Functions/MaintenanceRole': [objects, segments],
-        'Sluice/Functions/GroupsRole': simulation,
+        'Sluice/Functions/MaintenanceRole': [objects, segments, xray],
+        'Sluice/Functions/GroupsRole': [...simulation, xray],
+        'Sluice/DeadLetters/Queue': ['AwsSolutions-SQS3'],
+        'Sluice/Monitoring/Alarms': ['AwsSolutions-SNS2'],
         'Sluice/Api/HttpApi/GET--v1--health': ['AwsSolutions-APIG4'],
       }),
     );

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
-import type { LocalStack } from '../../local/stack.js';
+import type { LocalStack, LocalStackOptions } from '../../local/stack.js';
 import { startLocalStack } from '../../local/stack.js';
 
 export interface TestStack {
@@ -22,9 +22,12 @@ export interface Reply {
   bytes: Uint8Array;
 }
 
-export const startTestStack = async (): Promise<TestStack> => {
+export const startTestStack = async (
+  options: Pick<LocalStackOptions, 'telemetryLog'> = {},
+): Promise<TestStack> => {
   const suffix = randomUUID().slice(0, 8);
   const stack = await startLocalStack({
+    ...options,
     port: 0,
     maintenanceIntervalMs: 0,
     env: {

@@ -40,9 +40,11 @@ it('counts exactly what it did, purges a deleted topic after its grace, and name
     orphansDeleted: 0,
     orphanScan: true,
     replication: { copied: 0, joined: 0, left: 0, elected: 0 },
+    partitionHealth: { underReplicated: 0, underMinIsr: 0, offline: 0, maxLag: {} },
     sweeps: {
       groups: { failedGroups: 0, groups: 0, membersExpired: 0 },
       transactions: { aborted: 0, completed: 0 },
+      consumerLag: { groups: 0, partitions: 0, maxLag: {} },
       answer: 42,
     },
     errors: ['sweep broken: boom'],

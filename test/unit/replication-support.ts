@@ -10,6 +10,7 @@ import { createSluice } from '../../lib/app.js';
 import { keys } from '../../lib/core/keys.js';
 import { readPartitionState } from '../../lib/core/log/context.js';
 import type { UpdateAction } from '../../lib/ports/metadata-store.js';
+import type { Telemetry } from '../../lib/ports/telemetry.js';
 import { storageUnavailable } from '../../lib/ports/storage-errors.js';
 import type { MetadataCall, ObjectCall } from '../harness/seams.js';
 import { InterceptedMetadataStore, InterceptedObjectStore, isStateUpdate } from '../harness/seams.js';
@@ -54,7 +55,10 @@ class ReplicaTestClock extends TestClock {
   }
 }
 
-export const replicationCluster = (storeCount = 3, { segments = false } = {}) => {
+export const replicationCluster = (
+  storeCount = 3,
+  { segments = false, telemetry }: { segments?: boolean; telemetry?: Telemetry } = {},
+) => {
   const clock = new ReplicaTestClock();
   const segmentStore = segments ? new MemoryObjectStore('segments', undefined, clock) : undefined;
   const store = new MemoryMetadataStore();
@@ -94,6 +98,7 @@ export const replicationCluster = (storeCount = 3, { segments = false } = {}) =>
     clock,
     config: { clusterId: 'test', topicCacheTtlMs: 60_000, replicaLagTimeMaxMs: LAG_MS },
     newId: () => `id-${++id}`,
+    ...(telemetry ? { telemetry } : {}),
   });
   const http = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const [pathname, search = ''] = path.split('?');

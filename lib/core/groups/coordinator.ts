@@ -28,6 +28,8 @@ import {
   validateTopicName,
 } from './requests.js';
 import { TopicLookup } from './topic-lookup.js';
+import type { Telemetry } from '../../ports/telemetry.js';
+import { noTelemetry } from '../../ports/telemetry.js';
 import type {
   ClassicMemberRequest,
   ClassicMemberResponse,
@@ -56,9 +58,12 @@ export interface GroupCoordinatorOptions {
   heartbeatIntervalMs?: number;
   /** Jitter and member ids; seed it for reproducible simulations. */
   random?: () => number;
+  /** Rebalances are counted here (RebalanceRateAndTimeMs); default: nowhere. */
+  telemetry?: Telemetry;
 }
 
 export class GroupCoordinator {
+  private readonly telemetry: Telemetry;
   readonly sessionTimeoutMs: number;
   readonly heartbeatIntervalMs: number;
   private readonly items: GroupItems;
@@ -78,7 +83,9 @@ export class GroupCoordinator {
     sessionTimeoutMs = 45_000,
     heartbeatIntervalMs = 5_000,
     random,
+    telemetry = noTelemetry,
   }: GroupCoordinatorOptions) {
+    this.telemetry = telemetry;
     this.store = store;
     this.items = new GroupItems(store);
     this.clock = clock;
@@ -131,6 +138,7 @@ export class GroupCoordinator {
     // Looked up before the group is read, so the catalog's latency is not inside the window in which a
     // concurrent change makes this attempt's write fail.
     await lookup.describeAll(subscribedTopics ?? []);
+    const started = this.clock.now();
     return this.retry(label, async () => {
       const loaded = await this.loadLive(groupId);
       const names = [...loaded.view.members.values()].flatMap((m) => m.subscribedTopics);
@@ -143,6 +151,9 @@ export class GroupCoordinator {
         newMemberId: this.newMemberId,
       });
       await this.items.save(loaded, next);
+      // A new target assignment is a rebalance: its time is the step that computed and stored it.
+      if (next.meta.assignmentEpoch > loaded.view.meta.assignmentEpoch)
+        this.telemetry.metric('RebalanceRateAndTimeMs', this.clock.now() - started, { group: groupId });
       return response;
     });
   }

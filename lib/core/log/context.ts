@@ -6,6 +6,8 @@
 import type { Clock } from '../../ports/clock.js';
 import type { MetadataStore } from '../../ports/metadata-store.js';
 import type { ObjectStore } from '../../ports/object-store.js';
+import type { Telemetry } from '../../ports/telemetry.js';
+import { noTelemetry } from '../../ports/telemetry.js';
 import { SluiceError } from '../../../protocol/errors.js';
 import { keys } from '../keys.js';
 import type { TopicCatalog } from '../topics/catalog.js';
@@ -50,6 +52,8 @@ export interface LogOptions {
   /** Backoff jitter of ISR changes and elections (seeded in simulations). */
   random?: () => number;
   newId?: () => string;
+  /** Where log lines and metrics go (default: nowhere). */
+  telemetry?: Telemetry;
 }
 
 export interface LogContext {
@@ -66,6 +70,7 @@ export interface LogContext {
   sequenceGapWaitMs: number;
   random: () => number;
   newId: () => string;
+  telemetry: Telemetry;
   objectStore(id: string): ObjectStore;
   segmentStore: ObjectStore | undefined;
   leadership: LeadershipCache;
@@ -87,6 +92,7 @@ export const createLogContext = (options: LogOptions): LogContext => {
     sequenceGapWaitMs: options.sequenceGapWaitMs ?? 0,
     random: options.random ?? Math.random,
     newId: options.newId ?? (() => globalThis.crypto.randomUUID()),
+    telemetry: options.telemetry ?? noTelemetry,
     objectStore: (id) => {
       const store = byId.get(id);
       if (!store)

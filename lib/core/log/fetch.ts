@@ -138,6 +138,7 @@ export class Fetcher {
       // Offsets past the last record of a batch (compaction) are skipped, not refetched.
       nextOffset = Math.max(nextOffset, Math.min(batch.baseOffset + batch.header.lastOffsetDelta + 1, limit));
     }
+    this.countOut(topic, bytes);
     return { records, nextOffset, ...bounds };
   }
 
@@ -156,6 +157,7 @@ export class Fetcher {
       bytes += batch.bytes.length;
       nextOffset = batch.baseOffset + batch.header.lastOffsetDelta + 1;
     }
+    this.countOut(topic, bytes);
     if (request.isolationLevel !== 'read_committed') return { batches, nextOffset, ...bounds };
     const aborted = await abortedTransactions(
       this.ctx.store,
@@ -220,9 +222,15 @@ export class Fetcher {
         continue;
       }
       budget = Math.max(0, budget - bytes);
+      this.countOut(topic, bytes);
       results.push({ ...id, batches, nextOffset, ...bounds });
     }
     return results;
+  }
+
+  /** Kafka's BytesOutPerSec: the bytes a fetch returns (an empty answer counts nothing). */
+  private countOut(topic: Topic, bytes: number): void {
+    if (bytes > 0) this.ctx.telemetry.metric('BytesOutPerSec', bytes, { topic: topic.name });
   }
 
   /** One partition's topic and state for fetchMany, or the error that is its answer. */

@@ -106,6 +106,14 @@ export class LogAppender {
         ),
       ),
     );
+    for (const o of outcomes) {
+      if ('outcome' in o && o.outcome.kind === 'committed')
+        this.countIn(
+          topic,
+          o.w.indexes.length,
+          o.w.batches.reduce((n, b) => n + b.length, 0),
+        );
+    }
     const failures = outcomes.filter((o) => 'error' in o);
     if (failures.length === fresh.length && failures.length > 0 && fresh.length === writes.size)
       throw failures[0]!.error;
@@ -176,6 +184,7 @@ export class LogAppender {
         : undefined,
     );
     const baseOffset = outcome.baseOffset;
+    if (outcome.kind === 'committed') this.countIn(topic, append.records, body.length);
     // A duplicate is the batch with the same first and last sequence, so its span is this one's. Kafka
     // answers it with the original's offsets and append time (the timestamp its producer state keeps for
     // the batch), found here in the tail or in the producer history. A history item written before the
@@ -190,6 +199,12 @@ export class LogAppender {
       logAppendTime: append.logAppend ? appendTime : -1,
       logStartOffset: outcome.logStartOffset,
     };
+  }
+
+  /** Kafka's BrokerTopicMetrics for an append that took effect (a duplicate appends nothing). */
+  private countIn(topic: Topic, records: number, bytes: number): void {
+    this.ctx.telemetry.metric('MessagesInPerSec', records, { topic: topic.name });
+    this.ctx.telemetry.metric('BytesInPerSec', bytes, { topic: topic.name });
   }
 
   /** InitProducerId: a new producer id with epoch 0. */

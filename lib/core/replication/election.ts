@@ -56,6 +56,7 @@ export const electLeader = async (
   options: ElectionOptions,
 ): Promise<ElectionOutcome> => {
   const where = `${topic.name}-${partition}`;
+  const startedAt = ctx.clock.now();
   const outcome = await retryOnConflict(`leader election of ${where}`, casOptions(ctx), async () => {
     const state = await readPartitionState(ctx.store, topic, partition);
     if (options.seenEpoch !== undefined && state.leaderEpoch !== options.seenEpoch)
@@ -104,6 +105,17 @@ export const electLeader = async (
     };
   });
   ctx.leadership.remember(topic, partition, outcome.state);
+  if (outcome.elected) {
+    ctx.telemetry.metric('LeaderElectionRateAndTimeMs', ctx.clock.now() - startedAt, {});
+    ctx.telemetry.log('warn', 'leader elected', {
+      topic: topic.name,
+      partition,
+      leader: outcome.state.leader,
+      leaderEpoch: outcome.state.leaderEpoch,
+      electionType: options.type,
+      unclean: outcome.unclean,
+    });
+  }
   return outcome;
 };
 

@@ -32,6 +32,7 @@ export const removeFromIsr = async (
   options: { reason: ShrinkReason; seenEpoch: number },
 ): Promise<PartitionState> => {
   const key = keys.partitionState(topic.topicId, partition);
+  let left: string[] = [];
   const state = await retryOnConflict(
     `ISR shrink of ${topic.name}-${partition}`,
     casOptions(ctx),
@@ -70,9 +71,20 @@ export const removeFromIsr = async (
         condition: { and: conditions },
         returnValues: 'allNew',
       });
+      left = leaving;
       return asPartitionState(item!);
     },
   );
   ctx.leadership.remember(topic, partition, state);
+  if (left.length > 0) {
+    ctx.telemetry.metric('IsrShrinksPerSec', left.length, {});
+    ctx.telemetry.log('warn', 'ISR shrink', {
+      topic: topic.name,
+      partition,
+      left,
+      reason: options.reason,
+      isr: state.isr,
+    });
+  }
   return state;
 };

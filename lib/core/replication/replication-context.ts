@@ -2,6 +2,7 @@
 import type { Clock } from '../../ports/clock.js';
 import type { MetadataStore } from '../../ports/metadata-store.js';
 import type { ObjectStore } from '../../ports/object-store.js';
+import type { Telemetry } from '../../ports/telemetry.js';
 import { SluiceError } from '../../../protocol/errors.js';
 import type { CasRetryOptions } from '../groups/cas-retry.js';
 import type { PartitionState } from '../log/partition-state.js';
@@ -13,6 +14,8 @@ export interface ReplicationContext {
   random: () => number;
   /** Kafka's replica.lag.time.max.ms: a follower not caught up for this long leaves the ISR. */
   replicaLagTimeMaxMs: number;
+  /** ISR changes and elections are counted here (IsrShrinksPerSec, LeaderElectionRateAndTimeMs …). */
+  telemetry: Telemetry;
   objectStore(id: string): ObjectStore;
   leadership: { remember(topic: Topic, partition: number, state: PartitionState): unknown };
 }

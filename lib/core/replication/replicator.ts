@@ -36,6 +36,10 @@ export interface ReplicationPass {
   left: string[];
   /** The new leader when the leader's store failed. */
   elected?: string;
+  /** The leader's store failed and no in-sync store could take over (Kafka's offline partition). */
+  offline?: boolean;
+  /** The partition's replicas, ISR and LEOs after the pass (for the partition gauges). */
+  after?: Pick<PartitionState, 'replicas' | 'isr' | 'leo' | 'nextOffset'>;
 }
 
 type FollowerResult =
@@ -67,9 +71,12 @@ export const replicatePartition = async (
         seenEpoch: state.leaderEpoch,
       });
       if (outcome.elected) pass.elected = outcome.state.leader;
+      pass.after = outcome.state;
     } catch (error) {
       // Nobody may lead (Kafka's offline partition): the leader keeps the partition until it answers.
       if (!(error instanceof SluiceError && error.code === 'ELIGIBLE_LEADERS_NOT_AVAILABLE')) throw error;
+      pass.offline = true;
+      pass.after = state;
     }
     return pass;
   }
@@ -88,7 +95,8 @@ export const replicatePartition = async (
     await removeFromIsr(ctx, topic, partition, lagging, { reason: 'lagging', seenEpoch: state.leaderEpoch });
   pass.left.push(...leaving);
   // Followers moved in parallel, each from the same read: raise the HW once more from a fresh one.
-  if (pass.advanced.length > 0) await raiseHighWatermark(ctx, topic, partition);
+  const last = pass.advanced.length > 0 ? await raiseHighWatermark(ctx, topic, partition) : undefined;
+  pass.after = last ?? afterPass(state, pass);
   return pass;
 };
 
@@ -97,10 +105,10 @@ const raiseHighWatermark = async (
   ctx: ReplicationContext,
   topic: Topic,
   partition: number,
-): Promise<void> => {
+): Promise<PartitionState> => {
   const state = await readPartitionState(ctx.store, topic, partition);
   const hw = minLogEndOffset(state, state.isr);
-  if (hw <= state.hw) return;
+  if (hw <= state.hw) return state;
   await ctx.store
     .update(keys.partitionState(topic.topicId, partition), [{ set: 'hw', value: hw }], {
       condition: {
@@ -115,7 +123,18 @@ const raiseHighWatermark = async (
       // A commit or another replicator moved it first; the next pass looks again.
       if (!(error instanceof ConditionFailedError)) throw error;
     });
+  return state;
 };
+
+/** The ISR a pass leaves behind, from the state it read and the joins and leaves it made. */
+const afterPass = (state: PartitionState, pass: ReplicationPass): NonNullable<ReplicationPass['after']> => ({
+  replicas: state.replicas,
+  isr: state.replicas.filter(
+    (r) => (state.isr.includes(r) || pass.joined.includes(r)) && !pass.left.includes(r),
+  ),
+  leo: state.leo,
+  nextOffset: state.nextOffset,
+});
 
 /**
  * Catches one follower up. An out-of-sync follower under a steady produce stream loses the race with
@@ -246,6 +265,10 @@ const catchUp = async (
     return { kind: kept ? 'advanced' : 'raced' };
   }
   if (from < to) pass.advanced.push(follower);
-  if (joins) pass.joined.push(follower);
+  if (joins) {
+    pass.joined.push(follower);
+    ctx.telemetry.metric('IsrExpandsPerSec', 1, {});
+    ctx.telemetry.log('info', 'ISR expand', { topic: topic.name, partition, joined: follower, isr });
+  }
   return { kind: joins ? 'joined' : from < to ? 'advanced' : 'idle' };
 };
