@@ -139,6 +139,8 @@ describe('StreamsApp', () => {
         ...produce('word-counts'),
         'POST /v1/topics',
         'POST /v1/fetch',
+        // Every client grant lets its principal learn who it is (the Kafka gateway's SASL token).
+        'GET /v1/whoami',
       ]),
     );
     // No repartition topic, no topic creation.
