@@ -119,9 +119,20 @@ export interface PartitionFetchAnswer {
   logStartOffset?: number;
   /** Where the next fetch of this partition starts (absent with an error). */
   nextOffset?: number;
+  /** Under isolationLevel read_committed: the last stable offset the read stopped at. */
+  lastStableOffset?: number;
+  /** Under read_committed: the aborted transactions in the batches' range, whose records the reader drops. */
+  abortedTransactions?: AbortedTransaction[];
   /** Concatenated RecordBatches with their true base offsets, base64; empty when none. */
   recordBatches?: string;
   error?: { code: string; message: string; retriable: boolean };
+}
+
+/** An aborted transaction of a read_committed fetch (Kafka's FetchResponse AbortedTransaction). */
+export interface AbortedTransaction {
+  producerId: number;
+  /** The transaction's first offset in the partition. */
+  firstOffset: number;
 }
 
 /** POST /v1/fetch's answer: one entry per requested partition, in request order. */

@@ -78,7 +78,8 @@ export const writeMarker = async (
     // The partition holds the marker's epoch: this marker is written (a later transaction of the producer,
     // which may be open here now, starts only after every marker of this one is).
     if (known !== undefined && known.e >= marker.producerEpoch) return 'already';
-    const now = ctx.clock.now();
+    // Kafka timestamps are whole ms; a simulated clock may have advanced by a jittered fraction.
+    const now = Math.floor(ctx.clock.now());
     const bytes = encodeControlBatch({ ...marker, timestamp: now });
     stampPartitionLeaderEpoch(bytes, state.leaderEpoch);
     const key = dataObjectKey(topic.topicId, ctx.newId());
