@@ -33,6 +33,7 @@ import type {
   ResetTarget,
   TopicDescription,
   TopicSummary,
+  TransactionDescription,
 } from '../lib/wire/types.js';
 export { ENCODINGS } from '../lib/wire/types.js';
 export type * from '../lib/wire/types.js';
@@ -276,5 +277,13 @@ export class SluiceApi {
 
   async resetOffsets(group: string, topic: string, to: ResetTarget): Promise<CommittedOffset[]> {
     return ((await this.admin.resetOffsets(group, topic, to)) as { offsets: CommittedOffset[] }).offsets;
+  }
+
+  listTransactions(): Promise<TransactionDescription[]> {
+    return this.admin.listTransactions();
+  }
+
+  describeTransaction(transactionalId: string): Promise<TransactionDescription> {
+    return this.admin.describeTransaction(transactionalId);
   }
 }

@@ -8,6 +8,8 @@ import type {
   OffsetCommitResult,
   TopicDescription,
   TopicSummary,
+  TransactionDescription,
+  TransactionListing,
 } from './types.js';
 
 export interface CreateTopicOptions {
@@ -151,5 +153,20 @@ export class Admin {
 
   async deleteGroup(groupId: string): Promise<void> {
     await this.retry(() => this.transport.send({ method: 'DELETE', path: path`/v1/groups/${groupId}` }));
+  }
+
+  /** ListTransactions (kafka-transactions.sh list): every transactional.id the coordinator knows. */
+  async listTransactions(): Promise<TransactionDescription[]> {
+    const { transactions } = await this.retry(() =>
+      this.transport.json<TransactionListing>({ method: 'GET', path: '/v1/transactions' }),
+    );
+    return transactions;
+  }
+
+  /** DescribeTransactions (kafka-transactions.sh describe). */
+  describeTransaction(transactionalId: string): Promise<TransactionDescription> {
+    return this.retry(() =>
+      this.transport.json({ method: 'GET', path: path`/v1/transactions/${transactionalId}` }),
+    );
   }
 }

@@ -128,6 +128,25 @@ export interface PartitionFetchAnswer {
   error?: { code: string; message: string; retriable: boolean };
 }
 
+/** GET /v1/transactions/{transactionalId}: the coordinator's state of a transactional.id. */
+export interface TransactionDescription {
+  transactionalId: string;
+  producerId: number;
+  producerEpoch: number;
+  /** Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit or CompleteAbort (Kafka's names). */
+  state: string;
+  transactionTimeoutMs: number;
+  /** When the open transaction began; -1 when none is open. */
+  transactionStartTimeMs: number;
+  partitions: TopicPartitions[];
+  groups: string[];
+}
+
+/** GET /v1/transactions. */
+export interface TransactionListing {
+  transactions: TransactionDescription[];
+}
+
 /** An aborted transaction of a read_committed fetch (Kafka's FetchResponse AbortedTransaction). */
 export interface AbortedTransaction {
   producerId: number;
