@@ -39,6 +39,41 @@ export const abortedIndexItem = (
 });
 
 /**
+ * Retention's part: the aborted-index items whose ABORT marker is below the new log start. No read
+ * starts below the log start, and a read from `from` needs only markers at or after it, so they are
+ * never asked for again (Kafka deletes a segment's .txnindex with the segment).
+ */
+export const dropAbortedBelow = async (
+  store: MetadataStore,
+  topicId: string,
+  partition: number,
+  logStartOffset: number,
+): Promise<number> => {
+  if (logStartOffset <= 0) return 0;
+  let dropped = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await store.query({
+      pk: keys.partitionPk(topicId, partition),
+      sk: {
+        between: [
+          keys.abortedTransaction(topicId, partition, 0).sk,
+          keys.abortedTransaction(topicId, partition, logStartOffset - 1).sk,
+        ],
+      },
+      consistent: true,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
+    if (page.items.length > 0) {
+      await store.batchWrite({ deletes: page.items.map(({ pk, sk }) => ({ pk, sk })) });
+      dropped += page.items.length;
+    }
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  return dropped;
+};
+
+/**
  * The aborted transactions overlapping [from, to): those whose ABORT marker is at or after `from` and
  * whose first offset is before `to`, by first offset. From the tail (markers not yet materialized) and
  * the index items (those that were).
