@@ -52,6 +52,12 @@ const FATAL_CODES = new Set([
   'INVALID_TRANSACTION_TIMEOUT',
 ]);
 
+/** After the calls of this turn of the event loop (setImmediate where there is one, as in Node). */
+const nextTurn = (f: () => void): void => {
+  if (typeof setImmediate === 'function') setImmediate(f);
+  else setTimeout(f, 0);
+};
+
 export const isFatalTransactionError = (error: unknown): boolean =>
   error instanceof SluiceError && FATAL_CODES.has(error.code);
 
@@ -136,26 +142,49 @@ export class TransactionManager {
       throw stateError(`a transactional producer sends only inside a transaction (state ${this.state})`);
   }
 
-  /** AddPartitionsToTxn before the transaction's first batch to the partition (KIP-890 checks it). */
+  /**
+   * AddPartitionsToTxn before the transaction's first batch to the partition (KIP-890 checks it). The
+   * partitions asked for in one turn of the event loop go in one request, as Kafka's producer batches
+   * them: one conditional write of the coordinator's item instead of one per partition.
+   */
   addPartition(topic: string, partition: number): Promise<void> {
     const id = `${topic}\u0000${partition}`;
     let adding = this.added.get(id);
     if (!adding) {
-      const identity = this.identity!;
       this.opened = true;
-      adding = this.call(() =>
-        this.transport.json<void>({
-          method: 'POST',
-          path: path`/v1/transactions/${this.transactionalId}/partitions`,
-          json: { ...identity, topics: [{ topic, partitions: [partition] }] },
-        }),
-      ).catch((error: unknown) => {
+      const pending = (this.pendingAdds ??= this.scheduleAdds());
+      pending.partitions.push({ topic, partition });
+      adding = pending.done.catch((error: unknown) => {
         this.added.delete(id);
         throw this.fail(error);
       });
       this.added.set(id, adding);
     }
     return adding;
+  }
+
+  private pendingAdds:
+    { partitions: { topic: string; partition: number }[]; done: Promise<void> } | undefined;
+
+  private scheduleAdds(): { partitions: { topic: string; partition: number }[]; done: Promise<void> } {
+    const identity = this.identity!;
+    const partitions: { topic: string; partition: number }[] = [];
+    const done = new Promise<void>((resolve) => nextTurn(resolve)).then(() => {
+      this.pendingAdds = undefined;
+      const topics = new Map<string, number[]>();
+      for (const p of partitions) topics.set(p.topic, [...(topics.get(p.topic) ?? []), p.partition]);
+      return this.call(() =>
+        this.transport.json<void>({
+          method: 'POST',
+          path: path`/v1/transactions/${this.transactionalId}/partitions`,
+          json: {
+            ...identity,
+            topics: [...topics].map(([topic, list]) => ({ topic, partitions: list })),
+          },
+        }),
+      );
+    });
+    return { partitions, done };
   }
 
   /** A send of the transaction failed: the transaction can only be aborted now (or the producer is fatal). */

@@ -77,6 +77,36 @@ describe('the SDK transactional producer', () => {
     expect(await readAll(committed)).toEqual(['0:a', '0:b', '0:d', '1:c']);
   });
 
+  it('adds the partitions of concurrent first sends in one AddPartitionsToTxn, as Kafka batches them', async () => {
+    const calls: string[] = [];
+    const spy =
+      (inner: FetchLike): FetchLike =>
+      async (input, init) => {
+        const url = new URL(String(input));
+        if (url.pathname.startsWith('/v1/transactions/')) calls.push(`${url.pathname} ${String(init.body)}`);
+        return inner(input, init);
+      };
+    const { client } = await setup(4, spy);
+    const producer = client.producer({ transactionalId: 'app' });
+    await producer.initTransactions();
+    producer.beginTransaction();
+    await Promise.all([0, 1, 2, 3].map((p) => producer.sendBatch('t', p, [{ value: `v${p}` }])));
+    await producer.sendBatch('t', 2, [{ value: 'again' }]);
+    const adds = calls.filter((c) => c.startsWith('/v1/transactions/app/partitions'));
+    expect(adds).toHaveLength(1);
+    expect(JSON.parse(adds[0]!.split(' ').slice(1).join(' ')).topics).toEqual([
+      { topic: 't', partitions: [0, 1, 2, 3] },
+    ]);
+    await producer.commitTransaction();
+    expect(await readAll(client.consumer({ isolationLevel: 'read_committed' }), 4)).toEqual([
+      '0:v0',
+      '1:v1',
+      '2:v2',
+      '2:again',
+      '3:v3',
+    ]);
+  });
+
   it('drops an aborted transaction for read_committed readers, across partitions, and goes on', async () => {
     const { client } = await setup();
     const producer = client.producer({ transactionalId: 'app' });
