@@ -11,6 +11,11 @@
  *    loop (read_committed, sendOffsetsToTransaction, commit) against the idempotent one (send, then
  *    commit the offsets with OffsetCommit), in records per simulated second.
  *
+ * 3. Streams' exactly_once_v2 commit (streams/runtime/eos.ts: one TransactWriteItems with the lease, the
+ *    state and an outbox item, then the outbox produced with an Idempotency-Key and deleted) of one
+ *    1 KiB record into each of N partitions, for docs/design.md's comparison: latency and requests per
+ *    commit.
+ *
  * Flags: --model express|standard (express), --transactions N (100 per size), --records R (2000 per
  * loop), --batch B (100), --seed N (1).
  */
@@ -25,6 +30,9 @@ import { MemoryObjectStore } from '../lib/adapters/memory/object-store.js';
 import type { MetadataStore } from '../lib/ports/metadata-store.js';
 import type { ObjectStore } from '../lib/ports/object-store.js';
 import { SluiceClient } from '../sdk/client.js';
+import { ExactlyOnceCommitter } from '../streams/runtime/eos.js';
+import { MetadataStateBackend } from '../streams/state/metadata-backend.js';
+import { TaskStores } from '../streams/state/task-stores.js';
 import { routerFetch } from '../test/support/router-fetch.js';
 import { flags, modelFlag, numberFlag } from './flags.js';
 import { round, summarize } from './stats.js';
@@ -89,7 +97,7 @@ const world = async (model: LatencyModelName, seed: number) => {
     dynamodb: METADATA_CALLS.reduce((n, c) => n + (dynamodb.get(c) ?? 0), 0),
     s3Puts: s3.get('put') ?? 0,
   });
-  return { clock, client, requests };
+  return { clock, client, requests, store: storage.store };
 };
 
 export interface TransactionFigures {
@@ -142,6 +150,61 @@ export const measureTransactions = async (
     perTransaction: {
       dynamodb: round((after.dynamodb - before.dynamodb) / transactions, 2),
       s3Puts: round((after.s3Puts - before.s3Puts) / transactions, 2),
+    },
+  };
+};
+
+export interface StreamsFigures {
+  partitions: number;
+  commits: number;
+  commitMs: { p50: number; p99: number };
+  perCommit: { dynamodb: number; s3Puts: number };
+}
+
+/** Streams' exactly_once_v2 commit of one record per output partition (records keyed to spread). */
+export const measureStreamsCommit = async (
+  model: LatencyModelName,
+  partitions: number,
+  commits: number,
+  seed: number,
+): Promise<StreamsFigures> => {
+  const { clock, client, requests, store } = await world(model, seed);
+  await driven(clock, client.admin().createTopic({ name: 'out', partitions, replicationFactor: 3 }));
+  const backend = new MetadataStateBackend(store, 'bench');
+  const committer = new ExactlyOnceCommitter(backend, '0_0', client.producer(), undefined, 0);
+  await driven(clock, committer.start());
+  const stores = new TaskStores(backend, '0_0');
+  const commit = (n: number) =>
+    committer.commit({
+      offsets: [{ topic: 'in', offset: n }],
+      outputs: Array.from({ length: partitions }, (_, p) => ({
+        topic: 'out',
+        record: {
+          key: new TextEncoder().encode(`k${n}-${p}`),
+          value: RECORD,
+          timestamp: Math.floor(clock.now()),
+          headers: [],
+        },
+      })),
+      stores,
+    });
+  await driven(clock, commit(1));
+  const before = requests();
+  const latencies: number[] = [];
+  for (let n = 2; n < commits + 2; n++) {
+    const started = clock.now();
+    await driven(clock, commit(n));
+    latencies.push(clock.now() - started);
+  }
+  const after = requests();
+  const c = summarize(latencies);
+  return {
+    partitions,
+    commits,
+    commitMs: { p50: round(c.p50, 1), p99: round(c.p99, 1) },
+    perCommit: {
+      dynamodb: round((after.dynamodb - before.dynamodb) / commits, 2),
+      s3Puts: round((after.s3Puts - before.s3Puts) / commits, 2),
     },
   };
 };
@@ -258,8 +321,17 @@ const main = async () => {
         `${r.perIteration.dynamodb} DynamoDB requests and ${r.perIteration.s3Puts} S3 PUTs per iteration`,
     );
   }
+  const streams: StreamsFigures[] = [];
+  for (const partitions of [1, 4, 16]) {
+    const r = await measureStreamsCommit(model, partitions, transactions, seed);
+    streams.push(r);
+    console.log(
+      `${model} model, Streams exactly_once_v2 commit of 1 KiB into each of ${partitions} partition(s), ${transactions} commits: ` +
+        `p50/p99 ${r.commitMs.p50}/${r.commitMs.p99} ms, ${r.perCommit.dynamodb} DynamoDB requests and ${r.perCommit.s3Puts} S3 PUTs per commit`,
+    );
+  }
   console.log('(modelled in simulated time, not AWS measurements)');
-  console.log(JSON.stringify({ bench: 'transactions', model, seed, sizes, loops }));
+  console.log(JSON.stringify({ bench: 'transactions', model, seed, sizes, loops, streams }));
 };
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();
