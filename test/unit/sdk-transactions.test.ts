@@ -316,6 +316,11 @@ describe('the SDK consumer with isolationLevel', () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('INVALID_REQUEST');
+    const numeric = await http('POST', '/v1/fetch', {
+      partitions: [{ topic: 't', partition: 0, offset: 0 }],
+      isolationLevel: 1,
+    });
+    expect(numeric.status).toBe(400);
     const good = await http('POST', '/v1/fetch', {
       partitions: [{ topic: 't', partition: 0, offset: 0 }],
       isolationLevel: 'read_committed',
