@@ -13,7 +13,14 @@ import { SluiceError } from './errors.js';
 import type { Retrier } from './retry.js';
 import type { Transport } from './transport.js';
 import { path } from './transport.js';
-import type { ProducerIdentity } from './types.js';
+import type {
+  AddOffsetsToTxnRequest,
+  AddPartitionsToTxnRequest,
+  EndTxnRequest,
+  InitTransactionalProducerIdRequest,
+  ProducerIdentity,
+  TxnOffsetCommitRequest,
+} from './types.js';
 
 export type TransactionState =
   | 'UNINITIALIZED'
@@ -113,7 +120,9 @@ export class TransactionManager {
       this.transport.json<ProducerIdentity>({
         method: 'POST',
         path: path`/v1/transactions/${this.transactionalId}/producer`,
-        json: { transactionTimeoutMs: this.transactionTimeoutMs },
+        json: {
+          transactionTimeoutMs: this.transactionTimeoutMs,
+        } satisfies InitTransactionalProducerIdRequest,
       }),
     );
     this.use(identity);
@@ -180,7 +189,7 @@ export class TransactionManager {
           json: {
             ...identity,
             topics: [...topics].map(([topic, list]) => ({ topic, partitions: list })),
-          },
+          } satisfies AddPartitionsToTxnRequest,
         }),
       );
     });
@@ -217,7 +226,7 @@ export class TransactionManager {
           this.transport.json<void>({
             method: 'POST',
             path: path`/v1/transactions/${this.transactionalId}/groups`,
-            json: { ...identity, groupId: metadata.groupId },
+            json: { ...identity, groupId: metadata.groupId } satisfies AddOffsetsToTxnRequest,
           }),
         );
         this.groups.add(metadata.groupId);
@@ -237,7 +246,7 @@ export class TransactionManager {
               offset: o.offset,
               metadata: o.metadata ?? '',
             })),
-          },
+          } satisfies TxnOffsetCommitRequest,
         }),
       );
     } catch (error) {
@@ -301,7 +310,7 @@ export class TransactionManager {
             this.transport.json<ProducerIdentity>({
               method: 'POST',
               path: path`/v1/transactions/${this.transactionalId}/end`,
-              json: { ...identity, committed },
+              json: { ...identity, committed } satisfies EndTxnRequest,
             }),
           );
         } catch (error) {

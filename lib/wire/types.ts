@@ -128,6 +128,34 @@ export interface PartitionFetchAnswer {
   error?: { code: string; message: string; retriable: boolean };
 }
 
+/** POST /v1/transactions/{transactionalId}/producer: InitProducerId with a transactional.id. */
+export interface InitTransactionalProducerIdRequest {
+  transactionTimeoutMs: number;
+}
+
+/** POST …/partitions: AddPartitionsToTxn. */
+export interface AddPartitionsToTxnRequest extends ProducerIdentity {
+  topics: TopicPartitions[];
+}
+
+/** POST …/groups: AddOffsetsToTxn. */
+export interface AddOffsetsToTxnRequest extends ProducerIdentity {
+  groupId: string;
+}
+
+/** POST …/offsets: TxnOffsetCommit, with the consumer's group metadata (KIP-447). */
+export interface TxnOffsetCommitRequest extends ProducerIdentity {
+  groupId: string;
+  memberId?: string | null;
+  generationId?: number;
+  offsets: { topic: string; partition: number; offset: number; metadata?: string }[];
+}
+
+/** POST …/end: EndTxn; answers the ProducerIdentity of the next transaction. */
+export interface EndTxnRequest extends ProducerIdentity {
+  committed: boolean;
+}
+
 /** GET /v1/transactions/{transactionalId}: the coordinator's state of a transactional.id. */
 export interface TransactionDescription {
   transactionalId: string;
