@@ -299,18 +299,21 @@ export class Producer {
       byPartition.set(partition, [...(byPartition.get(partition) ?? []), i]);
     }
     const results: RecordResult[] = new Array<RecordResult>(messages.length);
+    // CreateTime stamped here, so each result can say it (as Kafka's RecordMetadata does).
+    const now = Date.now();
+    const stamped = messages.map((m) => ({ ...m, timestamp: m.timestamp ?? now }));
     await Promise.all(
       [...byPartition].map(async ([partition, indexes]) => {
         const batch = await this.sendBatch(
           topic,
           partition,
-          indexes.map((i) => ({ ...messages[i]!, partition })),
+          indexes.map((i) => ({ ...stamped[i]!, partition })),
         );
         indexes.forEach((i, n) => {
           results[i] = {
             partition,
             offset: batch.baseOffset + n,
-            timestamp: batch.logAppendTime >= 0 ? batch.logAppendTime : (messages[i]!.timestamp ?? -1),
+            timestamp: batch.logAppendTime >= 0 ? batch.logAppendTime : stamped[i]!.timestamp,
           };
         });
       }),

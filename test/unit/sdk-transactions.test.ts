@@ -140,6 +140,8 @@ describe('the SDK transactional producer', () => {
     // Keyed records on the Java client's partition for the key, the pinned one where pinned.
     const k = (key: string) => partitionForKey(new TextEncoder().encode(key), 3);
     expect(results.map((r) => r.partition)).toEqual([k('k1'), k('k2'), k('k1'), 2]);
+    // Each result carries its record's CreateTime, stamped when it was sent.
+    expect(results.every((r) => 'timestamp' in r && r.timestamp > 1_600_000_000_000)).toBe(true);
     const k1 = results.filter((_, i) => i === 0 || i === 2).map((r) => ('offset' in r ? r.offset : -1));
     expect(k1[1]).toBe(k1[0]! + 1);
     const described = await http('GET', '/v1/transactions/app');
