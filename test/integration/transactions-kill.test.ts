@@ -18,6 +18,8 @@ const PER_TRANSACTION = 10;
 const PARTITIONS = 2;
 const KILLS = 3;
 const SESSION_TIMEOUT_MS = 3_000;
+/** DynamoDB Local takes some 100 ms per transaction on a loaded machine: the waits grow with the run. */
+const CATCH_UP_MS = 60_000 + RECORDS * 150;
 
 let stack: StackProcess;
 let url: string;
@@ -63,84 +65,92 @@ const readTopic = async (
 };
 
 describe('a consume-transform-produce loop of the SDK, killed with SIGKILL three times', () => {
-  it('writes every committed input exactly once for read_committed readers', async () => {
-    const client = new SluiceClient({ url });
-    const admin = client.admin();
-    const input = 'txk-input';
-    const output = 'txk-output';
-    await admin.createTopic({ name: input, partitions: PARTITIONS });
-    await admin.createTopic({ name: output, partitions: PARTITIONS });
+  it(
+    'writes every committed input exactly once for read_committed readers',
+    async () => {
+      const client = new SluiceClient({ url });
+      const admin = client.admin();
+      const input = 'txk-input';
+      const output = 'txk-output';
+      await admin.createTopic({ name: input, partitions: PARTITIONS });
+      await admin.createTopic({ name: output, partitions: PARTITIONS });
 
-    // Inputs in transactions of 10 (keys spread them over both partitions); every fourth aborted.
-    const expected: string[] = [];
-    const inputs = client.producer({ transactionalId: 'txk-input-writer' });
-    await inputs.initTransactions();
-    let produced = 0;
-    const produceAll = (async () => {
-      for (let t = 0; produced < RECORDS; t++) {
-        const abort = t % 4 === 3;
-        inputs.beginTransaction();
-        const messages = Array.from({ length: PER_TRANSACTION }, (_, i) => {
-          const value = abort ? `poison-${t}-${i}` : `in-${produced + i}`;
-          return { key: `k${i}`, value };
-        });
-        await inputs.send({ topic: input, messages });
-        if (abort) await inputs.abortTransaction();
-        else {
-          await inputs.commitTransaction();
-          expected.push(...messages.map((m) => m.value.toUpperCase()));
-          produced += PER_TRANSACTION;
+      // Inputs in transactions of 10 (keys spread them over both partitions); every fourth aborted.
+      const expected: string[] = [];
+      const inputs = client.producer({ transactionalId: 'txk-input-writer' });
+      await inputs.initTransactions();
+      let produced = 0;
+      const produceAll = (async () => {
+        for (let t = 0; produced < RECORDS; t++) {
+          const abort = t % 4 === 3;
+          inputs.beginTransaction();
+          const messages = Array.from({ length: PER_TRANSACTION }, (_, i) => {
+            const value = abort ? `poison-${t}-${i}` : `in-${produced + i}`;
+            return { key: `k${i}`, value };
+          });
+          await inputs.send({ topic: input, messages });
+          if (abort) await inputs.abortTransaction();
+          else {
+            await inputs.commitTransaction();
+            expected.push(...messages.map((m) => m.value.toUpperCase()));
+            produced += PER_TRANSACTION;
+          }
+          await new Promise((r) => setTimeout(r, 30));
         }
-        await new Promise((r) => setTimeout(r, 30));
-      }
-    })();
+      })();
 
-    const loopEnv = {
-      ...stack.env,
-      TXN_URL: url,
-      TXN_INPUT: input,
-      TXN_OUTPUT: output,
-      TXN_GROUP: 'txk-loop',
-      TXN_ID: 'txk-loop',
-    };
-    const start = () => launch('test/integration/txn-loop/app.ts', [], loopEnv);
-    const commits = (p: Proc) => p.lines.filter((l) => l.startsWith('committed ')).length;
-    loop = start();
-    for (let kill = 0; kill < KILLS; kill++) {
-      const current = loop;
-      // A random point after the loop has committed at least one transaction of this run.
-      await until('a commit of this run', () => commits(current) >= 1 + kill, 60_000);
-      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 600)));
-      current.child.kill('SIGKILL');
-      expect(await current.exited).toBe(null);
+      const loopEnv = {
+        ...stack.env,
+        TXN_URL: url,
+        TXN_INPUT: input,
+        TXN_OUTPUT: output,
+        TXN_GROUP: 'txk-loop',
+        TXN_ID: 'txk-loop',
+      };
+      const start = () => launch('test/integration/txn-loop/app.ts', [], loopEnv);
+      const commits = (p: Proc) => p.lines.filter((l) => l.startsWith('committed ')).length;
       loop = start();
-    }
-    await produceAll;
+      for (let kill = 0; kill < KILLS; kill++) {
+        const current = loop;
+        // A random point after the loop has committed at least one transaction of this run.
+        await until('a commit of this run', () => commits(current) >= 1 + kill, 60_000);
+        await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 600)));
+        current.child.kill('SIGKILL');
+        expect(await current.exited).toBe(null);
+        loop = start();
+      }
+      await produceAll;
 
-    // The last run catches up: every committed input's output is readable under read_committed.
-    await until(
-      'every output',
-      async () => (await readTopic(client, output, 'read_committed')).length >= expected.length,
-      120_000,
-    );
-    // A moment more for a duplicate to show if the loop were to process something again.
-    await new Promise((r) => setTimeout(r, 1_500));
-    const outputs = await readTopic(client, output, 'read_committed');
-    const counts = new Map<string, number>();
-    for (const v of outputs) counts.set(v, (counts.get(v) ?? 0) + 1);
-    const duplicates = [...counts].filter(([, n]) => n > 1).map(([v]) => v);
-    const missing = expected.filter((v) => !counts.has(v));
-    const unexpected = outputs.filter((v) => !v.startsWith('IN-'));
-    expect({ duplicates, missing, unexpected }).toEqual({ duplicates: [], missing: [], unexpected: [] });
-    expect(outputs.length).toBe(expected.length);
-    // The inputs' aborted transactions were in the log: read_uncommitted shows their records.
-    const raw = await readTopic(client, input, 'read_uncommitted');
-    expect(raw.filter((v) => v.startsWith('poison-')).length).toBeGreaterThan(0);
-    const uncommittedOutputs = (await readTopic(client, output, 'read_uncommitted')).length;
-    console.log(
-      `transactions-kill: ${expected.length} inputs, ${KILLS} SIGKILLs, ${outputs.length} outputs read_committed, ` +
-        `${uncommittedOutputs} read_uncommitted (aborted by the successors), commits per run ` +
-        `${loop.lines.filter((l) => l.startsWith('committed ')).length} in the last`,
-    );
-  }, 300_000);
+      // The last run catches up: every committed input's output is readable under read_committed.
+      await until(
+        'every output',
+        async () => {
+          if (loop!.child.exitCode !== null)
+            throw new Error(`the loop exited ${loop!.child.exitCode}: ${loop!.stderr.join('')}`);
+          return (await readTopic(client, output, 'read_committed')).length >= expected.length;
+        },
+        CATCH_UP_MS,
+      );
+      // A moment more for a duplicate to show if the loop were to process something again.
+      await new Promise((r) => setTimeout(r, 1_500));
+      const outputs = await readTopic(client, output, 'read_committed');
+      const counts = new Map<string, number>();
+      for (const v of outputs) counts.set(v, (counts.get(v) ?? 0) + 1);
+      const duplicates = [...counts].filter(([, n]) => n > 1).map(([v]) => v);
+      const missing = expected.filter((v) => !counts.has(v));
+      const unexpected = outputs.filter((v) => !v.startsWith('IN-'));
+      expect({ duplicates, missing, unexpected }).toEqual({ duplicates: [], missing: [], unexpected: [] });
+      expect(outputs.length).toBe(expected.length);
+      // The inputs' aborted transactions were in the log: read_uncommitted shows their records.
+      const raw = await readTopic(client, input, 'read_uncommitted');
+      expect(raw.filter((v) => v.startsWith('poison-')).length).toBeGreaterThan(0);
+      const uncommittedOutputs = (await readTopic(client, output, 'read_uncommitted')).length;
+      console.log(
+        `transactions-kill: ${expected.length} inputs, ${KILLS} SIGKILLs, ${outputs.length} outputs read_committed, ` +
+          `${uncommittedOutputs} read_uncommitted (aborted by the successors), commits per run ` +
+          `${loop.lines.filter((l) => l.startsWith('committed ')).length} in the last`,
+      );
+    },
+    120_000 + 2 * CATCH_UP_MS,
+  );
 });
