@@ -31,6 +31,7 @@ import type {
   ResetTarget,
   TopicDescription,
   TopicSummary,
+  TransactionDescription,
 } from '../lib/wire/types.js';
 export { ENCODINGS } from '../lib/wire/types.js';
 export type * from '../lib/wire/types.js';
@@ -221,5 +222,13 @@ export class SluiceApi {
 
   resetOffsets(group: string, topic: string, to: ResetTarget): Promise<CommittedOffset[]> {
     return this.admin.resetOffsets(group, topic, to);
+  }
+
+  listTransactions(): Promise<TransactionDescription[]> {
+    return this.admin.listTransactions();
+  }
+
+  describeTransaction(transactionalId: string): Promise<TransactionDescription> {
+    return this.admin.describeTransaction(transactionalId);
   }
 }

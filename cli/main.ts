@@ -19,6 +19,7 @@ import { offsets } from './commands/offsets.js';
 import { gateway, gatewayToken } from './commands/gateway.js';
 import { produce } from './commands/produce.js';
 import { topicCommands } from './commands/topics.js';
+import { transactionCommands } from './commands/transactions.js';
 import { DEFAULT_URL, GLOBAL_OPTIONS, PROGRAM, commandHelp, overviewHelp, usageLine } from './help.js';
 import { hintFor } from './hints.js';
 import { SluiceError } from '../sdk/errors.js';
@@ -35,6 +36,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...groupCommands,
   ...connectCommands,
   ...streamsCommands,
+  ...transactionCommands,
   offsets,
   cluster,
   health,

@@ -26,6 +26,8 @@ import type {
   ResetTarget,
   TopicDescription,
   TopicSummary,
+  TransactionDescription,
+  TransactionListing,
 } from './types.js';
 
 export interface CreateTopicOptions {
@@ -236,6 +238,21 @@ export class Admin {
   async deleteGroup(groupId: string): Promise<void> {
     await this.retry(
       nonIdempotent(() => this.transport.send({ method: 'DELETE', path: path`/v1/groups/${groupId}` })),
+    );
+  }
+
+  /** ListTransactions (kafka-transactions.sh list): every transactional.id the coordinator knows. */
+  async listTransactions(): Promise<TransactionDescription[]> {
+    const { transactions } = await this.retry(() =>
+      this.transport.json<TransactionListing>({ method: 'GET', path: '/v1/transactions' }),
+    );
+    return transactions;
+  }
+
+  /** DescribeTransactions (kafka-transactions.sh describe). */
+  describeTransaction(transactionalId: string): Promise<TransactionDescription> {
+    return this.retry(() =>
+      this.transport.json({ method: 'GET', path: path`/v1/transactions/${transactionalId}` }),
     );
   }
 }

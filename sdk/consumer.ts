@@ -4,14 +4,27 @@
  * owns what the group's server-side assignor hands it, commits positions under its member epoch, and
  * releases revoked partitions only after their last delivery and commit.
  */
-import { decodeRecordBatch, splitBatches } from '../protocol/record-batch/index.js';
+import type { AbortedTransaction } from '../protocol/record-batch/index.js';
+import {
+  AbortedFilter,
+  decodeRecordBatch,
+  readBatchHeader,
+  splitBatches,
+} from '../protocol/record-batch/index.js';
 import { SluiceError } from './errors.js';
 import { GroupMember } from './group-member.js';
 import { RECORD_BATCH_MEDIA_TYPE } from './producer.js';
 import type { Retrier } from './retry.js';
+import type { ConsumerGroupMetadata } from './transaction-manager.js';
 import type { Transport } from './transport.js';
 import { path } from './transport.js';
-import type { ConsumedRecord, MultiFetchResult, TopicDescription, TopicPartitions } from './types.js';
+import type {
+  ConsumedRecord,
+  IsolationLevel,
+  MultiFetchResult,
+  TopicDescription,
+  TopicPartitions,
+} from './types.js';
 
 export interface ConsumerOptions {
   /** Join this consumer group; without it the consumer reads all partitions of its topics. */
@@ -27,6 +40,17 @@ export interface ConsumerOptions {
   maxPartitionBytes?: number;
   /** Commit positions this often in a group (default 5000; 0 commits only on revoke and stop). */
   autoCommitIntervalMs?: number;
+  /**
+   * Kafka's enable.auto.commit (default true). False: the consumer never commits on its own (not on an
+   * interval, a revoke or stop), as a consume-transform-produce loop needs that commits its positions
+   * with `producer.sendOffsetsToTransaction`.
+   */
+  autoCommit?: boolean;
+  /**
+   * Kafka's isolation.level (default read_uncommitted). read_committed reads each partition only up to
+   * its last stable offset and drops the records of aborted transactions.
+   */
+  isolationLevel?: IsolationLevel;
   instanceId?: string;
   /**
    * KIP-1082: the member id this consumer joins with (default: the server picks one). A client-chosen
@@ -45,6 +69,8 @@ export interface FetchedBatch {
   nextOffset: number;
   highWatermark: number;
   logStartOffset: number;
+  /** Under read_committed: the partition's last stable offset, where the read stopped. */
+  lastStableOffset?: number;
 }
 
 export interface RunHandlers {
@@ -164,6 +190,18 @@ export class Consumer {
     return this.member?.memberEpoch ?? 0;
   }
 
+  /**
+   * Kafka's consumer.groupMetadata(): what `producer.sendOffsetsToTransaction` passes so the
+   * coordinator fences the commit of a member that was removed from the group (KIP-447).
+   */
+  groupMetadata(): ConsumerGroupMetadata {
+    if (!this.options.groupId)
+      throw new SluiceError('INVALID_REQUEST', 'only a consumer with a groupId has group metadata', {
+        retriable: false,
+      });
+    return { groupId: this.options.groupId, generationId: this.memberEpoch, memberId: this.memberId };
+  }
+
   /** Next offset to read per owned partition. */
   positions(): { topic: string; partition: number; offset: number }[] {
     return [...this.owned.values()].flatMap((p) =>
@@ -230,13 +268,20 @@ export class Consumer {
       this.transport.send({
         method: 'GET',
         path: path`/v1/topics/${topic}/partitions/${partition}/records`,
-        query: { offset, maxBytes, maxWaitMs },
+        query: { offset, maxBytes, maxWaitMs, isolationLevel: this.isolationQuery() },
         accept: RECORD_BATCH_MEDIA_TYPE,
         extraTimeoutMs: maxWaitMs,
         ...(signal ? { signal } : {}),
       }),
     );
-    const records = decodeFrom(answer.body, topic, partition, offset);
+    const committed = this.options.isolationLevel === 'read_committed';
+    const records = decodeFrom(
+      answer.body,
+      topic,
+      partition,
+      offset,
+      committed ? parseAborted(answer.headers.get('sluice-aborted-transactions')) : undefined,
+    );
     const header = (name: string): number => {
       const value = answer.headers.get(name);
       if (value === null || !/^\d+$/.test(value)) {
@@ -253,6 +298,7 @@ export class Consumer {
       nextOffset: header('sluice-next-offset'),
       highWatermark: header('sluice-high-watermark'),
       logStartOffset: header('sluice-log-start-offset'),
+      ...(committed ? { lastStableOffset: header('sluice-last-stable-offset') } : {}),
     };
   }
 
@@ -275,6 +321,7 @@ export class Consumer {
         json: {
           maxBytes,
           maxWaitMs,
+          ...(this.options.isolationLevel === 'read_committed' ? { isolationLevel: 'read_committed' } : {}),
           partitions: partitions.map((p) => ({
             topic: p.topic,
             partition: p.partition,
@@ -312,8 +359,14 @@ export class Consumer {
           error: new SluiceError(p.error.code, p.error.message, { retriable: p.error.retriable, details }),
         };
       }
+      const committed = this.options.isolationLevel === 'read_committed';
       const numbers = [p.nextOffset, p.highWatermark, p.logStartOffset];
-      if (!numbers.every((n) => Number.isSafeInteger(n)) || typeof p.recordBatches !== 'string') {
+      if (committed) numbers.push(p.lastStableOffset);
+      if (
+        !numbers.every((n) => Number.isSafeInteger(n)) ||
+        typeof p.recordBatches !== 'string' ||
+        (committed && !validAborted(p.abortedTransactions))
+      ) {
         throw new SluiceError(
           'UNKNOWN_SERVER_ERROR',
           'the fetch answer has a partition without its numbers',
@@ -325,10 +378,17 @@ export class Consumer {
       const body = new Uint8Array(Buffer.from(p.recordBatches, 'base64'));
       return {
         ...id,
-        records: decodeFrom(body, asked.topic, asked.partition, asked.offset),
+        records: decodeFrom(
+          body,
+          asked.topic,
+          asked.partition,
+          asked.offset,
+          committed ? p.abortedTransactions : undefined,
+        ),
         nextOffset: p.nextOffset!,
         highWatermark: p.highWatermark!,
         logStartOffset: p.logStartOffset!,
+        ...(committed ? { lastStableOffset: p.lastStableOffset! } : {}),
       };
     });
   }
@@ -392,7 +452,7 @@ export class Consumer {
         reconciled ||= added.length > 0;
         await this.handlers.onPartitionsAssigned?.(groupByTopic(added));
       }
-      if (this.options.autoCommitIntervalMs > 0 && Date.now() >= nextCommit) {
+      if (this.autoCommits() && this.options.autoCommitIntervalMs > 0 && Date.now() >= nextCommit) {
         await this.commitQuietly();
         nextCommit = Date.now() + this.options.autoCommitIntervalMs;
       }
@@ -444,7 +504,7 @@ export class Consumer {
     // End the poll in flight (it covers these partitions) and wait for a delivery under way.
     this.poll?.abort();
     await this.cycle;
-    if (commit && this.member && this.failure === undefined) {
+    if (commit && this.autoCommits() && this.member && this.failure === undefined) {
       const offsets = leaving.flatMap((p) =>
         p.position === undefined || p.position === p.committed
           ? []
@@ -526,7 +586,7 @@ export class Consumer {
         throw error;
       }
       p.position = outcome.records.length > 0 ? await this.deliver(outcome) : outcome.nextOffset;
-      const atEof = p.position >= outcome.highWatermark;
+      const atEof = p.position >= (outcome.lastStableOffset ?? outcome.highWatermark);
       if (atEof && !p.atEof)
         this.handlers.onPartitionEof?.({ topic: p.topic, partition: p.partition, offset: p.position });
       p.atEof = atEof;
@@ -557,7 +617,7 @@ export class Consumer {
       this.transport.json<{ offset: number }>({
         method: 'GET',
         path: path`/v1/topics/${topic}/partitions/${partition}/offsets`,
-        query: { at: this.fromBeginning ? 'earliest' : 'latest' },
+        query: { at: this.fromBeginning ? 'earliest' : 'latest', isolationLevel: this.isolationQuery() },
       }),
     );
     return offset;
@@ -567,6 +627,15 @@ export class Consumer {
     return this.retry(() =>
       this.transport.json<TopicDescription>({ method: 'GET', path: path`/v1/topics/${topic}` }),
     );
+  }
+
+  private autoCommits(): boolean {
+    return this.options.autoCommit !== false;
+  }
+
+  /** The isolationLevel query parameter: absent for the default, so requests stay as they were. */
+  private isolationQuery(): string | undefined {
+    return this.options.isolationLevel === 'read_committed' ? 'read_committed' : undefined;
   }
 
   private async commitQuietly(): Promise<void> {
@@ -591,16 +660,58 @@ const ignoreFencing = (error: unknown): void => {
   if (!(error instanceof SluiceError && fenced.includes(error.code))) throw error;
 };
 
-/** The records of whole stored batches at or after `offset` (the first batch may start before it). */
-const decodeFrom = (body: Uint8Array, topic: string, partition: number, offset: number): ConsumedRecord[] => {
+/**
+ * The records of whole stored batches at or after `offset` (the first batch may start before it).
+ * Control batches (transaction markers) are never records; with a read_committed fetch's aborted
+ * transactions, their records are dropped as Kafka's consumer drops them.
+ */
+const decodeFrom = (
+  body: Uint8Array,
+  topic: string,
+  partition: number,
+  offset: number,
+  aborted?: readonly AbortedTransaction[],
+): ConsumedRecord[] => {
   const records: ConsumedRecord[] = [];
+  const filter = aborted ? new AbortedFilter(aborted) : undefined;
   for (const { start, end } of splitBatches(body)) {
+    const bytes = body.subarray(start, end);
+    const header = readBatchHeader(bytes);
+    if (filter ? !filter.keeps(header, header.baseOffset) : header.isControl) continue;
     // splitBatches verified every CRC already.
-    for (const r of decodeRecordBatch(body.subarray(start, end), { verifyCrc: false }).records) {
+    for (const r of decodeRecordBatch(bytes, { verifyCrc: false }).records) {
       if (r.offset >= offset) records.push({ topic, partition, ...r });
     }
   }
   return records;
+};
+
+const validAborted = (list: unknown): list is AbortedTransaction[] =>
+  Array.isArray(list) &&
+  list.every(
+    (a: unknown) =>
+      typeof a === 'object' &&
+      a !== null &&
+      Number.isSafeInteger((a as AbortedTransaction).producerId) &&
+      Number.isSafeInteger((a as AbortedTransaction).firstOffset),
+  );
+
+const parseAborted = (raw: string | null): AbortedTransaction[] => {
+  let list: unknown;
+  try {
+    list = JSON.parse(raw ?? '');
+  } catch {
+    list = undefined;
+  }
+  if (!validAborted(list))
+    throw new SluiceError(
+      'UNKNOWN_SERVER_ERROR',
+      'the read_committed fetch answer lists no aborted transactions',
+      {
+        retriable: false,
+      },
+    );
+  return list;
 };
 
 const groupByTopic = (partitions: { topic: string; partition: number }[]): TopicPartitions[] => {

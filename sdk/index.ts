@@ -8,6 +8,8 @@ export type { ProducerOptions } from './producer.js';
 export { RecordAccumulator } from './record-accumulator.js';
 export type { BatchOutcome, BatchSender, RecordAccumulatorOptions } from './record-accumulator.js';
 export { Consumer } from './consumer.js';
+export { TransactionManager, isFatalTransactionError } from './transaction-manager.js';
+export type { ConsumerGroupMetadata, TransactionOffset, TransactionState } from './transaction-manager.js';
 export { FOLLOW_WAIT_MS, readPartition } from './partition-reader.js';
 export type { PartitionReadOptions } from './partition-reader.js';
 export { ConnectAdmin } from './connect.js';

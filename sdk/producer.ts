@@ -4,6 +4,7 @@
  * `sendBatch` posts binary RecordBatches to one partition with Kafka's idempotent-producer fields:
  * producer id and epoch from InitProducerId, and a per-partition sequence that a retry repeats.
  */
+import { RoundRobinPartitioner, partitionForKey } from '../protocol/partitioner.js';
 import type { Compression, RecordInput } from '../protocol/record-batch/index.js';
 import {
   BATCH_SIZE_OVERHEAD,
@@ -12,9 +13,19 @@ import {
 } from '../protocol/record-batch/index.js';
 import { SluiceError } from './errors.js';
 import type { Retrier } from './retry.js';
+import type { ConsumerGroupMetadata, TransactionOffset, TransactionState } from './transaction-manager.js';
+import { TransactionManager } from './transaction-manager.js';
 import type { Transport } from './transport.js';
 import { path } from './transport.js';
-import type { Acks, BatchResult, Bytes, Message, RecordResult } from './types.js';
+import type {
+  Acks,
+  BatchResult,
+  Bytes,
+  Message,
+  ProducerIdentity,
+  RecordResult,
+  TopicDescription,
+} from './types.js';
 
 export const RECORD_BATCH_MEDIA_TYPE = 'application/vnd.kafka.record-batch';
 
@@ -33,6 +44,13 @@ export interface ProducerOptions {
    * order), else 1 (without sequences, only one at a time keeps the call order).
    */
   maxInFlightRequests?: number;
+  /**
+   * Kafka's transactional.id: makes the producer transactional (idempotent, acks all). Call
+   * `initTransactions()` once, then send inside `beginTransaction()` … `commitTransaction()`.
+   */
+  transactionalId?: string;
+  /** Kafka's transaction.timeout.ms (default 60000): the coordinator aborts a transaction open longer. */
+  transactionTimeoutMs?: number;
 }
 
 interface Sequence {
@@ -73,6 +91,11 @@ export class Producer {
   private readonly sequences = new Map<string, Sequence>();
   private readonly maxInFlight: number;
   private readonly lanes = new Map<string, Lane>();
+  private readonly transaction: TransactionManager | undefined;
+  /** The sends of the open transaction, which commit and abort wait for. */
+  private readonly transactionSends = new Set<Promise<BatchResult>>();
+  private readonly partitionCounts = new Map<string, Promise<number>>();
+  private readonly roundRobin = new RoundRobinPartitioner();
 
   constructor(
     private readonly transport: Transport,
@@ -83,8 +106,22 @@ export class Producer {
       compression = 'none',
       maxBatchBytes = 1024 * 1024,
       maxInFlightRequests = idempotent ? 5 : 1,
+      transactionalId,
+      transactionTimeoutMs = 60_000,
     }: ProducerOptions = {},
   ) {
+    if (transactionalId !== undefined && (!idempotent || acks !== 'all')) {
+      throw new SluiceError(
+        'INVALID_CONFIG',
+        'a transactional producer is idempotent with acks=all (Kafka requires both with transactional.id)',
+        { retriable: false },
+      );
+    }
+    if (transactionalId !== undefined && (typeof transactionalId !== 'string' || transactionalId === '')) {
+      throw new SluiceError('INVALID_CONFIG', 'transactionalId must be a non-empty string', {
+        retriable: false,
+      });
+    }
     if (
       !Number.isInteger(maxInFlightRequests) ||
       maxInFlightRequests < 1 ||
@@ -101,6 +138,80 @@ export class Producer {
     this.acks = acks;
     this.compression = compression;
     this.maxBatchBytes = maxBatchBytes;
+    this.transaction =
+      transactionalId === undefined
+        ? undefined
+        : new TransactionManager(
+            transport,
+            retry,
+            {
+              useIdentity: (identity) => this.useIdentity(identity),
+              flush: () => this.flushTransaction(),
+            },
+            transactionalId,
+            transactionTimeoutMs,
+          );
+  }
+
+  /** Kafka's initTransactions: fences earlier instances of the transactional.id and aborts what they left open. */
+  initTransactions(): Promise<void> {
+    return this.transactional().initTransactions();
+  }
+
+  beginTransaction(): void {
+    this.transactional().beginTransaction();
+  }
+
+  /**
+   * Commits the consumer's positions with the transaction (Kafka's sendOffsetsToTransaction): pass the
+   * consumer's `groupMetadata()` so a zombie member's commit is fenced, or a group id.
+   */
+  sendOffsetsToTransaction(
+    offsets: readonly TransactionOffset[],
+    group: ConsumerGroupMetadata | string,
+  ): Promise<void> {
+    return this.transactional().sendOffsetsToTransaction(offsets, group);
+  }
+
+  /** Waits for the transaction's sends, then commits it: all its records and offsets become visible. */
+  commitTransaction(): Promise<void> {
+    return this.transactional().commitTransaction();
+  }
+
+  /** Aborts the open transaction: read_committed consumers never see its records. */
+  abortTransaction(): Promise<void> {
+    return this.transactional().abortTransaction();
+  }
+
+  /** The transactional state (Kafka's TransactionManager states); undefined without a transactionalId. */
+  get transactionState(): TransactionState | undefined {
+    return this.transaction?.currentState;
+  }
+
+  /** The producer id and epoch of a transactional producer after initTransactions. */
+  get producerIdentity(): ProducerIdentity | undefined {
+    return this.transaction?.producerIdentity;
+  }
+
+  private transactional(): TransactionManager {
+    if (!this.transaction)
+      throw new SluiceError('INVALID_TXN_STATE', 'transactional methods need a transactionalId', {
+        retriable: false,
+      });
+    return this.transaction;
+  }
+
+  /** A new producer id or epoch from the coordinator: batches restart at sequence 0. */
+  private useIdentity(identity: ProducerIdentity): void {
+    this.producerId = Promise.resolve(identity);
+    this.sequences.clear();
+    this.transactionSends.clear();
+  }
+
+  /** Waits for every send of the transaction; answers the first failure, if any. */
+  private async flushTransaction(): Promise<unknown> {
+    const settled = await Promise.allSettled([...this.transactionSends]);
+    return settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
   }
 
   /**
@@ -123,6 +234,7 @@ export class Producer {
      */
     idempotencyKey?: string;
   }): Promise<RecordResult[]> {
+    if (this.transaction) return this.sendTransactional(topic, messages);
     const binary = messages.some(hasBinary);
     const encode = (b: Bytes | null | undefined): string | null =>
       b === null || b === undefined
@@ -170,6 +282,58 @@ export class Producer {
   }
 
   /**
+   * `send` inside a transaction: the records are partitioned here, as Kafka's producer does (murmur2 of
+   * the key, in turn without one), and go as transactional batches, one call per partition.
+   */
+  private async sendTransactional(topic: string, messages: Message[]): Promise<RecordResult[]> {
+    this.transaction!.checkSendable();
+    const byPartition = new Map<number, number[]>();
+    let count: number | undefined;
+    for (const [i, m] of messages.entries()) {
+      let partition = m.partition;
+      if (partition === undefined) {
+        count ??= await this.partitionCount(topic);
+        const key = toBytes(m.key);
+        partition = key === null ? this.roundRobin.next(count) : partitionForKey(key, count);
+      }
+      byPartition.set(partition, [...(byPartition.get(partition) ?? []), i]);
+    }
+    const results: RecordResult[] = new Array<RecordResult>(messages.length);
+    // CreateTime stamped here, so each result can say it (as Kafka's RecordMetadata does).
+    const now = Date.now();
+    const stamped = messages.map((m) => ({ ...m, timestamp: m.timestamp ?? now }));
+    await Promise.all(
+      [...byPartition].map(async ([partition, indexes]) => {
+        const batch = await this.sendBatch(
+          topic,
+          partition,
+          indexes.map((i) => ({ ...stamped[i]!, partition })),
+        );
+        indexes.forEach((i, n) => {
+          results[i] = {
+            partition,
+            offset: batch.baseOffset + n,
+            timestamp: batch.logAppendTime >= 0 ? batch.logAppendTime : stamped[i]!.timestamp,
+          };
+        });
+      }),
+    );
+    return results;
+  }
+
+  private partitionCount(topic: string): Promise<number> {
+    let count = this.partitionCounts.get(topic);
+    if (!count) {
+      count = this.retry(() =>
+        this.transport.json<TopicDescription>({ method: 'GET', path: path`/v1/topics/${topic}` }),
+      ).then((d) => d.partitions.length);
+      count.catch(() => this.partitionCounts.delete(topic));
+      this.partitionCounts.set(topic, count);
+    }
+    return count;
+  }
+
+  /**
    * Binary produce of `messages` to one partition as RecordBatch v2 (split at maxBatchBytes), in one
    * request. Calls for the same partition take their sequences in call order and keep up to
    * maxInFlightRequests requests in flight; the server commits them in sequence order only, so the
@@ -185,6 +349,14 @@ export class Producer {
       return Promise.reject(
         new SluiceError('INVALID_REQUEST', 'sendBatch needs at least one message', { retriable: false }),
       );
+    const transaction = this.transaction;
+    if (transaction) {
+      try {
+        transaction.checkSendable();
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
     const id = `${topic}\u0000${partition}`;
     const lane = this.lane(id);
     const { sequenced: previousSequenced, settled: previousSettled } = lane;
@@ -198,6 +370,8 @@ export class Producer {
       try {
         let taken: Taken;
         try {
+          // KIP-890: the partition is in the transaction before its first batch arrives.
+          await transaction?.addPartition(topic, partition);
           taken = await this.take(id, messages);
         } finally {
           markSequenced();
@@ -207,6 +381,10 @@ export class Producer {
         this.release(lane);
       }
     })();
+    if (transaction) {
+      this.transactionSends.add(sent);
+      sent.catch((error: unknown) => transaction.sendFailed(error));
+    }
     lane.settled = sent.then(
       () => true,
       () => false,
@@ -315,6 +493,8 @@ export class Producer {
    * Kafka bumps the epoch: the later calls of the old id then fail, never land out of order.
    */
   private afterFailure(id: string, taken: Taken, error: unknown): void {
+    // A transactional producer's failed send fails its transaction; the abort bumps the epoch.
+    if (this.transaction) return;
     const seq = taken.sequence!;
     const sequence = this.sequences.get(id);
     if (!sequence || sequence.producerId !== seq.producerId) return;
@@ -342,6 +522,7 @@ export class Producer {
     const batches = chunks.map((c) => {
       const batch = encodeRecordBatch(c, {
         compression: this.compression,
+        isTransactional: this.transaction !== undefined,
         ...(sequence
           ? { producerId: sequence.producerId, producerEpoch: sequence.producerEpoch, baseSequence }
           : {}),

@@ -337,6 +337,11 @@ export const SCHEMAS: Record<string, Schema> = {
       },
       maxBytes: int('fetch.max.bytes over the answer: default and at most 4194304', 1),
       maxWaitMs: int('fetch.max.wait.ms: long poll, at most 20000 (default 0)', 0),
+      isolationLevel: {
+        enum: ['read_uncommitted', 'read_committed'],
+        description:
+          'isolation.level: read_committed stops at each partition’s last stable offset and lists its aborted transactions (default read_uncommitted)',
+      },
     },
     ['partitions'],
   ),
@@ -349,6 +354,16 @@ export const SCHEMAS: Record<string, Schema> = {
       highWatermark: int('absent with an error other than OFFSET_OUT_OF_RANGE', 0),
       logStartOffset: int('absent with an error other than OFFSET_OUT_OF_RANGE', 0),
       nextOffset: int('where the next fetch of the partition starts; absent with an error', 0),
+      lastStableOffset: int('read_committed: the last stable offset the read stopped at', 0),
+      abortedTransactions: {
+        ...array(
+          answer({
+            producerId: int(undefined, 0),
+            firstOffset: int('the transaction’s first offset in the partition', 0),
+          }),
+        ),
+        description: 'read_committed: aborted transactions in the range; drop their records',
+      },
       recordBatches: str('whole stored RecordBatches with their true base offsets, base64; empty when none'),
       error: errorBody,
     },

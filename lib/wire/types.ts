@@ -133,9 +133,72 @@ export interface PartitionFetchAnswer {
   logStartOffset?: number;
   /** Where the next fetch of this partition starts (absent with an error). */
   nextOffset?: number;
+  /** Under isolationLevel read_committed: the last stable offset the read stopped at. */
+  lastStableOffset?: number;
+  /** Under read_committed: the aborted transactions in the batches' range, whose records the reader drops. */
+  abortedTransactions?: AbortedTransaction[];
   /** Concatenated RecordBatches with their true base offsets, base64; empty when none. */
   recordBatches?: string;
   error?: { code: string; message: string; retriable: boolean };
+}
+
+/** POST /v1/transactions/{transactionalId}/producer: InitProducerId with a transactional.id. */
+export interface InitTransactionalProducerIdRequest {
+  transactionTimeoutMs: number;
+}
+
+/** POST …/partitions: AddPartitionsToTxn. */
+export interface AddPartitionsToTxnRequest extends ProducerIdentity {
+  topics: TopicPartitions[];
+}
+
+/** POST …/groups: AddOffsetsToTxn. */
+export interface AddOffsetsToTxnRequest extends ProducerIdentity {
+  groupId: string;
+}
+
+/** POST …/offsets: TxnOffsetCommit, with the consumer's group metadata (KIP-447). */
+export interface TxnOffsetCommitRequest extends ProducerIdentity {
+  groupId: string;
+  memberId?: string | null;
+  generationId?: number;
+  offsets: { topic: string; partition: number; offset: number; metadata?: string }[];
+}
+
+/** POST …/end: EndTxn; answers the ProducerIdentity of the next transaction. */
+export interface EndTxnRequest extends ProducerIdentity {
+  committed: boolean;
+  /**
+   * KIP-890's transaction.version: 2 (the default) bumps the epoch at every end and answers it; 1, for
+   * Kafka clients whose EndTxn is v0-v4 (the Kafka gateway's), keeps the epoch and the producer's sequences.
+   */
+  transactionVersion?: 1 | 2;
+}
+
+/** GET /v1/transactions/{transactionalId}: the coordinator's state of a transactional.id. */
+export interface TransactionDescription {
+  transactionalId: string;
+  producerId: number;
+  producerEpoch: number;
+  /** Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit or CompleteAbort (Kafka's names). */
+  state: string;
+  transactionTimeoutMs: number;
+  /** When the open transaction began; -1 when none is open. */
+  transactionStartTimeMs: number;
+  partitions: TopicPartitions[];
+  groups: string[];
+}
+
+/** GET /v1/transactions. */
+export interface TransactionListing {
+  transactions: TransactionDescription[];
+}
+
+/** An aborted transaction of a read_committed fetch (Kafka's FetchResponse AbortedTransaction). */
+export interface AbortedTransaction {
+  producerId: number;
+  /** The transaction's first offset in the partition. */
+  firstOffset: number;
 }
 
 /** POST /v1/fetch's answer: one entry per requested partition, in request order. */

@@ -12,6 +12,8 @@ export type {
   RecordInput,
   TimestampType,
 } from './types.js';
+export { AbortedFilter } from './aborted-filter.js';
+export type { AbortedTransaction } from './aborted-filter.js';
 export { BATCH_SIZE_OVERHEAD, estimateRecordSize } from './batch-size.js';
 export type { SizedBytes } from './batch-size.js';
 export { MAX_DECOMPRESSED_BYTES } from './compression.js';

@@ -81,6 +81,8 @@ export const launchStack = async (
   const proc = launch('local/start.ts', [], {
     ...env,
     PORT: '0',
+    // The Kafka gateway's port too: a fixed 9092 would clash with another stack or a real broker.
+    SLUICE_KAFKA_PORT: '0',
     SLUICE_DATA_DIR: dataDir,
     SLUICE_GROUP_SESSION_TIMEOUT_MS: String(sessionTimeoutMs),
     SLUICE_GROUP_HEARTBEAT_INTERVAL_MS: '1000',

@@ -343,13 +343,16 @@ describe('a pass’s reads', () => {
     await overwrites(s, 3);
     const { store: recording, reads } = recordReads(s.store);
     expect(await s.compact(undefined, { deps: { store: recording } })).toMatchObject({ entriesRewritten: 2 });
-    // The partition item, the dirty and the whole range's pages (key ranges), the page to swap; then the
-    // rebuild's partition item, pages and marks.
+    // The partition item, the dirty and the whole range's pages (key ranges), the aborted-transactions
+    // index of the mapped and of the cleaned range (key ranges), the page to swap; then the rebuild's
+    // partition item, pages and marks.
     expect(reads.sort()).toEqual([
       'get B true',
       'get STATE true',
       'get STATE true',
       'query T true',
+      'query undefined true',
+      'query undefined true',
       'query undefined true',
       'query undefined true',
       'query undefined true',

@@ -447,13 +447,15 @@ describe('the reads of a retention run', () => {
       logStartOffset: 7,
       batchesDeleted: 7,
     });
-    // The partition item, segments, pages; then the repair's partition item, marks, and the log's pages.
+    // The partition item, segments, pages; then the repair's partition item, marks, and the log's pages;
+    // then the aborted-transactions index below the new start (a key range).
     expect(reads.sort()).toEqual([
       'get STATE true',
       'get STATE true',
       'query B true',
       'query G true',
       'query T true',
+      'query undefined true',
       'query undefined true',
     ]);
   });

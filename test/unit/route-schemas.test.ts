@@ -30,7 +30,7 @@ const VALID: Record<string, unknown> = {
   CreateConnector: { name: 'c' },
   ConnectorConfig: { 'connector.class': 'FileStreamSource' },
   ConnectorOffsets: { offsets: [] },
-  MultiFetch: { partitions: [{ topic: 't', partition: 0, offset: 0 }] },
+  MultiFetch: { partitions: [{ topic: 't', partition: 0, offset: 0 }], isolationLevel: 'read_committed' },
   InitTransactionalProducerId: { transactionTimeoutMs: 60000 },
   AddPartitionsToTxn: { producerId: 1, producerEpoch: 0, topics: [{ topic: 't', partitions: [0] }] },
   AddOffsetsToTxn: { producerId: 1, producerEpoch: 0, groupId: 'g' },

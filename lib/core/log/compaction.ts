@@ -38,6 +38,7 @@ import { readBatches } from './reader.js';
 import { timeMarkItem, timeMarks } from './time-index.js';
 import type { StoreResolver } from './segments/segment-index.js';
 import { logEntries, segmentEndOf, tieredStores } from './segments/segment-index.js';
+import { AbortedFilter, abortedTransactions, lastStableOffset } from '../transactions/lso.js';
 
 /** Kafka's `min.cleanable.dirty.ratio` default, when the caller passes no topic config for it. */
 export const MIN_CLEANABLE_DIRTY_RATIO = 0.5;
@@ -112,7 +113,14 @@ export const compactPartition = async (
   const cleanedThrough = Math.min(Math.max(state.cleanedThrough ?? 0, start), state.tailBase);
   const cleanBytes = (state.cleanedThrough ?? 0) > start ? (state.cleanBytes ?? 0) : 0;
   const segmentEnd = segmentEndOf(state);
-  const dirty = await indexRange(store, topicId, partition, segmentEnd, cleanedThrough, state.tailBase);
+  // Kafka cleans only below the last stable offset: a record of an open transaction may still abort,
+  // so it must neither shadow an older record of its key nor be cleaned itself.
+  const stable = Math.min(state.tailBase, lastStableOffset(state));
+  const dirty: IndexedEntry[] = [];
+  for (const d of await indexRange(store, topicId, partition, segmentEnd, cleanedThrough, state.tailBase)) {
+    if (d.baseOffset + d.entry.n > stable) break;
+    dirty.push(d);
+  }
   const dirtyBytes = dirty.reduce((sum, d) => sum + d.entry.l, 0);
   result.dirtyRatio = dirtyBytes === 0 ? 0 : dirtyBytes / (cleanBytes + dirtyBytes);
   const deleteHorizon = now - config['delete.retention.ms'];
@@ -133,8 +141,13 @@ export const compactPartition = async (
   const last = mapped.at(-1);
   const end = last ? last.baseOffset + last.entry.n : cleanedThrough;
   const latest = new Map<string, number>();
+  // Markers and aborted transactional records are no key's latest record (Kafka's cleaner skips both).
+  const mapFilter = new AbortedFilter(
+    await abortedTransactions(store, topicId, partition, state, cleanedThrough, end),
+  );
   for (let i = 0; i < mapped.length; i += READ_CHUNK) {
     for (const batch of await readBatches(leader, mapped.slice(i, i + READ_CHUNK))) {
+      if (!mapFilter.keeps(batch.header, batch.baseOffset)) continue;
       for (const record of recordsOf(batch)) {
         if (record.key !== null) latest.set(keyString(record.key), record.offset);
       }
@@ -148,6 +161,7 @@ export const compactPartition = async (
     stopped = await cleanRange(cleaner, leader, range, {
       latest,
       deleteHorizon,
+      aborted: new AbortedFilter(await abortedTransactions(store, topicId, partition, state, start, end)),
     });
   } finally {
     // Swapped entries have new max timestamps, also when the pass stopped half-way.
@@ -187,7 +201,7 @@ const cleanRange = async (
   cleaner: Rewriter,
   leader: StoreResolver,
   entries: readonly IndexedEntry[],
-  rule: { latest: ReadonlyMap<string, number>; deleteHorizon: number },
+  rule: { latest: ReadonlyMap<string, number>; deleteHorizon: number; aborted: AbortedFilter },
 ): Promise<CompactionResult['skipped']> => {
   for (let i = 0; i < entries.length; i += READ_CHUNK) {
     const chunk = entries.slice(i, i + READ_CHUNK);
@@ -196,7 +210,13 @@ const cleanRange = async (
       const own = batches.filter(
         (b) => b.baseOffset >= located.baseOffset && b.baseOffset < located.baseOffset + located.entry.n,
       );
-      const stopped = await cleaner.add(located, cleanBatches(own, rule.latest, rule.deleteHorizon));
+      // The filter sees every batch in offset order: a marker ends its producer's aborted run.
+      const aborted = new Set(
+        own
+          .filter((b) => !rule.aborted.keeps(b.header, b.baseOffset) && !b.header.isControl)
+          .map((b) => b.baseOffset),
+      );
+      const stopped = await cleaner.add(located, cleanBatches(own, rule.latest, rule.deleteHorizon, aborted));
       if (stopped) return stopped;
     }
   }
@@ -217,12 +237,15 @@ interface CleanedEntry {
 
 /**
  * Kafka's retention rule for one record: it needs a key, no later record of its key may exist in the
- * mapped range, and a tombstone goes once its batch is older than the delete horizon.
+ * mapped range, and a tombstone goes once its batch is older than the delete horizon. Records of an
+ * aborted transaction go (no read_committed reader sees them); markers stay, since the aborted index
+ * needs each ABORT to end its run and a reader at any offset must find where a transaction ended.
  */
 const cleanBatches = (
   batches: readonly StoredBatch[],
   latest: ReadonlyMap<string, number>,
   deleteHorizon: number,
+  aborted: ReadonlySet<number>,
 ): CleanedEntry => {
   const out: CleanedEntry = {
     batches: undefined,
@@ -234,11 +257,15 @@ const cleanBatches = (
     oldestTombstone: undefined,
   };
   const rewritten = batches.map((batch) => {
-    // No batch here is transactional or a control batch: produce refuses them (validate.ts).
     const { header } = batch;
     const records = recordsOf(batch);
+    if (header.isControl) {
+      out.records += records.length;
+      return batch.bytes;
+    }
+    const inAborted = aborted.has(batch.baseOffset);
     const kept = records.filter((r) => {
-      if (r.key === null) return false;
+      if (inAborted || r.key === null) return false;
       const newest = latest.get(keyString(r.key));
       if (newest !== undefined && newest > r.offset) return false;
       if (r.value === null && header.maxTimestamp < deleteHorizon) {
@@ -272,6 +299,7 @@ const cleanBatches = (
         producerId: header.producerId,
         producerEpoch: header.producerEpoch,
         baseSequence: header.baseSequence,
+        isTransactional: header.isTransactional,
         // Sluice reads zstd but cannot write it: such a batch is rewritten uncompressed.
         compression: header.compression === 'zstd' ? 'none' : header.compression,
         timestampType: header.timestampType,

@@ -69,6 +69,8 @@ export interface MultiFetchRequest {
   partitions: readonly PartitionFetch[];
   maxBytes: number;
   maxWaitMs: number;
+  /** Kafka's isolation.level, for every partition of the fetch (default read_uncommitted). */
+  isolationLevel?: IsolationLevel;
 }
 
 /** A partition's answer: its batches and bounds, or its error. */
@@ -180,10 +182,11 @@ export class Fetcher {
   async fetchMany(request: MultiFetchRequest): Promise<PartitionFetchResult[]> {
     const wanted = request.partitions;
     const deadline = this.ctx.clock.now() + Math.min(request.maxWaitMs, MAX_WAIT_MS);
+    const isolation = { isolationLevel: request.isolationLevel ?? 'read_uncommitted' } as const;
     let states: PartitionLookup[];
     for (;;) {
       states = await Promise.all(wanted.map((p) => this.lookup(p)));
-      const ready = states.some((s, i) => 'error' in s || wanted[i]!.offset < highWatermarkOf(s.state));
+      const ready = states.some((s, i) => 'error' in s || wanted[i]!.offset < readLimit(s.state, isolation));
       const remaining = deadline - this.ctx.clock.now();
       if (ready || remaining <= 0) break;
       await this.ctx.clock.sleep(Math.min(this.ctx.pollIntervalMs, remaining));
@@ -199,16 +202,18 @@ export class Fetcher {
         continue;
       }
       const { topic, state } = found;
-      const bounds = boundsOf(state);
+      const bounds = boundsOf(state, isolation);
+      const stable = readLimit(state, isolation);
       const batches: Uint8Array[] = [];
       let bytes = 0;
       let nextOffset = p.offset;
       const limit = Math.min(p.maxBytes, budget);
+      let aborted: AbortedTransaction[] | undefined;
       try {
-        if (p.offset < bounds.highWatermark && (limit > 0 || first)) {
+        if (p.offset < stable && (limit > 0 || first)) {
           const read = { offset: p.offset, maxBytes: Math.max(limit, 1), maxWaitMs: 0 };
           for await (const batch of this.batchesFrom(topic, p.partition, state, read)) {
-            if (batch.baseOffset >= bounds.highWatermark) break;
+            if (batch.baseOffset >= stable) break;
             if (!first && bytes + batch.bytes.length > limit) break;
             first = false;
             batches.push(batch.bytes);
@@ -216,6 +221,15 @@ export class Fetcher {
             nextOffset = batch.baseOffset + batch.header.lastOffsetDelta + 1;
           }
         }
+        if (isolation.isolationLevel === 'read_committed')
+          aborted = await abortedTransactions(
+            this.ctx.store,
+            topic.topicId,
+            p.partition,
+            state,
+            p.offset,
+            nextOffset,
+          );
       } catch (error) {
         if (!isSluiceError(error)) throw error;
         results.push({ ...id, error });
@@ -223,7 +237,13 @@ export class Fetcher {
       }
       budget = Math.max(0, budget - bytes);
       this.countOut(topic, bytes);
-      results.push({ ...id, batches, nextOffset, ...bounds });
+      results.push({
+        ...id,
+        batches,
+        nextOffset,
+        ...bounds,
+        ...(aborted ? { abortedTransactions: aborted } : {}),
+      });
     }
     return results;
   }
@@ -481,12 +501,15 @@ const outOfRange = (topic: Topic, partition: number, offset: number, state: Part
     { details: { ...boundsOf(state) } },
   );
 
-const boundsOf = (state: PartitionState, request?: FetchRequest): PartitionBounds => ({
+const boundsOf = (
+  state: PartitionState,
+  request?: Pick<FetchRequest, 'isolationLevel'>,
+): PartitionBounds => ({
   highWatermark: highWatermarkOf(state),
   logStartOffset: state.logStartOffset,
   ...(request?.isolationLevel === 'read_committed' ? { lastStableOffset: lastStableOffset(state) } : {}),
 });
 
 /** Where a fetch stops: the high watermark, or the last stable offset under read_committed. */
-const readLimit = (state: PartitionState, request: FetchRequest): number =>
+const readLimit = (state: PartitionState, request: Pick<FetchRequest, 'isolationLevel'>): number =>
   request.isolationLevel === 'read_committed' ? lastStableOffset(state) : highWatermarkOf(state);

@@ -3,7 +3,8 @@
  * beyond `retention.bytes`, Kafka's way: whole segments from the start of the log (by a segment's
  * largest timestamp), then, past the segment index, whole batches not yet rolled, never the newest
  * ones still in the partition item's tail. `logStartOffset` advances first, monotonically, with a
- * conditional update; then the index pages wholly below it are retired and the time index repaired.
+ * conditional update; then the index pages wholly below it are retired, the time index repaired and
+ * the aborted-transactions index items below it deleted.
  * Objects are left to the orphan collector, which deletes them once nothing references them and
  * readers in flight are done.
  */
@@ -18,6 +19,7 @@ import type { PartitionState } from './partition-state.js';
 import { asPartitionState } from './partition-state.js';
 import { logEntries, segmentEndOf } from './segments/segment-index.js';
 import { timeMarkItem, timeMarks } from './time-index.js';
+import { dropAbortedBelow } from '../transactions/lso.js';
 
 export interface RetentionResult {
   logStartOffset: number;
@@ -48,7 +50,10 @@ export const applyRetention = async (
   // Items wholly below the log start are leftovers of a run that failed after it moved the start:
   // retire them now (else their objects are never collected).
   const leftovers = live.filter((item) => pageEnd(item) <= state.logStartOffset);
-  if (leftovers.length > 0) await store.batchWrite({ puts: leftovers.map((p) => retiredPageItem(p, now)) });
+  if (leftovers.length > 0) {
+    await store.batchWrite({ puts: leftovers.map((p) => retiredPageItem(p, now)) });
+    await dropAbortedBelow(store, topicId, partition, state.logStartOffset);
+  }
   const last = units[doomed - 1];
   if (!last) return none;
   const logStartOffset = last.end;
@@ -72,6 +77,8 @@ export const applyRetention = async (
   );
   await store.batchWrite({ puts: retired.map((item) => retiredPageItem(item, now)) });
   await repairTimeIndex(store, topicId, partition, logStartOffset);
+  // The aborted-transactions index below the new start: never read again.
+  await dropAbortedBelow(store, topicId, partition, logStartOffset);
   return { logStartOffset, batchesDeleted };
 };
 

@@ -1,9 +1,10 @@
 /**
  * The read side of transactions: the last stable offset and the aborted transactions a read_committed
- * fetch returns (Kafka's FetchResponse.abortedTransactions), and the filter that drops aborted records
- * as Kafka's consumers do, for answers that carry records rather than batches.
+ * fetch returns (Kafka's FetchResponse.abortedTransactions). The filter that drops aborted records, as
+ * Kafka's consumers do, is protocol's (the SDK's consumer applies the same one).
  */
-import type { BatchHeader } from '../../../protocol/record-batch/index.js';
+import type { AbortedTransaction } from '../../../protocol/record-batch/index.js';
+import { AbortedFilter } from '../../../protocol/record-batch/index.js';
 import type { MetadataStore } from '../../ports/metadata-store.js';
 import { keys, pad } from '../keys.js';
 import type { PartitionState, TailEntry } from '../log/partition-state.js';
@@ -12,11 +13,8 @@ import { highWatermarkOf } from '../replication/replica-state.js';
 
 export type IsolationLevel = 'read_uncommitted' | 'read_committed';
 
-export interface AbortedTransaction {
-  producerId: number;
-  /** The transaction's first offset in the partition. */
-  firstOffset: number;
-}
+export type { AbortedTransaction };
+export { AbortedFilter };
 
 /**
  * Kafka's LSO: the first offset of the earliest open transaction, or the high watermark. A transaction
@@ -39,6 +37,41 @@ export const abortedIndexItem = (
   p: entry.p!,
   f: entry.xf!,
 });
+
+/**
+ * Retention's part: the aborted-index items whose ABORT marker is below the new log start. No read
+ * starts below the log start, and a read from `from` needs only markers at or after it, so they are
+ * never asked for again (Kafka deletes a segment's .txnindex with the segment).
+ */
+export const dropAbortedBelow = async (
+  store: MetadataStore,
+  topicId: string,
+  partition: number,
+  logStartOffset: number,
+): Promise<number> => {
+  if (logStartOffset <= 0) return 0;
+  let dropped = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await store.query({
+      pk: keys.partitionPk(topicId, partition),
+      sk: {
+        between: [
+          keys.abortedTransaction(topicId, partition, 0).sk,
+          keys.abortedTransaction(topicId, partition, logStartOffset - 1).sk,
+        ],
+      },
+      consistent: true,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
+    if (page.items.length > 0) {
+      await store.batchWrite({ deletes: page.items.map(({ pk, sk }) => ({ pk, sk })) });
+      dropped += page.items.length;
+    }
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  return dropped;
+};
 
 /**
  * The aborted transactions overlapping [from, to): those whose ABORT marker is at or after `from` and
@@ -85,29 +118,3 @@ export const abortedTransactions = async (
   });
   return [...found.values()].sort((a, b) => a.firstOffset - b.firstOffset || a.producerId - b.producerId);
 };
-
-/**
- * Kafka's consumer-side rule for read_committed: a producer's transactional batches from an aborted
- * transaction's first offset up to its ABORT marker are dropped; control batches are never records.
- */
-export class AbortedFilter {
-  private readonly pending: AbortedTransaction[];
-  private readonly aborting = new Set<number>();
-
-  constructor(aborted: readonly AbortedTransaction[]) {
-    this.pending = [...aborted].sort((a, b) => a.firstOffset - b.firstOffset);
-  }
-
-  /** Whether the batch's records reach the reader. */
-  keeps(header: BatchHeader, baseOffset: number): boolean {
-    while (this.pending.length > 0 && this.pending[0]!.firstOffset <= baseOffset)
-      this.aborting.add(this.pending.shift()!.producerId);
-    if (header.isControl) {
-      // Only an ABORT marker ends an aborted run; its type is in the record key, and a COMMIT marker of
-      // an aborting producer cannot occur (the run would not be aborted), so any marker ends it.
-      this.aborting.delete(header.producerId);
-      return false;
-    }
-    return !(header.isTransactional && this.aborting.has(header.producerId));
-  }
-}

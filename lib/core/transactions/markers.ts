@@ -92,7 +92,8 @@ export const writeMarker = async (
       await ensureMarkerMap(ctx, topic.topicId, tp.partition);
       continue;
     }
-    const now = ctx.clock.now();
+    // Kafka timestamps are whole ms; a simulated clock may have advanced by a jittered fraction.
+    const now = Math.floor(ctx.clock.now());
     const bytes = encodeControlBatch({ ...marker, timestamp: now });
     stampPartitionLeaderEpoch(bytes, state.leaderEpoch);
     const key = dataObjectKey(topic.topicId, ctx.newId());

@@ -367,7 +367,11 @@ const integerField = (
 
 /** The body of POST /v1/fetch (docs/api.md "Fetch many partitions"); anything else is a 400. */
 const parseMultiFetch = (body: Record<string, unknown>): MultiFetchRequest => {
-  rejectUnknownFields(body, ['partitions', 'maxBytes', 'maxWaitMs']);
+  rejectUnknownFields(body, ['partitions', 'maxBytes', 'maxWaitMs', 'isolationLevel']);
+  const raw = body['isolationLevel'];
+  if (raw !== undefined && typeof raw !== 'string')
+    throw invalidRequest('isolationLevel must be read_uncommitted or read_committed');
+  const isolationLevel = parseIsolation(raw);
   const maxWaitMs = integerField(body['maxWaitMs'], 'maxWaitMs', 0, 0, MAX_WAIT_MS);
   const maxBytes = Math.min(
     integerField(body['maxBytes'], 'maxBytes', MAX_FETCH_BYTES, 1, Number.MAX_SAFE_INTEGER),
@@ -406,7 +410,7 @@ const parseMultiFetch = (body: Record<string, unknown>): MultiFetchRequest => {
     seen.add(id);
     return { topic, partition, offset, maxBytes: partitionMaxBytes };
   });
-  return { partitions, maxBytes, maxWaitMs };
+  return { partitions, maxBytes, maxWaitMs, isolationLevel };
 };
 
 /** A partition's answer on the wire: its batches in base64, or its error as the error envelope has it. */
@@ -429,6 +433,8 @@ const renderPartitionFetch = (result: PartitionFetchResult): PartitionFetchAnswe
     highWatermark: result.highWatermark,
     logStartOffset: result.logStartOffset,
     nextOffset: result.nextOffset,
+    ...(result.lastStableOffset !== undefined ? { lastStableOffset: result.lastStableOffset } : {}),
+    ...(result.abortedTransactions ? { abortedTransactions: result.abortedTransactions } : {}),
     recordBatches: Buffer.concat(result.batches).toString('base64'),
   };
 };

@@ -1,6 +1,14 @@
 /** Kafka's transaction APIs over HTTP (KIP-98): InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn. */
 import type { ErrorCode } from '../../../protocol/errors.js';
 import type { TransactionCoordinator, TransactionMetadata } from '../../core/transactions/index.js';
+import type {
+  AddOffsetsToTxnRequest,
+  AddPartitionsToTxnRequest,
+  EndTxnRequest,
+  InitTransactionalProducerIdRequest,
+  ProducerIdentity,
+  TxnOffsetCommitRequest,
+} from '../../wire/types.js';
 import { defineRoute } from '../define-route.js';
 import { json } from '../types.js';
 import { TOPIC_ERRORS } from './errors.js';
@@ -20,9 +28,12 @@ const TXN_ERRORS: ErrorCode[] = [
 
 const ACL = { operation: 'WRITE', resourceType: 'TRANSACTIONAL_ID', param: 'transactionalId' } as const;
 
-const producerOf = (body: Record<string, unknown>) => ({
-  producerId: body['producerId'] as number,
-  producerEpoch: body['producerEpoch'] as number,
+/** The body, validated against its schema (defineRoute's `body`) before the handler runs. */
+const bodyAs = <T>(body: Record<string, unknown>): T => body as unknown as T;
+
+const producerOf = (body: ProducerIdentity): ProducerIdentity => ({
+  producerId: body.producerId,
+  producerEpoch: body.producerEpoch,
 });
 
 const describe = (m: TransactionMetadata) => ({
@@ -58,7 +69,7 @@ export const TRANSACTION_ROUTES = [
           200,
           await transactions.initProducerId(
             request.params['transactionalId']!,
-            body['transactionTimeoutMs'] as number,
+            bodyAs<InitTransactionalProducerIdRequest>(body).transactionTimeoutMs,
           ),
         ),
   }),
@@ -77,10 +88,11 @@ export const TRANSACTION_ROUTES = [
     handler:
       ({ transactions }) =>
       async (request, body = {}) => {
-        const topics = body['topics'] as { topic: string; partitions: number[] }[];
+        const add = bodyAs<AddPartitionsToTxnRequest>(body);
+        const topics = add.topics;
         await transactions.addPartitions(
           request.params['transactionalId']!,
-          producerOf(body),
+          producerOf(add),
           topics.flatMap((t) => t.partitions.map((partition) => ({ topic: t.topic, partition }))),
         );
         return { status: 204, headers: {}, body: new Uint8Array() };
@@ -100,11 +112,8 @@ export const TRANSACTION_ROUTES = [
     handler:
       ({ transactions }) =>
       async (request, body = {}) => {
-        await transactions.addOffsets(
-          request.params['transactionalId']!,
-          producerOf(body),
-          body['groupId'] as string,
-        );
+        const add = bodyAs<AddOffsetsToTxnRequest>(body);
+        await transactions.addOffsets(request.params['transactionalId']!, producerOf(add), add.groupId);
         return { status: 204, headers: {}, body: new Uint8Array() };
       },
   }),
@@ -123,18 +132,17 @@ export const TRANSACTION_ROUTES = [
     handler:
       ({ transactions }) =>
       async (request, body = {}) => {
-        const offsets = (
-          body['offsets'] as { topic: string; partition: number; offset: number; metadata?: string }[]
-        ).map((o) => ({
+        const commit = bodyAs<TxnOffsetCommitRequest>(body);
+        const offsets = commit.offsets.map((o) => ({
           topic: o.topic,
           partition: o.partition,
           offset: o.offset,
           metadata: o.metadata ?? '',
         }));
-        await transactions.txnOffsetCommit(request.params['transactionalId']!, producerOf(body), {
-          groupId: body['groupId'] as string,
-          memberId: (body['memberId'] as string | null | undefined) ?? null,
-          generationId: (body['generationId'] as number | undefined) ?? -1,
+        await transactions.txnOffsetCommit(request.params['transactionalId']!, producerOf(commit), {
+          groupId: commit.groupId,
+          memberId: commit.memberId ?? null,
+          generationId: commit.generationId ?? -1,
           offsets,
         });
         return { status: 204, headers: {}, body: new Uint8Array() };
@@ -157,9 +165,9 @@ export const TRANSACTION_ROUTES = [
           200,
           await transactions.endTxn(
             request.params['transactionalId']!,
-            producerOf(body),
-            body['committed'] === true,
-            body['transactionVersion'] === 1 ? 1 : 2,
+            producerOf(bodyAs<EndTxnRequest>(body)),
+            bodyAs<EndTxnRequest>(body).committed === true,
+            bodyAs<EndTxnRequest>(body).transactionVersion === 1 ? 1 : 2,
           ),
         ),
   }),
