@@ -16,6 +16,8 @@ export type AclOperation =
   | 'DELETE'
   | 'ALTER'
   | 'DESCRIBE'
+  | 'DESCRIBE_CONFIGS'
+  | 'ALTER_CONFIGS'
   | 'IDEMPOTENT_WRITE'
   /** A route without an ACL: its path is still checked, as API Gateway checks it. */
   | 'ALL';
