@@ -3,23 +3,24 @@
  * user or client id counts against the same number (Kafka keeps it in one broker's memory; Sluice
  * has no broker, and a per-instance count would let N instances grant N times the quota).
  *
- * One item per (quota type, counted entity): a counter per window (`w<index>`, atomic ADD, so
- * concurrent requests never conflict) and `throttledUntil`. A check is one conditional UpdateItem
- * that adds the request's cost only while the entity is not throttled, and returns the item: the
- * current and previous windows give a sliding estimate of the rate (the previous window weighted by
- * the part of it still inside the last window span). When a request takes the estimate over the
- * quota, the delay is Kafka's, (observed − quota) / quota × window span, and a second write stores
- * `throttledUntil = now + delay` (only ever moved later); until then every request of the entity is
- * refused without being counted. Storing the delay with the request that caused it is what holds a
- * large or bursty sender to its quota: the estimate alone readmits it as soon as it dips, while the
- * delay pays off all the excess at the quota's own rate first.
+ * A token bucket in its virtual-time form (GCRA), which needs nothing but DynamoDB's atomic ADD: one
+ * item per (quota type, counted entity) holds `tat`, the time at which the entity's admitted work
+ * will have been paid for at its quota's rate. A request of cost c under a quota of q per second adds
+ * c / q seconds to it; it is admitted while `tat ≤ now + burst` (the bucket holds `burst` worth of
+ * quota), in one conditional UpdateItem that counts nothing when it refuses. The throttle time is
+ * `tat − burst − now`: when the excess is paid. Concurrent requests never conflict (ADD), so a crowd
+ * of in-flight requests that crosses the quota together is all counted and all paid for afterwards
+ * (the excess is debt, not forgotten when an estimate dips); the long-run rate is the quota's, and
+ * the error is bounded by one burst plus clock skew between instances. An idle entity's `tat` falls
+ * behind `now`: once it is more than `burst` behind, the next request moves it up to `now` (a second,
+ * conditional write, about once per idle period), so idle time does not pile up credit.
  */
 import type { Clock } from '../../ports/clock.js';
-import type { Item, MetadataStore, UpdateAction } from '../../ports/metadata-store.js';
+import type { MetadataStore } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
 import type { QuotaType } from './entity.js';
 
-/** Kafka's quota.window.size.seconds default: one second per window. */
+/** Kafka's quota.window.size.seconds default: the bucket holds one second of quota. */
 export const DEFAULT_QUOTA_WINDOW_MS = 1_000;
 /** An idle entity's rate item is deleted by TTL after this long. */
 const RATE_ITEM_TTL_MS = 60 * 60_000;
@@ -34,6 +35,7 @@ export interface QuotaDecision {
 export interface RateOptions {
   store: MetadataStore;
   clock: Clock;
+  /** How much quota a burst may take at once, in ms of the quota's rate (default 1000). */
   windowMs?: number;
 }
 
@@ -43,15 +45,10 @@ export const rateKey = (type: QuotaType, counterKey: string) => ({
   sk: 'RATE',
 });
 
-const windowAttr = (index: number): string => `w${index}`;
-const WINDOW_ATTR = /^w(\d+)$/;
-
 export class QuotaRates {
   private readonly store: MetadataStore;
   private readonly clock: Clock;
   readonly windowMs: number;
-  /** Window counters this instance saw left behind (older than the previous window), removed on its next write. */
-  private readonly stale = new Map<string, string[]>();
 
   constructor({ store, clock, windowMs = DEFAULT_QUOTA_WINDOW_MS }: RateOptions) {
     this.store = store;
@@ -73,80 +70,54 @@ export class QuotaRates {
   ): Promise<QuotaDecision> {
     const key = rateKey(type, counterKey);
     const now = this.clock.now();
-    const index = Math.floor(now / this.windowMs);
-    const id = `${key.pk}`;
-    const removals = new Set([windowAttr(index - 2), windowAttr(index - 3), ...(this.stale.get(id) ?? [])]);
-    removals.delete(windowAttr(index));
-    removals.delete(windowAttr(index - 1));
-    const actions: UpdateAction[] = [
-      { set: windowAttr(index), add: cost, initial: 0 },
-      { set: 'expiresAt', value: Math.ceil((now + RATE_ITEM_TTL_MS) / 1000) },
-      ...[...removals].map((attr) => ({ remove: attr })),
-    ];
-    let item: Item | undefined;
+    const burst = this.windowMs;
+    const costMs = (cost * 1000) / limit;
+    let tat: number;
     try {
-      item = await this.store.update(key, actions, {
-        returnValues: 'allNew',
-        ...(admit
-          ? {
-              condition: {
-                or: [{ notExists: 'throttledUntil' }, { path: 'throttledUntil', op: '<=', value: now }],
-              },
-            }
-          : {}),
-      });
-    } catch (error) {
-      if (!(error instanceof ConditionFailedError)) throw error;
-      const until = Number(error.current?.['throttledUntil'] ?? now);
-      return { admitted: false, throttleTimeMs: Math.max(1, Math.ceil(until - now)) };
-    }
-    this.noteStale(id, item, index);
-    const pending = Math.max(0, Number(item?.['throttledUntil'] ?? 0) - now);
-    const delay = this.throttleTime(item, now, index, limit);
-    if (delay <= pending) return { admitted: true, throttleTimeMs: Math.ceil(pending) };
-    const until = now + delay;
-    try {
-      await this.store.update(key, [{ set: 'throttledUntil', value: until }], {
-        condition: {
-          or: [{ notExists: 'throttledUntil' }, { path: 'throttledUntil', op: '<', value: until }],
+      const item = await this.store.update(
+        key,
+        [
+          { set: 'tat', add: costMs, initial: now },
+          { set: 'expiresAt', value: Math.ceil((now + RATE_ITEM_TTL_MS) / 1000) },
+        ],
+        {
+          returnValues: 'allNew',
+          ...(admit
+            ? { condition: { or: [{ notExists: 'tat' }, { path: 'tat', op: '<=', value: now + burst }] } }
+            : {}),
         },
-      });
+      );
+      tat = Number(item?.['tat'] ?? now + costMs);
     } catch (error) {
-      // Another request of the entity stored a later end: that one stands.
       if (!(error instanceof ConditionFailedError)) throw error;
-      const later = Number(error.current?.['throttledUntil'] ?? until);
-      return { admitted: true, throttleTimeMs: Math.ceil(Math.max(later, until) - now) };
+      const current = Number(error.current?.['tat'] ?? now);
+      return { admitted: false, throttleTimeMs: Math.max(1, Math.ceil(current - burst - now)) };
     }
-    return { admitted: true, throttleTimeMs: Math.ceil(delay) };
+    if (tat < now - burst) {
+      await this.catchUp(key, now, tat - costMs);
+      tat = now + costMs;
+    }
+    return { admitted: true, throttleTimeMs: Math.max(0, Math.ceil(tat - burst - now)) };
   }
 
   /** How long the entity is still throttled (0: not), from one consistent read. */
   async throttled(type: QuotaType, counterKey: string): Promise<number> {
     const item = await this.store.get(rateKey(type, counterKey), { consistent: true });
-    const now = this.clock.now();
-    return Math.max(0, Math.ceil(Number(item?.['throttledUntil'] ?? 0) - now));
+    if (item?.['tat'] === undefined) return 0;
+    return Math.max(0, Math.ceil(Number(item['tat']) - this.windowMs - this.clock.now()));
   }
 
   /**
-   * Kafka's throttle time: (observed − quota) / quota × window span, where the observed rate is the
-   * sliding estimate over the last window span; 0 while within the quota.
+   * Moves an idle entity's `tat` up to now plus the cost just counted (adding, so work counted
+   * meanwhile stays counted), unless another request already moved it.
    */
-  private throttleTime(item: Item | undefined, now: number, index: number, limit: number): number {
-    const current = Number(item?.[windowAttr(index)] ?? 0);
-    const previous = Number(item?.[windowAttr(index - 1)] ?? 0);
-    const elapsed = (now - index * this.windowMs) / this.windowMs;
-    const observed = current + previous * (1 - elapsed);
-    const allowed = (limit * this.windowMs) / 1000;
-    if (observed <= allowed) return 0;
-    return ((observed - allowed) / allowed) * this.windowMs;
-  }
-
-  private noteStale(id: string, item: Item | undefined, index: number): void {
-    const stale = Object.keys(item ?? {}).filter((attr) => {
-      const m = WINDOW_ATTR.exec(attr);
-      return m !== null && Number(m[1]) < index - 1;
-    });
-    if (stale.length > 0) this.stale.set(id, stale);
-    else this.stale.delete(id);
+  private async catchUp(key: { pk: string; sk: string }, now: number, before: number): Promise<void> {
+    try {
+      await this.store.update(key, [{ set: 'tat', add: now - before }], {
+        condition: { path: 'tat', op: '<', value: now },
+      });
+    } catch (error) {
+      if (!(error instanceof ConditionFailedError)) throw error;
+    }
   }
 }
