@@ -22,6 +22,8 @@ import { Producer } from '../sdk/producer.js';
 import { encodeBytes, encodeValue } from '../lib/wire/encoding.js';
 import { Transport, path } from '../sdk/transport.js';
 import type {
+  AlterClientQuotasRequest,
+  ClientQuotaEntry,
   ClusterDescription,
   CommittedOffset,
   Encoding,
@@ -115,6 +117,20 @@ export class SluiceApi {
       if (error instanceof SluiceError) error.details['attempts'] = attempts;
       throw error;
     }
+  }
+
+  /** DescribeClientQuotas (kafka-configs.sh --describe): a read, retried. */
+  describeClientQuotas(filter: {
+    user?: string | null;
+    clientId?: string | null;
+    strict?: boolean;
+  }): Promise<ClientQuotaEntry[]> {
+    return this.admin.describeClientQuotas(filter);
+  }
+
+  /** AlterClientQuotas: setting the same values again is harmless, so it is retried too. */
+  alterClientQuotas(entries: AlterClientQuotasRequest['entries']): Promise<ClientQuotaEntry[]> {
+    return this.admin.alterClientQuotas(entries);
   }
 
   /** Interactive queries of a Streams application's stores; reads, so they are retried. */

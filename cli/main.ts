@@ -17,6 +17,7 @@ import { groupCommands } from './commands/groups.js';
 import { connectCommands } from './commands/connect.js';
 import { streamsCommands } from './commands/streams.js';
 import { offsets } from './commands/offsets.js';
+import { configs } from './commands/configs.js';
 import { gateway } from './commands/gateway.js';
 import { produce } from './commands/produce.js';
 import { topicCommands } from './commands/topics.js';
@@ -37,6 +38,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...connectCommands,
   ...streamsCommands,
   offsets,
+  configs,
   cluster,
   health,
   gateway,
