@@ -7,7 +7,7 @@
  * rate), the others' throughput and p99 latency against the phase without the noisy one, whether every
  * throttled answer said how long to wait; and at the end whether every acknowledged record reads back.
  *
- * Options: --seconds N (per phase, default 60), --instances N (default 3), --quota BYTES (default 65536).
+ * Options: --seconds N (per phase, default 60), --instances N (default 3), --quota BYTES (default 16384).
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -21,15 +21,17 @@ import { flags, numberFlag } from './flags.js';
 const options = flags();
 const seconds = numberFlag(options, 'seconds', 60);
 const instanceCount = numberFlag(options, 'instances', 3);
-const QUOTA = numberFlag(options, 'quota', 65_536);
+const QUOTA = numberFlag(options, 'quota', 16_384);
 const GOOD_PRODUCERS = 4;
 const GOOD_INTERVAL_MS = 250;
 const GOOD_RECORDS = 10;
 const RECORD_BYTES = 400;
-/** The noisy producer: NOISY_LOOPS loops each sending NOISY_BYTES every NOISY_INTERVAL_MS = 10 × quota. */
-const NOISY_LOOPS = 4;
-const NOISY_INTERVAL_MS = 100;
-const NOISY_BYTES = (QUOTA * 10 * NOISY_INTERVAL_MS) / 1000 / NOISY_LOOPS;
+/** The noisy producer sends NOISY_BYTES every NOISY_INTERVAL_MS: 10 × its quota. */
+const NOISY_INTERVAL_MS = 25;
+const NOISY_BYTES = (QUOTA * 10 * NOISY_INTERVAL_MS) / 1000;
+/** Producers send on schedule without waiting for answers (open loop), up to this many at once. */
+const GOOD_MAX_IN_FLIGHT = 8;
+const NOISY_MAX_IN_FLIGHT = 16;
 
 interface Exchange {
   client: string;
@@ -68,6 +70,29 @@ const observedFetch = (urls: () => readonly string[], log: Exchange[]): FetchLik
 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Calls `send(k)` on schedule, every `intervalMs` from `start` until `end`, without waiting for
+ * answers but with at most `maxInFlight` outstanding (then it waits, as a producer's full buffer does).
+ */
+const openLoop = async (
+  start: number,
+  end: number,
+  intervalMs: number,
+  maxInFlight: number,
+  send: (k: number) => Promise<void>,
+): Promise<void> => {
+  const inFlight = new Set<Promise<void>>();
+  for (let k = 0; start + k * intervalMs < end; k++) {
+    const due = start + k * intervalMs;
+    if (due > Date.now()) await sleep(due - Date.now());
+    while (inFlight.size >= maxInFlight) await Promise.race(inFlight);
+    if (Date.now() >= end) break;
+    const call: Promise<void> = send(k).finally(() => inFlight.delete(call));
+    inFlight.add(call);
+  }
+  await Promise.all(inFlight);
+};
 
 interface Acked {
   topic: string;
@@ -133,9 +158,7 @@ const main = async () => {
       const sends: { at: number; latency: number; records: number }[] = [];
       const good = Array.from({ length: GOOD_PRODUCERS }, async (_, i) => {
         const producer = new SluiceClient({ url: stack.url, fetch, clientId: `good-${i}` }).producer();
-        for (let k = 0; Date.now() < end; k++) {
-          const due = start + k * GOOD_INTERVAL_MS;
-          if (due > Date.now()) await sleep(due - Date.now());
+        await openLoop(start, end, GOOD_INTERVAL_MS, GOOD_MAX_IN_FLIGHT, async (k) => {
           const sent = Date.now();
           const messages = Array.from({ length: GOOD_RECORDS }, (_, j) => ({
             key: `g${i}-${k}-${j}`,
@@ -152,26 +175,24 @@ const main = async () => {
               value: messages[j]!.value,
             }),
           );
-        }
+        });
       });
+      // Offers 10 × its quota on schedule (a producer whose buffer is always full); the SDK holds its
+      // requests for the throttle time it is told, so its requests wait in flight.
+      const noisyClient = new SluiceClient({ url: stack.url, fetch, clientId: 'noisy' }).producer();
       const noisy = withNoisy
-        ? Array.from({ length: NOISY_LOOPS }, async (_, i) => {
-            const producer = new SluiceClient({ url: stack.url, fetch, clientId: 'noisy' }).producer();
-            for (let k = 0; Date.now() < end; k++) {
-              // Offers 10 × its quota: it sends on schedule whenever the SDK lets it (a producer whose
-              // buffer is always full), and the SDK holds each request for the throttle time it was told.
-              const due = start + k * NOISY_INTERVAL_MS;
-              if (due > Date.now()) await sleep(due - Date.now());
-              const value = `${name}:${i}:${k}:`.padEnd(NOISY_BYTES - 200, 'n');
-              const results = await producer.send({ topic: 'noisy', messages: [{ value }] });
+        ? [
+            openLoop(start, end, NOISY_INTERVAL_MS, NOISY_MAX_IN_FLIGHT, async (k) => {
+              const value = `${name}:${k}:`.padEnd(NOISY_BYTES - 200, 'n');
+              const results = await noisyClient.send({ topic: 'noisy', messages: [{ value }] });
               acked.push({
                 topic: 'noisy',
                 partition: results[0]!.partition,
                 offset: 'offset' in results[0]! ? results[0].offset : -1,
                 value,
               });
-            }
-          })
+            }),
+          ]
         : [];
       const from = log.length;
       await Promise.all([...good, ...noisy]);
@@ -269,12 +290,13 @@ const main = async () => {
       }
     }
     console.log(`\nacknowledged records: ${acked.length}, missing or changed on read-back: ${lost}`);
+    const strip = ({ samples: _samples, ...rest }: PhaseResult) => rest;
     console.log(
       JSON.stringify({
         seconds,
         quota: QUOTA,
         instances: instanceCount,
-        comparisons,
+        comparisons: comparisons.map((c) => ({ baseline: strip(c.baseline), noisy: strip(c.noisy) })),
         acked: acked.length,
         lost,
       }),
