@@ -7,7 +7,7 @@
  * rate), the others' throughput and p99 latency against the phase without the noisy one, whether every
  * throttled answer said how long to wait; and at the end whether every acknowledged record reads back.
  *
- * Options: --seconds N (per phase, default 60), --instances N (default 3), --quota BYTES (default 16384).
+ * Options: --seconds N (per phase, default 60), --instances N (default 3), --quota BYTES (default 4096).
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -21,17 +21,17 @@ import { flags, numberFlag } from './flags.js';
 const options = flags();
 const seconds = numberFlag(options, 'seconds', 60);
 const instanceCount = numberFlag(options, 'instances', 3);
-const QUOTA = numberFlag(options, 'quota', 16_384);
+const QUOTA = numberFlag(options, 'quota', 4_096);
 const GOOD_PRODUCERS = 4;
-const GOOD_INTERVAL_MS = 250;
+const GOOD_INTERVAL_MS = 1000;
 const GOOD_RECORDS = 10;
 const RECORD_BYTES = 400;
 /** The noisy producer sends NOISY_BYTES every NOISY_INTERVAL_MS: 10 × its quota. */
-const NOISY_INTERVAL_MS = 25;
+const NOISY_INTERVAL_MS = 100;
 const NOISY_BYTES = (QUOTA * 10 * NOISY_INTERVAL_MS) / 1000;
 /** Producers send on schedule without waiting for answers (open loop), up to this many at once. */
-const GOOD_MAX_IN_FLIGHT = 8;
-const NOISY_MAX_IN_FLIGHT = 16;
+const GOOD_MAX_IN_FLIGHT = 4;
+const NOISY_MAX_IN_FLIGHT = 8;
 
 interface Exchange {
   client: string;
