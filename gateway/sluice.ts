@@ -8,10 +8,13 @@ import { nodeHttpFetch } from '../sdk/node-http.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../sdk/producer.js';
 import { sigV4Fetch } from '../sdk/sigv4.js';
 import { GroupsBackend } from './groups-backend.js';
+import { clientQuotaFetch } from './quota-context.js';
 import type { FetchLike } from '../sdk/transport.js';
 import { Transport, path } from '../sdk/transport.js';
 import type {
+  AlterClientQuotasRequest,
   BatchResult,
+  ClientQuotaEntry,
   ClusterDescription,
   ListOffsetsResult,
   ProducerIdentity,
@@ -43,10 +46,14 @@ export class SluiceBackend {
 
   constructor(options: SluiceBackendOptions) {
     const base = options.fetch ?? nodeHttpFetch({ maxSockets: 256 });
-    const fetch = options.region === undefined ? base : sigV4Fetch({ region: options.region, fetch: base });
+    const signed = options.region === undefined ? base : sigV4Fetch({ region: options.region, fetch: base });
+    // Each Kafka client's id and throttle travel with its own requests (gateway/quota-context.ts).
+    const fetch = clientQuotaFetch(signed);
     this.transport = new Transport({
       url: options.url,
       fetch,
+      // Shared by every client: one client's throttle must not hold the others back.
+      honourThrottle: false,
       ...(options.headers ? { headers: options.headers } : {}),
     });
     this.groups = new GroupsBackend(this.transport);
@@ -146,5 +153,20 @@ export class SluiceBackend {
 
   initProducerId(): Promise<ProducerIdentity> {
     return this.transport.json({ method: 'POST', path: '/v1/producers', json: {} });
+  }
+
+  /** DescribeClientQuotas (GET /v1/client-quotas). */
+  async describeClientQuotas(query: Record<string, string | undefined>): Promise<ClientQuotaEntry[]> {
+    const { entries } = await this.transport.json<{ entries: ClientQuotaEntry[] }>({
+      method: 'GET',
+      path: '/v1/client-quotas',
+      query,
+    });
+    return entries;
+  }
+
+  /** AlterClientQuotas (POST /v1/client-quotas): all entries are checked before any is written. */
+  async alterClientQuotas(body: AlterClientQuotasRequest): Promise<void> {
+    await this.transport.send({ method: 'POST', path: '/v1/client-quotas', json: body });
   }
 }

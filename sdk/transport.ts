@@ -19,6 +19,11 @@ export interface TransportOptions {
    * after waiting as told (default 10); beyond that it fails with THROTTLING_QUOTA_EXCEEDED.
    */
   maxThrottleRetries?: number;
+  /**
+   * Wait out throttle times and resend quota refusals (default true). A transport shared by many
+   * clients (the Kafka gateway) turns it off and hands each client its own throttle time instead.
+   */
+  honourThrottle?: boolean;
   /** For tests: the wait of a throttled client. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
@@ -59,6 +64,7 @@ export class Transport {
   private readonly headers: Record<string, string>;
   private readonly timeoutMs: number;
   private readonly maxThrottleRetries: number;
+  private readonly honourThrottle: boolean;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   /**
    * Until when the server asked this client to wait (KIP-219: as a Kafka client mutes a throttled
@@ -72,13 +78,15 @@ export class Transport {
     headers = {},
     requestTimeoutMs = 30_000,
     maxThrottleRetries = 10,
+    honourThrottle = true,
     sleep = abortableSleep,
   }: TransportOptions) {
     this.base = url.replace(/\/+$/, '');
     this.fetch = fetchImpl ?? ((input, init) => globalThis.fetch(input, init));
     this.headers = headers;
     this.timeoutMs = requestTimeoutMs;
-    this.maxThrottleRetries = maxThrottleRetries;
+    this.maxThrottleRetries = honourThrottle ? maxThrottleRetries : 0;
+    this.honourThrottle = honourThrottle;
     this.sleep = sleep;
   }
 
@@ -111,6 +119,7 @@ export class Transport {
 
   /** Notes the wait an answer asked for. */
   private noteThrottle(headers: Headers): void {
+    if (!this.honourThrottle) return;
     const ms = Number(headers.get('sluice-throttle-time-ms') ?? NaN);
     const seconds = Number(headers.get('retry-after') ?? NaN);
     const wait =

@@ -4,6 +4,7 @@
  */
 import type { ApiHandler } from '../api.js';
 import { apiVersions } from './api-versions.js';
+import { alterClientQuotas, describeClientQuotas } from './client-quotas.js';
 import { describeConfigs, incrementalAlterConfigs } from './configs.js';
 import { describeCluster } from './describe-cluster.js';
 import { fetch } from './fetch.js';
@@ -50,5 +51,7 @@ export const API_HANDLERS: readonly ApiHandler[] = [
   describeConfigs,
   incrementalAlterConfigs,
   describeCluster,
+  describeClientQuotas,
+  alterClientQuotas,
   ...GROUP_HANDLERS,
 ];

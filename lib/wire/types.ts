@@ -265,10 +265,7 @@ export interface StoreWindows {
 
 /** Kafka's client quota configs (docs/quotas.md). */
 export type ClientQuotaType =
-  | 'producer_byte_rate'
-  | 'consumer_byte_rate'
-  | 'request_percentage'
-  | 'controller_mutation_rate';
+  'producer_byte_rate' | 'consumer_byte_rate' | 'request_percentage' | 'controller_mutation_rate';
 
 /** A quota entity: `user` and/or `client-id`, each a name or null for the default. */
 export interface ClientQuotaEntity {
