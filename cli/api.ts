@@ -17,6 +17,8 @@ import type { FetchLike } from '../sdk/transport.js';
 import type { Producer, ProducerOptions } from '../sdk/producer.js';
 import { encodeBytes, encodeValue } from '../lib/wire/encoding.js';
 import type {
+  AlterClientQuotasRequest,
+  ClientQuotaEntry,
   ClusterDescription,
   CommittedOffset,
   Encoding,
@@ -102,6 +104,20 @@ export class SluiceApi {
     // Only its fetch is used: the command line runs its own loops (stop at the high watermark, one
     // partition after another, its own out-of-range policy).
     this.consumer = this.sdk.consumer();
+  }
+
+  /** DescribeClientQuotas (kafka-configs.sh --describe). */
+  describeClientQuotas(filter: {
+    user?: string | null;
+    clientId?: string | null;
+    strict?: boolean;
+  }): Promise<ClientQuotaEntry[]> {
+    return this.admin.describeClientQuotas(filter);
+  }
+
+  /** AlterClientQuotas (kafka-configs.sh --alter). */
+  alterClientQuotas(entries: AlterClientQuotasRequest['entries']): Promise<ClientQuotaEntry[]> {
+    return this.admin.alterClientQuotas(entries);
   }
 
   /** Interactive queries of a Streams application's stores. */

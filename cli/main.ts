@@ -16,6 +16,7 @@ import { groupCommands } from './commands/groups.js';
 import { connectCommands } from './commands/connect.js';
 import { streamsCommands } from './commands/streams.js';
 import { offsets } from './commands/offsets.js';
+import { configs } from './commands/configs.js';
 import { gateway, gatewayToken } from './commands/gateway.js';
 import { produce } from './commands/produce.js';
 import { topicCommands } from './commands/topics.js';
@@ -38,6 +39,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...streamsCommands,
   ...transactionCommands,
   offsets,
+  configs,
   cluster,
   health,
   gatewayToken,

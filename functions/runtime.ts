@@ -194,6 +194,11 @@ export const sluiceFromEnv = (): Sluice => {
       ...optionalMs(ENV.groupHeartbeatIntervalMs, 'heartbeatIntervalMs'),
       orphanScanIntervalMs: ORPHAN_SCAN_INTERVAL_MS,
       ...optionalMs(ENV.orphanScanIntervalMs, 'orphanScanIntervalMs'),
+      // Client quotas are enforced wherever Sluice is deployed or started (docs/quotas.md).
+      clientQuotas: {
+        ...optionalMs(ENV.quotaWindowMs, 'windowMs'),
+        ...optionalMs(ENV.quotaConfigTtlMs, 'configCacheTtlMs'),
+      },
     },
     telemetry,
     ...(authorizer

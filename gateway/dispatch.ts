@@ -21,6 +21,7 @@ const SASL_FREE_APIS: ReadonlySet<number> = new Set([
   SaslHandshake.apiKey,
   SaslAuthenticate.apiKey,
 ]);
+import { runForClient } from './quota-context.js';
 
 /** The answer frame, or null when the client expects none (Produce with acks=0). */
 export async function dispatch(
@@ -67,18 +68,35 @@ export async function dispatch(
       );
     served = context;
   }
+  // Client quotas (gateway/quota-context.ts): each Kafka client's requests carry its client.id.
+  const clientId = header.clientId ?? '';
   if (handler.noResponse?.(body)) {
-    await handler.handle(body, { header, version, gateway: served, connection });
+    await runForClient(clientId, () =>
+      handler.handle(body, { header, version, gateway: served, connection }),
+    );
     return null;
   }
-  let answer: Message;
-  try {
-    answer = await handler.handle(body, { header, version, gateway: served, connection });
-  } catch (error) {
-    if (error instanceof KafkaProtocolError) throw error;
-    answer = errorAnswer(handler, body, errorCodeOf(error), version);
-  }
-  return encodeResponse(correlationId, schema, version, answer);
+  const { result: answer, throttleTimeMs } = await runForClient(clientId, async (): Promise<Message> => {
+    try {
+      return await handler.handle(body, { header, version, gateway: served, connection });
+    } catch (error) {
+      if (error instanceof KafkaProtocolError) throw error;
+      return errorAnswer(handler, body, errorCodeOf(error), version);
+    }
+  });
+  return encodeResponse(
+    correlationId,
+    schema,
+    version,
+    withThrottle(schema, version, answer, throttleTimeMs),
+  );
+}
+
+/** The answer with the client quota's throttle time, where this version of the API carries one. */
+function withThrottle(schema: ApiHandler['schema'], version: number, answer: Message, ms: number): Message {
+  const field = schema.response.find((f) => f.name === 'throttleTimeMs');
+  if (ms <= 0 || !field || !inVersions(version, field.versions)) return answer;
+  return { ...answer, throttleTimeMs: Math.max(Number(answer['throttleTimeMs'] ?? 0), ms) };
 }
 
 function errorAnswer(handler: ApiHandler, request: Message, code: number, version: number): Message {

@@ -9,10 +9,13 @@ import { nodeHttpFetch } from '../sdk/node-http.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../sdk/producer.js';
 import { sigV4Fetch } from '../sdk/sigv4.js';
 import { GroupsBackend } from './groups-backend.js';
+import { clientQuotaFetch } from './quota-context.js';
 import type { FetchLike } from '../sdk/transport.js';
 import { Transport, path } from '../sdk/transport.js';
 import type {
+  AlterClientQuotasRequest,
   BatchResult,
+  ClientQuotaEntry,
   ClusterDescription,
   IsolationLevel,
   ListOffsetsResult,
@@ -68,10 +71,14 @@ export class SluiceBackend {
 
   constructor(private readonly options: SluiceBackendOptions) {
     const base = options.fetch ?? nodeHttpFetch({ maxSockets: 256 });
-    const fetch = options.region === undefined ? base : sigV4Fetch({ region: options.region, fetch: base });
+    const signed = options.region === undefined ? base : sigV4Fetch({ region: options.region, fetch: base });
+    // Each Kafka client's id and throttle travel with its own requests (gateway/quota-context.ts).
+    const fetch = clientQuotaFetch(signed);
     this.transport = new Transport({
       url: options.url,
       fetch,
+      // Shared by every client: one client's throttle must not hold the others back.
+      honourThrottle: false,
       ...(options.headers ? { headers: options.headers } : {}),
     });
     this.groups = new GroupsBackend(this.transport);
@@ -254,6 +261,21 @@ export class SluiceBackend {
       path: path`/v1/transactions/${transactionalId}/end`,
       json: { producerId, producerEpoch, committed, transactionVersion },
     });
+  }
+
+  /** DescribeClientQuotas (GET /v1/client-quotas). */
+  async describeClientQuotas(query: Record<string, string | undefined>): Promise<ClientQuotaEntry[]> {
+    const { entries } = await this.transport.json<{ entries: ClientQuotaEntry[] }>({
+      method: 'GET',
+      path: '/v1/client-quotas',
+      query,
+    });
+    return entries;
+  }
+
+  /** AlterClientQuotas (POST /v1/client-quotas): all entries are checked before any is written. */
+  async alterClientQuotas(body: AlterClientQuotasRequest): Promise<void> {
+    await this.transport.send({ method: 'POST', path: '/v1/client-quotas', json: body });
   }
 }
 

@@ -39,6 +39,10 @@ export const ENV = {
    * function, the one whose routes name resources in bodies.
    */
   authorizer: 'SLUICE_AUTHORIZER',
+  /** Client quotas: how long an instance serves the quota configs from memory (default 5000 ms). */
+  quotaConfigTtlMs: 'SLUICE_QUOTA_CONFIG_TTL_MS',
+  /** Client quotas: Kafka's quota.window.size.seconds, in ms (default 1000). */
+  quotaWindowMs: 'SLUICE_QUOTA_WINDOW_MS',
   /** Node's own options; set to `--enable-source-maps` so stack traces point into the TypeScript. */
   nodeOptions: 'NODE_OPTIONS',
   /** How long one Connect task runs per scheduled invocation of the connect-worker function (ms). */

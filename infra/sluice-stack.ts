@@ -3,6 +3,8 @@ import type { CfnElement } from 'aws-cdk-lib';
 import type { StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { DEFAULT_MAX_REQUEST_BYTES, readContextSettings } from './config.js';
+import type { AccountProtection } from './account-protection.js';
+import { applyAccountProtection, readProtectionContext } from './account-protection.js';
 import { KafkaGateway } from './constructs/kafka-gateway.js';
 import { LogStorage } from './constructs/log-storage.js';
 import { MaintenanceSchedule } from './constructs/maintenance-schedule.js';
@@ -48,6 +50,12 @@ export interface SluiceStackProps extends StackProps {
   readonly functionsEntryDir?: string;
   /** Also deploy the Kafka gateway service. @default context sluice:kafkaGateway, else false */
   readonly kafkaGateway?: boolean;
+  /**
+   * API stage and route throttling, reserved concurrency per function, the table's on-demand maximum
+   * throughput (infra/account-protection.ts); each field wins over its `sluice:*` context value.
+   * @default stage 1000 rps / 2000 burst, no route throttles, no reserved concurrency, no table maximum
+   */
+  readonly protection?: AccountProtection;
 }
 
 /** A whole Sluice deployment: storage, metadata, functions, HTTP API and the maintenance schedule. */
@@ -101,7 +109,20 @@ export class SluiceStack extends Stack {
       metadataTable: this.metadata.table,
       deadLetters,
     });
-    this.api = new SluiceApi(this, 'Api', { handlers: { admin, produce, fetch, groups, connect } });
+    const protection = { ...readProtectionContext(this.node), ...props.protection };
+    this.api = new SluiceApi(this, 'Api', {
+      handlers: { admin, produce, fetch, groups, connect },
+      ...(protection.apiThrottleRateLimit !== undefined
+        ? { throttleRateLimit: protection.apiThrottleRateLimit }
+        : {}),
+      ...(protection.apiThrottleBurstLimit !== undefined
+        ? { throttleBurstLimit: protection.apiThrottleBurstLimit }
+        : {}),
+    });
+    applyAccountProtection(
+      { stage: this.api.stage, functions: this.functions.functions, table: this.metadata.table },
+      protection,
+    );
     this.maintenance = new MaintenanceSchedule(this, 'Maintenance', {
       handler: maintenance,
       onFailure: deadLetters.onFailure,

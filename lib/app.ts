@@ -24,6 +24,7 @@ import { bindRoutes } from './http/define-route.js';
 import { ROUTES } from './http/routes/index.js';
 import { GroupCoordinator } from './core/groups/index.js';
 import { TransactionCoordinator } from './core/transactions/index.js';
+import { ClientQuotaManager } from './core/quotas/index.js';
 import type { GroupTopics, PartitionOffsets } from './core/groups/index.js';
 import { SluiceError, isSluiceError } from '../protocol/errors.js';
 import { ON_BEHALF_OF_HEADER } from './auth/delegation.js';
@@ -55,6 +56,11 @@ export interface SluiceConfig {
   orphanScanIntervalMs?: number;
   /** Kafka's transaction.max.timeout.ms (default 15 minutes). */
   transactionMaxTimeoutMs?: number;
+  /**
+   * Enforce client quotas on every signed route (docs/quotas.md). Off unless set: the Lambda functions
+   * and the local stack turn it on (functions/runtime.ts); the quota routes work either way.
+   */
+  clientQuotas?: { windowMs?: number; configCacheTtlMs?: number };
 }
 
 export interface SluiceDeps {
@@ -83,6 +89,8 @@ export interface Sluice {
   groups: GroupCoordinator;
   transactions: TransactionCoordinator;
   maintenance: Maintenance;
+  /** Client quotas: the stored configs and the shared rates. */
+  quotas: ClientQuotaManager;
   routes: Route[];
   /** The router of one function (API Gateway sends it only its routes), or of all of them. */
   router(job?: Job): Router;
@@ -141,20 +149,33 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
       consumerLag: () => reportConsumerLag(groups, telemetry),
     },
   });
-  const routes: Route[] = bindRoutes(ROUTES, {
-    catalog,
-    clusterId: config.clusterId,
-    version: SLUICE_VERSION,
-    onTopicDeleted: (topic) => maintenance.purgeTopic(topic.topicId).then(() => undefined),
-    producer,
-    fetcher,
-    maxRequestBytes: log.maxRequestBytes,
-    log,
-    groups,
-    transactions,
-    queries: new InteractiveQueries(store),
-    herder: new Herder(new ConnectStateStore(store), groups),
+  const quotas = new ClientQuotaManager({
+    store,
+    clock,
+    ...(config.clientQuotas?.windowMs !== undefined ? { windowMs: config.clientQuotas.windowMs } : {}),
+    ...(config.clientQuotas?.configCacheTtlMs !== undefined
+      ? { configCacheTtlMs: config.clientQuotas.configCacheTtlMs }
+      : {}),
   });
+  const routes: Route[] = bindRoutes(
+    ROUTES,
+    {
+      catalog,
+      clusterId: config.clusterId,
+      version: SLUICE_VERSION,
+      onTopicDeleted: (topic) => maintenance.purgeTopic(topic.topicId).then(() => undefined),
+      producer,
+      fetcher,
+      maxRequestBytes: log.maxRequestBytes,
+      log,
+      groups,
+      transactions,
+      queries: new InteractiveQueries(store),
+      herder: new Herder(new ConnectStateStore(store), groups),
+      quotas,
+    },
+    config.clientQuotas ? quotas : undefined,
+  );
   const routers = new Map<string, Router>();
   return {
     store,
@@ -165,6 +186,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     groups,
     transactions,
     maintenance,
+    quotas,
     routes,
     router: (job) => {
       const key = job ?? 'all';

@@ -13,6 +13,8 @@ import { nonIdempotent } from './retry.js';
 import type { Transport } from './transport.js';
 import { path } from './transport.js';
 import type {
+  AlterClientQuotasRequest,
+  ClientQuotaEntry,
   ClusterDescription,
   CommittedOffset,
   GroupDescription,
@@ -254,5 +256,44 @@ export class Admin {
     return this.retry(() =>
       this.transport.json({ method: 'GET', path: path`/v1/transactions/${transactionalId}` }),
     );
+  }
+
+  /**
+   * DescribeClientQuotas (kafka-configs.sh --describe --entity-type users|clients): each entity type
+   * filtered by a name, `null` for the default, or left out for any; `strict` keeps only entities of
+   * exactly the filtered types.
+   */
+  async describeClientQuotas(
+    filter: { user?: string | null; clientId?: string | null; strict?: boolean } = {},
+  ): Promise<ClientQuotaEntry[]> {
+    const { entries } = await this.retry(() =>
+      this.transport.json<{ entries: ClientQuotaEntry[] }>({
+        method: 'GET',
+        path: '/v1/client-quotas',
+        query: {
+          user: filter.user ?? undefined,
+          userDefault: filter.user === null ? 'true' : undefined,
+          clientId: filter.clientId ?? undefined,
+          clientIdDefault: filter.clientId === null ? 'true' : undefined,
+          strict: filter.strict ? 'true' : undefined,
+        },
+      }),
+    );
+    return entries;
+  }
+
+  /** AlterClientQuotas (kafka-configs.sh --alter): a null value removes a quota. */
+  async alterClientQuotas(
+    entries: AlterClientQuotasRequest['entries'],
+    options: { validateOnly?: boolean } = {},
+  ): Promise<ClientQuotaEntry[]> {
+    const answer = await this.retry(() =>
+      this.transport.json<{ entries: ClientQuotaEntry[] }>({
+        method: 'POST',
+        path: '/v1/client-quotas',
+        json: { entries, ...(options.validateOnly ? { validateOnly: true } : {}) },
+      }),
+    );
+    return answer.entries;
   }
 }

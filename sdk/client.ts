@@ -27,6 +27,11 @@ export interface SluiceClientOptions {
   retry?: RetryOptions & RetryDeps;
   /** Sent with every request. */
   headers?: Record<string, string>;
+  /**
+   * Kafka's client.id, sent as the `Kafka-Client-Id` header: what client quotas (`--entity-type
+   * clients`) are set for.
+   */
+  clientId?: string;
   /** Per-request timeout in ms (default 30000). */
   requestTimeoutMs?: number;
   /**
@@ -49,6 +54,7 @@ export class SluiceClient {
     fetch,
     retry = {},
     headers,
+    clientId,
     requestTimeoutMs,
     region,
     credentials,
@@ -66,7 +72,9 @@ export class SluiceClient {
     this.transport = new Transport({
       url,
       ...(send ? { fetch: send } : {}),
-      ...(headers ? { headers } : {}),
+      ...(headers || clientId !== undefined
+        ? { headers: { ...headers, ...(clientId !== undefined ? { 'kafka-client-id': clientId } : {}) } }
+        : {}),
       ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
     });
     const { sleep, random, ...policy } = retry;

@@ -14,6 +14,18 @@ export interface TransportOptions {
   headers?: Record<string, string>;
   /** Per-request timeout in ms (default 30000); long polls add their wait to it. */
   requestTimeoutMs?: number;
+  /**
+   * How many times one request refused for a client quota (429 with a throttle time) is sent again
+   * after waiting as told (default 10); beyond that it fails with THROTTLING_QUOTA_EXCEEDED.
+   */
+  maxThrottleRetries?: number;
+  /**
+   * Wait out throttle times and resend quota refusals (default true). A transport shared by many
+   * clients (the Kafka gateway) turns it off and hands each client its own throttle time instead.
+   */
+  honourThrottle?: boolean;
+  /** For tests: the wait of a throttled client. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 export interface HttpCall {
@@ -51,15 +63,72 @@ export class Transport {
   private readonly fetch: FetchLike;
   private readonly headers: Record<string, string>;
   private readonly timeoutMs: number;
+  private readonly maxThrottleRetries: number;
+  private readonly honourThrottle: boolean;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /**
+   * Until when the server asked this client to wait (KIP-219: as a Kafka client mutes a throttled
+   * broker, no request leaves before then), from `Sluice-Throttle-Time-Ms` / `Retry-After`.
+   */
+  private throttledUntil = 0;
 
-  constructor({ url, fetch: fetchImpl, headers = {}, requestTimeoutMs = 30_000 }: TransportOptions) {
+  constructor({
+    url,
+    fetch: fetchImpl,
+    headers = {},
+    requestTimeoutMs = 30_000,
+    maxThrottleRetries = 10,
+    honourThrottle = true,
+    sleep = abortableSleep,
+  }: TransportOptions) {
     this.base = url.replace(/\/+$/, '');
     this.fetch = fetchImpl ?? ((input, init) => globalThis.fetch(input, init));
     this.headers = headers;
     this.timeoutMs = requestTimeoutMs;
+    this.maxThrottleRetries = honourThrottle ? maxThrottleRetries : 0;
+    this.honourThrottle = honourThrottle;
+    this.sleep = sleep;
   }
 
+  /** How long this client still has to wait before its next request (0: none). */
+  get throttleTimeMs(): number {
+    return Math.max(0, this.throttledUntil - Date.now());
+  }
+
+  /**
+   * One exchange, honouring client quotas: waits out a throttle the server set, and sends a request
+   * refused for a quota (429, which changed nothing) again once the wait it was told has passed.
+   */
   async send(call: HttpCall): Promise<HttpAnswer> {
+    for (let attempt = 0; ; attempt++) {
+      const wait = this.throttleTimeMs;
+      if (wait > 0) await this.sleep(wait, call.signal);
+      try {
+        return await this.exchange(call);
+      } catch (error) {
+        if (
+          !(error instanceof SluiceError) ||
+          error.status !== 429 ||
+          this.throttleTimeMs === 0 ||
+          attempt >= this.maxThrottleRetries
+        )
+          throw error;
+      }
+    }
+  }
+
+  /** Notes the wait an answer asked for. */
+  private noteThrottle(headers: Headers): void {
+    if (!this.honourThrottle) return;
+    const ms = Number(headers.get('sluice-throttle-time-ms') ?? NaN);
+    const seconds = Number(headers.get('retry-after') ?? NaN);
+    const wait =
+      Number.isFinite(ms) && ms > 0 ? ms : Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 0;
+    if (wait > 0)
+      this.throttledUntil = Math.max(this.throttledUntil, Date.now() + Math.min(wait, MAX_THROTTLE_MS));
+  }
+
+  private async exchange(call: HttpCall): Promise<HttpAnswer> {
     const headers: Record<string, string> = { ...this.headers, ...call.headers };
     let body: Uint8Array | string | undefined;
     if (call.json !== undefined) {
@@ -87,6 +156,7 @@ export class Transport {
         throw new SluiceError('ABORTED', 'the request was cancelled', { retriable: false, cause });
       throw errorFromFailure(cause, timeout.aborted, this.base);
     }
+    this.noteThrottle(response.headers);
     if (response.status < 200 || response.status > 299) {
       throw errorFromResponse(response.status, new TextDecoder().decode(bytes));
     }
@@ -107,3 +177,23 @@ export class Transport {
     return `${this.base}${call.path}${query ? `?${query}` : ''}`;
   }
 }
+
+/** A wait longer than this from a server is taken as this (a lying or broken server cannot park a client). */
+const MAX_THROTTLE_MS = 5 * 60_000;
+
+const abortableSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(new SluiceError('ABORTED', 'the request was cancelled', { retriable: false }));
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new SluiceError('ABORTED', 'the request was cancelled', { retriable: false }));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });

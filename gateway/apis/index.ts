@@ -4,6 +4,7 @@
  */
 import type { ApiHandler } from '../api.js';
 import { apiVersions } from './api-versions.js';
+import { alterClientQuotas, describeClientQuotas } from './client-quotas.js';
 import { describeConfigs, incrementalAlterConfigs } from './configs.js';
 import { describeCluster } from './describe-cluster.js';
 import { fetch } from './fetch.js';
@@ -62,6 +63,8 @@ export const API_HANDLERS: readonly ApiHandler[] = [
   describeCluster,
   saslHandshake,
   saslAuthenticate,
+  describeClientQuotas,
+  alterClientQuotas,
   ...GROUP_HANDLERS,
   ...TRANSACTION_HANDLERS,
 ];

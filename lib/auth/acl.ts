@@ -16,6 +16,8 @@ export type AclOperation =
   | 'DELETE'
   | 'ALTER'
   | 'DESCRIBE'
+  | 'DESCRIBE_CONFIGS'
+  | 'ALTER_CONFIGS'
   | 'IDEMPOTENT_WRITE'
   /** What a broker's own principal holds: here, a Kafka gateway acting for its clients (lib/auth/delegation.ts). */
   | 'CLUSTER_ACTION'

@@ -13,6 +13,9 @@ import { EDGE_LIMITS } from './limits.js';
 import { validateRequest } from './request-schema.js';
 import type { HttpMethod, HttpRequest, HttpResponse, Route } from './types.js';
 import { kafkaApiName } from '../telemetry/apis.js';
+import type { ClientQuotaManager } from '../core/quotas/index.js';
+import type { QuotaUse } from './quotas.js';
+import { serveWithinQuotas } from './quotas.js';
 
 /** The Lambda function that serves a route (API Gateway sends each function only its routes). */
 export type Job = 'admin' | 'produce' | 'fetch' | 'groups' | 'connect';
@@ -53,6 +56,11 @@ interface RouteFields<D> {
   ok: Record<number, string>;
   /** Error codes this route answers with (beyond the ones every route can). */
   errors: ErrorCode[];
+  /**
+   * The client quota the route spends beside request time (lib/http/quotas.ts): producer or consumer
+   * bytes, or partition mutations.
+   */
+  quota?: (deps: D) => QuotaUse;
   /** Errors thrown while serving (validation included) pass through this (Connect adds `error_code`). */
   mapError?: (error: unknown) => unknown;
   handler: (deps: D) => DefinedHandler;
@@ -86,9 +94,12 @@ const readBody = <D>(
 };
 
 /** The route a router serves: the definition's handler over these dependencies, its body validated first. */
-export const bindRoute = <D>(definition: RouteDefinition<D>, deps: D): Route => {
+export const bindRoute = <D>(definition: RouteDefinition<D>, deps: D, quotas?: ClientQuotaManager): Route => {
   const handle = definition.handler(deps);
   const maxRecordBytes = definition.maxRecordBytes?.(deps);
+  // Public routes (health) answer anyone and spend no quota.
+  const quota = definition.public ? undefined : quotas;
+  const use = definition.quota?.(deps);
   return {
     method: definition.method,
     pattern: definition.path,
@@ -96,7 +107,10 @@ export const bindRoute = <D>(definition: RouteDefinition<D>, deps: D): Route => 
     ...(definition.mapError ? { mapError: definition.mapError } : {}),
     handler: async (request) => {
       try {
-        return await handle(request, readBody(definition, request, maxRecordBytes));
+        const body = readBody(definition, request, maxRecordBytes);
+        return quota
+          ? await serveWithinQuotas(quota, use, request, body, () => handle(request, body))
+          : await handle(request, body);
       } catch (error) {
         throw definition.mapError ? definition.mapError(error) : error;
       }
@@ -104,5 +118,9 @@ export const bindRoute = <D>(definition: RouteDefinition<D>, deps: D): Route => 
   };
 };
 
-export const bindRoutes = <D>(definitions: readonly RouteDefinition<D>[], deps: D): Route[] =>
-  definitions.map((definition) => bindRoute(definition, deps));
+/** With `quotas`, every signed route is served within its caller's client quotas. */
+export const bindRoutes = <D>(
+  definitions: readonly RouteDefinition<D>[],
+  deps: D,
+  quotas?: ClientQuotaManager,
+): Route[] => definitions.map((definition) => bindRoute(definition, deps, quotas));

@@ -6,6 +6,14 @@
  */
 import { ERROR_CODES } from '../../protocol/errors.js';
 
+/** Kafka's client quota config names (lib/core/quotas/entity.ts enforces them). */
+const QUOTA_CONFIG_NAMES = [
+  'producer_byte_rate',
+  'consumer_byte_rate',
+  'request_percentage',
+  'controller_mutation_rate',
+] as const;
+
 type Schema = Record<string, unknown>;
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
@@ -305,6 +313,63 @@ export const SCHEMAS: Record<string, Schema> = {
     groups: array(str()),
   }),
   TransactionListing: answer({ transactions: array(ref('TransactionDescription')) }),
+  QuotaEntity: {
+    ...request(
+      {
+        user: nullable(str('an IAM principal ARN (ANONYMOUS when unsigned); null: the default user')),
+        'client-id': nullable(str('a Kafka-Client-Id; null: the default client id')),
+      },
+      [],
+    ),
+    minProperties: 1,
+  },
+  AlterClientQuotas: request(
+    {
+      entries: {
+        ...array(
+          request(
+            {
+              entity: ref('QuotaEntity'),
+              ops: {
+                ...array(
+                  request(
+                    {
+                      key: { enum: [...QUOTA_CONFIG_NAMES] },
+                      value: nullable({
+                        type: 'number',
+                        exclusiveMinimum: 0,
+                        description: 'null removes the quota',
+                      }),
+                    },
+                    ['key', 'value'],
+                  ),
+                ),
+                maxItems: QUOTA_CONFIG_NAMES.length,
+              },
+            },
+            ['entity', 'ops'],
+          ),
+        ),
+        minItems: 1,
+        maxItems: 1000,
+      },
+      validateOnly: { type: 'boolean' },
+    },
+    ['entries'],
+  ),
+  ClientQuotaEntry: answer({
+    entity: {
+      type: 'object',
+      description: 'user and/or client-id: a name, or null for the default',
+      additionalProperties: nullable(str()),
+    },
+    values: {
+      type: 'object',
+      description: 'producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate',
+      additionalProperties: { type: 'number' },
+    },
+  }),
+  ClientQuotas: answer({ entries: array(ref('ClientQuotaEntry')) }),
   FetchedRecord: answer({
     offset: int(undefined, 0),
     timestamp: int(),

@@ -347,3 +347,25 @@ export interface StoreWindows {
   key: JsonValue;
   windows: StoreWindow[];
 }
+
+/** Kafka's client quota configs (docs/quotas.md). */
+export type ClientQuotaType =
+  'producer_byte_rate' | 'consumer_byte_rate' | 'request_percentage' | 'controller_mutation_rate';
+
+/** A quota entity: `user` and/or `client-id`, each a name or null for the default. */
+export interface ClientQuotaEntity {
+  user?: string | null;
+  'client-id'?: string | null;
+}
+
+/** `GET /v1/client-quotas`: DescribeClientQuotas. */
+export interface ClientQuotaEntry {
+  entity: ClientQuotaEntity;
+  values: Partial<Record<ClientQuotaType, number>>;
+}
+
+/** `POST /v1/client-quotas`: AlterClientQuotas (a null value removes the quota). */
+export interface AlterClientQuotasRequest {
+  entries: { entity: ClientQuotaEntity; ops: { key: ClientQuotaType; value: number | null }[] }[];
+  validateOnly?: boolean;
+}

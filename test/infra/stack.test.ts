@@ -71,6 +71,8 @@ const API_MD_ROUTES: Record<string, Job> = {
   'DELETE /v1/connect/connectors/{connector}/offsets': 'connect',
   'GET /v1/connect/connector-plugins': 'connect',
   'PUT /v1/connect/connector-plugins/{plugin}/config/validate': 'connect',
+  'GET /v1/client-quotas': 'admin',
+  'POST /v1/client-quotas': 'admin',
 };
 
 const SIZING: Record<Job, { memory: number; timeoutSeconds: number }> = {

@@ -37,6 +37,9 @@ const VALID: Record<string, unknown> = {
   TxnOffsetCommit: { producerId: 1, producerEpoch: 0, groupId: 'g', offsets: [] },
   EndTxn: { producerId: 1, producerEpoch: 0, committed: true },
   ClassicMember: { memberId: 'm' },
+  AlterClientQuotas: {
+    entries: [{ entity: { user: null }, ops: [{ key: 'producer_byte_rate', value: 1024 }] }],
+  },
 };
 
 interface ObjectSchema {

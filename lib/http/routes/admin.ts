@@ -2,6 +2,7 @@
 import type { TopicCatalog } from '../../core/topics/catalog.js';
 import { configStrings, effectiveConfig } from '../../core/topics/configs.js';
 import type { Topic } from '../../core/topics/model.js';
+import { isSluiceError } from '../../../protocol/errors.js';
 import { defineRoute } from '../define-route.js';
 import { json } from '../types.js';
 import type {
@@ -29,6 +30,16 @@ const describeTopic = async (catalog: TopicCatalog, topic: Topic): Promise<Topic
   configs: configStrings(effectiveConfig(topic.configs)),
   partitions: await catalog.partitionInfo(topic),
 });
+
+/** A topic's partition count for the mutation quota; an unknown topic mutates none (the handler answers 404). */
+const existingPartitions = async (catalog: TopicCatalog, name: string): Promise<number> => {
+  try {
+    return (await catalog.get(name, { fresh: true })).partitions;
+  } catch (error) {
+    if (isSluiceError(error) && error.code === 'UNKNOWN_TOPIC_OR_PARTITION') return 0;
+    throw error;
+  }
+};
 
 export const ADMIN_ROUTES = [
   defineRoute<AdminRoutesOptions>({
@@ -85,6 +96,12 @@ export const ADMIN_ROUTES = [
     job: 'admin',
     acl: { operation: 'CREATE', resourceType: 'CLUSTER' },
     id: 'createTopic',
+    // KIP-599: the partitions a request creates (Kafka's default, 1, when the body names none).
+    quota: () => ({
+      type: 'controller_mutation_rate',
+      partitions: async (_request, body) =>
+        typeof body?.['partitions'] === 'number' ? body['partitions'] : 1,
+    }),
     summary: 'CreateTopics.',
     body: 'CreateTopic',
     ok: { 201: 'TopicDescription' },
@@ -151,6 +168,14 @@ export const ADMIN_ROUTES = [
     job: 'admin',
     acl: { operation: 'ALTER', resourceType: 'TOPIC', param: 'topic' },
     id: 'alterTopic',
+    // CreatePartitions counts the partitions it adds; a config change alone mutates none.
+    quota: ({ catalog }) => ({
+      type: 'controller_mutation_rate',
+      partitions: async (request, body) =>
+        typeof body?.['partitions'] === 'number'
+          ? Math.max(0, body['partitions'] - (await existingPartitions(catalog, request.params['topic']!)))
+          : 0,
+    }),
     summary: 'CreatePartitions / IncrementalAlterConfigs.',
     body: 'AlterTopic',
     ok: { 200: 'TopicDescription' },
@@ -171,6 +196,11 @@ export const ADMIN_ROUTES = [
     job: 'admin',
     acl: { operation: 'DELETE', resourceType: 'TOPIC', param: 'topic' },
     id: 'deleteTopic',
+    // DeleteTopics counts the partitions it deletes.
+    quota: ({ catalog }) => ({
+      type: 'controller_mutation_rate',
+      partitions: (request) => existingPartitions(catalog, request.params['topic']!),
+    }),
     summary: 'DeleteTopics: data and index go.',
     ok: { 204: 'empty' },
     errors: TOPIC_ERRORS,

@@ -17,6 +17,8 @@ import type { LogRoutesOptions } from './log.js';
 import { REPLICATION_ROUTES } from './replication.js';
 import type { ReplicationRoutesOptions } from './replication.js';
 import { TRANSACTION_ROUTES } from './transactions.js';
+import { QUOTA_ROUTES } from './quotas.js';
+import type { QuotaRoutesOptions } from './quotas.js';
 import type { TransactionRoutesOptions } from './transactions.js';
 
 /** Everything the handlers of all routes are built from (lib/app.ts composes it). */
@@ -26,7 +28,8 @@ export type RouteDeps = AdminRoutesOptions &
   GroupRoutesOptions &
   ConnectRoutesOptions &
   StreamsQueryRoutesOptions &
-  TransactionRoutesOptions;
+  TransactionRoutesOptions &
+  QuotaRoutesOptions;
 
 export const ROUTES: readonly RouteDefinition<RouteDeps>[] = [
   ...ADMIN_ROUTES,
@@ -36,4 +39,5 @@ export const ROUTES: readonly RouteDefinition<RouteDeps>[] = [
   ...STREAMS_QUERY_ROUTES,
   ...GROUP_ROUTES,
   ...CONNECT_ROUTES,
+  ...QUOTA_ROUTES,
 ];

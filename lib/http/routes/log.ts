@@ -48,6 +48,7 @@ export const LOG_ROUTES = [
   defineRoute<LogRoutesOptions>({
     method: 'POST',
     path: '/v1/topics/{topic}/records',
+    quota: () => ({ type: 'producer_byte_rate' }),
     job: 'produce',
     acl: { operation: 'WRITE', resourceType: 'TOPIC', param: 'topic' },
     id: 'produce',
@@ -86,6 +87,7 @@ export const LOG_ROUTES = [
   defineRoute<LogRoutesOptions>({
     method: 'POST',
     path: '/v1/topics/{topic}/partitions/{partition}/batches',
+    quota: () => ({ type: 'producer_byte_rate' }),
     job: 'produce',
     acl: { operation: 'WRITE', resourceType: 'TOPIC', param: 'topic' },
     id: 'produceBatches',
@@ -148,6 +150,7 @@ export const LOG_ROUTES = [
   defineRoute<LogRoutesOptions>({
     method: 'POST',
     path: '/v1/fetch',
+    quota: () => ({ type: 'consumer_byte_rate' }),
     job: 'fetch',
     // Kafka's Fetch names its topics in the body: READ on each is checked (lib/auth/acl.ts impliedChecks).
     acl: { operation: 'DESCRIBE', resourceType: 'CLUSTER' },
@@ -168,6 +171,7 @@ export const LOG_ROUTES = [
   defineRoute<LogRoutesOptions>({
     method: 'GET',
     path: '/v1/topics/{topic}/partitions/{partition}/records',
+    quota: () => ({ type: 'consumer_byte_rate' }),
     job: 'fetch',
     acl: { operation: 'READ', resourceType: 'TOPIC', param: 'topic' },
     id: 'fetch',
