@@ -7,6 +7,7 @@ import type {
   CommittedOffset,
   OffsetCommitResult,
   TopicDescription,
+  TopicSegments,
   TopicSummary,
 } from './types.js';
 
@@ -86,6 +87,16 @@ export class Admin {
       low: p.logStartOffset,
       high: p.highWatermark,
     }));
+  }
+
+  /**
+   * Each partition's log segments and size in bytes (Kafka's DescribeLogDirs), or only `partition`'s.
+   * Sizes count stored RecordBatch bytes; `tier` says whether a segment is rolled (remote) or active.
+   */
+  describeSegments(name: string, partition?: number): Promise<TopicSegments> {
+    return this.retry(() =>
+      this.transport.json({ method: 'GET', path: path`/v1/topics/${name}/segments`, query: { partition } }),
+    );
   }
 
   async listGroups(): Promise<{ groupId: string; state: string; members: number }[]> {

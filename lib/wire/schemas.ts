@@ -348,6 +348,27 @@ export const SCHEMAS: Record<string, Schema> = {
     },
   },
   MultiFetchResult: answer({ partitions: array(ref('PartitionFetch')) }),
+  LogSegment: answer({
+    baseOffset: int(undefined, 0),
+    endOffset: int('the offset after its last batch', 0),
+    sizeBytes: int('bytes of its RecordBatches', 0),
+    batches: int(undefined, 0),
+    records: int(undefined, 0),
+    firstTimestamp: int('-1 when unknown'),
+    maxTimestamp: int('-1 when unknown'),
+    tier: {
+      enum: ['remote', 'local'],
+      description: 'remote: rolled into the segment store; local: the active segment',
+    },
+  }),
+  PartitionSegments: answer({
+    partition: int(undefined, 0),
+    logStartOffset: int(undefined, 0),
+    logEndOffset: int(undefined, 0),
+    sizeBytes: int("the sum of its segments' sizes", 0),
+    segments: array(ref('LogSegment')),
+  }),
+  TopicSegments: answer({ topic: str(), partitions: array(ref('PartitionSegments')) }),
   ListOffsets: answer({
     offset: nullable(int(undefined, 0)),
     timestamp: nullable(int('-1 for earliest and latest, as Kafka answers')),

@@ -262,3 +262,34 @@ export interface StoreWindows {
   key: unknown;
   windows: StoreWindow[];
 }
+
+/** A log segment of a partition (GET /v1/topics/{topic}/segments). */
+export interface LogSegment {
+  baseOffset: number;
+  /** The offset after its last batch. */
+  endOffset: number;
+  /** Bytes of its RecordBatches. */
+  sizeBytes: number;
+  batches: number;
+  records: number;
+  /** -1 when unknown. */
+  firstTimestamp: number;
+  maxTimestamp: number;
+  /** `remote`: rolled into the segment store; `local`: the active segment, in the replica stores. */
+  tier: 'remote' | 'local';
+  rolledAt?: number;
+}
+
+export interface PartitionSegments {
+  partition: number;
+  logStartOffset: number;
+  logEndOffset: number;
+  /** The partition's size: the sum of its segments' (Kafka's DescribeLogDirs size). */
+  sizeBytes: number;
+  segments: LogSegment[];
+}
+
+export interface TopicSegments {
+  topic: string;
+  partitions: PartitionSegments[];
+}

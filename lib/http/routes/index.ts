@@ -15,6 +15,8 @@ import type { GroupRoutesOptions } from './groups.js';
 import { LOG_ROUTES } from './log.js';
 import type { LogRoutesOptions } from './log.js';
 import { REPLICATION_ROUTES } from './replication.js';
+import { SEGMENT_ROUTES } from './segments.js';
+import type { SegmentRoutesOptions } from './segments.js';
 import type { ReplicationRoutesOptions } from './replication.js';
 import { TRANSACTION_ROUTES } from './transactions.js';
 import type { TransactionRoutesOptions } from './transactions.js';
@@ -23,6 +25,7 @@ import type { TransactionRoutesOptions } from './transactions.js';
 export type RouteDeps = AdminRoutesOptions &
   LogRoutesOptions &
   ReplicationRoutesOptions &
+  SegmentRoutesOptions &
   GroupRoutesOptions &
   ConnectRoutesOptions &
   StreamsQueryRoutesOptions &
@@ -31,6 +34,7 @@ export type RouteDeps = AdminRoutesOptions &
 export const ROUTES: readonly RouteDefinition<RouteDeps>[] = [
   ...ADMIN_ROUTES,
   ...REPLICATION_ROUTES,
+  ...SEGMENT_ROUTES,
   ...LOG_ROUTES,
   ...TRANSACTION_ROUTES,
   ...STREAMS_QUERY_ROUTES,
