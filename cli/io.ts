@@ -9,6 +9,8 @@ export interface Output {
   write(text: string): void | Promise<void>;
   /** A terminal: progress lines rewrite themselves in place. */
   isTTY?: boolean;
+  /** A terminal's size now, for screens drawn in place (`sluice top`). */
+  size?(): { columns: number; rows: number } | undefined;
 }
 
 export interface Io {

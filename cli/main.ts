@@ -18,6 +18,7 @@ import { connectCommands } from './commands/connect.js';
 import { streamsCommands } from './commands/streams.js';
 import { offsets } from './commands/offsets.js';
 import { gateway } from './commands/gateway.js';
+import { top } from './commands/top.js';
 import { produce } from './commands/produce.js';
 import { topicCommands } from './commands/topics.js';
 import { DEFAULT_URL, GLOBAL_OPTIONS, PROGRAM, commandHelp, overviewHelp, usageLine } from './help.js';
@@ -37,6 +38,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...connectCommands,
   ...streamsCommands,
   offsets,
+  top,
   cluster,
   health,
   gateway,
@@ -336,6 +338,7 @@ const streamOutput = (stream: NodeJS.WriteStream, onClosed: () => void): Output 
   });
   return {
     isTTY: stream.isTTY === true,
+    size: () => (stream.isTTY ? { columns: stream.columns, rows: stream.rows } : undefined),
     write(text) {
       if (closed || stream.write(text)) return;
       return new Promise<void>((resolve) => {
