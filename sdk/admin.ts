@@ -7,6 +7,7 @@ import type {
   CommittedOffset,
   OffsetCommitResult,
   TopicDescription,
+  StreamsApplicationList,
   TopicSegments,
   TopicSummary,
 } from './types.js';
@@ -97,6 +98,14 @@ export class Admin {
     return this.retry(() =>
       this.transport.json({ method: 'GET', path: path`/v1/topics/${name}/segments`, query: { partition } }),
     );
+  }
+
+  /** The Streams applications: groups whose application has registered its state stores. */
+  async listStreamsApplications(): Promise<StreamsApplicationList['applications']> {
+    const { applications } = await this.retry(() =>
+      this.transport.json<StreamsApplicationList>({ method: 'GET', path: '/v1/streams' }),
+    );
+    return applications;
   }
 
   async listGroups(): Promise<{ groupId: string; state: string; members: number }[]> {

@@ -115,6 +115,41 @@ const streamsSchemas: Record<string, Schema> = {
   StoreKeyValue: storeKeyValue,
   StoreWindows: storeWindows,
   StoreKeyOrWindows: { oneOf: [ref('StoreKeyValue'), ref('StoreWindows')] },
+  StreamsApplication: answer({
+    applicationId: str(),
+    state: str("its consumer group's state; DEAD without a group"),
+    members: int(undefined, 0),
+    partitions: int('tasks per sub-topology', 0),
+    stores: array(
+      answer({
+        name: str(),
+        kind: { enum: ['key-value', 'window', 'session'] },
+        subTopology: int(undefined, 0),
+        keyFormat: { enum: ['string', 'json', 'bytes'] },
+        valueFormat: { enum: ['string', 'json', 'bytes'] },
+      }),
+    ),
+    tasks: array(
+      answer({
+        taskId: str('<sub-topology>_<partition>'),
+        subTopology: int(undefined, 0),
+        partition: int(undefined, 0),
+        owner: nullable(str('the member running the task')),
+        leaseEpoch: nullable(int("the task lease's epoch", 0)),
+      }),
+    ),
+  }),
+  StreamsApplicationList: answer({
+    applications: array(
+      answer({
+        applicationId: str(),
+        state: str(),
+        members: int(undefined, 0),
+        partitions: int(undefined, 0),
+        stores: int('state stores', 0),
+      }),
+    ),
+  }),
   StoreRange: answer({ entries: array(ref('StoreKeyValue')), next: nullable(str("the next page's from")) }),
 };
 

@@ -293,3 +293,38 @@ export interface TopicSegments {
   topic: string;
   partitions: PartitionSegments[];
 }
+
+/** GET /v1/streams/{app}: a Streams application's state stores and tasks. */
+export interface StreamsApplication {
+  applicationId: string;
+  /** Its consumer group's state (DEAD without a group). */
+  state: string;
+  members: number;
+  /** Tasks per sub-topology. */
+  partitions: number;
+  stores: {
+    name: string;
+    kind: 'key-value' | 'window' | 'session';
+    subTopology: number;
+    keyFormat: 'string' | 'json' | 'bytes';
+    valueFormat: 'string' | 'json' | 'bytes';
+  }[];
+  tasks: {
+    taskId: string;
+    subTopology: number;
+    partition: number;
+    /** The member running the task, or null. */
+    owner: string | null;
+    leaseEpoch: number | null;
+  }[];
+}
+
+export interface StreamsApplicationList {
+  applications: {
+    applicationId: string;
+    state: string;
+    members: number;
+    partitions: number;
+    stores: number;
+  }[];
+}

@@ -7,6 +7,8 @@ import { CONNECT_ROUTES } from '../../../connect/rest.js';
 import type { ConnectRoutesOptions } from '../../../connect/rest.js';
 import { STREAMS_QUERY_ROUTES } from '../../../streams/query/rest.js';
 import type { StreamsQueryRoutesOptions } from '../../../streams/query/rest.js';
+import { STREAMS_APPLICATION_ROUTES } from '../../../streams/query/application-routes.js';
+import type { StreamsApplicationRoutesOptions } from '../../../streams/query/application-routes.js';
 import type { RouteDefinition } from '../define-route.js';
 import { ADMIN_ROUTES } from './admin.js';
 import type { AdminRoutesOptions } from './admin.js';
@@ -29,6 +31,7 @@ export type RouteDeps = AdminRoutesOptions &
   GroupRoutesOptions &
   ConnectRoutesOptions &
   StreamsQueryRoutesOptions &
+  StreamsApplicationRoutesOptions &
   TransactionRoutesOptions;
 
 export const ROUTES: readonly RouteDefinition<RouteDeps>[] = [
@@ -38,6 +41,7 @@ export const ROUTES: readonly RouteDefinition<RouteDeps>[] = [
   ...LOG_ROUTES,
   ...TRANSACTION_ROUTES,
   ...STREAMS_QUERY_ROUTES,
+  ...STREAMS_APPLICATION_ROUTES,
   ...GROUP_ROUTES,
   ...CONNECT_ROUTES,
 ];
