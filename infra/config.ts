@@ -96,6 +96,8 @@ export const CONTEXT = {
   stackName: 'sluice:stackName',
   /** boolean, default false: also deploy the Kafka gateway (ECS Fargate behind an NLB). */
   kafkaGateway: 'sluice:kafkaGateway',
+  /** boolean, default false: also serve the web console at `<api url>/console/` (ConsoleSite). */
+  console: 'sluice:console',
 } as const;
 
 /** What the app reads from context; every field optional, defaults applied by the stack. */
@@ -107,6 +109,7 @@ export interface SluiceContextSettings {
   readonly maxRequestBytes?: number;
   readonly stackName?: string;
   readonly kafkaGateway?: boolean;
+  readonly console?: boolean;
 }
 
 /** Reads and validates the `sluice:*` context values; values given with `-c` arrive as strings. */
@@ -125,6 +128,7 @@ export function readContextSettings(node: { tryGetContext(key: string): unknown 
     ),
     stackName: parseString(CONTEXT.stackName, node.tryGetContext(CONTEXT.stackName)),
     kafkaGateway: parseBoolean(CONTEXT.kafkaGateway, node.tryGetContext(CONTEXT.kafkaGateway)),
+    console: parseBoolean(CONTEXT.console, node.tryGetContext(CONTEXT.console)),
   };
 }
 

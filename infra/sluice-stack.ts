@@ -11,6 +11,7 @@ import { MetadataTable } from './constructs/metadata-table.js';
 import { SluiceApi } from './constructs/sluice-api.js';
 import { SegmentStorage } from './constructs/segment-storage.js';
 import { SluiceFunctions } from './constructs/sluice-functions.js';
+import { ConsoleSite } from './constructs/console-site.js';
 
 /** Props win over the `sluice:*` context values, which win over the defaults. */
 export interface SluiceStackProps extends StackProps {
@@ -47,6 +48,8 @@ export interface SluiceStackProps extends StackProps {
   readonly functionsEntryDir?: string;
   /** Also deploy the Kafka gateway service. @default context sluice:kafkaGateway, else false */
   readonly kafkaGateway?: boolean;
+  /** Also serve the web console at `<api url>/console/`. @default context sluice:console, else false */
+  readonly console?: boolean;
 }
 
 /** A whole Sluice deployment: storage, metadata, functions, HTTP API and the maintenance schedule. */
@@ -64,6 +67,8 @@ export class SluiceStack extends Stack {
   readonly connect: ConnectRuntime;
   /** The Kafka gateway service, when enabled. */
   readonly kafkaGateway?: KafkaGateway;
+  /** The web console beside the API, when enabled. */
+  readonly console?: ConsoleSite;
 
   constructor(scope: Construct, id: string, props: SluiceStackProps = {}) {
     super(scope, id, {
@@ -113,6 +118,14 @@ export class SluiceStack extends Stack {
       new CfnOutput(this, 'KafkaBootstrap', {
         value: this.kafkaGateway.bootstrap,
         description: 'bootstrap.servers for Kafka clients (the gateway NLB)',
+      });
+    }
+
+    if (props.console ?? context.console ?? false) {
+      this.console = new ConsoleSite(this, 'Console', { api: this.api });
+      new CfnOutput(this, 'ConsoleUrl', {
+        value: `${this.api.url}console/`,
+        description: 'The web console (sign in with your AWS credentials on its Credentials page)',
       });
     }
 
