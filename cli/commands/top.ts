@@ -40,13 +40,22 @@ const watchKeys = (stdin: AsyncIterable<string | Uint8Array>, quit: () => void):
   if (typeof raw.setRawMode === 'function') raw.setRawMode(true);
   void (async () => {
     const decoder = new TextDecoder();
-    for await (const chunk of stdin) {
-      const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk);
+    // Read by hand, not with for-await: leaving that loop would destroy stdin before raw mode is
+    // restored; the command line closes stdin itself when it exits.
+    const keys = stdin[Symbol.asyncIterator]();
+    for (;;) {
+      const { value, done } = await keys.next();
+      if (done) return;
+      const text = typeof value === 'string' ? value : decoder.decode(value);
       if (QUIT_KEYS.some((k) => text.includes(k))) return quit();
     }
   })().catch(() => {});
   return () => {
-    if (typeof raw.setRawMode === 'function') raw.setRawMode(wasRaw);
+    try {
+      if (typeof raw.setRawMode === 'function') raw.setRawMode(wasRaw);
+    } catch {
+      // stdin already closed: the terminal's mode went with it.
+    }
   };
 };
 
@@ -126,12 +135,12 @@ const runTop = async (ctx: Context, { intervalSeconds, iterations, filter, parti
   const intervalMs = intervalSeconds * 1000;
   const live = ctx.stdout.isTTY === true && !ctx.json && iterations !== 1;
   const keys = live && ctx.stdinIsTTY && ctx.stdin ? watchKeys(ctx.stdin, onAbort) : undefined;
-  const show = (view: TopView, error?: string) =>
+  const show = (view: TopView, error?: string, onScreen = true) =>
     renderTop(view, {
       url: ctx.api.url,
       intervalSeconds,
       partitions,
-      keysHint: keys !== undefined,
+      keysHint: onScreen && keys !== undefined,
       ...(error ? { error } : {}),
     });
   const output = async (view: TopView, error?: string): Promise<void> => {
@@ -182,12 +191,14 @@ const runTop = async (ctx: Context, { intervalSeconds, iterations, filter, parti
     if (live) {
       await ctx.stdout.write(SCREEN.leave);
       // The last screen stays in the terminal's scrollback, as a snapshot.
-      await ctx.print(show(view).join('\n'));
+      await ctx.print(show(view, undefined, false).join('\n'));
     }
   }
 };
 
 const terminalSize = (ctx: Context): [number | undefined, number | undefined] => {
   const size = ctx.stdout.size?.();
-  return [size?.columns, size?.rows];
+  // A terminal that reports no size (0 × 0, as some pseudo-terminals do) is not fitted at all.
+  const known = (n: number | undefined) => (n !== undefined && n > 0 ? n : undefined);
+  return [known(size?.columns), known(size?.rows)];
 };

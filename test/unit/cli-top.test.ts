@@ -402,6 +402,8 @@ describe('sluice top', () => {
     const [screen, after] = result.stdout.split(SCREEN.leave);
     expect(screen).toContain(`${SCREEN.clearLine}\n`);
     expect(after).toMatch(/^sluice top .*every 0.2 s/);
+    expect(screen).toContain('(q to quit)');
+    expect(after).not.toContain('(q to quit)');
     expect(after).not.toContain('\u001b[');
     // Raw mode on while it ran (so q needs no Enter), restored after.
     expect(result.raw).toEqual([true, false]);
