@@ -3,7 +3,7 @@
  * and the checks that turn option strings into values or a UsageError (exit code 2).
  */
 import type { SluiceApi } from './api.js';
-import type { Output } from './io.js';
+import type { Output, TerminalInput } from './io.js';
 
 /** A mistake in the command line itself: printed with the usage, exit code 2. */
 export class UsageError extends Error {
@@ -49,7 +49,7 @@ export interface Context {
   quiet: boolean;
   stdout: Output;
   stderr: Output;
-  stdin?: AsyncIterable<string | Uint8Array>;
+  stdin?: TerminalInput;
   stdinIsTTY: boolean;
   /** Aborted on SIGINT or SIGTERM. */
   signal: AbortSignal;

@@ -4,18 +4,26 @@
  */
 import type { FetchLike } from '../sdk/transport.js';
 
+/** Standard input: lines or bytes, and a terminal's raw mode when it is one (`sluice top` reads keys). */
+export type TerminalInput = AsyncIterable<string | Uint8Array> & {
+  setRawMode?: (on: boolean) => unknown;
+  isRaw?: boolean;
+};
+
 export interface Output {
   /** May return a promise when the stream is full; long outputs await it. */
   write(text: string): void | Promise<void>;
   /** A terminal: progress lines rewrite themselves in place. */
   isTTY?: boolean;
+  /** A terminal's size now, for screens drawn in place (`sluice top`). */
+  size?(): { columns: number; rows: number } | undefined;
 }
 
 export interface Io {
   stdout: Output;
   stderr: Output;
   /** Chunks of standard input; absent means empty. */
-  stdin?: AsyncIterable<string | Uint8Array>;
+  stdin?: TerminalInput;
   /** Standard input is a terminal: someone types the records. */
   stdinIsTTY?: boolean;
   env?: Record<string, string | undefined>;

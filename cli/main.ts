@@ -18,6 +18,7 @@ import { streamsCommands } from './commands/streams.js';
 import { offsets } from './commands/offsets.js';
 import { configs } from './commands/configs.js';
 import { gateway, gatewayToken } from './commands/gateway.js';
+import { top } from './commands/top.js';
 import { produce } from './commands/produce.js';
 import { topicCommands } from './commands/topics.js';
 import { transactionCommands } from './commands/transactions.js';
@@ -40,6 +41,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...transactionCommands,
   offsets,
   configs,
+  top,
   cluster,
   health,
   gatewayToken,
@@ -337,6 +339,7 @@ const streamOutput = (stream: NodeJS.WriteStream, onClosed: () => void): Output 
   });
   return {
     isTTY: stream.isTTY === true,
+    size: () => (stream.isTTY ? { columns: stream.columns, rows: stream.rows } : undefined),
     write(text) {
       if (closed || stream.write(text)) return;
       return new Promise<void>((resolve) => {

@@ -152,8 +152,51 @@ const topicsPage = async () => {
   );
 };
 
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+/** 1536 → "1.5 KiB". */
+const bytes = (n) => {
+  let value = n;
+  let unit = 0;
+  for (; value >= 1024 && unit < UNITS.length - 1; unit++) value /= 1024;
+  return unit === 0 ? `${n} B` : `${value.toFixed(1)} ${UNITS[unit]}`;
+};
+const time = (ms) =>
+  ms < 0 ? '—' : h('time', { datetime: new Date(ms).toISOString() }, new Date(ms).toISOString());
+
+/** One partition's segments: rolled ones (remote tier) then the active one (local), in offset order. */
+const segmentsTable = (p) =>
+  table(
+    `Partition ${p.partition}: ${p.segments.length} segment(s), ${bytes(p.sizeBytes)}, offsets ${p.logStartOffset}–${p.logEndOffset}`,
+    [
+      num('Base offset'),
+      num('End offset'),
+      num('Records'),
+      num('Batches'),
+      num('Size'),
+      'First timestamp',
+      'Max timestamp',
+      'Tier',
+      'Rolled',
+    ],
+    p.segments.map((g) => [
+      g.baseOffset,
+      g.endOffset,
+      g.records,
+      g.batches,
+      bytes(g.sizeBytes),
+      time(g.firstTimestamp),
+      time(g.maxTimestamp),
+      g.tier === 'remote' ? 'remote (segment store)' : 'local (active)',
+      g.rolledAt === undefined ? '—' : time(g.rolledAt),
+    ]),
+  );
+
 const topicPage = async (name) => {
-  const topic = await api('GET', `/topics/${enc(name)}`);
+  const [topic, segments] = await Promise.all([
+    api('GET', `/topics/${enc(name)}`),
+    api('GET', `/topics/${enc(name)}/segments`),
+  ]);
+  const sizeOf = new Map(segments.partitions.map((p) => [p.partition, p.sizeBytes]));
   render(
     `Topic ${topic.name}`,
     h(
@@ -178,6 +221,7 @@ const topicPage = async (name) => {
         num('Log end offset'),
         num('High watermark'),
         num('Log start offset'),
+        num('Size'),
       ],
       topic.partitions.map((p) => [
         p.partition,
@@ -189,7 +233,14 @@ const topicPage = async (name) => {
         p.logEndOffsets?.[p.leader] ?? p.highWatermark,
         p.highWatermark,
         p.logStartOffset,
+        bytes(sizeOf.get(p.partition) ?? 0),
       ]),
+    ),
+    h('h2', {}, 'Segments'),
+    h(
+      'section',
+      { id: 'segments', 'aria-label': 'Segments per partition' },
+      segments.partitions.map(segmentsTable),
     ),
     h('h2', {}, 'Configs'),
     table(
@@ -617,6 +668,157 @@ const connectorsPage = async () => {
   );
 };
 
+const streamsPage = async () => {
+  const { applications } = await api('GET', '/streams');
+  render(
+    'Streams applications',
+    table(
+      'Streams applications (consumer groups whose application registered its state stores)',
+      ['Application id', 'State', num('Members'), num('Partitions'), num('Stores')],
+      applications.map((a) => [
+        h('a', { href: `#/streams/${enc(a.applicationId)}` }, a.applicationId),
+        stateTag(a.state),
+        a.members,
+        a.partitions,
+        a.stores,
+      ]),
+    ),
+  );
+};
+
+/** A store's key or value as its serde renders it: text as it is, anything else as JSON. */
+const storeText = (value) => (typeof value === 'string' ? value : JSON.stringify(value));
+const KEYS_SHOWN = 50;
+
+const streamsAppPage = async (appId, query) => {
+  const base = `/streams/${enc(appId)}`;
+  const app = await api('GET', base);
+  const keyValueStores = app.stores.filter((s) => s.kind === 'key-value');
+  const pages = await Promise.all(
+    keyValueStores.map((s) => api('GET', `${base}/stores/${enc(s.name)}/keys?limit=${KEYS_SHOWN}`)),
+  );
+  const chosen = app.stores.find((s) => s.name === query.get('store')) ?? app.stores[0];
+  const lookup = h(
+    'form',
+    { class: 'panel', id: 'lookup', 'aria-label': 'Look up a key' },
+    h(
+      'label',
+      {},
+      'Store',
+      h(
+        'select',
+        { name: 'store', id: 'lookup-store' },
+        app.stores.map((s) =>
+          h('option', { value: s.name, selected: s === chosen }, `${s.name} (${s.kind})`),
+        ),
+      ),
+    ),
+    h(
+      'label',
+      {},
+      'Key',
+      h('input', { name: 'key', id: 'lookup-key', value: query.get('key') ?? '', required: true }),
+    ),
+    h('button', { type: 'submit' }, 'Look up'),
+  );
+  lookup.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const data = new FormData(lookup);
+    location.hash = `#/streams/${enc(appId)}?${new URLSearchParams([...data].map(([k, v]) => [k, String(v)]))}`;
+  });
+  const answer = h('section', {
+    id: 'lookup-result',
+    'aria-label': 'The key’s value',
+    'aria-live': 'polite',
+  });
+  render(
+    `Streams application ${app.applicationId}`,
+    h(
+      'dl',
+      { class: 'facts' },
+      h('dt', {}, 'Group state'),
+      h('dd', {}, stateTag(app.state)),
+      h('dt', {}, 'Members'),
+      h('dd', {}, String(app.members)),
+      h('dt', {}, 'Partitions (tasks per sub-topology)'),
+      h('dd', {}, String(app.partitions)),
+    ),
+    h(
+      'p',
+      {},
+      h('a', { href: `#/groups/${enc(app.applicationId)}` }, 'Its consumer group: members, offsets and lag'),
+    ),
+    h('h2', {}, 'Tasks'),
+    table(
+      'Tasks (sub-topology × partition), the member running each, and the epoch of its lease',
+      ['Task', num('Sub-topology'), num('Partition'), 'Owner', num('Lease epoch')],
+      app.tasks.map((t) => [
+        h('code', {}, t.taskId),
+        t.subTopology,
+        t.partition,
+        t.owner === null ? '—' : h('code', {}, t.owner),
+        t.leaseEpoch ?? '—',
+      ]),
+    ),
+    h('h2', {}, 'State stores'),
+    table(
+      'State stores, their kind and serdes',
+      ['Store', 'Kind', num('Sub-topology'), 'Key serde', 'Value serde'],
+      app.stores.map((s) => [h('code', {}, s.name), s.kind, s.subTopology, s.keyFormat, s.valueFormat]),
+    ),
+    h('h2', {}, 'Look up a key'),
+    lookup,
+    answer,
+    ...keyValueStores.flatMap((s, i) => [
+      h('h2', {}, `Keys of ${s.name}`),
+      h(
+        'section',
+        { class: 'store-keys', 'data-store': s.name, 'aria-label': `Keys of ${s.name}` },
+        table(
+          pages[i].next === null
+            ? `${pages[i].entries.length} key(s), in key order`
+            : `The first ${pages[i].entries.length} keys, in key order (more from ${pages[i].next})`,
+          ['Key', 'Value', 'Timestamp'],
+          pages[i].entries.map((e) => [
+            h('code', {}, storeText(e.key)),
+            storeText(e.value),
+            time(e.timestamp),
+          ]),
+        ),
+      ),
+    ]),
+  );
+  if (!query.has('key') || !chosen) return;
+  try {
+    const found = await api('GET', `${base}/stores/${enc(chosen.name)}/keys/${enc(query.get('key'))}`);
+    answer.replaceChildren(
+      'windows' in found
+        ? table(
+            `Windows of ${storeText(found.key)} in ${chosen.name}`,
+            ['Window start', 'Window end', 'Value', 'Timestamp'],
+            found.windows.map((w) => [
+              time(w.windowStart),
+              w.windowEnd === undefined ? '—' : time(w.windowEnd),
+              storeText(w.value),
+              time(w.timestamp),
+            ]),
+          )
+        : h(
+            'dl',
+            { class: 'facts' },
+            h('dt', {}, 'Key'),
+            h('dd', {}, h('code', {}, storeText(found.key))),
+            h('dt', {}, 'Value'),
+            h('dd', { id: 'lookup-value' }, storeText(found.value)),
+            h('dt', {}, 'Timestamp'),
+            h('dd', {}, time(found.timestamp)),
+          ),
+    );
+  } catch (error) {
+    answer.replaceChildren(h('p', { class: 'error' }, error.message));
+  }
+};
+
 const credentialsPage = async () => {
   const saved = credentials();
   const field = (label, name, attrs = {}) =>
@@ -685,6 +887,8 @@ const route = async () => {
     else if (parts[0] === 'groups' && parts[1]) await groupPage(parts[1]);
     else if (parts[0] === 'groups') await groupsPage();
     else if (parts[0] === 'connectors') await connectorsPage();
+    else if (parts[0] === 'streams' && parts[1]) await streamsAppPage(parts[1], query);
+    else if (parts[0] === 'streams') await streamsPage();
     else if (parts[0] === 'credentials') await credentialsPage();
     else await clusterPage();
     main.dataset.page = parts[0] ?? 'cluster';

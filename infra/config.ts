@@ -111,6 +111,8 @@ export const CONTEXT = {
   produceP99Ms: 'sluice:produceP99Ms',
   /** boolean, default true: X-Ray active tracing on the functions (Powertools' Tracer). */
   tracing: 'sluice:tracing',
+  /** boolean, default false: also serve the web console at `<api url>/console/` (ConsoleSite). */
+  console: 'sluice:console',
 } as const;
 
 /** What the app reads from context; every field optional, defaults applied by the stack. */
@@ -126,6 +128,7 @@ export interface SluiceContextSettings {
   readonly lagAlarms?: Readonly<Record<string, number>>;
   readonly produceP99Ms?: number;
   readonly tracing?: boolean;
+  readonly console?: boolean;
 }
 
 /** Reads and validates the `sluice:*` context values; values given with `-c` arrive as strings. */
@@ -148,6 +151,7 @@ export function readContextSettings(node: { tryGetContext(key: string): unknown 
     lagAlarms: parseThresholds(CONTEXT.lagAlarms, node.tryGetContext(CONTEXT.lagAlarms)),
     produceP99Ms: parsePositiveInteger(CONTEXT.produceP99Ms, node.tryGetContext(CONTEXT.produceP99Ms)),
     tracing: parseBoolean(CONTEXT.tracing, node.tryGetContext(CONTEXT.tracing)),
+    console: parseBoolean(CONTEXT.console, node.tryGetContext(CONTEXT.console)),
   };
 }
 

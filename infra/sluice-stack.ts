@@ -14,6 +14,7 @@ import { SluiceApi } from './constructs/sluice-api.js';
 import { SegmentStorage } from './constructs/segment-storage.js';
 import { SluiceFunctions } from './constructs/sluice-functions.js';
 import { DeadLetters, Monitoring } from './monitoring.js';
+import { ConsoleSite } from './constructs/console-site.js';
 
 /** Props win over the `sluice:*` context values, which win over the defaults. */
 export interface SluiceStackProps extends StackProps {
@@ -56,6 +57,8 @@ export interface SluiceStackProps extends StackProps {
    * @default stage 1000 rps / 2000 burst, no route throttles, no reserved concurrency, no table maximum
    */
   readonly protection?: AccountProtection;
+  /** Also serve the web console at `<api url>/console/`. @default context sluice:console, else false */
+  readonly console?: boolean;
 }
 
 /** A whole Sluice deployment: storage, metadata, functions, HTTP API and the maintenance schedule. */
@@ -75,6 +78,8 @@ export class SluiceStack extends Stack {
   readonly kafkaGateway?: KafkaGateway;
   /** Dashboard, alarms and their SNS topic (infra/monitoring.ts). */
   readonly monitoring: Monitoring;
+  /** The web console beside the API, when enabled. */
+  readonly console?: ConsoleSite;
 
   constructor(scope: Construct, id: string, props: SluiceStackProps = {}) {
     super(scope, id, {
@@ -155,6 +160,14 @@ export class SluiceStack extends Stack {
       new CfnOutput(this, 'KafkaBootstrap', {
         value: this.kafkaGateway.bootstrap,
         description: 'bootstrap.servers for Kafka clients (the gateway NLB)',
+      });
+    }
+
+    if (props.console ?? context.console ?? false) {
+      this.console = new ConsoleSite(this, 'Console', { api: this.api });
+      new CfnOutput(this, 'ConsoleUrl', {
+        value: `${this.api.url}console/`,
+        description: 'The web console (sign in with your AWS credentials on its Credentials page)',
       });
     }
 

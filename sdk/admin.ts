@@ -27,6 +27,8 @@ import type {
   OffsetToCommit,
   ResetTarget,
   TopicDescription,
+  StreamsApplicationList,
+  TopicSegments,
   TopicSummary,
   TransactionDescription,
   TransactionListing,
@@ -134,6 +136,29 @@ export class Admin {
       low: p.logStartOffset,
       high: p.highWatermark,
     }));
+  }
+
+  /**
+   * Each partition's log segments and size in bytes (Kafka's DescribeLogDirs), or only `partition`'s.
+   * Sizes count stored RecordBatch bytes; `tier` says whether a segment is rolled (remote) or active.
+   * Idempotent.
+   */
+  describeSegments(name: string, partition?: number): Promise<TopicSegments> {
+    return this.retry(() =>
+      this.transport.json<TopicSegments>({
+        method: 'GET',
+        path: path`/v1/topics/${name}/segments`,
+        query: { partition },
+      }),
+    );
+  }
+
+  /** The Streams applications: groups whose application has registered its state stores. Idempotent. */
+  async listStreamsApplications(): Promise<StreamsApplicationList['applications']> {
+    const { applications } = await this.retry(() =>
+      this.transport.json<StreamsApplicationList>({ method: 'GET', path: '/v1/streams' }),
+    );
+    return applications;
   }
 
   /**

@@ -8,7 +8,7 @@ import { SluiceError } from './errors.js';
 import type { Retrier } from './retry.js';
 import type { Transport } from './transport.js';
 import { path } from './transport.js';
-import type { StoreKeyValue, StoreRange, StoreWindows } from './types.js';
+import type { StoreKeyValue, StoreRange, StoreWindows, StreamsApplication } from './types.js';
 
 export interface StoreRangeOptions {
   /** Inclusive lower bound (absent: from the first key). */
@@ -25,6 +25,11 @@ export class StreamsQueries {
     private readonly retry: Retrier,
     readonly applicationId: string,
   ) {}
+
+  /** The application's state stores and its tasks, with the member running each (kafka-streams-groups --describe). */
+  describe(): Promise<StreamsApplication> {
+    return this.read<StreamsApplication>(path`/v1/streams/${this.applicationId}`);
+  }
 
   /** ReadOnlyKeyValueStore.get: the key's committed value, or undefined when the store lacks it. */
   async get(store: string, key: string): Promise<StoreKeyValue | undefined> {

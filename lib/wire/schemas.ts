@@ -123,6 +123,41 @@ const streamsSchemas: Record<string, Schema> = {
   StoreKeyValue: storeKeyValue,
   StoreWindows: storeWindows,
   StoreKeyOrWindows: { oneOf: [ref('StoreKeyValue'), ref('StoreWindows')] },
+  StreamsApplication: answer({
+    applicationId: str(),
+    state: str("its consumer group's state; DEAD without a group"),
+    members: int(undefined, 0),
+    partitions: int('tasks per sub-topology', 0),
+    stores: array(
+      answer({
+        name: str(),
+        kind: { enum: ['key-value', 'window', 'session'] },
+        subTopology: int(undefined, 0),
+        keyFormat: { enum: ['string', 'json', 'bytes'] },
+        valueFormat: { enum: ['string', 'json', 'bytes'] },
+      }),
+    ),
+    tasks: array(
+      answer({
+        taskId: str('<sub-topology>_<partition>'),
+        subTopology: int(undefined, 0),
+        partition: int(undefined, 0),
+        owner: nullable(str('the member running the task')),
+        leaseEpoch: nullable(int("the task lease's epoch", 0)),
+      }),
+    ),
+  }),
+  StreamsApplicationList: answer({
+    applications: array(
+      answer({
+        applicationId: str(),
+        state: str(),
+        members: int(undefined, 0),
+        partitions: int(undefined, 0),
+        stores: int('state stores', 0),
+      }),
+    ),
+  }),
   StoreRange: answer({ entries: array(ref('StoreKeyValue')), next: nullable(str("the next page's from")) }),
 };
 
@@ -434,6 +469,27 @@ export const SCHEMAS: Record<string, Schema> = {
     },
   },
   MultiFetchResult: answer({ partitions: array(ref('PartitionFetch')) }),
+  LogSegment: answer({
+    baseOffset: int(undefined, 0),
+    endOffset: int('the offset after its last batch', 0),
+    sizeBytes: int('bytes of its RecordBatches', 0),
+    batches: int(undefined, 0),
+    records: int(undefined, 0),
+    firstTimestamp: int('-1 when unknown'),
+    maxTimestamp: int('-1 when unknown'),
+    tier: {
+      enum: ['remote', 'local'],
+      description: 'remote: rolled into the segment store; local: the active segment',
+    },
+  }),
+  PartitionSegments: answer({
+    partition: int(undefined, 0),
+    logStartOffset: int(undefined, 0),
+    logEndOffset: int(undefined, 0),
+    sizeBytes: int("the sum of its segments' sizes", 0),
+    segments: array(ref('LogSegment')),
+  }),
+  TopicSegments: answer({ topic: str(), partitions: array(ref('PartitionSegments')) }),
   ListOffsets: answer({
     offset: nullable(int(undefined, 0)),
     timestamp: nullable(int('-1 for earliest and latest, as Kafka answers')),

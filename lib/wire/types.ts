@@ -369,3 +369,69 @@ export interface AlterClientQuotasRequest {
   entries: { entity: ClientQuotaEntity; ops: { key: ClientQuotaType; value: number | null }[] }[];
   validateOnly?: boolean;
 }
+
+/** A log segment of a partition (GET /v1/topics/{topic}/segments). */
+export interface LogSegment {
+  baseOffset: number;
+  /** The offset after its last batch. */
+  endOffset: number;
+  /** Bytes of its RecordBatches. */
+  sizeBytes: number;
+  batches: number;
+  records: number;
+  /** -1 when unknown. */
+  firstTimestamp: number;
+  maxTimestamp: number;
+  /** `remote`: rolled into the segment store; `local`: the active segment, in the replica stores. */
+  tier: 'remote' | 'local';
+  rolledAt?: number;
+}
+
+export interface PartitionSegments {
+  partition: number;
+  logStartOffset: number;
+  logEndOffset: number;
+  /** The partition's size: the sum of its segments' (Kafka's DescribeLogDirs size). */
+  sizeBytes: number;
+  segments: LogSegment[];
+}
+
+export interface TopicSegments {
+  topic: string;
+  partitions: PartitionSegments[];
+}
+
+/** GET /v1/streams/{app}: a Streams application's state stores and tasks. */
+export interface StreamsApplication {
+  applicationId: string;
+  /** Its consumer group's state (DEAD without a group). */
+  state: string;
+  members: number;
+  /** Tasks per sub-topology. */
+  partitions: number;
+  stores: {
+    name: string;
+    kind: 'key-value' | 'window' | 'session';
+    subTopology: number;
+    keyFormat: 'string' | 'json' | 'bytes';
+    valueFormat: 'string' | 'json' | 'bytes';
+  }[];
+  tasks: {
+    taskId: string;
+    subTopology: number;
+    partition: number;
+    /** The member running the task, or null. */
+    owner: string | null;
+    leaseEpoch: number | null;
+  }[];
+}
+
+export interface StreamsApplicationList {
+  applications: {
+    applicationId: string;
+    state: string;
+    members: number;
+    partitions: number;
+    stores: number;
+  }[];
+}

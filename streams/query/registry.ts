@@ -9,6 +9,7 @@ import type { Item, MetadataStore } from '../../lib/ports/metadata-store.js';
 import type { Serde } from '../serdes.js';
 import { Serdes } from '../serdes.js';
 import type { StoreKind, Topology } from '../topology.js';
+import { topicNameOf } from '../task.js';
 
 /** How a store's keys or values are rendered: its serde, or raw bytes for a serde of the user's own. */
 export type SerdeFormat = 'string' | 'json' | 'bytes';
@@ -26,6 +27,16 @@ export interface ApplicationStores {
   /** Tasks per sub-topology: partitions 0 .. partitions-1. */
   partitions: number;
   stores: Record<string, StoreDescription>;
+  /**
+   * Each sub-topology's source topics (full names), so a task's owner can be read off the group's
+   * assignment (streams/query/application.ts); absent in registrations written before it was recorded.
+   */
+  subTopologies?: SubTopologySources[];
+}
+
+export interface SubTopologySources {
+  id: number;
+  sources: string[];
 }
 
 export const serdeFormat = (serde: Serde<unknown>): SerdeFormat =>
@@ -35,7 +46,12 @@ export const serdeFormat = (serde: Serde<unknown>): SerdeFormat =>
  * The stores of a topology that interactive queries may read. Join windows and suppression buffers
  * are internal to their processors (Kafka does not expose them either).
  */
-export const describeStores = (topology: Topology, partitions: number): ApplicationStores => {
+export const describeStores = (
+  topology: Topology,
+  partitions: number,
+  /** With the application id, the sub-topologies' source topics are recorded as well. */
+  applicationId?: string,
+): ApplicationStores => {
   const stores: Record<string, StoreDescription> = {};
   for (const sub of topology.subTopologies)
     for (const name of sub.stores) {
@@ -48,7 +64,12 @@ export const describeStores = (topology: Topology, partitions: number): Applicat
         valueFormat: serdeFormat(spec.valueSerde),
       };
     }
-  return { partitions, stores };
+  if (applicationId === undefined) return { partitions, stores };
+  const subTopologies = topology.subTopologies.map((sub) => ({
+    id: sub.id,
+    sources: sub.sources.map((t) => topicNameOf(applicationId, t)),
+  }));
+  return { partitions, stores, subTopologies };
 };
 
 /**
@@ -67,6 +88,9 @@ export const registerStores = async (
     ...registryKey(applicationId),
     partitions: description.partitions,
     stores: Object.fromEntries(Object.entries(description.stores).map(([name, d]) => [name, { ...d }])),
+    ...(description.subTopologies
+      ? { subTopologies: description.subTopologies.map((s) => ({ id: s.id, sources: [...s.sources] })) }
+      : {}),
   });
 };
 
@@ -107,5 +131,17 @@ const parseRegistry = (item: Item): ApplicationStores => {
           valueFormat: valueFormat as SerdeFormat,
         };
     }
-  return { partitions, stores };
+  const subTopologies = parseSubTopologies(item['subTopologies']);
+  return { partitions, stores, ...(subTopologies ? { subTopologies } : {}) };
+};
+
+const parseSubTopologies = (raw: unknown): SubTopologySources[] | undefined => {
+  if (!Array.isArray(raw)) return undefined;
+  return raw.flatMap((s: unknown) => {
+    if (!s || typeof s !== 'object' || Array.isArray(s) || s instanceof Uint8Array) return [];
+    const { id, sources } = s as Record<string, unknown>;
+    if (typeof id !== 'number' || !Array.isArray(sources) || !sources.every((t) => typeof t === 'string'))
+      return [];
+    return [{ id, sources: sources as string[] }];
+  });
 };

@@ -68,7 +68,11 @@ export class KafkaStreams {
     // Interactive queries find the stores from this record (streams/query/registry.ts).
     const { state, topology, config } = this.options;
     if (state instanceof MetadataStateBackend)
-      await registerStores(state.store, config.applicationId, describeStores(topology, this.partitionCount));
+      await registerStores(
+        state.store,
+        config.applicationId,
+        describeStores(topology, this.partitionCount, config.applicationId),
+      );
     this.state = 'RUNNING';
     this.loop = this.groupLoop().catch((error: unknown) => this.fail(error));
   }

@@ -14,6 +14,13 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { topology as wordCount } from '../../examples/word-count.js';
+import { createAwsClients } from '../../lib/adapters/aws/clients.js';
+import { DynamoMetadataStore } from '../../lib/adapters/aws/dynamodb-metadata-store.js';
+import { SluiceClient } from '../../sdk/index.js';
+import { parseStreamsConfig } from '../../streams/runtime/config.js';
+import { KafkaStreams } from '../../streams/runtime/kafka-streams.js';
+import { MetadataStateBackend } from '../../streams/state/metadata-backend.js';
 import type { TestStack } from './stack.js';
 import { startTestStack } from './stack.js';
 
@@ -31,6 +38,7 @@ let page: Page;
 let profile: string;
 const errors: string[] = [];
 let firstProduce = 0;
+let streams: KafkaStreams | undefined;
 
 const shoot = async (name: string): Promise<void> => {
   if (shots) await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
@@ -52,20 +60,36 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM))
     throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does)`);
   t = await startTestStack();
-  expect((await t.call('POST', '/v1/topics', { name: 'orders', partitions: 2 })).status).toBe(201);
-  firstProduce = Date.now();
-  const produced = await t.call('POST', '/v1/topics/orders/records', {
-    records: Array.from({ length: 5 }, (_, i) => ({
-      key: `k${i}`,
-      value: { order: i, item: `widget-${i}` },
-      headers: [{ key: 'trace', value: `t${i}` }],
-      partition: 0,
-      timestamp: firstProduce + i * 1000,
-    })),
-    encoding: 'json',
+  // segment.bytes at its minimum: each batch fills a segment, so maintenance rolls both into the
+  // segment store and the topic page has rolled segments to show (and the browser reads from them).
+  const created = await t.call('POST', '/v1/topics', {
+    name: 'orders',
+    partitions: 2,
+    configs: { 'segment.bytes': '14' },
   });
-  expect(produced.status).toBe(200);
-  const created = await t.call('POST', '/v1/connect/connectors', {
+  expect(created.status).toBe(201);
+  firstProduce = Date.now();
+  for (const range of [
+    [0, 3],
+    [3, 5],
+  ]) {
+    const produced = await t.call('POST', '/v1/topics/orders/records', {
+      records: Array.from({ length: range[1]! - range[0]! }, (_, j) => {
+        const i = range[0]! + j;
+        return {
+          key: `k${i}`,
+          value: { order: i, item: `widget-${i}` },
+          headers: [{ key: 'trace', value: `t${i}` }],
+          partition: 0,
+          timestamp: firstProduce + i * 1000,
+        };
+      }),
+      encoding: 'json',
+    });
+    expect(produced.status).toBe(200);
+  }
+  await t.stack.runMaintenance();
+  const connector = await t.call('POST', '/v1/connect/connectors', {
     name: 'archive',
     config: {
       'connector.class': 'S3SinkConnector',
@@ -74,7 +98,7 @@ beforeAll(async () => {
       'flush.size': '100',
     },
   });
-  expect(created.status).toBe(201);
+  expect(connector.status).toBe(201);
   profile = await mkdtemp(join(tmpdir(), 'sluice-console-chromium-'));
   // launch() gives every run a fresh temporary profile; --user-data-dir is its to set.
   browser = await chromium.launch({
@@ -102,6 +126,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  await streams?.close();
   await browser?.close();
   await t?.stack.stop();
   if (profile) await rm(profile, { recursive: true, force: true });
@@ -146,6 +171,12 @@ describe('web console', () => {
     const topic = (await t.call('GET', '/v1/topics/orders')).json as {
       partitions: { leader: string; highWatermark: number }[];
     };
+    const segments = (await t.call('GET', '/v1/topics/orders/segments')).json as {
+      partitions: { sizeBytes: number; segments: { sizeBytes: number; rolledAt?: number }[] }[];
+    };
+    const size0 = segments.partitions[0]!.sizeBytes;
+    expect(size0).toBeGreaterThan(100);
+    expect(size0).toBeLessThan(1024);
     const rows = await page
       .locator('main table')
       .first()
@@ -164,6 +195,7 @@ describe('web console', () => {
         '5',
         '5',
         '0',
+        `${size0} B`,
       ],
       [
         '1',
@@ -175,8 +207,46 @@ describe('web console', () => {
         '0',
         '0',
         '0',
+        '0 B',
       ],
     ]);
+    // Segments: maintenance rolled partition 0's first batch into the segment store; the second is the
+    // open (active) segment, rolled once segment.ms passes or a later batch closes it.
+    const segmentRows = await page
+      .locator('#segments table')
+      .first()
+      .locator('tbody tr')
+      .evaluateAll((trs: Dom[]) =>
+        trs.map((tr: Dom) => [...tr.querySelectorAll('td')].map((td: Dom) => td.textContent)),
+      );
+    const [first, second] = segments.partitions[0]!.segments;
+    expect(segmentRows).toEqual([
+      [
+        '0',
+        '3',
+        '3',
+        '1',
+        `${first!.sizeBytes} B`,
+        new Date(firstProduce).toISOString(),
+        new Date(firstProduce + 2000).toISOString(),
+        'remote (segment store)',
+        new Date(first!.rolledAt!).toISOString(),
+      ],
+      [
+        '3',
+        '5',
+        '2',
+        '1',
+        `${second!.sizeBytes} B`,
+        new Date(firstProduce + 3000).toISOString(),
+        new Date(firstProduce + 4000).toISOString(),
+        'local (active)',
+        '—',
+      ],
+    ]);
+    expect(await page.textContent('#segments table:nth-of-type(2) caption')).toBe(
+      'Partition 1: 0 segment(s), 0 B, offsets 0–0',
+    );
     expect(await page.textContent('main')).toContain('retention.ms');
     await shoot('topic');
   });
@@ -305,6 +375,90 @@ describe('web console', () => {
     );
   });
 
+  it('shows Streams applications, their tasks with owners, their stores and keys, and looks a key up', async () => {
+    const client = new SluiceClient({ url: t.url });
+    const admin = client.admin();
+    await admin.createTopic({ name: 'text-input', partitions: 1 });
+    await admin.createTopic({ name: 'word-counts', partitions: 1 });
+    await client.producer().send({
+      topic: 'text-input',
+      messages: [{ value: 'hello world hello' }, { value: 'Sluice says hello' }],
+    });
+    const store = new DynamoMetadataStore({
+      client: createAwsClients({ endpoints: { dynamodb: t.stack.endpoints.dynamodb } }).dynamodb,
+      tableName: t.stack.tableName,
+    });
+    const config = parseStreamsConfig({
+      'application.id': 'word-count',
+      'bootstrap.servers': t.url,
+      'commit.interval.ms': '100',
+    });
+    streams = new KafkaStreams({
+      topology: wordCount(),
+      config,
+      client,
+      state: new MetadataStateBackend(store, config.applicationId),
+    });
+    await streams.start();
+    await expect
+      .poll(
+        async () =>
+          (await t.call('GET', '/v1/streams/word-count/stores/counts-store/keys/hello')).json?.value,
+        {
+          timeout: 30_000,
+          interval: 200,
+        },
+      )
+      .toBe(3);
+    const described = (await t.call('GET', '/v1/streams/word-count')).json as {
+      tasks: { taskId: string; owner: string | null }[];
+    };
+    const member = (
+      (await t.call('GET', '/v1/groups/word-count')).json as { members: { memberId: string }[] }
+    ).members[0]!.memberId;
+    expect(described.tasks.map((x) => [x.taskId, x.owner])).toEqual([
+      ['0_0', member],
+      ['1_0', member],
+    ]);
+    await open('#/streams', 'streams');
+    expect((await page.locator('main tbody tr td').allTextContents()).slice(0, 1)).toEqual(['word-count']);
+    await page.click('main a[href="#/streams/word-count"]');
+    await page.waitForFunction(
+      () => document.querySelector('h1')?.textContent === 'Streams application word-count',
+    );
+    const tables = page.locator('main table');
+    const rows = async (i: number) =>
+      tables
+        .nth(i)
+        .locator('tbody tr')
+        .evaluateAll((trs: Dom[]) =>
+          trs.map((tr: Dom) => [...tr.querySelectorAll('td')].map((td: Dom) => td.textContent)),
+        );
+    const tasks = await rows(0);
+    expect(tasks.map((r: string[]) => [r[0], r[1], r[2], r[3]])).toEqual([
+      ['0_0', '0', '0', member],
+      ['1_0', '1', '0', member],
+    ]);
+    expect(await rows(1)).toEqual([['counts-store', 'key-value', '1', 'string', 'json']]);
+    const keys = await page
+      .locator('section[data-store="counts-store"] tbody tr')
+      .evaluateAll((trs: Dom[]) =>
+        trs.map((tr: Dom) => [...tr.querySelectorAll('td')].slice(0, 2).map((td: Dom) => td.textContent)),
+      );
+    expect(keys).toEqual([
+      ['hello', '3'],
+      ['says', '1'],
+      ['sluice', '1'],
+      ['world', '1'],
+    ]);
+    await page.selectOption('#lookup-store', 'counts-store');
+    await page.fill('#lookup-key', 'world');
+    await page.click('#lookup button[type="submit"]');
+    await page.waitForSelector('#lookup-value');
+    expect(await page.textContent('#lookup-value')).toBe('1');
+    await shoot('streams');
+  });
+
   it('labels every control, reaches them by keyboard and keeps text contrast at 4.5:1', async () => {
     for (const [hash, name] of [
       ['#/cluster', 'cluster'],
@@ -312,6 +466,7 @@ describe('web console', () => {
       ['#/messages?topic=orders&partition=0&at=0', 'messages'],
       ['#/groups/billing', 'groups'],
       ['#/connectors', 'connectors'],
+      ['#/streams/word-count?store=counts-store&key=hello', 'streams'],
       ['#/credentials', 'credentials'],
     ] as const) {
       await open(hash, name);
@@ -376,6 +531,7 @@ describe('web console', () => {
     for (const target of [
       '#/topics',
       '#/connectors',
+      '#/streams',
       'browse-topic',
       'browse-partition',
       'browse-at',

@@ -43,6 +43,11 @@ describe('KafkaStreams.start() on an application whose repartition topic exists'
       stores: {
         'counts-store': { kind: 'key-value', subTopology: 1, keyFormat: 'string', valueFormat: 'json' },
       },
+      // Sub-topology 1 reads the repartition topic that sub-topology 0 writes.
+      subTopologies: [
+        { id: 0, sources: ['text-input'] },
+        { id: 1, sources: ['wc-counts-store-repartition'] },
+      ],
     });
   });
 });
