@@ -17,18 +17,23 @@ import { classicErrorCode, isGroupId } from './groups-errors.js';
 /** Kafka's offset.metadata.max.bytes default, as the core bounds it. */
 const MAX_METADATA_CHARS = 4096;
 
-interface CommitRequest {
-  groupId: string;
-  generationIdOrMemberEpoch: number;
-  memberId: string;
+/** The offsets an OffsetCommit or TxnOffsetCommit names: per topic, per partition. */
+export interface CommittedTopics {
   topics: {
     name: string;
     partitions: { partitionIndex: number; committedOffset: number; committedMetadata: string | null }[];
   }[];
 }
 
-const commitAnswer = (
-  request: CommitRequest,
+interface CommitRequest extends CommittedTopics {
+  groupId: string;
+  generationIdOrMemberEpoch: number;
+  memberId: string;
+}
+
+/** OffsetCommit's and TxnOffsetCommit's answer: one error code per partition the request named. */
+export const commitAnswer = (
+  request: CommittedTopics,
   code: (topic: string, partition: number) => number,
 ): Message => ({
   throttleTimeMs: 0,

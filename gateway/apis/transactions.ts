@@ -23,6 +23,8 @@ import type { ApiHandler, RequestContext } from '../api.js';
 import { errorCodeOf } from '../api.js';
 import type { TransactionalProducer } from '../sluice.js';
 import { classicErrorCode, isGroupId } from './groups-errors.js';
+import type { CommittedTopics } from './groups-offsets.js';
+import { commitAnswer } from './groups-offsets.js';
 
 /** Kafka's offset.metadata.max.bytes default, as the core bounds it. */
 const MAX_METADATA_CHARS = 4096;
@@ -173,32 +175,14 @@ export const addOffsetsToTxn: ApiHandler = {
   },
 };
 
-interface TxnOffsetCommitRequest {
+interface TxnOffsetCommitRequest extends CommittedTopics {
   transactionalId: string;
   groupId: string;
   producerId: number;
   producerEpoch: number;
   generationId: number;
   memberId: string;
-  topics: {
-    name: string;
-    partitions: { partitionIndex: number; committedOffset: number; committedMetadata: string | null }[];
-  }[];
 }
-
-const commitAnswer = (
-  request: TxnOffsetCommitRequest,
-  code: (topic: string, partition: number) => number,
-): Message => ({
-  throttleTimeMs: 0,
-  topics: request.topics.map((t) => ({
-    name: t.name,
-    partitions: t.partitions.map((p) => ({
-      partitionIndex: p.partitionIndex,
-      errorCode: code(t.name, p.partitionIndex),
-    })),
-  })),
-});
 
 export const txnOffsetCommit: ApiHandler = {
   schema: TxnOffsetCommit,
