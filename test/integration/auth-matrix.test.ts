@@ -47,6 +47,7 @@ const ROWS: Row[] = [
     body: { electionType: 'PREFERRED' },
     status: 200,
   },
+  { key: 'GET /v1/topics/{topic}/segments', path: '/v1/topics/orders/segments', status: 200 },
   {
     key: 'POST /v1/topics/{topic}/records',
     path: '/v1/topics/orders/records',
@@ -130,6 +131,8 @@ const ROWS: Row[] = [
     path: '/v1/streams/wordcount/stores/counts/keys?from=a&to=z',
     status: 200,
   },
+  { key: 'GET /v1/streams', path: '/v1/streams', status: 200 },
+  { key: 'GET /v1/streams/{app}', path: '/v1/streams/wordcount', status: 200 },
   {
     key: 'POST /v1/groups/{group}/heartbeat',
     path: '/v1/groups/billing/heartbeat',
@@ -210,6 +213,13 @@ const ROWS: Row[] = [
     key: 'PUT /v1/connect/connector-plugins/{plugin}/config/validate',
     path: '/v1/connect/connector-plugins/S3SinkConnector/config/validate',
     body: SINK,
+    status: 200,
+  },
+  { key: 'GET /v1/client-quotas', path: '/v1/client-quotas', status: 200 },
+  {
+    key: 'POST /v1/client-quotas',
+    path: '/v1/client-quotas',
+    body: { entries: [{ entity: { user: 'alice' }, ops: [{ key: 'producer_byte_rate', value: 1048576 }] }] },
     status: 200,
   },
 ];
