@@ -58,7 +58,7 @@ export interface Deployment {
   segmentHours: number;
   maintenanceIntervalSec: number;
   /**
-   * How often a run scans for orphans (functions/runtime.ts ORPHAN_SCAN_INTERVAL_MS, env
+   * How often a run scans for orphans (functions/environment.ts ORPHAN_SCAN_INTERVAL_MS, env
    * SLUICE_ORPHAN_SCAN_INTERVAL_MS): the first run at least this long after the last scan makes the
    * next, so scans come every whole number of runs at least this long (0: every run).
    */

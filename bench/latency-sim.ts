@@ -76,7 +76,7 @@ export const simulateProduceLatency = async ({
   const sluice = createSluice({
     ...storage,
     clock,
-    // As deployed (functions/runtime.ts): a commit ahead of its sequence waits up to 100 ms.
+    // As deployed (functions/environment.ts): a commit ahead of its sequence waits up to 100 ms.
     config: { clusterId: 'latency-sim', sequenceGapWaitMs: 100 },
   });
   const client = new SluiceClient({ url: 'http://sluice.invalid', fetch: routerFetch(sluice.router()) });

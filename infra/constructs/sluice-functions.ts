@@ -1,11 +1,11 @@
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ArnFormat, Duration, Fn, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { BUNDLE_ALIASES, BUNDLE_EXTERNALS, REPO_ROOT, REQUIRE_BANNER } from '../bundling.js';
 import { ENV, NODE_OPTIONS_VALUE } from '../config.js';
 import type { LogStorage } from './log-storage.js';
 import type { MetadataTable } from './metadata-table.js';
@@ -53,7 +53,7 @@ const SIZING: Record<SluiceJob, JobSizing> = {
   },
 };
 
-export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export { REPO_ROOT } from '../bundling.js';
 
 /**
  * What every Sluice function shares (the API's jobs and each Streams app's processor): Node.js 22 on
@@ -75,10 +75,16 @@ export const SLUICE_NODEJS_DEFAULTS = {
     // Bundle the SDK version pinned in package.json instead of the runtime's floating copy.
     bundleAwsSDK: true,
     // pg's optional native binding (pg-native) is never installed; pg falls back to pure JS.
-    externalModules: ['pg-native'],
+    externalModules: [...BUNDLE_EXTERNALS],
+    // The SDK's default credential chain becomes the environment provider Lambda needs
+    // (functions/lambda-credentials.ts); paths relative to the project root, esbuild's working directory.
+    esbuildArgs: {
+      '--alias': Object.entries(BUNDLE_ALIASES).map(
+        ([from, to]) => `${from}=./${path.relative(REPO_ROOT, to).split(path.sep).join('/')}`,
+      ),
+    },
     // CommonJS dependencies call require(); ESM output has none unless the banner makes one.
-    banner:
-      "import { createRequire as __sluiceCreateRequire } from 'node:module'; const require = __sluiceCreateRequire(import.meta.url);",
+    banner: REQUIRE_BANNER,
     tsconfig: path.join(REPO_ROOT, 'tsconfig.json'),
   },
 } satisfies Partial<nodejs.NodejsFunctionProps>;
