@@ -105,6 +105,8 @@ export const configFromEnv = (): SluiceConfig => ({
   maxRequestBytes: positiveInteger(ENV.maxRequestBytes, DEFAULT_MAX_REQUEST_BYTES),
   replicaLagTimeMaxMs: positiveInteger(ENV.replicaLagTimeMaxMs, 30_000),
   sequenceGapWaitMs: SEQUENCE_GAP_WAIT_MS,
+  // The produce that fills the tail answers first, then moves it (lib/core/log/append-commit.ts).
+  materializeAfterAck: true,
   ...optionalMs(ENV.groupSessionTimeoutMs, 'sessionTimeoutMs'),
   ...optionalMs(ENV.groupHeartbeatIntervalMs, 'heartbeatIntervalMs'),
   orphanScanIntervalMs: ORPHAN_SCAN_INTERVAL_MS,

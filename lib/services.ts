@@ -29,6 +29,8 @@ export interface SluiceConfig {
   /** How long a topic registry entry may be served from memory on the produce/fetch path. */
   topicCacheTtlMs?: number;
   tailFlushEntries?: number;
+  /** Move the tail after answering the produce that triggers it (LogOptions.materializeAfterAck). */
+  materializeAfterAck?: boolean;
   pollIntervalMs?: number;
   /** Kafka's group.consumer.session.timeout.ms (default 45 s). */
   sessionTimeoutMs?: number;
@@ -84,6 +86,7 @@ export const createLogServices = (deps: SluiceDeps): LogServices => {
     clock,
     ...(config.maxRequestBytes !== undefined ? { maxRequestBytes: config.maxRequestBytes } : {}),
     ...(config.tailFlushEntries !== undefined ? { tailFlushEntries: config.tailFlushEntries } : {}),
+    ...(config.materializeAfterAck !== undefined ? { materializeAfterAck: config.materializeAfterAck } : {}),
     ...(config.pollIntervalMs !== undefined ? { pollIntervalMs: config.pollIntervalMs } : {}),
     ...(config.replicaLagTimeMaxMs !== undefined ? { replicaLagTimeMaxMs: config.replicaLagTimeMaxMs } : {}),
     ...(config.sequenceGapWaitMs !== undefined ? { sequenceGapWaitMs: config.sequenceGapWaitMs } : {}),
