@@ -162,6 +162,14 @@ export type Activity = (typeof ACTIVITIES)[number];
 export interface MonthlyCost {
   gibPerMonth: number;
   byActivity: Record<Activity, Bill>;
+  /**
+   * What no design can avoid of each activity, at this deployment's RF and store class: the data's
+   * PUTs (and Express's upload charge) and one commit per request; the data's GETs (and retrieval
+   * charge) for each group; nothing while consumers wait; the offsets groups commit; nothing of
+   * maintenance (S3 lifecycle rules expire objects for free); one copy of the retained data in S3
+   * Standard.
+   */
+  floor: Record<Activity, number>;
   lines: Bill;
   total: number;
   usdPerGiB: number;
@@ -544,7 +552,23 @@ export const sluiceMonthly = (
   };
   const lines = addBills(...Object.values(byActivity));
   const total = billTotal(lines);
-  return { gibPerMonth, byActivity, lines, total, usdPerGiB: total / gibPerMonth };
+  const p = byActivity.produce;
+  const c = byActivity.consume;
+  const memberSec = shape.consumerGroups * shape.membersPerGroup * SECONDS_PER_MONTH;
+  const committed =
+    (memberSec / (d.autoCommitIntervalMs / 1000)) * (shape.partitions / shape.membersPerGroup);
+  const floor: Record<Activity, number> = {
+    produce:
+      p.s3Requests +
+      p.s3Transfer +
+      dynamo({ writeUnits: requestsPer(gibPerMonth, usage), readUnits: 0 }, prices),
+    consume: c.s3Requests + c.s3Transfer,
+    consumerWaiting: 0,
+    groups: dynamo(scaled(usage.commitPerPartition, committed), prices),
+    maintenance: 0,
+    storage: heldGiB(shape, gibPerMonth, d).segment * prices.s3.standardPerGiBMonth,
+  };
+  return { gibPerMonth, byActivity, floor, lines, total, usdPerGiB: total / gibPerMonth };
 };
 
 /**

@@ -139,6 +139,11 @@ const main = async () => {
         ...ACTIVITIES.map((a) => usd(billTotal(m.byActivity[a]))),
         `**${usd(m.total)}**`,
       ]);
+      activityRows.push([
+        '  its floor',
+        ...ACTIVITIES.map((a) => (m.floor[a] === 0 ? '$0' : usd(m.floor[a]))),
+        usd(ACTIVITIES.reduce((sum, a) => sum + m.floor[a], 0)),
+      ]);
     }
   }
 
@@ -175,6 +180,8 @@ const main = async () => {
     table(['Shape', ...COLUMNS.map((c) => c.label), ...others], perGiBShapeRows),
     '',
     '### Where a Sluice month goes (USD)',
+    '',
+    "Under each month, its floor: what no design can avoid at that RF and store class (the data's PUTs and one commit per request, its GETs for each group, the offsets groups commit, one copy of the retained data in S3 Standard; nothing while consumers wait and nothing of maintenance, which S3 lifecycle rules could do for free).",
     '',
     table(
       [
