@@ -65,7 +65,8 @@ export const consumeGrants = (topic: string, group: string): RouteGrant[] => {
     // DESCRIBE on the cluster, and READ on each topic its body names is checked against the fetch
     // path above, so this grants no topic beyond those.
     { method: 'POST', path: '/v1/fetch' },
-    // Prefixed too: the only GET routes below a topic's path are the two above, already granted.
+    // Prefixed too: the only GET routes below a topic's path are the two above, already granted, and
+    // its segments, DESCRIBE on the topic as this route is.
     { method: 'GET', path: `/v1/topics/${t.segment}` },
     { method: 'POST', path: `/v1/groups/${g.segment}/heartbeat` },
     { method: 'POST', path: `/v1/groups/${g.segment}/classic` },

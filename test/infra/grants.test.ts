@@ -150,6 +150,8 @@ describe('prefixed wildcards', () => {
       '/v1/topics/{topic}',
       '/v1/topics/{topic}/partitions/{partition}/records',
       '/v1/topics/{topic}/partitions/{partition}/offsets',
+      // DESCRIBE on the topic, as GET /v1/topics/{topic} is: a consumer may describe its topics.
+      '/v1/topics/{topic}/segments',
       '/v1/groups/{group}',
       '/v1/groups/{group}/offsets',
     ]);

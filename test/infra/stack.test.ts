@@ -73,6 +73,9 @@ const API_MD_ROUTES: Record<string, Job> = {
   'GET /v1/connect/connector-plugins': 'connect',
   'PUT /v1/connect/connector-plugins/{plugin}/config/validate': 'connect',
   'GET /v1/client-quotas': 'admin',
+  'GET /v1/topics/{topic}/segments': 'admin',
+  'GET /v1/streams': 'groups',
+  'GET /v1/streams/{app}': 'groups',
   'POST /v1/client-quotas': 'admin',
 };
 
