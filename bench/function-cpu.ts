@@ -4,8 +4,10 @@
  * wait is in the figure: what Lambda's CPU share (memory / 1,769 MB of a vCPU, AWS's documented
  * ratio) stretches. Each case warms up, then runs `--requests` times (default 200); the median CPU
  * milliseconds per request (user + system, process.cpuUsage) are reported, and for each memory size
- * the milliseconds that CPU takes at that size's share. infra/constructs/sluice-functions.ts sizes the
- * functions from these figures (docs/cost.md "Right-sizing").
+ * the milliseconds that CPU takes at that size's share. As deployed, each request runs in an
+ * invocation's telemetry scope (Powertools' Logger and Metrics, writing to a sink that drops the
+ * lines) and within client quotas. infra/constructs/sluice-functions.ts sizes the functions from these
+ * figures (docs/cost.md "Right-sizing").
  *
  * Flags: --requests N. The last stdout line is one JSON object.
  */
@@ -13,6 +15,7 @@ import { adminRouter } from '../functions/admin.js';
 import { fetchRouter } from '../functions/fetch.js';
 import { groupsRouter } from '../functions/groups.js';
 import { produceRouter } from '../functions/produce.js';
+import { PowertoolsTelemetry } from '../functions/telemetry.js';
 import { ManualClock } from '../lib/adapters/fault/index.js';
 import { MemoryMetadataStore } from '../lib/adapters/memory/metadata-store.js';
 import { MemoryObjectStore } from '../lib/adapters/memory/object-store.js';
@@ -30,13 +33,17 @@ export const MEMORY_SIZES = [128, 256, 512, 1024, 1769] as const;
 export const cpuMsAt = (cpuMs: number, memoryMb: number): number =>
   cpuMs * Math.max(1, FULL_VCPU_MB / memoryMb);
 
+/** The deployed functions' telemetry, its log lines and EMF documents dropped instead of printed. */
+const telemetry = new PowertoolsTelemetry({ sink: { log: () => {}, emf: () => {} } });
+
 const deps = (): SluiceDeps => {
   const clock = new ManualClock(1_700_000_000_000);
   return {
     store: new MemoryMetadataStore(),
     objectStores: [new MemoryObjectStore('s0', undefined, clock)],
     clock,
-    config: { clusterId: 'cpu', materializeAfterAck: false },
+    config: { clusterId: 'cpu', materializeAfterAck: false, clientQuotas: {} },
+    telemetry,
   };
 };
 
@@ -73,12 +80,15 @@ interface Case {
   request: () => ReturnType<typeof req>;
 }
 
+/** One request as an invocation of its function (functions/environment.ts httpHandler). */
+const invoke = (c: Case) => telemetry.run({ function: c.job }, () => c.router.handle(c.request()));
+
 const measure = async (c: Case, requests: number): Promise<number> => {
-  for (let i = 0; i < 20; i++) await c.router.handle(c.request());
+  for (let i = 0; i < 20; i++) await invoke(c);
   const samples: number[] = [];
   for (let i = 0; i < requests; i++) {
     const before = process.cpuUsage();
-    const response = await c.router.handle(c.request());
+    const response = await invoke(c);
     const used = process.cpuUsage(before);
     if (response.status >= 400)
       throw new Error(`${c.name} answered ${response.status}: ${JSON.stringify(response.body)}`);
