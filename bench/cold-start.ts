@@ -1,20 +1,26 @@
 /**
  * `npm run bench:cold-start`: what a Lambda cold start costs each function. Each function is bundled
- * exactly as the CDK app bundles it (esbuild, ESM, minified, node22, the pinned SDK inside); then, in a
- * fresh Node process per function, against the local emulators: the time to import the bundle (Lambda's
- * init phase) and to serve a first request (the first invoke: SDK clients, credentials, first
- * connections). Repeated `--runs` times (default 5); the median is reported.
+ * exactly as the CDK app bundles it (infra/bundling.ts: esbuild, ESM, minified, node22, the pinned SDK
+ * inside); then, in a fresh Node process per function, against the local emulators: the time to import
+ * the bundle (Lambda's init phase) and to serve a first request (the first invoke: SDK clients,
+ * credentials, first connections). Repeated `--runs` times (default 5); the median is reported.
  *
- * Flags: --runs 5, --json (only the final JSON line). The last stdout line is one JSON object.
+ * With `--before <git ref>` (e.g. `main`) the functions of that commit are bundled too, as they were
+ * bundled then, and their cold starts measured in the same run, interleaved run by run with this
+ * tree's, so the two columns share the machine's load.
+ *
+ * Flags: --runs 5, --before <ref>, --json (only the final JSON line). The last stdout line is one JSON
+ * object.
  */
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
 import { build } from 'esbuild';
+import { REPO_ROOT, REQUIRE_BANNER, functionBuildOptions } from '../infra/bundling.js';
 import { LOCAL_CREDENTIALS } from '../lib/adapters/aws/clients.js';
 import { encodeRecordBatch } from '../protocol/record-batch/encode.js';
 import { SluiceClient } from '../sdk/client.js';
@@ -25,11 +31,21 @@ import { round, summarize } from './stats.js';
 const JOBS = ['admin', 'produce', 'fetch', 'groups', 'connect', 'maintenance'] as const;
 type Job = (typeof JOBS)[number];
 
-/** The CDK app's bundling (infra/constructs/sluice-functions.ts), as esbuild options. */
-export const bundleFunction = async (job: Job, outDir: string): Promise<string> => {
+/** The CDK app's bundling (infra/bundling.ts) of one function of this tree. */
+export const bundleFunction = async (job: string, outDir: string): Promise<string> => {
   const outfile = join(outDir, job, 'index.mjs');
+  await build(functionBuildOptions(join(REPO_ROOT, 'functions', `${job}.ts`), outfile));
+  return outfile;
+};
+
+/**
+ * One function of an earlier commit, bundled as the CDK app bundled every function before the
+ * per-function composition roots (the same esbuild options, without the aliases).
+ */
+const bundleFunctionAt = async (tree: string, job: Job, outDir: string): Promise<string> => {
+  const outfile = join(outDir, `${job}-before`, 'index.mjs');
   await build({
-    entryPoints: [join('functions', `${job}.ts`)],
+    entryPoints: [join(tree, 'functions', `${job}.ts`)],
     outfile,
     bundle: true,
     platform: 'node',
@@ -37,12 +53,21 @@ export const bundleFunction = async (job: Job, outDir: string): Promise<string> 
     target: 'node22',
     minify: true,
     mainFields: ['module', 'main'],
-    banner: {
-      js: "import { createRequire as __sluiceCreateRequire } from 'node:module'; const require = __sluiceCreateRequire(import.meta.url);",
-    },
+    banner: { js: REQUIRE_BANNER },
+    external: ['pg-native'],
     logLevel: 'error',
   });
   return outfile;
+};
+
+/** The files of `ref` in a directory of their own, with this checkout's node_modules. */
+const checkoutOf = async (ref: string, dir: string): Promise<string> => {
+  const tree = join(dir, 'before-tree');
+  await mkdir(tree, { recursive: true });
+  const archive = execFileSync('git', ['archive', ref], { cwd: REPO_ROOT, maxBuffer: 1 << 30 });
+  execFileSync('tar', ['-x', '-C', tree], { input: archive });
+  await symlink(join(REPO_ROOT, 'node_modules'), join(tree, 'node_modules'));
+  return tree;
 };
 
 const event = (method: string, path: string, body?: Uint8Array, query = '') => ({
@@ -79,17 +104,48 @@ export interface ColdStart {
   coldStartMs: number;
   processMs: number;
   statuses: number[];
+  /** The same function at `--before`'s commit, measured in the same run. */
+  before?: Omit<ColdStart, 'job' | 'before'>;
 }
 
-/** Bundles every function and measures `runs` cold starts of each (medians). */
+interface Sample {
+  importMs: number;
+  firstRequestMs: number;
+  processMs: number;
+  status: number;
+}
+
+const median = (xs: number[]) => summarize(xs).p50;
+
+const figures = (bundle: { bytes: number; gzipBytes: number }, samples: Sample[]) => ({
+  bundleBytes: bundle.bytes,
+  bundleGzipBytes: bundle.gzipBytes,
+  importMs: round(median(samples.map((s) => s.importMs)), 1),
+  firstRequestMs: round(median(samples.map((s) => s.firstRequestMs)), 1),
+  coldStartMs: round(median(samples.map((s) => s.importMs + s.firstRequestMs)), 1),
+  processMs: round(median(samples.map((s) => s.processMs)), 1),
+  statuses: [...new Set(samples.map((s) => s.status))],
+});
+
+const describe = (r: Omit<ColdStart, 'job' | 'before'>) =>
+  `bundle ${(r.bundleBytes / 1024).toFixed(0)} KiB (${(r.bundleGzipBytes / 1024).toFixed(0)} KiB gzip); ` +
+  `import ${r.importMs} ms + first request ${r.firstRequestMs} ms = ${r.coldStartMs} ms ` +
+  `(whole process ${r.processMs} ms; status ${r.statuses.join(',')})`;
+
+/**
+ * Bundles every function and measures `runs` cold starts of each (medians); with `before`, the same
+ * functions of that git ref too, interleaved with this tree's run by run.
+ */
 export const measureColdStarts = async (
   runs: number,
   print: (line: string) => void = () => {},
+  options: { before?: string } = {},
 ): Promise<{
   functions: ColdStart[];
   coldStartMs: number;
   worstFunction: Job;
   produceColdStartMs: number;
+  before?: string;
 }> => {
   const dir = await mkdtemp(join(tmpdir(), 'sluice-cold-'));
   const stack = await startLocalStack({ port: 0, maintenanceIntervalMs: 0, storeCount: 1 });
@@ -123,48 +179,44 @@ export const measureColdStarts = async (
     };
     const childFile = join(dir, 'child.mjs');
     await writeFile(childFile, CHILD);
+    const beforeTree = options.before ? await checkoutOf(options.before, dir) : undefined;
+    const sizeOf = async (bundle: string) => ({
+      bytes: (await stat(bundle)).size,
+      gzipBytes: gzipSync(readFileSync(bundle)).length,
+    });
+    const coldStart = async (job: Job, bundle: string): Promise<Sample> => {
+      const started = performance.now();
+      const { stdout, stderr } = await run(
+        process.execPath,
+        [childFile, bundle, JSON.stringify(events[job])],
+        {
+          env,
+        },
+      );
+      const processMs = performance.now() - started;
+      const line = JSON.parse(stdout.trim().split('\n').at(-1)!) as Omit<Sample, 'processMs'>;
+      if (line.status >= 500)
+        throw new Error(`${job} answered ${line.status} on its first request:\n${stderr}`);
+      return { ...line, processMs };
+    };
     const results: ColdStart[] = [];
     for (const job of JOBS) {
       const bundle = await bundleFunction(job, dir);
-      const bytes = (await stat(bundle)).size;
-      const gzipBytes = gzipSync(readFileSync(bundle)).length;
-      const samples: { importMs: number; firstRequestMs: number; processMs: number; status: number }[] = [];
+      const old = beforeTree ? await bundleFunctionAt(beforeTree, job, dir) : undefined;
+      const samples: Sample[] = [];
+      const oldSamples: Sample[] = [];
       for (let i = 0; i < runs; i++) {
-        const started = performance.now();
-        const { stdout, stderr } = await run(
-          process.execPath,
-          [childFile, bundle, JSON.stringify(events[job])],
-          {
-            env,
-          },
-        );
-        const processMs = performance.now() - started;
-        const line = JSON.parse(stdout.trim().split('\n').at(-1)!) as {
-          importMs: number;
-          firstRequestMs: number;
-          status: number;
-        };
-        if (line.status >= 500)
-          throw new Error(`${job} answered ${line.status} on its first request:\n${stderr}`);
-        samples.push({ ...line, processMs });
+        if (old) oldSamples.push(await coldStart(job, old));
+        samples.push(await coldStart(job, bundle));
       }
-      const median = (xs: number[]) => summarize(xs).p50;
-      const r = {
+      const r: ColdStart = {
         job,
-        bundleBytes: bytes,
-        bundleGzipBytes: gzipBytes,
-        importMs: round(median(samples.map((s) => s.importMs)), 1),
-        firstRequestMs: round(median(samples.map((s) => s.firstRequestMs)), 1),
-        coldStartMs: round(median(samples.map((s) => s.importMs + s.firstRequestMs)), 1),
-        processMs: round(median(samples.map((s) => s.processMs)), 1),
-        statuses: [...new Set(samples.map((s) => s.status))],
+        ...figures(await sizeOf(bundle), samples),
+        ...(old ? { before: figures(await sizeOf(old), oldSamples) } : {}),
       };
       results.push(r);
-      print(
-        `${job.padEnd(11)} bundle ${(bytes / 1024).toFixed(0)} KiB (${(gzipBytes / 1024).toFixed(0)} KiB gzip); ` +
-          `import ${r.importMs} ms + first request ${r.firstRequestMs} ms = ${r.coldStartMs} ms ` +
-          `(whole process ${r.processMs} ms; status ${r.statuses.join(',')})`,
-      );
+      print(`${job.padEnd(11)} ${describe(r)}`);
+      if (r.before) print(`${' '.repeat(11)} ${options.before}: ${describe(r.before)}`);
     }
     const worst = results.reduce((a, b) => (b.coldStartMs > a.coldStartMs ? b : a));
     return {
@@ -172,6 +224,7 @@ export const measureColdStarts = async (
       coldStartMs: worst.coldStartMs,
       worstFunction: worst.job,
       produceColdStartMs: results.find((r) => r.job === 'produce')!.coldStartMs,
+      ...(options.before ? { before: options.before } : {}),
     };
   } finally {
     await stack.stop();
@@ -182,7 +235,12 @@ export const measureColdStarts = async (
 const main = async () => {
   const f = flags();
   const runs = numberFlag(f, 'runs', 5);
-  const result = await measureColdStarts(runs, f.has('json') ? undefined : (line) => console.log(line));
+  const before = f.get('before');
+  const result = await measureColdStarts(
+    runs,
+    f.has('json') ? undefined : (line) => console.log(line),
+    before ? { before } : {},
+  );
   console.log(JSON.stringify({ bench: 'cold-start', runs, ...result }));
 };
 

@@ -12,7 +12,7 @@ import type {
   UpdateOptions,
 } from '../lib/ports/metadata-store.js';
 import { ConditionFailedError } from '../lib/ports/metadata-store.js';
-import type { StorageLayer } from '../functions/runtime.js';
+import type { StorageLayer } from '../local/runtime.js';
 
 export interface CommitCounts {
   attempts: number;

@@ -58,7 +58,7 @@ const sql = new pg.Client({ connectionString: db.url });
 try {
   await sql.connect();
   const client = new SluiceClient({ url: stack.url, fetch: nodeHttpFetch() });
-  const runtime = await import('../functions/runtime.js');
+  const runtime = await import('../local/runtime.js');
   const state = new ConnectStateStore(runtime.sluiceFromEnv().store);
   const worker = new ConnectWorker({
     state,

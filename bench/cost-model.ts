@@ -58,7 +58,7 @@ export interface Deployment {
   segmentHours: number;
   maintenanceIntervalSec: number;
   /**
-   * How often a run scans for orphans (functions/runtime.ts ORPHAN_SCAN_INTERVAL_MS, env
+   * How often a run scans for orphans (functions/environment.ts ORPHAN_SCAN_INTERVAL_MS, env
    * SLUICE_ORPHAN_SCAN_INTERVAL_MS): the first run at least this long after the last scan makes the
    * next, so scans come every whole number of runs at least this long (0: every run).
    */
@@ -73,9 +73,12 @@ export interface Deployment {
    * every owned partition's item each pollIntervalMs. 'partition': one long poll per owned partition
    * (the SDK before issue 28). 'websocket' (what-if, not built): no function while waiting; a
    * connection to an API Gateway WebSocket API that a function on the metadata table's stream
-   * notifies, then a plain fetch (priced under consume).
+   * notifies, then a plain fetch (priced under consume). 'member-stream' (what-if, not built): the
+   * member's long poll as built, woken by reading the metadata table's stream (GetRecords on each shard
+   * every pollIntervalMs) instead of re-reading the partition items; still a function held while it
+   * waits.
    */
-  longPollPer: 'partition' | 'member' | 'websocket';
+  longPollPer: 'partition' | 'member' | 'member-stream' | 'websocket';
   heartbeatIntervalMs: number;
   autoCommitIntervalMs: number;
 }
@@ -85,7 +88,8 @@ export const deployment = (replicationFactor: number, storeClass: StoreClass): D
   replicationFactor,
   storeClass,
   architecture: 'arm64',
-  memoryMb: { produce: 1024, fetch: 1024, groups: 512, maintenance: 1024 },
+  // infra/constructs/sluice-functions.ts SIZING, chosen from `npm run bench:function-cpu`.
+  memoryMb: { produce: 512, fetch: 256, groups: 256, maintenance: 1024 },
   localRetentionHours: 1,
   segmentBytes: 16 * MiB,
   segmentHours: 7 * 24,
@@ -99,11 +103,16 @@ export const deployment = (replicationFactor: number, storeClass: StoreClass): D
   autoCommitIntervalMs: 5_000,
 });
 
-/** Billed Lambda milliseconds per invocation. */
+/**
+ * Billed Lambda milliseconds per invocation at DURATION_REFERENCE_MB. `cpuMsPerMiB` / `cpuMs`: the
+ * part of it that is the function's own CPU on a whole core (`npm run bench:function-cpu`), which
+ * Lambda stretches below 1,769 MB: at another memory size that part is stretched by the ratio of the
+ * CPU shares, the rest (waiting on S3 and DynamoDB) stays.
+ */
 export interface Durations {
-  produce: { fixedMs: number; msPerMiB: number };
-  fetch: { fixedMs: number; msPerMiB: number };
-  groups: { fixedMs: number };
+  produce: { fixedMs: number; msPerMiB: number; cpuMsPerMiB?: number };
+  fetch: { fixedMs: number; msPerMiB: number; cpuMsPerMiB?: number };
+  groups: { fixedMs: number; cpuMs?: number };
   maintenance: {
     fixedMsPerRun: number;
     msPerPartition: number;
@@ -153,6 +162,14 @@ export type Activity = (typeof ACTIVITIES)[number];
 export interface MonthlyCost {
   gibPerMonth: number;
   byActivity: Record<Activity, Bill>;
+  /**
+   * What no design can avoid of each activity, at this deployment's RF and store class: the data's
+   * PUTs (and Express's upload charge) and one commit per request; the data's GETs (and retrieval
+   * charge) for each group; nothing while consumers wait; the offsets groups commit; nothing of
+   * maintenance (S3 lifecycle rules expire objects for free); one copy of the retained data in S3
+   * Standard.
+   */
+  floor: Record<Activity, number>;
   lines: Bill;
   total: number;
   usdPerGiB: number;
@@ -252,8 +269,24 @@ const perMillionApi = (units: number, p: Prices): number => (units * p.apiGatewa
 
 const requestsPer = (gib: number, usage: MeasuredUsage): number => (gib * GiB) / usage.requestBytes;
 
-const msFor = (side: { fixedMs: number; msPerMiB: number }, usage: MeasuredUsage): number =>
-  side.fixedMs + (side.msPerMiB * usage.requestBytes) / MiB;
+/** The memory size the durations are given at. */
+export const DURATION_REFERENCE_MB = 1024;
+/** Lambda's CPU share: a whole vCPU at 1,769 MB, in proportion to memory below it. */
+const FULL_VCPU_MB = 1769;
+const cpuStretch = (memoryMb: number): number => Math.max(1, FULL_VCPU_MB / memoryMb);
+
+/** `cpuMs` of whole-core CPU costs this many more milliseconds at `memoryMb` than at the reference. */
+export const cpuExtraMs = (cpuMs: number, memoryMb: number): number =>
+  cpuMs * (cpuStretch(memoryMb) - cpuStretch(DURATION_REFERENCE_MB));
+
+const msFor = (
+  side: { fixedMs: number; msPerMiB: number; cpuMsPerMiB?: number },
+  usage: MeasuredUsage,
+  memoryMb: number,
+): number => {
+  const mib = usage.requestBytes / MiB;
+  return side.fixedMs + side.msPerMiB * mib + cpuExtraMs((side.cpuMsPerMiB ?? 0) * mib, memoryMb);
+};
 
 /** `gib` produced: one object to each replica store and the commit per request. */
 const produceBill = (gib: number, { d, usage, durations, prices }: Inputs): Bill => {
@@ -262,7 +295,10 @@ const produceBill = (gib: number, { d, usage, durations, prices }: Inputs): Bill
     ...storeRequests(scaled(usage.produce, n), d.storeClass, prices),
     dynamodb: dynamo(scaled(usage.produce, n), prices),
     lambdaRequests: invocations(n, prices),
-    lambdaCompute: n * gbSeconds(d.memoryMb.produce, msFor(durations.produce, usage)) * lambdaRate(d, prices),
+    lambdaCompute:
+      n *
+      gbSeconds(d.memoryMb.produce, msFor(durations.produce, usage, d.memoryMb.produce)) *
+      lambdaRate(d, prices),
     apiGateway: perMillionApi(n * apiUnits(usage.requestBytes, prices), prices),
   });
 };
@@ -384,15 +420,22 @@ const consumerWaitingBill = (
   const arrivalsPerSec = requestsPer(gibPerMonth, usage) / SECONDS_PER_MONTH / shape.partitions;
   const pollsPerArrival = Math.max(1, Math.ceil(1 / (arrivalsPerSec * (d.fetchMaxWaitMs / 1000))));
   const emptyPolls = fetches * (pollsPerArrival - 1);
-  const busySec = (fetches * msFor(durations.fetch, usage)) / 1000;
+  const busySec = (fetches * msFor(durations.fetch, usage, d.memoryMb.fetch)) / 1000;
   if (d.longPollPer === 'websocket') return webSocketWaitingBill(shape, gibPerMonth, { d, usage, prices });
   const pollers = d.longPollPer === 'partition' ? shape.partitions : shape.membersPerGroup;
   const heldSec = Math.max(shape.consumerGroups * pollers * SECONDS_PER_MONTH, busySec);
-  // Each wait round of a poll reads the item of every partition it covers.
+  const rounds = ((heldSec - busySec) * 1000) / d.pollIntervalMs;
+  // Each wait round of a poll reads the item of every partition it covers, or (woken by the stream)
+  // every shard of the table's stream: one shard per 1,000 writes a second, at least one.
   const itemsPerRound = d.longPollPer === 'partition' ? 1 : shape.partitions / shape.membersPerGroup;
-  const stateReads = (((heldSec - busySec) * 1000) / d.pollIntervalMs) * itemsPerRound;
+  const shards = Math.max(1, Math.ceil(requestsPer(gibPerMonth, usage) / SECONDS_PER_MONTH / 1000));
+  const streamReads =
+    d.longPollPer === 'member-stream'
+      ? (rounds * shards * prices.dynamodbStreams.perMillionReadRequests) / 1e6
+      : 0;
+  const stateReads = d.longPollPer === 'member-stream' ? 0 : rounds * itemsPerRound;
   return bill({
-    dynamodb: dynamo({ writeUnits: 0, readUnits: stateReads * usage.stateReadUnits }, prices),
+    dynamodb: streamReads + dynamo({ writeUnits: 0, readUnits: stateReads * usage.stateReadUnits }, prices),
     lambdaRequests: invocations(emptyPolls, prices),
     lambdaCompute: gbSeconds(d.memoryMb.fetch, heldSec * 1000) * lambdaRate(d, prices),
     apiGateway: perMillionApi(emptyPolls, prices),
@@ -444,7 +487,13 @@ const groupsBill = (shape: Shape, { d, usage, durations, prices }: Inputs): Bill
       dynamo(scaled(usage.heartbeat, heartbeats), prices) +
       dynamo(scaled(usage.commitPerPartition, committed), prices),
     lambdaRequests: invocations(calls, prices),
-    lambdaCompute: calls * gbSeconds(d.memoryMb.groups, durations.groups.fixedMs) * lambdaRate(d, prices),
+    lambdaCompute:
+      calls *
+      gbSeconds(
+        d.memoryMb.groups,
+        durations.groups.fixedMs + cpuExtraMs(durations.groups.cpuMs ?? 0, d.memoryMb.groups),
+      ) *
+      lambdaRate(d, prices),
     apiGateway: perMillionApi(calls, prices),
   });
 };
@@ -503,7 +552,23 @@ export const sluiceMonthly = (
   };
   const lines = addBills(...Object.values(byActivity));
   const total = billTotal(lines);
-  return { gibPerMonth, byActivity, lines, total, usdPerGiB: total / gibPerMonth };
+  const p = byActivity.produce;
+  const c = byActivity.consume;
+  const memberSec = shape.consumerGroups * shape.membersPerGroup * SECONDS_PER_MONTH;
+  const committed =
+    (memberSec / (d.autoCommitIntervalMs / 1000)) * (shape.partitions / shape.membersPerGroup);
+  const floor: Record<Activity, number> = {
+    produce:
+      p.s3Requests +
+      p.s3Transfer +
+      dynamo({ writeUnits: requestsPer(gibPerMonth, usage), readUnits: 0 }, prices),
+    consume: c.s3Requests + c.s3Transfer,
+    consumerWaiting: 0,
+    groups: dynamo(scaled(usage.commitPerPartition, committed), prices),
+    maintenance: 0,
+    storage: heldGiB(shape, gibPerMonth, d).segment * prices.s3.standardPerGiBMonth,
+  };
+  return { gibPerMonth, byActivity, floor, lines, total, usdPerGiB: total / gibPerMonth };
 };
 
 /**
@@ -519,7 +584,7 @@ export const usdPerGiBWrittenAndReadOnce = (
   prices: Prices = PRICES,
 ): Bill => {
   const i = inputs(d, usage, durations, prices);
-  const fetchMs = requestsPer(1, usage) * msFor(durations.fetch, usage);
+  const fetchMs = requestsPer(1, usage) * msFor(durations.fetch, usage, d.memoryMb.fetch);
   return addBills(
     produceBill(1, i),
     consumeBill(1, 1, i),

@@ -46,6 +46,12 @@ export const PRICES = {
    * this session.
    */
   webSocket: { perMillionMessages: 1.0, perMillionConnectionMinutes: 0.25 },
+  /**
+   * DynamoDB Streams read requests (GetRecords) beyond the free tier, $0.02 per 100,000: for the what-if
+   * of a long poll that reads the table's stream instead of the partition items; as remembered, not
+   * read this session. (A Lambda trigger's reads of the stream are free.)
+   */
+  dynamodbStreams: { perMillionReadRequests: 0.2 },
   kinesisOnDemand: {
     perStreamHour: 0.04,
     perGiBIn: 0.08,

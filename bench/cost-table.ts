@@ -139,6 +139,11 @@ const main = async () => {
         ...ACTIVITIES.map((a) => usd(billTotal(m.byActivity[a]))),
         `**${usd(m.total)}**`,
       ]);
+      activityRows.push([
+        '  its floor',
+        ...ACTIVITIES.map((a) => (m.floor[a] === 0 ? '$0' : usd(m.floor[a]))),
+        usd(ACTIVITIES.reduce((sum, a) => sum + m.floor[a], 0)),
+      ]);
     }
   }
 
@@ -176,6 +181,8 @@ const main = async () => {
     '',
     '### Where a Sluice month goes (USD)',
     '',
+    "Under each month, its floor: what no design can avoid at that RF and store class (the data's PUTs and one commit per request, its GETs for each group, the offsets groups commit, one copy of the retained data in S3 Standard; nothing while consumers wait and nothing of maintenance, which S3 lifecycle rules could do for free).",
+    '',
     table(
       [
         'Shape, deployment',
@@ -196,11 +203,21 @@ const main = async () => {
       ['Option', ...SHAPES.map((s) => s.name)],
       (
         [
-          ['one long poll per partition, 1,024 MB (before issue 28)', { longPollPer: 'partition' }],
-          ['one long poll per member, 1,024 MB (built: POST /v1/fetch)', {}],
-          ['one long poll per member, 256 MB fetch function', { memoryMb: { ...base.memoryMb, fetch: 256 } }],
-          ['one long poll per member, 128 MB fetch function', { memoryMb: { ...base.memoryMb, fetch: 128 } }],
-          ['WebSocket notified by the metadata stream (not built)', { longPollPer: 'websocket' }],
+          [
+            'one long poll per partition, 1,024 MB fetch function (before issue 28)',
+            { longPollPer: 'partition', memoryMb: { ...base.memoryMb, fetch: 1024 } },
+          ],
+          [
+            'one long poll per member (POST /v1/fetch), 1,024 MB',
+            { memoryMb: { ...base.memoryMb, fetch: 1024 } },
+          ],
+          [`one long poll per member, ${base.memoryMb.fetch} MB (built: right-sized)`, {}],
+          ['one long poll per member, 128 MB', { memoryMb: { ...base.memoryMb, fetch: 128 } }],
+          [
+            `one long poll per member, ${base.memoryMb.fetch} MB, woken by reading the table's stream (not built)`,
+            { longPollPer: 'member-stream' },
+          ],
+          ['WebSocket notified by the metadata stream (chosen, not built)', { longPollPer: 'websocket' }],
         ] as [string, Partial<Deployment>][]
       ).map(([name, change]) => [
         name,

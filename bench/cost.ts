@@ -149,9 +149,12 @@ export const sluicePerGiB = (
  * here to see its weight, or pass measured durations to bench:cost.
  */
 export const DURATION_MODEL = {
-  produce: { fixedMs: 25, msPerMiB: 20 },
-  fetch: { fixedMs: 15, msPerMiB: 15 },
-  groups: { fixedMs: 20 },
+  // At 1,024 MB. cpuMsPerMiB / cpuMs: the functions' own CPU on a whole core, from
+  // `npm run bench:function-cpu` (2.25, 1.91 and 1.5 ms) times 3 for what it leaves out (the SDK's
+  // signing, checksums and TLS over 1 MiB, three replica PUTs).
+  produce: { fixedMs: 25, msPerMiB: 20, cpuMsPerMiB: 6.75 },
+  fetch: { fixedMs: 15, msPerMiB: 15, cpuMsPerMiB: 5.75 },
+  groups: { fixedMs: 20, cpuMs: 4.5 },
   maintenance: {
     fixedMsPerRun: 200,
     msPerPartition: 30,

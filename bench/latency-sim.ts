@@ -7,7 +7,10 @@
  * waits, materialization — whatever the machine's load, where bench/latency.ts adds this machine's
  * CPU and scheduling delay. Modelled, not AWS measurements. Runs 1 and 5 requests in flight.
  *
- * Flags: --seconds S (simulated, default 30), --seed N (1).
+ * The tail's move runs after the produce's answer, as deployed; `--before` adds the same runs with the
+ * move before the answer (as it was), so both figures come from one invocation.
+ *
+ * Flags: --seconds S (simulated, default 30), --seed N (1), --before.
  */
 import { pathToFileURL } from 'node:url';
 import { storeId } from '../infra/config.js';
@@ -47,6 +50,7 @@ const driven = async <T>(clock: ManualClock, work: Promise<T>): Promise<T> => {
 
 export interface SimulatedRun {
   maxInFlight: number;
+  materializeAfterAck: boolean;
   simulatedSeconds: number;
   messages: number;
   batches: number;
@@ -58,10 +62,12 @@ export const simulateProduceLatency = async ({
   seconds,
   maxInFlight,
   seed = 1,
+  materializeAfterAck = true,
 }: {
   seconds: number;
   maxInFlight: number;
   seed?: number;
+  materializeAfterAck?: boolean;
 }): Promise<SimulatedRun> => {
   const clock = new ManualClock(1_700_000_000_000);
   const storage = withLatency(
@@ -76,8 +82,9 @@ export const simulateProduceLatency = async ({
   const sluice = createSluice({
     ...storage,
     clock,
-    // As deployed (functions/runtime.ts): a commit ahead of its sequence waits up to 100 ms.
-    config: { clusterId: 'latency-sim', sequenceGapWaitMs: 100 },
+    // As deployed (functions/environment.ts): a commit ahead of its sequence waits up to 100 ms, and
+    // the produce that fills the tail answers before moving it.
+    config: { clusterId: 'latency-sim', sequenceGapWaitMs: 100, materializeAfterAck },
   });
   const client = new SluiceClient({ url: 'http://sluice.invalid', fetch: routerFetch(sluice.router()) });
   const topic = 'latency';
@@ -131,6 +138,7 @@ export const simulateProduceLatency = async ({
   const s = summarize(latencies);
   return {
     maxInFlight,
+    materializeAfterAck,
     simulatedSeconds: seconds,
     messages: latencies.length,
     batches,
@@ -144,14 +152,16 @@ const main = async () => {
   const seconds = numberFlag(f, 'seconds', 30);
   const seed = numberFlag(f, 'seed', 1);
   const runs: SimulatedRun[] = [];
-  for (const maxInFlight of [1, 5]) {
-    const run = await simulateProduceLatency({ seconds, maxInFlight, seed });
-    runs.push(run);
-    console.log(
-      `simulated (express model, RF=3, acks=all, 1 MiB/s, ${maxInFlight} in flight, ${seconds} s): publish p50/p99/p99.9/max ` +
-        `${run.publishMs.p50}/${run.publishMs.p99}/${run.publishMs.p999}/${run.publishMs.max} ms over ${run.messages} messages in ${run.batches} batches, ${run.errors} errors (modelled, not AWS measurements)`,
-    );
-  }
+  const modes = f.has('before') ? [false, true] : [true];
+  for (const materializeAfterAck of modes)
+    for (const maxInFlight of [1, 5]) {
+      const run = await simulateProduceLatency({ seconds, maxInFlight, seed, materializeAfterAck });
+      runs.push(run);
+      console.log(
+        `simulated (express model, RF=3, acks=all, 1 MiB/s, ${maxInFlight} in flight, ${seconds} s, tail moved ${materializeAfterAck ? 'after' : 'before'} the answer): publish p50/p99/p99.9/max ` +
+          `${run.publishMs.p50}/${run.publishMs.p99}/${run.publishMs.p999}/${run.publishMs.max} ms over ${run.messages} messages in ${run.batches} batches, ${run.errors} errors (modelled, not AWS measurements)`,
+      );
+    }
   console.log(JSON.stringify({ bench: 'latency-sim', model: 'express', seed, runs }));
 };
 

@@ -17,8 +17,8 @@
 import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import type * as RuntimeModule from '../functions/runtime.js';
-import type { StorageLayer } from '../functions/runtime.js';
+import type * as RuntimeModule from '../local/runtime.js';
+import type { StorageLayer } from '../local/runtime.js';
 import { storeId } from '../infra/config.js';
 import { latencyModels, withLatency } from '../lib/adapters/latency/index.js';
 import { MemoryMetadataStore } from '../lib/adapters/memory/metadata-store.js';
@@ -79,7 +79,7 @@ export const modelledRun = async (
 }> => {
   const storeCount = 3;
   const target = await startTarget({ latencyModel: stores === 'memory' ? 'none' : 'express', storeCount });
-  const runtime = await import('../functions/runtime.js');
+  const runtime = await import('../local/runtime.js');
   const uninstall = installTracing(
     runtime,
     stores === 'memory' ? modelledMemory(runtime, storeCount) : undefined,

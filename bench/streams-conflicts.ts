@@ -32,7 +32,7 @@ const FEED_BATCH = Number(process.env.BENCH_FEED_BATCH ?? 20);
 const IDEMPOTENT = process.env.BENCH_PRODUCER_IDEMPOTENT !== 'false';
 
 const stack = await startLocalStack({ port: 0, maintenanceIntervalMs: 0 });
-const runtime = await import('../functions/runtime.js');
+const runtime = await import('../local/runtime.js');
 /** Hashes of the Idempotency-Keys the app's client sent (its outbox publishes). */
 const appKeys = new Set<string>();
 let outputTopicId = '';

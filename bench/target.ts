@@ -1,13 +1,13 @@
 /**
  * The benchmarks' target: the local stack started in this process (so the storage meters of
- * functions/runtime.ts count exactly what the handlers did), or a URL given on the command line.
+ * local/runtime.ts count exactly what the handlers did), or a URL given on the command line.
  */
 import { randomUUID } from 'node:crypto';
 import type { LocalStack } from '../local/stack.js';
 import { startLocalStack } from '../local/stack.js';
 import type { MeterReading } from '../lib/ports/meter.js';
 import { StorageMeter } from '../lib/ports/meter.js';
-import type * as RuntimeModule from '../functions/runtime.js';
+import type * as RuntimeModule from '../local/runtime.js';
 import type { LatencyModelName } from '../lib/adapters/latency/index.js';
 
 /**
@@ -66,7 +66,7 @@ export const startTarget = async (
     env: { ...launchEnv, SLUICE_TABLE_NAME: `bench-${suffix}`, SLUICE_BUCKETS: buckets.join(',') },
     ...(options.log ? { log: options.log } : {}),
   });
-  const runtime = await import('../functions/runtime.js');
+  const runtime = await import('../local/runtime.js');
   let last = snapshot(runtime);
   return {
     url: stack.url,

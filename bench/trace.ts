@@ -3,14 +3,14 @@
  * it is handed to the producer to its acknowledgement. The benchmark producer opens a trace per batch;
  * the SDK's HTTP call runs inside it (AsyncLocalStorage follows the SDK's promise chain) and carries the
  * trace id in a header; the in-process local stack runs the handler inside the same trace
- * (functions/runtime.ts `setInvocationScope`) and a storage layer outside the latency model records
+ * (local/runtime.ts `setInvocationScope`) and a storage layer outside the latency model records
  * every S3 and DynamoDB call as a span. Benchmarks only: nothing here is in a deployed bundle.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ItemKey, MetadataStore, UpdateAction } from '../lib/ports/metadata-store.js';
 import type { ObjectStore } from '../lib/ports/object-store.js';
-import type * as RuntimeModule from '../functions/runtime.js';
-import type { StorageLayer } from '../functions/runtime.js';
+import type * as RuntimeModule from '../local/runtime.js';
+import type { StorageLayer } from '../local/runtime.js';
 import type { FetchLike } from '../sdk/transport.js';
 
 /** What a storage call was for, as far as the produce path goes. */

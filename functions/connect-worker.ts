@@ -5,7 +5,8 @@
  * - the metadata table's DynamoDB Stream, filtered to partition state items (ConnectRuntime): the
  *   sink tasks that consume a topic whose partitions advanced run, until they have caught up.
  * Tasks run under their leases for at most SLUICE_CONNECT_BUDGET_MS, talking to Sluice through the SDK
- * over the router in this process (no network hop, no signed call back into the API).
+ * over the router in this process (no network hop, no signed call back into the API): this function's
+ * composition root is the whole of Sluice (lib/app.ts), since connectors produce, fetch and commit.
  */
 import { randomUUID } from 'node:crypto';
 import { ConnectStateStore } from '../connect/state-store.js';
@@ -21,10 +22,13 @@ import type { TaskOutcome, TickOptions } from '../connect/runtime/worker.js';
 import { ConnectWorker } from '../connect/runtime/worker.js';
 import { ENV } from '../infra/config.js';
 import { systemClock } from '../lib/ports/clock.js';
+import type { Sluice } from '../lib/app.js';
+import { createSluice } from '../lib/app.js';
 import { SluiceClient } from '../sdk/index.js';
 import { Herder } from '../connect/herder.js';
 import { reportConnectors } from '../connect/runtime/metrics.js';
-import { instrumented, sluiceFromEnv, telemetryFromEnv } from './runtime.js';
+import type { Telemetry } from '../lib/ports/telemetry.js';
+import { depsFromEnv, instrumented, telemetryFromEnv } from './environment.js';
 
 const DEFAULT_BUDGET_MS = 45_000;
 const DEFAULT_LEASE_MS = 15_000;
@@ -37,7 +41,7 @@ const positive = (name: string, fallback: number): number => {
   return value;
 };
 
-interface ConnectRuntime {
+export interface ConnectRuntime {
   worker: ConnectWorker;
   client: SluiceClient;
   topicNamesOf: (ids: ReadonlySet<string>) => Promise<Set<string>>;
@@ -46,10 +50,8 @@ interface ConnectRuntime {
   state: ConnectStateStore;
 }
 
-/** A worker over this process's Sluice; the id names the container in task statuses. */
-const connectRuntimeFromEnv = (): ConnectRuntime => {
-  const sluice = sluiceFromEnv();
-  const telemetry = telemetryFromEnv();
+/** A worker over a Sluice of its own; the id names the container in task statuses. */
+export const connectRuntimeOf = (sluice: Sluice, telemetry: Telemetry): ConnectRuntime => {
   const state = new ConnectStateStore(sluice.store);
   const client = new SluiceClient({ url: 'http://sluice.internal', fetch: inProcessFetch(sluice.router()) });
   const worker = new ConnectWorker({
@@ -88,7 +90,7 @@ export const handler = async (event?: unknown): Promise<TaskOutcome[]> =>
   instrumented({ function: 'connect-worker' }, () => tick(event));
 
 const tick = async (event?: unknown): Promise<TaskOutcome[]> => {
-  runtime ??= connectRuntimeFromEnv();
+  runtime ??= connectRuntimeOf(createSluice(depsFromEnv()), telemetryFromEnv());
   const { worker, client, sinkIdleMs } = runtime;
   const records = streamRecordsOf(event);
   let options: TickOptions;

@@ -4,7 +4,7 @@
  * killed (even with SIGKILL) mid-task exactly as a Lambda invocation can die.
  */
 import { handler } from '../functions/connect-worker.js';
-import { setTelemetrySink } from '../functions/runtime.js';
+import { setTelemetrySink } from '../functions/environment.js';
 import { EMF_LINE_PREFIX, readable } from './telemetry-sink.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';

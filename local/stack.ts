@@ -13,8 +13,8 @@ import { ENV, storeId } from '../infra/config.js';
 import { parseFaultSpec, withFaults } from '../lib/adapters/fault/index.js';
 import type { LatencyModelName } from '../lib/adapters/latency/index.js';
 import { latencyModels, parseLatencyModel, withLatency } from '../lib/adapters/latency/index.js';
-import type * as Runtime from '../functions/runtime.js';
-import type { StorageLayer } from '../functions/runtime.js';
+import type * as Runtime from './runtime.js';
+import type { StorageLayer } from './runtime.js';
 import { resolveEndpoints, startEmulators } from './emulators.js';
 import type { Handlers } from './gateway.js';
 import { createGateway } from './gateway.js';
@@ -185,20 +185,22 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     };
     const previousEnv = Object.fromEntries(Object.keys(functionEnv).map((k) => [k, process.env[k]]));
     Object.assign(process.env, functionEnv);
-    const runtime = await import('../functions/runtime.js');
+    const runtime = await import('./runtime.js');
     const latencyModel = options.latencyModel ?? parseLatencyModel(env['SLUICE_LATENCY_MODEL']);
     runtime.setAuthorizer(gatewayAuth?.authorizer);
     runtime.setStorageLayer(storageLayer(latencyModel, env['SLUICE_FAULTS']));
     const telemetry = new LocalTelemetry(options.telemetryLog ?? log);
     runtime.setTelemetrySink(telemetry);
+    // One in-process Sluice serves every function's routes (local/runtime.ts); each deployed function
+    // builds only its own (functions/<job>.ts, test/unit/function-roots.test.ts).
     const handlers: Handlers = {
-      admin: (await import('../functions/admin.js')).handler,
-      produce: (await import('../functions/produce.js')).handler,
-      fetch: (await import('../functions/fetch.js')).handler,
-      groups: (await import('../functions/groups.js')).handler,
-      connect: (await import('../functions/connect.js')).handler,
+      admin: runtime.httpHandler('admin'),
+      produce: runtime.httpHandler('produce'),
+      fetch: runtime.httpHandler('fetch'),
+      groups: runtime.httpHandler('groups'),
+      connect: runtime.httpHandler('connect'),
     };
-    const maintenance = (await import('../functions/maintenance.js')).handler;
+    const maintenance = runtime.maintenanceHandler;
 
     const server = createGateway(handlers, log, gatewayAuth, telemetry);
     server.keepAliveTimeout = 65_000;

@@ -1,11 +1,11 @@
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ArnFormat, Duration, Fn, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { BUNDLE_ALIASES, BUNDLE_EXTERNALS, REPO_ROOT, REQUIRE_BANNER } from '../bundling.js';
 import { ENV, NODE_OPTIONS_VALUE } from '../config.js';
 import type { LogStorage } from './log-storage.js';
 import type { MetadataTable } from './metadata-table.js';
@@ -38,23 +38,35 @@ interface JobSizing {
   readonly description: string;
 }
 
-/** Memory and timeout per job: what each does at its worst. */
+/**
+ * Memory and timeout per job. Memory is Lambda's CPU share (a whole vCPU at 1,769 MB), and most of a
+ * request's time is waiting on S3 and DynamoDB, which is billed per GB-second whatever the CPU: each
+ * function gets the least memory whose CPU share keeps its own work small beside that wait, from
+ * `npm run bench:function-cpu` (whole-core CPU per request of each function's code; docs/cost.md
+ * "Right-sizing"). All run on arm64 (Graviton, 20 % below x86 per GB-second).
+ */
 const SIZING: Record<SluiceJob, JobSizing> = {
-  admin: { memorySize: 512, timeout: Duration.seconds(30), description: 'Sluice cluster and topic admin' },
-  // Decodes, checksums and compresses up to 4 MiB bodies; more memory is also more CPU.
-  produce: { memorySize: 1024, timeout: Duration.seconds(30), description: 'Sluice produce' },
-  // Long-polls up to 20 s (maxWaitMs) and then still has to read and decode.
-  fetch: { memorySize: 1024, timeout: Duration.seconds(30), description: 'Sluice fetch and list offsets' },
-  groups: { memorySize: 512, timeout: Duration.seconds(15), description: 'Sluice consumer groups' },
-  connect: { memorySize: 512, timeout: Duration.seconds(15), description: 'Sluice Kafka Connect REST API' },
+  // Cluster and topic admin: no request measured 0.1 ms of CPU.
+  admin: { memorySize: 256, timeout: Duration.seconds(30), description: 'Sluice cluster and topic admin' },
+  // 1.5-2.3 ms of CPU per 1 MiB batch (0.1-0.3 per 16 KiB batch) on a whole core, about 3x that with the SDK's
+  // signing and checksums: 512 MB adds under 10 ms to a 1 MiB batch and under 1 ms to the small
+  // batches of a latency-bound producer, and up to 4 MiB bodies fit with room to spare.
+  produce: { memorySize: 512, timeout: Duration.seconds(30), description: 'Sluice produce' },
+  // Long-polls up to 20 s (maxWaitMs) over every partition of a member, which is waiting, then reads:
+  // 1.9 ms of CPU per MiB read on a whole core, 13 ms at 256 MB's share.
+  fetch: { memorySize: 256, timeout: Duration.seconds(30), description: 'Sluice fetch and list offsets' },
+  // 1.5 ms of CPU per heartbeat (a join) on a whole core.
+  groups: { memorySize: 256, timeout: Duration.seconds(15), description: 'Sluice consumer groups' },
+  connect: { memorySize: 256, timeout: Duration.seconds(15), description: 'Sluice Kafka Connect REST API' },
   // Runs every Connect task for SLUICE_CONNECT_BUDGET_MS (45 s) with Sluice in-process; the rest of the
-  // timeout covers the final commits and lease releases.
+  // timeout covers the final commits and lease releases. Connectors' CPU is the user's: not resized.
   'connect-worker': {
     memorySize: 1024,
     timeout: Duration.seconds(90),
     description: 'Sluice Connect runtime (connector tasks)',
   },
-  // Flushes segments, compacts, applies retention and collects garbage in one scheduled run.
+  // Flushes segments, compacts, applies retention and collects garbage in one scheduled run: it
+  // rebuilds 16 MiB segments in memory (not measured by bench:function-cpu; kept at 1,024 MB).
   maintenance: {
     memorySize: 1024,
     timeout: Duration.minutes(5),
@@ -62,7 +74,7 @@ const SIZING: Record<SluiceJob, JobSizing> = {
   },
 };
 
-export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export { REPO_ROOT } from '../bundling.js';
 
 /**
  * What every Sluice function shares (the API's jobs and each Streams app's processor): Node.js 22 on
@@ -84,10 +96,16 @@ export const SLUICE_NODEJS_DEFAULTS = {
     // Bundle the SDK version pinned in package.json instead of the runtime's floating copy.
     bundleAwsSDK: true,
     // pg's optional native binding (pg-native) is never installed; pg falls back to pure JS.
-    externalModules: ['pg-native'],
+    externalModules: [...BUNDLE_EXTERNALS],
+    // The SDK's default credential chain becomes the environment provider Lambda needs
+    // (functions/lambda-credentials.ts); paths relative to the project root, esbuild's working directory.
+    esbuildArgs: {
+      '--alias': Object.entries(BUNDLE_ALIASES).map(
+        ([from, to]) => `${from}=./${path.relative(REPO_ROOT, to).split(path.sep).join('/')}`,
+      ),
+    },
     // CommonJS dependencies call require(); ESM output has none unless the banner makes one.
-    banner:
-      "import { createRequire as __sluiceCreateRequire } from 'node:module'; const require = __sluiceCreateRequire(import.meta.url);",
+    banner: REQUIRE_BANNER,
     tsconfig: path.join(REPO_ROOT, 'tsconfig.json'),
   },
 } satisfies Partial<nodejs.NodejsFunctionProps>;

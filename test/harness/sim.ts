@@ -51,6 +51,8 @@ export interface SimWorldOptions {
   faults?: Omit<FaultSpec, 'seed'> | false;
   storeCount?: number;
   tailFlushEntries?: number;
+  /** The tail's move runs after the produce's answer, as deployed (LogOptions.materializeAfterAck). */
+  materializeAfterAck?: boolean;
   /** Decorators between Sluice and the faulty stores (mutation tests plant bugs here). */
   wrapStore?: (store: MetadataStore) => MetadataStore;
   wrapObjectStore?: (store: ObjectStore) => ObjectStore;
@@ -117,6 +119,7 @@ export const createSimWorld = (options: SimWorldOptions): SimWorld => {
     config: {
       clusterId: `sim-${seed}`,
       tailFlushEntries: options.tailFlushEntries ?? 4,
+      ...(options.materializeAfterAck ? { materializeAfterAck: true } : {}),
       topicCacheTtlMs: 1_000,
       pollIntervalMs: 100,
     },

@@ -56,7 +56,7 @@ console.log = quiet((line) => process.stderr.write(`${line}\n`));
 console.error = quiet((line) => process.stderr.write(`${line}\n`));
 
 const main = async (): Promise<number> => {
-  // Faults go into the stores the handlers build (functions/runtime.ts reads SLUICE_FAULTS); the
+  // Faults go into the stores the handlers build (local/runtime.ts layers them per SLUICE_FAULTS); the
   // module switch below is shared with them because the local stack runs in this process.
   const faults = JSON.stringify({ seed, rate, maxDelayMs: 20 });
   process.env['SLUICE_FAULTS'] = faults;

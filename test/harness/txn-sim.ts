@@ -102,6 +102,8 @@ export interface SimOptions {
    * end; 1 as Kafka clients whose EndTxn is v0-v4, one epoch for every transaction and sequences going on.
    */
   transactionVersion?: 1 | 2;
+  /** The tail's move runs after the produce's answer, as deployed (LogOptions.materializeAfterAck). */
+  materializeAfterAck?: boolean;
 }
 
 export const runTransactionSim = async (options: SimOptions): Promise<SimResult> => {
@@ -131,6 +133,7 @@ export const runTransactionSim = async (options: SimOptions): Promise<SimResult>
       topicCacheTtlMs: 600_000,
       tailFlushEntries: 4,
       transactionMaxTimeoutMs: 60_000,
+      ...(options.materializeAfterAck ? { materializeAfterAck: true } : {}),
     },
     newId: () => `o${seed}-${++id}`,
   });

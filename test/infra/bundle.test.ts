@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import type { CfnElement } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -46,6 +46,53 @@ describe('function bundles', () => {
   // devDependency that esbuild bundles; nothing is installed beside the function).
   it('connect-worker carries the DynamoDB Streams client', () => {
     expect(readFileSync(bundles['connect-worker'], 'utf8').includes('DynamoDBStreams_20120810')).toBe(true);
+  });
+
+  // Each function's composition root (functions/<job>.ts) builds only its routes and their
+  // dependencies, and Lambda's credentials come from the environment (functions/lambda-credentials.ts):
+  // a budget per bundle holds both. Before the roots every function was the whole of Sluice, 1,359 KiB.
+  // Merged with main, Powertools' telemetry (functions/telemetry.ts), client quotas and the
+  // transaction changes add 150-180 KiB to each, and IAM's policy simulator (functions/authorizer.ts),
+  // which every API function builds, 37 KiB more.
+  const BUDGET_KIB: Record<Job, number> = {
+    admin: 960,
+    produce: 940,
+    fetch: 870,
+    groups: 890,
+    connect: 1_400,
+    'connect-worker': 1_540,
+    maintenance: 730,
+  };
+  it.each(JOBS)('%s stays within its size budget', (job) => {
+    expect(statSync(bundles[job]).size / 1024).toBeLessThanOrEqual(BUDGET_KIB[job]);
+  });
+
+  // Markers of what only some functions may carry (strings each package has, minified or not).
+  const MARKERS = {
+    iam: 'SimulatePrincipalPolicy',
+    'dynamodb-streams': 'DynamoDBStreams_20120810',
+    lambda: 'AWSGirApiService',
+    pg: 'SCRAM-SHA-256',
+    re2js: 'RE2JS',
+    'credential chain': 'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+  } as const;
+  const CARRIES: Record<Job, readonly (keyof typeof MARKERS)[]> = {
+    // Every API function checks body-named resources and delegated callers with IAM's policy
+    // simulator (functions/authorizer.ts); the scheduled ones serve no API route.
+    admin: ['iam'],
+    produce: ['iam'],
+    fetch: ['iam'],
+    groups: ['iam'],
+    connect: ['iam', 'dynamodb-streams', 'lambda', 'pg', 're2js'],
+    'connect-worker': ['dynamodb-streams', 'lambda', 'pg', 're2js'],
+    maintenance: [],
+  };
+  it.each(JOBS)('%s carries only the SDK clients and libraries its job uses', (job) => {
+    const code = readFileSync(bundles[job], 'utf8');
+    const carried = (Object.keys(MARKERS) as (keyof typeof MARKERS)[]).filter((k) =>
+      code.includes(MARKERS[k]),
+    );
+    expect(carried).toEqual(CARRIES[job]);
   });
 
   // Fault injection and the latency model are the local stack's layers (local/stack.ts); a deployed

@@ -1,4 +1,5 @@
 import type { CfnElement } from 'aws-cdk-lib';
+import { deployment } from '../../bench/cost-model.js';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SluiceStack } from '../../infra/sluice-stack.js';
@@ -79,11 +80,11 @@ const API_MD_ROUTES: Record<string, Job> = {
 };
 
 const SIZING: Record<Job, { memory: number; timeoutSeconds: number }> = {
-  admin: { memory: 512, timeoutSeconds: 30 },
-  produce: { memory: 1024, timeoutSeconds: 30 },
-  fetch: { memory: 1024, timeoutSeconds: 30 },
-  groups: { memory: 512, timeoutSeconds: 15 },
-  connect: { memory: 512, timeoutSeconds: 15 },
+  admin: { memory: 256, timeoutSeconds: 30 },
+  produce: { memory: 512, timeoutSeconds: 30 },
+  fetch: { memory: 256, timeoutSeconds: 30 },
+  groups: { memory: 256, timeoutSeconds: 15 },
+  connect: { memory: 256, timeoutSeconds: 15 },
   'connect-worker': { memory: 1024, timeoutSeconds: 90 },
   maintenance: { memory: 1024, timeoutSeconds: 300 },
 };
@@ -338,6 +339,19 @@ describe('metadata table', () => {
 });
 
 describe('functions', () => {
+  // The cost model prices the functions at the sizes infra deploys (bench/cost-model.ts deployment()).
+  it('deploys the memory sizes the cost model prices', () => {
+    for (const d of [deployment(1, 'standard'), deployment(3, 'express')]) {
+      expect(d.architecture).toBe('arm64');
+      expect(d.memoryMb).toEqual({
+        produce: SIZING.produce.memory,
+        fetch: SIZING.fetch.memory,
+        groups: SIZING.groups.memory,
+        maintenance: SIZING.maintenance.memory,
+      });
+    }
+  });
+
   it.each(JOBS)('%s runs nodejs22.x on arm64 with its memory and timeout', (job) => {
     const p = fn(job);
     expect([p.Runtime, p.Architectures]).toEqual(['nodejs22.x', ['arm64']]);

@@ -15,7 +15,7 @@ import { inject } from 'vitest';
 import { createAwsClients } from '../../lib/adapters/aws/clients.js';
 import type { PolicyDocument } from '../../lib/auth/policy.js';
 import type { RouteGrant } from '../../lib/auth/grants.js';
-import { invocations, meters } from '../../functions/runtime.js';
+import { invocations, meters } from '../../local/runtime.js';
 import type { LocalStack } from '../../local/stack.js';
 import { startLocalStack } from '../../local/stack.js';
 import type { TestKey } from '../support/sigv4.js';

@@ -17,7 +17,7 @@ import { RetriableConnectError, sourcePartitionKey } from '../../connect/plugin.
 import { POLL_HEADER } from '../../connect/runtime/source-runner.js';
 import { ConnectWorker } from '../../connect/runtime/worker.js';
 import { ConnectStateStore } from '../../connect/state-store.js';
-import { sluiceFromEnv } from '../../functions/runtime.js';
+import { sluiceFromEnv } from '../../local/runtime.js';
 import { systemClock } from '../../lib/ports/clock.js';
 import { SluiceClient } from '../../sdk/index.js';
 import {

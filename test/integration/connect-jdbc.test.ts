@@ -10,7 +10,7 @@ import type { SourceMap } from '../../connect/plugin.js';
 import { ConnectWorker } from '../../connect/runtime/worker.js';
 import { POLL_HEADER } from '../../connect/runtime/source-runner.js';
 import { ConnectStateStore } from '../../connect/state-store.js';
-import { sluiceFromEnv } from '../../functions/runtime.js';
+import { sluiceFromEnv } from '../../local/runtime.js';
 import { partitionForKey } from '../../protocol/partitioner.js';
 import { systemClock } from '../../lib/ports/clock.js';
 import { SluiceClient } from '../../sdk/index.js';

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConnectWorker } from '../../connect/runtime/worker.js';
 import { ConnectStateStore } from '../../connect/state-store.js';
-import { sluiceFromEnv } from '../../functions/runtime.js';
+import { sluiceFromEnv } from '../../local/runtime.js';
 import { systemClock } from '../../lib/ports/clock.js';
 import { SluiceClient } from '../../sdk/index.js';
 import type { LambdaEmulator } from '../support/lambda-emulator.js';

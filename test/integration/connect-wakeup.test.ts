@@ -12,7 +12,7 @@ import { scheduledTick } from '../../connect/runtime/wakeup.js';
 import { ConnectWorker } from '../../connect/runtime/worker.js';
 import { ConnectStateStore } from '../../connect/state-store.js';
 import { handler } from '../../functions/connect-worker.js';
-import { sluiceFromEnv } from '../../functions/runtime.js';
+import { sluiceFromEnv } from '../../local/runtime.js';
 import { systemClock } from '../../lib/ports/clock.js';
 import { SluiceClient } from '../../sdk/index.js';
 import type { TestStack } from './stack.js';

@@ -166,7 +166,7 @@ describe('log lines', () => {
   });
 
   it('a failed request logs its API, topic, partition and API Gateway request id', async () => {
-    const runtime = await import('../../functions/runtime.js');
+    const runtime = await import('../../local/runtime.js');
     const previous = runtime.currentStorageLayer();
     // Every object write fails: the produce answers a 5xx, which the router logs.
     runtime.setStorageLayer((storage) => ({

@@ -29,8 +29,13 @@ describe('the log under seeded faults', () => {
     polls: 0,
   };
 
+  // Even seeds move the tail after the produce's answer, as deployed (functions/environment.ts).
   it.each(seeds)('three partitions, mixed producers and consumers: seed %i', async (seed) => {
-    const r = await runLogSimulation({ seed, writesPerProducer: 6 });
+    const r = await runLogSimulation({
+      seed,
+      writesPerProducer: 6,
+      ...(seed % 2 === 0 ? { world: { materializeAfterAck: true } } : {}),
+    });
     expectClean(r);
     totals.runs++;
     totals.acked += r.report.counts.acked;

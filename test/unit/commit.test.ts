@@ -458,19 +458,21 @@ describe('a commit with an Idempotency-Key', () => {
     });
   });
 
-  it('asks to check again when the key list was trimmed since it was read', async () => {
+  it('holds one pass past the generation its check read, and asks to check again after two', async () => {
     const s = await setup();
-    await s.store.update(key, [{ set: 'ikGen', value: 1 }]);
+    await s.store.update(key, [{ set: 'ikGen', value: 2 }]);
     const before = await s.store.get(key);
     expect(await s.commit(entryOf(1, 'a', { k: 'h1' }), keyed('h1', 0))).toEqual({ kind: 'retry' });
     expect(await s.store.get(key)).toEqual(before);
+    // One pass past the check: the keys that pass removed were in their K# items when the check read.
     expect(await s.commit(entryOf(1, 'a', { k: 'h1' }), keyed('h1', 1))).toMatchObject({ kind: 'committed' });
+    expect(await s.commit(entryOf(1, 'b', { k: 'h2' }), keyed('h2', 2))).toMatchObject({ kind: 'committed' });
   });
 
   it('of an idempotent producer asks to check again when only the key list moved, not OUT_OF_ORDER', async () => {
     const s = await setup();
     await s.produced(0, 0, 2).commit();
-    await s.store.update(key, [{ set: 'ikGen', value: 1 }]);
+    await s.store.update(key, [{ set: 'ikGen', value: 2 }]);
     const before = await s.store.get(key);
     // The sequence continues (2 after 1): only the trimmed key list failed the condition.
     const next = s.produced(0, 2, 1, 'keyed');
@@ -484,14 +486,14 @@ describe('a commit with an Idempotency-Key', () => {
     expect((await s.state()).pr['7']).toMatchObject({ e: 0, s: 2 });
   });
 
-  it('is a retriable server error when the key is listed but its entry is not in the tail', async () => {
+  it('asks to check again when the key is listed but its entry has left the tail (its K# item answers)', async () => {
     const s = await setup();
-    await s.store.update(key, [{ set: 'ik', value: ['h1'] }]);
-    expect(await refusal(s.commit(entryOf(1, 'a', { k: 'h1' }), keyed('h1')))).toEqual({
-      code: 'UNKNOWN_SERVER_ERROR',
-      message: 'commit on t-0 failed a condition that should have held',
-      retriable: true,
-    });
-    expect((await s.state()).nextOffset).toBe(0);
+    await s.store.update(key, [
+      { set: 'ik', value: ['h1'] },
+      { set: 'ikDone', value: 1 },
+    ]);
+    const before = await s.store.get(key);
+    expect(await s.commit(entryOf(1, 'a', { k: 'h1' }), keyed('h1'))).toEqual({ kind: 'retry' });
+    expect(await s.store.get(key)).toEqual(before);
   });
 });

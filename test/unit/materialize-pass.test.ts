@@ -135,8 +135,26 @@ describe('a materialization pass', () => {
       },
     ]);
     const after = await p.state();
-    // The key's hash leaves the commit condition's list, whose generation moves on; the producer stays.
-    expect([after.ik, after.ikGen, after.pr]).toEqual([[], 5, { '3': { e: 1, s: 1, t: NOW } }]);
+    // The key's hash stays in the commit condition's list until the next pass, whose generation moves
+    // on now; the producer stays.
+    expect([after.ik, after.ikDone, after.ikGen, after.pr]).toEqual([
+      ['HASH'],
+      1,
+      5,
+      { '3': { e: 1, s: 1, t: NOW } },
+    ]);
+  });
+
+  it('removes the keys a pass moved at the next pass, and only those', async () => {
+    const tail = [entry(10, { k: 'A.FP.1' }), entry(20), entry(30, { k: 'B.FP.1' })];
+    const p = await partition(tail, 106, { ik: ['OLD', 'A', 'B'], ikDone: 1, ikGen: 7 });
+    expect(await p.pass()).toBe(3);
+    const after = await p.state();
+    expect([after.ik, after.ikDone, after.ikGen]).toEqual([['A', 'B'], 2, 8]);
+    const q = await partition([entry(40)], 102, { ik: ['A', 'B', 'C'], ikDone: 2, ikGen: 8 });
+    expect(await q.pass()).toBe(1);
+    const later = await q.state();
+    expect([later.ik, later.ikDone, later.ikGen]).toEqual([['C'], 0, 9]);
   });
 
   it('drops producers idle past producer.id.expiration.ms, also with nothing to move', async () => {

@@ -2,7 +2,8 @@
  * The commit of one partition's write (the append to the partition item, lib/core/log/commit.ts),
  * retried while leadership moves: the data goes again to the stores that lead now, a producer waits
  * for the batches before it in sequence, acks=all waits for the ISR to catch up, and every
- * tailFlushEntries commits one committer materializes the tail.
+ * tailFlushEntries commits one committer materializes the tail (after its answer, with
+ * materializeAfterAck).
  */
 import { SluiceError } from '../../../protocol/errors.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
@@ -130,7 +131,12 @@ export const commitWrite = async (
         }),
       );
       if (outcome.kind === 'committed') {
-        await maybeMaterialize(ctx, topic, w.partition, outcome.state);
+        if (ctx.materializeAfterAck) {
+          const state = outcome.state;
+          ctx.background.start(() => maybeMaterialize(ctx, topic, w.partition, state));
+        } else {
+          await maybeMaterialize(ctx, topic, w.partition, outcome.state);
+        }
         return outcome;
       }
       if (outcome.kind === 'duplicate') {

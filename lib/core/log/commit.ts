@@ -42,7 +42,7 @@ export interface CommitInput {
    * open here, and answers `unverified` otherwise.
    */
   transactional?: { verified: false } | { verified: true; transactionNumber: number };
-  /** Idempotency-Key hash and the ikGen read with the duplicate check. */
+  /** Idempotency-Key hash and the ikGen read with the duplicate check (before its K# read). */
   idempotency?: { hash: string; generation: number };
   now: number;
 }
@@ -73,7 +73,7 @@ export type CommitOutcome =
       maxTimestamp: number | undefined;
       logStartOffset: number;
     }
-  /** The Idempotency-Key list was trimmed since it was read: check again and retry. */
+  /** The Idempotency-Key list was trimmed twice since it was read, or holds the key: check again. */
   | { kind: 'retry' }
   /** The producer's transaction is not open in this partition yet: verify with its coordinator, retry. */
   | { kind: 'unverified' }
@@ -115,7 +115,9 @@ export const commitBatch = async (store: MetadataStore, input: CommitInput): Pro
     actions.push({ set: ['tx', pid], copyOf: 'nextOffset', keepExisting: true });
   }
   if (idempotency) {
-    conditions.push({ path: 'ikGen', op: '=', value: idempotency.generation });
+    // At most one pass past the check's generation: the keys that pass removed were found by the check
+    // in their K# items (lib/core/log/materialize.ts keeps them in `ik` one pass longer).
+    conditions.push({ path: 'ikGen', op: '<=', value: idempotency.generation + 1 });
     conditions.push({ not: { path: 'ik', contains: idempotency.hash } });
     actions.push({ set: 'ik', append: [idempotency.hash] });
   }
@@ -236,8 +238,10 @@ const explainFailure = async (
           maxTimestamp: state.tail[i]!.t,
           logStartOffset: state.logStartOffset,
         };
+      // Committed meanwhile and already moved out of the tail: its K# item answers (check again).
+      return { kind: 'retry' };
     }
-    if (state.ikGen !== input.idempotency.generation) return { kind: 'retry' };
+    if (state.ikGen > input.idempotency.generation + 1) return { kind: 'retry' };
   }
   throw new SluiceError(
     'UNKNOWN_SERVER_ERROR',

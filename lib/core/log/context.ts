@@ -27,6 +27,12 @@ export interface LogOptions {
   maxRequestBytes?: number;
   /** Tail entries after which a committer moves them to the batch index. */
   tailFlushEntries?: number;
+  /**
+   * The committer that moves the tail does it after answering its produce, not before (default false:
+   * before). Nothing depends on it having run: the commit stands, and the next mover or maintenance
+   * takes what a lost one left.
+   */
+  materializeAfterAck?: boolean;
   /** Long-poll re-check interval. */
   pollIntervalMs?: number;
   producerExpirationMs?: number;
@@ -62,6 +68,9 @@ export interface LogContext {
   clock: Clock;
   maxRequestBytes: number;
   tailFlushEntries: number;
+  materializeAfterAck: boolean;
+  /** Work started after a request was answered (the tail's move): `settled()` waits for it. */
+  background: BackgroundWork;
   pollIntervalMs: number;
   producerExpirationMs: number;
   maxProducersPerPartition: number;
@@ -84,6 +93,8 @@ export const createLogContext = (options: LogOptions): LogContext => {
     clock: options.clock,
     maxRequestBytes: options.maxRequestBytes ?? 4 * 1024 * 1024,
     tailFlushEntries: options.tailFlushEntries ?? 16,
+    materializeAfterAck: options.materializeAfterAck ?? false,
+    background: new BackgroundWork(),
     pollIntervalMs: options.pollIntervalMs ?? 100,
     producerExpirationMs: options.producerExpirationMs ?? 86_400_000,
     maxProducersPerPartition: options.maxProducersPerPartition ?? MAX_PRODUCERS_PER_PARTITION,
@@ -103,6 +114,27 @@ export const createLogContext = (options: LogOptions): LogContext => {
     leadership: new LeadershipCache(options.store),
   };
 };
+
+/** Promises started off a request's path, kept until they settle (their errors are theirs to handle). */
+export class BackgroundWork {
+  private readonly running = new Set<Promise<unknown>>();
+
+  start(work: () => Promise<unknown>): void {
+    const running = work()
+      .catch(() => undefined)
+      .finally(() => this.running.delete(running));
+    this.running.add(running);
+  }
+
+  /** Resolves once everything started so far, and anything it started, has settled. */
+  async settled(): Promise<void> {
+    while (this.running.size > 0) await Promise.all([...this.running]);
+  }
+
+  get size(): number {
+    return this.running.size;
+  }
+}
 
 export interface Leadership {
   leaderEpoch: number;

@@ -75,7 +75,15 @@ export const materializeTail = async (
       { set: 'tsMax', value: tsMax },
     );
   }
-  if (keyCount > 0) actions.push({ removeHead: 'ik', count: keyCount }, { set: 'ikGen', add: 1 });
+  // The keys of the entries this pass moves stay in `ik` until the next pass that changes it: a keyed
+  // commit that read generation g then holds at g + 1 (lib/core/log/commit.ts), since the keys g + 1
+  // removes were in their K# items before g was read. Only a commit whose check spans two such passes
+  // has to check again, where before every pass in between sent it back.
+  const done = state.ikDone ?? 0;
+  if (done > 0 || keyCount > 0) {
+    if (done > 0) actions.push({ removeHead: 'ik', count: done });
+    actions.push({ set: 'ikDone', value: keyCount }, { set: 'ikGen', add: 1 });
+  }
   for (const pid of expired) {
     actions.push({ remove: ['pr', pid] });
     if (state.mk?.[pid] !== undefined) actions.push({ remove: ['mk', pid] });

@@ -55,10 +55,21 @@ export interface PartitionState {
   tail: TailEntry[];
   /** Producer id → state. */
   pr: Record<string, ProducerState>;
-  /** Idempotency-Key hashes of tail entries, for the commit condition. */
+  /**
+   * Idempotency-Key hashes of tail entries, for the commit condition, in commit order; the first
+   * `ikDone` of them belong to entries that already left the tail (their K# items are written).
+   */
   ik: string[];
-  /** Bumped whenever `ik` is trimmed: committers with a key condition on it. */
+  /**
+   * Bumped by every pass that changes `ik` (lib/core/log/materialize.ts) and by truncations: a keyed
+   * commit holds while it is at most one past the generation its duplicate check read.
+   */
   ikGen: number;
+  /**
+   * How many hashes at the head of `ik` the last pass moved out of the tail: the next pass removes them
+   * (absent: 0). One pass late, so a check that read generation g saw every key removed by g + 1.
+   */
+  ikDone?: number;
   /** Running max timestamp of everything in the batch index (for the sparse time index). */
   tsMax: number;
   /** High watermark: the smallest LEO in the ISR, owned by lib/core/replication (never moves back). */

@@ -28,11 +28,18 @@ import { TOPIC_ERRORS, queryParam } from './errors.js';
 
 export const RECORD_BATCH_MEDIA_TYPE = 'application/vnd.kafka.record-batch';
 
-export interface LogRoutesOptions {
+/** What the produce function's log routes are built from. */
+export interface ProduceRoutesOptions {
   producer: LogAppender;
-  fetcher: Fetcher;
   maxRequestBytes: number;
 }
+
+/** What the fetch function's log routes are built from. */
+export interface FetchRoutesOptions {
+  fetcher: Fetcher;
+}
+
+export type LogRoutesOptions = ProduceRoutesOptions & FetchRoutesOptions;
 
 const PRODUCE_ERRORS: ErrorCode[] = [
   ...TOPIC_ERRORS,
@@ -44,8 +51,9 @@ const PRODUCE_ERRORS: ErrorCode[] = [
   'FENCED_LEADER_EPOCH',
 ];
 
-export const LOG_ROUTES = [
-  defineRoute<LogRoutesOptions>({
+/** Produce and InitProducerId (the produce function). */
+export const PRODUCE_ROUTES = [
+  defineRoute<ProduceRoutesOptions>({
     method: 'POST',
     path: '/v1/topics/{topic}/records',
     quota: () => ({ type: 'producer_byte_rate' }),
@@ -84,7 +92,7 @@ export const LOG_ROUTES = [
         return json(200, { results });
       },
   }),
-  defineRoute<LogRoutesOptions>({
+  defineRoute<ProduceRoutesOptions>({
     method: 'POST',
     path: '/v1/topics/{topic}/partitions/{partition}/batches',
     quota: () => ({ type: 'producer_byte_rate' }),
@@ -131,7 +139,7 @@ export const LOG_ROUTES = [
         );
       },
   }),
-  defineRoute<LogRoutesOptions>({
+  defineRoute<ProduceRoutesOptions>({
     method: 'POST',
     path: '/v1/producers',
     job: 'produce',
@@ -147,7 +155,11 @@ export const LOG_ROUTES = [
       async () =>
         json(200, (await producer.initProducerId()) satisfies ProducerIdentity),
   }),
-  defineRoute<LogRoutesOptions>({
+];
+
+/** Fetch and ListOffsets (the fetch function). */
+export const FETCH_ROUTES = [
+  defineRoute<FetchRoutesOptions>({
     method: 'POST',
     path: '/v1/fetch',
     quota: () => ({ type: 'consumer_byte_rate' }),
@@ -168,7 +180,7 @@ export const LOG_ROUTES = [
         return json(200, { partitions: results.map(renderPartitionFetch) } satisfies MultiFetchResult);
       },
   }),
-  defineRoute<LogRoutesOptions>({
+  defineRoute<FetchRoutesOptions>({
     method: 'GET',
     path: '/v1/topics/{topic}/partitions/{partition}/records',
     quota: () => ({ type: 'consumer_byte_rate' }),
@@ -234,7 +246,7 @@ export const LOG_ROUTES = [
         } satisfies FetchResult);
       },
   }),
-  defineRoute<LogRoutesOptions>({
+  defineRoute<FetchRoutesOptions>({
     method: 'GET',
     path: '/v1/topics/{topic}/partitions/{partition}/offsets',
     job: 'fetch',
@@ -442,3 +454,6 @@ const renderPartitionFetch = (result: PartitionFetchResult): PartitionFetchAnswe
     recordBatches: Buffer.concat(result.batches).toString('base64'),
   };
 };
+
+/** The log's routes, in the route table's order. */
+export const LOG_ROUTES = [...PRODUCE_ROUTES, ...FETCH_ROUTES];

@@ -1,0 +1,27 @@
+/**
+ * The authorizer every API function builds (functions/<job>.ts): with SLUICE_AUTHORIZER=iam, which the
+ * CDK app sets on each of them, the resources a request's body names (the topics of POST /v1/fetch, a
+ * transaction's topics and group, a commit's topics, Connect's configs) and a delegated caller
+ * (Sluice-On-Behalf-Of, sent by the Kafka gateway) are checked with IAM's policy simulator, for the
+ * caller API Gateway authenticated. Without it a function checks nothing beyond API Gateway's path
+ * check and refuses delegation (lib/http/serve.ts). Its own module, so the functions that serve no API
+ * route (connect-worker, maintenance) carry no IAM client.
+ */
+import { IAMClient } from '@aws-sdk/client-iam';
+import { IamSimulationAuthorizer } from '../lib/adapters/aws/iam-authorizer.js';
+import type { Authorizer } from '../lib/auth/acl.js';
+import { systemClock } from '../lib/ports/clock.js';
+import { ENV } from '../infra/config.js';
+import { required } from './environment.js';
+
+/** `{ authorizer }` when the environment asks for IAM's, else nothing. */
+export const authorizerFromEnv = (): { authorizer?: Authorizer } =>
+  process.env[ENV.authorizer] === 'iam'
+    ? {
+        authorizer: new IamSimulationAuthorizer({
+          client: new IAMClient({}),
+          region: required('AWS_REGION'),
+          clock: systemClock,
+        }),
+      }
+    : {};
