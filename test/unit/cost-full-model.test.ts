@@ -1,17 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import { DURATION_MODEL } from '../../bench/cost.js';
-import type { Bill, Shape } from '../../bench/cost-model.js';
+import type { Bill, Deployment, Shape } from '../../bench/cost-model.js';
 import {
   SHAPES,
   billTotal,
   counts,
-  deployment,
+  cpuExtraMs,
+  deployment as deployedAt,
   orphanScanPeriodSec,
   residencyHours,
   sluiceMonthly,
   usdPerGiBWrittenAndReadOnce,
 } from '../../bench/cost-model.js';
 import type { MeasuredUsage } from '../../bench/cost-usage.js';
+
+/**
+ * The deployment the dollars below were worked out by hand for: the memory sizes at which
+ * DURATION_MODEL's durations are given (DURATION_REFERENCE_MB), so no CPU stretch applies; the deployed
+ * sizes' stretch is checked on its own at the end.
+ */
+const deployment = (replicationFactor: number, storeClass: 'standard' | 'express'): Deployment => ({
+  ...deployedAt(replicationFactor, storeClass),
+  memoryMb: { produce: 1024, fetch: 1024, groups: 512, maintenance: 1024 },
+});
 
 const MiB = 2 ** 20;
 const GiB = 2 ** 30;
@@ -87,6 +98,26 @@ const expectBill = (actual: Bill, expected: Partial<Bill>, digits: number) => {
   }))
     expect(actual[k as keyof Bill], k).toBeCloseTo(v, digits);
 };
+
+describe('Lambda CPU share below a whole vCPU', () => {
+  it('stretches only the CPU part of a duration, by the ratio of the CPU shares', () => {
+    // 1,769 MB is a whole vCPU; the durations are given at 1,024 MB.
+    expect(cpuExtraMs(10, 1024)).toBe(0);
+    expect(cpuExtraMs(10, 512)).toBeCloseTo(10 * (1769 / 512 - 1769 / 1024), 12);
+    expect(cpuExtraMs(10, 256)).toBeCloseTo(10 * (1769 / 256 - 1769 / 1024), 12);
+    // From a whole vCPU up the share stops growing: the stretch is 1, below the reference's.
+    expect(cpuExtraMs(10, 3008)).toBeCloseTo(10 * (1 - 1769 / 1024), 12);
+  });
+
+  it('prices the deployed sizes (produce 512 MB, fetch 256 MB) with their stretch', () => {
+    const atReference = usdPerGiBWrittenAndReadOnce(deployment(1, 'standard'), usageAt(1), DURATION_MODEL);
+    const deployed = usdPerGiBWrittenAndReadOnce(deployedAt(1, 'standard'), usageAt(1), DURATION_MODEL);
+    expect(deployedAt(1, 'standard').memoryMb).toMatchObject({ produce: 512, fetch: 256, groups: 256 });
+    // Everything but compute is the same; compute changes with memory and the stretch.
+    expect({ ...deployed, lambdaCompute: 0 }).toEqual({ ...atReference, lambdaCompute: 0 });
+    expect(deployed.lambdaCompute).not.toBeCloseTo(atReference.lambdaCompute, 6);
+  });
+});
 
 describe('usdPerGiBWrittenAndReadOnce', () => {
   it('prices 1,024 produce and fetch requests of 1 MiB and the GiB’s roll, retirement and expiry', () => {
@@ -167,7 +198,14 @@ describe('sluiceMonthly', () => {
   it('prices heartbeats and auto-commits every 5 s per member', () => {
     expectBill(
       month.byActivity.groups,
-      { dynamodb: 6.8328, lambdaRequests: 0.42048, lambdaCompute: 0.2803214016, apiGateway: 2.1024 },
+      {
+        dynamodb: 6.8328,
+        lambdaRequests: 0.42048,
+        // 2,102,400 calls × 0.5 GB × (20 ms + the 4.5 ms of CPU stretched at 512 MB against 1,024 MB:
+        // 4.5 × (1769/512 − 1769/1024) ≈ 7.77 ms) at $0.0000133334 per GB-s
+        lambdaCompute: 2_102_400 * 0.5 * ((20 + 4.5 * (1769 / 512 - 1769 / 1024)) / 1000) * 0.0000133334,
+        apiGateway: 2.1024,
+      },
       6,
     );
   });
@@ -249,11 +287,13 @@ describe('sluiceMonthly', () => {
     // 6.181640625 GiB of replica copies and 590.71484375 GiB of segments at $0.023
     expectBill(month.byActivity.storage, { s3Storage: 13.728619140625, dynamodbStorage: 0.0068768258643 }, 9);
     // Before the hourly scan, 383.2169428: maintenance 15.3748918 → 5.3447337, storage +0.0397559
+    // …and the groups' CPU stretched at 512 MB (above): +0.1089598885
+    const groupsStretch = 2_102_400 * 0.5 * ((4.5 * (1769 / 512 - 1769 / 1024)) / 1000) * 0.0000133334;
     expect(month.total).toBeCloseTo(
-      383.21694280078935 - 15.374891808075 + 5.344733732203125 + 0.039755859375,
+      383.21694280078935 - 15.374891808075 + 5.344733732203125 + 0.039755859375 + groupsStretch,
       6,
     );
-    expect(month.usdPerGiB).toBeCloseTo(373.2265405842925 / 2566.40625, 10);
+    expect(month.usdPerGiB).toBeCloseTo((373.2265405842925 + groupsStretch) / 2566.40625, 10);
   });
 
   it('prices RF=3 Express: three PUTs and uploads per request, three replica copies at Express prices', () => {
