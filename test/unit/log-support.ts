@@ -18,7 +18,22 @@ export class TestClock implements Clock {
   }
 }
 
+/**
+ * A clock that is real time: for tests whose clients run on real timers (a Streams app's heartbeats),
+ * where a TestClock that server-side waits advance would run sessions out between two heartbeats.
+ */
+export class RealTimeClock extends TestClock {
+  override now(): number {
+    return Date.now();
+  }
+  override async sleep(ms: number): Promise<void> {
+    await new Promise((r) => setTimeout(r, ms));
+  }
+}
+
 export interface MemorySluiceOptions {
+  /** The clock (default a TestClock that only waits move). */
+  clock?: TestClock;
   segmentStore?: boolean;
   /** Decorators between Sluice and the memory stores (fault injectors, interceptors). */
   wrapStore?: (store: MetadataStore) => MetadataStore;
@@ -26,7 +41,7 @@ export interface MemorySluiceOptions {
 }
 
 export const memorySluice = (config: Partial<SluiceConfig> = {}, options: MemorySluiceOptions = {}) => {
-  const clock = new TestClock();
+  const clock = options.clock ?? new TestClock();
   const store = new MemoryMetadataStore();
   const objects = new MemoryObjectStore('s0', undefined, clock);
   const segments = options.segmentStore ? new MemoryObjectStore('segments', undefined, clock) : undefined;

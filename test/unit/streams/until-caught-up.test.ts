@@ -10,10 +10,12 @@ import { SluiceClient } from '../../../sdk/client.js';
 import { runStreamsApp } from '../../../streams/runtime/run-app.js';
 import { parseStreamsConfig } from '../../../streams/runtime/config.js';
 import { routerFetch } from '../../support/router-fetch.js';
-import { memorySluice } from '../log-support.js';
+import { RealTimeClock, memorySluice } from '../log-support.js';
 
 const setup = async () => {
-  const s = memorySluice();
+  // Real time: the app heartbeats on real timers, and a TestClock advanced by the server's long-poll
+  // waits ran its 45 s session out between two heartbeats on a loaded machine (UNKNOWN_MEMBER_ID).
+  const s = memorySluice({}, { clock: new RealTimeClock() });
   const client = new SluiceClient({
     url: 'http://sluice.test',
     fetch: routerFetch(s.sluice.router()),
