@@ -80,8 +80,10 @@ describe('a consume-transform-produce loop of the SDK, killed with SIGKILL three
       const inputs = client.producer({ transactionalId: 'txk-input-writer' });
       await inputs.initTransactions();
       let produced = 0;
-      const produceAll = (async () => {
-        for (let t = 0; produced < RECORDS; t++) {
+      let t = 0;
+      /** Inputs in transactions (every fourth aborted) until `upTo` committed ones exist. */
+      const produceUpTo = async (upTo: number) => {
+        for (; produced < upTo; t++) {
           const abort = t % 4 === 3;
           inputs.beginTransaction();
           const messages = Array.from({ length: PER_TRANSACTION }, (_, i) => {
@@ -97,7 +99,12 @@ describe('a consume-transform-produce loop of the SDK, killed with SIGKILL three
           }
           await new Promise((r) => setTimeout(r, 30));
         }
-      })();
+      };
+      // Each run gets its own share of the inputs while it runs, so every run has work to commit
+      // before it is killed, however fast the earlier runs were (on a loaded machine the last runs
+      // found nothing left and never committed).
+      const share = (run: number) =>
+        Math.ceil((RECORDS * (run + 1)) / (KILLS + 1) / PER_TRANSACTION) * PER_TRANSACTION;
 
       const loopEnv = {
         ...stack.env,
@@ -112,14 +119,15 @@ describe('a consume-transform-produce loop of the SDK, killed with SIGKILL three
       loop = start();
       for (let kill = 0; kill < KILLS; kill++) {
         const current = loop;
+        await produceUpTo(Math.min(RECORDS, share(kill)));
         // A random point after the loop has committed at least one transaction of this run.
-        await until('a commit of this run', () => commits(current) >= 1 + kill, 60_000);
+        await until('a commit of this run', () => commits(current) >= 1, 60_000);
         await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 600)));
         current.child.kill('SIGKILL');
         expect(await current.exited).toBe(null);
         loop = start();
       }
-      await produceAll;
+      await produceUpTo(RECORDS);
 
       // The last run catches up: every committed input's output is readable under read_committed.
       await until(
