@@ -13,6 +13,7 @@ import type {
 } from '../lib/ports/metadata-store.js';
 import { ConditionFailedError } from '../lib/ports/metadata-store.js';
 import type { StorageLayer } from '../local/runtime.js';
+import { stateAttr } from '../lib/core/log/partition-codec.js';
 
 export interface CommitCounts {
   attempts: number;
@@ -24,7 +25,8 @@ export interface CommitCounts {
 const keyHashOf = (c: Condition): string | undefined => {
   if ('not' in c) {
     const n = c.not;
-    if ('contains' in n && n.path === 'ik' && typeof n.contains === 'string') return n.contains;
+    if ('contains' in n && n.path === stateAttr.idempotencyKeys && typeof n.contains === 'string')
+      return n.contains;
     return keyHashOf(n);
   }
   const list = 'and' in c ? c.and : 'or' in c ? c.or : [];

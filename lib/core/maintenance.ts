@@ -15,7 +15,7 @@ import type { LogContext } from './log/context.js';
 import { compactPartition } from './log/compaction.js';
 import { materializeTail } from './log/materialize.js';
 import { pageEntries } from './log/batch-index.js';
-import { asPartitionState } from './log/partition-state.js';
+import { decodePartitionState } from './log/partition-codec.js';
 import { applyRetention } from './log/retention.js';
 import { retireLocalCopies } from './log/segments/local-retention.js';
 import { rollSegment } from './log/segments/roll.js';
@@ -205,7 +205,7 @@ export class Maintenance {
           totals.left += pass.left.length;
           if (pass.elected !== undefined) totals.elected++;
           if (health && pass.after) {
-            const { replicas, isr, leo, nextOffset } = pass.after;
+            const { replicas, isr, logEndOffsets: leo, nextOffset } = pass.after;
             if (isr.length < replicas.length) health.underReplicated++;
             if (isr.length < minIsr) health.underMinIsr++;
             if (pass.offline) health.offline++;
@@ -304,8 +304,8 @@ export class Maintenance {
       // State first: anything that leaves the tail afterwards is already in the index, and entries below
       // its log start stay below (a page can outlive some of its entries until retention retires it).
       const item = await store.get(keys.partitionState(topicId, p), { consistent: true });
-      const state = item && asPartitionState(item);
-      for (const entry of state?.tail ?? []) referenced.add(entry.o);
+      const state = item && decodePartitionState(item);
+      for (const entry of state?.tail ?? []) referenced.add(entry.objectKey);
       const pages: Item[] = [];
       for (const prefix of [keys.batchPrefix, keys.segmentPrefix]) {
         pages.push(
@@ -317,7 +317,7 @@ export class Maintenance {
         );
       }
       for (const { baseOffset, entry } of pages.flatMap(pageEntries))
-        if (baseOffset + entry.n > (state?.logStartOffset ?? 0)) referenced.add(entry.o);
+        if (baseOffset + entry.offsetCount > (state?.logStartOffset ?? 0)) referenced.add(entry.objectKey);
       for (const page of pages) {
         const objs = page['objs'];
         if (Array.isArray(objs) && (page['retiredAt'] as number) >= cutoff)

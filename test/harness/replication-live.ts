@@ -249,7 +249,15 @@ export const runLiveReplication = async (options: LiveOptions): Promise<LiveRepo
       topic: 'live',
       partition: 0,
       replica: { acks: '1', leader: before.leader, leaderEpoch: before.leaderEpoch, isr: before.isr },
-      entry: { o: `d/${topicId}/zz/stale`, b: 0, l: 70, n: 1, c: 1, t: 0, f: 0 },
+      entry: {
+        objectKey: `d/${topicId}/zz/stale`,
+        position: 0,
+        sizeInBytes: 70,
+        offsetCount: 1,
+        recordCount: 1,
+        maxTimestamp: 0,
+        firstTimestamp: 0,
+      },
       now: Date.now(),
     }).then(
       (o) => ('baseOffset' in o ? `committed at ${o.baseOffset}` : o.kind),

@@ -20,7 +20,8 @@ import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import { keys } from '../../lib/core/keys.js';
 import type { PartitionState } from '../../lib/core/log/partition-state.js';
-import { asPartitionState, tailOffsets } from '../../lib/core/log/partition-state.js';
+import { tailOffsets } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import { replicatePartition } from '../../lib/core/replication/replicator.js';
 import type { Acks } from '../../lib/core/replication/commit-clauses.js';
 import { isSluiceError } from '../../protocol/errors.js';
@@ -102,9 +103,10 @@ export const runReplicationSimulation = async (
   const observe = async () => {
     const item = await memory.get(keys.partitionState(topicId, 0));
     if (!item) return;
-    const state = asPartitionState(item);
-    if (state.hw < maxHw) note(`HW moved back from ${maxHw} to ${state.hw} at epoch ${state.leaderEpoch}`);
-    maxHw = Math.max(maxHw, state.hw);
+    const state = decodePartitionState(item);
+    if (state.highWatermark < maxHw)
+      note(`HW moved back from ${maxHw} to ${state.highWatermark} at epoch ${state.leaderEpoch}`);
+    maxHw = Math.max(maxHw, state.highWatermark);
     const leader = leaders.get(state.leaderEpoch);
     if (leader !== undefined && leader !== state.leader)
       note(`epoch ${state.leaderEpoch} had two leaders: ${leader} and ${state.leader}`);
@@ -120,12 +122,14 @@ export const runReplicationSimulation = async (
   const checkHeld = (state: PartitionState) => {
     const offsets = tailOffsets(state);
     state.tail.forEach((entry, i) => {
-      if (offsets[i]! + entry.n > state.hw) return;
+      if (offsets[i]! + entry.offsetCount > state.highWatermark) return;
       for (const s of state.isr) {
         const index = Number(s.slice(1));
         if (lost.has(index)) continue;
-        if (!raw[index]!.keys().includes(entry.o))
-          note(`offset ${offsets[i]} is below the HW ${state.hw} but in-sync store ${s} does not hold it`);
+        if (!raw[index]!.keys().includes(entry.objectKey))
+          note(
+            `offset ${offsets[i]} is below the HW ${state.highWatermark} but in-sync store ${s} does not hold it`,
+          );
       }
     });
   };

@@ -113,7 +113,7 @@ export const isStateUpdate = (call: MetadataCall): boolean =>
 export const isCommit = (call: MetadataCall): boolean =>
   isStateUpdate(call) && (call.actions ?? []).some((a) => 'append' in a && a.set === 'tail');
 
-/** The condition without the parts that test `root` (e.g. 'leaderEpoch' or 'pr'); undefined if nothing is left. */
+/** The condition without the parts that test `root` (e.g. 'leaderEpoch' or stateAttr.producers); undefined if nothing is left. */
 export const stripCondition = (condition: Condition | undefined, root: string): Condition | undefined => {
   if (condition === undefined) return undefined;
   if ('and' in condition) {

@@ -10,7 +10,8 @@ import type { MemoryObjectStore } from '../../lib/adapters/memory/object-store.j
 import { dataObjectPrefix, isSegmentObjectKey, keys, segmentObjectPrefix } from '../../lib/core/keys.js';
 import { pageEnd, pageEntries } from '../../lib/core/log/batch-index.js';
 import type { PartitionState, TailEntry } from '../../lib/core/log/partition-state.js';
-import { asPartitionState, tailOffsets } from '../../lib/core/log/partition-state.js';
+import { tailOffsets } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import { splitBatches } from '../../protocol/record-batch/index.js';
 
 export interface StorageReport {
@@ -28,7 +29,7 @@ export interface StorageReport {
   unreferenced: string[];
 }
 
-type Entry = Pick<TailEntry, 'o' | 'b' | 'l' | 'n' | 'c'>;
+type Entry = Pick<TailEntry, 'objectKey' | 'position' | 'sizeInBytes' | 'offsetCount' | 'recordCount'>;
 
 export const checkStorage = async (
   store: MemoryMetadataStore,
@@ -58,7 +59,7 @@ export const checkStorage = async (
       report.holes.push(`partition ${p} has no state item`);
       continue;
     }
-    const state = asPartitionState(stateItem);
+    const state = decodePartitionState(stateItem);
     const entries = new Map<number, Entry>();
     // Live segment items tile [first, segmentsEnd); batch pages below segmentsEnd are the replica
     // stores' copies of the same offsets (checked for their objects, not for tiling).
@@ -77,8 +78,8 @@ export const checkStorage = async (
       if (item.pk !== pk || !item.sk.startsWith(keys.batchPrefix)) continue;
       for (const { baseOffset, entry } of pageEntries(item)) {
         if (baseOffset < segmentsEnd && segments.length > 0) {
-          if (baseOffset + entry.n > state.logStartOffset) {
-            referenced.add(entry.o);
+          if (baseOffset + entry.offsetCount > state.logStartOffset) {
+            referenced.add(entry.objectKey);
             await checkEntry(report, byId, state, p, baseOffset, entry);
           }
           continue;
@@ -100,12 +101,12 @@ export const checkStorage = async (
     const sorted = [...entries.entries()].sort((a, b) => a[0] - b[0]);
     let next = state.logStartOffset;
     for (const [base, entry] of sorted) {
-      if (base + entry.n <= state.logStartOffset) continue;
+      if (base + entry.offsetCount <= state.logStartOffset) continue;
       if (base > next) report.holes.push(`p${p}: offsets ${next}..${base - 1} have no entry`);
       if (base < next) report.overlaps.push(`p${p}: entry at ${base} overlaps offsets below ${next}`);
-      next = Math.max(next, base + entry.n);
+      next = Math.max(next, base + entry.offsetCount);
       report.entries++;
-      referenced.add(entry.o);
+      referenced.add(entry.objectKey);
       await checkEntry(report, byId, state, p, base, entry);
     }
     if (next < state.nextOffset)
@@ -136,27 +137,30 @@ const checkEntry = async (
   base: number,
   entry: Entry,
 ): Promise<void> => {
-  const where = `p${partition}@${base} (${entry.o} [${entry.b}, ${entry.b + entry.l}))`;
+  const where = `p${partition}@${base} (${entry.objectKey} [${entry.position}, ${entry.position + entry.sizeInBytes}))`;
   // A segment lives once, in the segment store; other objects in every in-sync replica store.
-  const holders = isSegmentObjectKey(entry.o) ? ['segments'] : state.isr;
+  const holders = isSegmentObjectKey(entry.objectKey) ? ['segments'] : state.isr;
   for (const id of holders) {
     const store = stores.get(id);
-    if (!store || !store.keys().includes(entry.o)) {
+    if (!store || !store.keys().includes(entry.objectKey)) {
       report.dangling.push(`${where}: missing from ${id}`);
       continue;
     }
-    const bytes = await store.get(entry.o, { start: entry.b, end: entry.b + entry.l });
-    if (bytes.length !== entry.l) {
-      report.dangling.push(`${where}: ${id} holds only ${bytes.length} of ${entry.l} bytes`);
+    const bytes = await store.get(entry.objectKey, {
+      start: entry.position,
+      end: entry.position + entry.sizeInBytes,
+    });
+    if (bytes.length !== entry.sizeInBytes) {
+      report.dangling.push(`${where}: ${id} holds only ${bytes.length} of ${entry.sizeInBytes} bytes`);
       continue;
     }
     try {
       const parts = splitBatches(bytes);
       const span = parts.reduce((n, part) => n + part.header.lastOffsetDelta + 1, 0);
       const records = parts.reduce((n, part) => n + part.header.recordCount, 0);
-      if (span !== entry.n || records !== entry.c) {
+      if (span !== entry.offsetCount || records !== entry.recordCount) {
         report.corrupt.push(
-          `${where}: holds ${span} offsets / ${records} records, the entry says ${entry.n} / ${entry.c}`,
+          `${where}: holds ${span} offsets / ${records} records, the entry says ${entry.offsetCount} / ${entry.recordCount}`,
         );
       }
     } catch (error) {
@@ -165,7 +169,11 @@ const checkEntry = async (
   }
 };
 
-const sameEntry = (a: Entry, b: Entry): boolean => a.o === b.o && a.b === b.b && a.l === b.l && a.n === b.n;
+const sameEntry = (a: Entry, b: Entry): boolean =>
+  a.objectKey === b.objectKey &&
+  a.position === b.position &&
+  a.sizeInBytes === b.sizeInBytes &&
+  a.offsetCount === b.offsetCount;
 
 /** Violations only (unreferenced objects are reported apart: they are fine until the grace period passes). */
 export const storageViolations = (report: StorageReport): string[] => [

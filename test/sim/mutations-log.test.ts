@@ -16,6 +16,7 @@ import type { SimWorld } from '../harness/sim.js';
 import { createSimWorld, runLogSimulation } from '../harness/sim.js';
 import { storageViolations } from '../harness/storage.js';
 import { makeRecords } from '../harness/workload.js';
+import { stateAttr } from '../../lib/core/log/partition-codec.js';
 
 const COMMIT = { ops: ['update'], sk: 'STATE' } as const;
 
@@ -54,7 +55,7 @@ const electionScenario = async (kind: Kind, plant: ((store: MetadataStore) => Me
       { set: 'leaderEpoch', add: 1 },
       { set: 'leader', value: 's1' },
       { set: 'isr', value: ['s1'] },
-      { set: ['leo', 's1'], copyOf: 'nextOffset' },
+      { set: [stateAttr.logEndOffsets, 's1'], copyOf: 'nextOffset' },
     ]);
   };
   const outcome = await world.run(
@@ -131,7 +132,7 @@ describe('mutation: the commit does not check the producer sequence', () => {
   });
 
   it('is caught without it: the retried idempotent batch is duplicated', async () => {
-    const result = await retriedBatch((store) => stripFromCommits(store, 'pr'));
+    const result = await retriedBatch((store) => stripFromCommits(store, stateAttr.producers));
     expect(result.report.counts.duplicates).toBe(2);
     expect(result.report.examples.duplicates?.[0]).toMatchObject({ idempotent: true, offsets: [1, 3] });
   });
@@ -144,7 +145,7 @@ describe('mutation: the commit does not check the producer sequence', () => {
         producers: { idempotent: 4 },
         writesPerProducer: 6,
         faults: { rate: 0.15, ops: ['update'], sk: 'STATE', kinds: { failAfter: 1, dropResponse: 1 } },
-        world: { wrapStore: (store) => stripFromCommits(store, 'pr') },
+        world: { wrapStore: (store) => stripFromCommits(store, stateAttr.producers) },
       });
       duplicates += r.report.counts.duplicates;
     }

@@ -21,6 +21,7 @@ import {
   isCommit,
   stripFromCommits,
 } from '../harness/seams.js';
+import { stateAttr } from '../../lib/core/log/partition-codec.js';
 
 const SEEDS = Array.from({ length: 40 }, (_, i) => 1 + i);
 
@@ -100,7 +101,9 @@ const rejoinScenario = async (plant?: (store: MetadataStore) => MetadataStore) =
       hold.open();
       const second = await during;
       const after = await state();
-      const missing = after.tail.filter((e) => !raw[Number(late.slice(1))]!.keys().includes(e.o)).length;
+      const missing = after.tail.filter(
+        (e) => !raw[Number(late.slice(1))]!.keys().includes(e.objectKey),
+      ).length;
       down.add(leader);
       down.add(follower);
       for (let pass = 0; pass < 3; pass++) await replicatePartition(replicator.log, topic, 0);
@@ -139,7 +142,7 @@ describe('mutation: the commit is not conditioned on the ISR it wrote to', () =>
   it('is caught without it: the rejoined store is in the ISR below the HW without the data, and the record is lost', async () => {
     const r = await rejoinScenario((store) => stripFromCommits(store, 'isr'));
     expect(r.joined).toEqual(r.replicas);
-    expect(r.after.hw).toBe(2);
+    expect(r.after.highWatermark).toBe(2);
     expect(r.missing).toBe(1);
     expect(r.newLeader).toBe(r.late);
     expect(r.read).not.toEqual(['first', 'during']);
@@ -153,13 +156,13 @@ describe('mutation: the high watermark is the leader LEO', () => {
   ) =>
     new InterceptedMetadataStore(store, (call, run) => {
       if (!isCommit(call)) return run();
-      const actions = call.actions!.filter((a) => !('set' in a && a.set === 'hw'));
+      const actions = call.actions!.filter((a) => !('set' in a && a.set === stateAttr.highWatermark));
       const span = actions.find(
         (a): a is UpdateAction & { add: number } => 'add' in a && a.set === 'nextOffset',
       )!.add;
       return store.update(
         call.key!,
-        [...actions, { set: 'hw', add: span, from: 'nextOffset' }],
+        [...actions, { set: stateAttr.highWatermark, add: span, from: 'nextOffset' }],
         call.options,
       ) as never;
     });

@@ -18,18 +18,18 @@ import {
   retiredPageItem,
 } from '../../lib/core/log/batch-index.js';
 import type { TailEntry } from '../../lib/core/log/partition-state.js';
-import { encodeTailEntry } from '../../lib/core/log/partition-state.js';
+import { encodeTailEntry } from '../../lib/core/log/partition-codec.js';
 import type { Item, MetadataStore, QueryInput } from '../../lib/ports/metadata-store.js';
 
 const TOPIC = 'topic';
 const entry = (n: number, id = 'x'): TailEntry => ({
-  o: dataObjectKey(TOPIC, id),
-  b: 0,
-  l: 10 * n,
-  n,
-  c: n,
-  t: 5,
-  f: 4,
+  objectKey: dataObjectKey(TOPIC, id),
+  position: 0,
+  sizeInBytes: 10 * n,
+  offsetCount: n,
+  recordCount: n,
+  maxTimestamp: 5,
+  firstTimestamp: 4,
 });
 
 describe('a batch index page', () => {
@@ -64,15 +64,15 @@ describe('a batch index page', () => {
   it("stores entries pointing into the item's own object as '=', and reads them back whole", () => {
     const own = 'g/topic/0/00000000000000000000-s1';
     const item: Item = { ...keys.segment(TOPIC, 0, 0), o: own, e: [] };
-    const entries = [{ entry: { ...entry(2), o: own } }, { entry: entry(3, 'other') }];
+    const entries = [{ entry: { ...entry(2), objectKey: own } }, { entry: entry(3, 'other') }];
     const encoded = encodePageEntries(item, entries);
     expect(encoded).toEqual([
-      encodeTailEntry({ ...entry(2), o: '=' }, TOPIC),
+      encodeTailEntry({ ...entry(2), objectKey: '=' }, TOPIC),
       encodeTailEntry(entry(3, 'other'), TOPIC),
     ]);
     expect(encoded[0]!.endsWith('|=')).toBe(true);
     expect(pageEntries({ ...item, e: encoded }).map((x) => x.entry)).toEqual([
-      { ...entry(2), o: own },
+      { ...entry(2), objectKey: own },
       entry(3, 'other'),
     ]);
     // Without an own object, '=' is no shorthand: a batch page keeps every key whole.

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
 import { isRetired, pageEntries } from '../../lib/core/log/batch-index.js';
 import { materializeTail } from '../../lib/core/log/materialize.js';
-import { asPartitionState } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import type { Item, MetadataStore } from '../../lib/ports/metadata-store.js';
 import { listOffsetsViolations } from '../harness/list-offsets.js';
@@ -16,7 +16,7 @@ const setup = async (configs: Record<string, string> = {}) => {
   await s.http('POST', '/v1/topics', { name: 't', partitions: 1, configs });
   const topic = await s.sluice.catalog.get('t');
   const stateKey = keys.partitionState(topic.topicId, 0);
-  const state = async () => asPartitionState((await s.store.get(stateKey))!);
+  const state = async () => decodePartitionState((await s.store.get(stateKey))!);
   const pages = () =>
     s.store
       .dump()
@@ -164,7 +164,7 @@ describe('batch index pages', () => {
     expect(await s.materialize()).toBe(4);
     await s.sluice.maintenance.run();
     const compacted = s.pages();
-    expect(pageEntries(compacted[0]!).map((x) => x.entry.c)).toEqual([0, 0, 0, 1]);
+    expect(pageEntries(compacted[0]!).map((x) => x.entry.recordCount)).toEqual([0, 0, 0, 1]);
     expect(await s.materialize(early)).toBe(0);
     expect(s.pages()).toEqual(compacted);
     expect(await s.clean()).toEqual([]);

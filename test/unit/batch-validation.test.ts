@@ -5,7 +5,7 @@
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
-import { asPartitionState } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import { RECORDS } from '../../protocol/record-batch/header.js';
 import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import { editHeader, withRecordsSection } from '../support/batch-surgery.js';
@@ -30,7 +30,7 @@ const setup = async () => {
   const first = await s.http('POST', '/v1/topics/d/partitions/0/batches', good(['a', 'b']), BATCH);
   expect(first.body).toMatchObject({ baseOffset: 0, lastOffset: 1 });
   const snapshot = async () => {
-    const state = asPartitionState((await s.store.get(keys.partitionState(topic.topicId, 0)))!);
+    const state = decodePartitionState((await s.store.get(keys.partitionState(topic.topicId, 0)))!);
     return { nextOffset: state.nextOffset, tail: state.tail.length, objects: s.objects.keys().length };
   };
   return { ...s, snapshot, before: await snapshot() };

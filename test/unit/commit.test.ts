@@ -10,11 +10,8 @@ import type { CommitInput, ProducerBatchInfo } from '../../lib/core/log/commit.j
 import { SequenceGapError, commitBatch } from '../../lib/core/log/commit.js';
 import { materializeTail } from '../../lib/core/log/materialize.js';
 import type { TailEntry } from '../../lib/core/log/partition-state.js';
-import {
-  asPartitionState,
-  encodeTailEntry,
-  initialPartitionState,
-} from '../../lib/core/log/partition-state.js';
+import { initialPartitionState } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState, encodeTailEntry, stateAttr } from '../../lib/core/log/partition-codec.js';
 import { SluiceError } from '../../protocol/errors.js';
 import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
@@ -25,20 +22,20 @@ const NOW = 1_700_000_000_000;
 const key = keys.partitionState(TOPIC_ID, 0);
 
 const entryOf = (n: number, id: string, extra: Partial<TailEntry> = {}): TailEntry => ({
-  o: dataObjectKey(TOPIC_ID, id),
-  b: 0,
-  l: 70 + n,
-  n,
-  c: n,
-  t: NOW,
-  f: NOW,
+  objectKey: dataObjectKey(TOPIC_ID, id),
+  position: 0,
+  sizeInBytes: 70 + n,
+  offsetCount: n,
+  recordCount: n,
+  maxTimestamp: NOW,
+  firstTimestamp: NOW,
   ...extra,
 });
 
 const setup = async () => {
   const store = new MemoryMetadataStore();
   await store.put(initialPartitionState(TOPIC_ID, 't', 0, ['s0']));
-  const state = async () => asPartitionState((await store.get(key))!);
+  const state = async () => decodePartitionState((await store.get(key))!);
   const commit = (entry: TailEntry, extra: Partial<CommitInput> = {}, on: MetadataStore = store) =>
     commitBatch(on, {
       topicId: TOPIC_ID,
@@ -60,7 +57,13 @@ const setup = async () => {
       firstSequence: first,
       lastSequence: first + n - 1,
     };
-    const entry = entryOf(n, id, { p: 7, e: epoch, q: first, z: first + n - 1, t: NOW + first });
+    const entry = entryOf(n, id, {
+      producerId: 7,
+      producerEpoch: epoch,
+      baseSequence: first,
+      lastSequence: first + n - 1,
+      maxTimestamp: NOW + first,
+    });
     return { producer, entry, commit: (on?: MetadataStore) => commit(entry, { producer }, on) };
   };
   return { store, state, commit, produced };
@@ -92,13 +95,13 @@ describe('a commit', () => {
     expect(second).toEqual({ kind: 'committed', baseOffset: 3, logStartOffset: 1, state });
     const item = (await s.store.get(key))!;
     expect(item['tail']).toEqual([encodeTailEntry(a, TOPIC_ID), encodeTailEntry(b, TOPIC_ID)]);
-    expect([state.nextOffset, state.tailBase, state.tail.length, state.pr, state.ik]).toEqual([
-      5,
-      0,
-      2,
-      {},
-      [],
-    ]);
+    expect([
+      state.nextOffset,
+      state.tailBase,
+      state.tail.length,
+      state.producers,
+      state.idempotencyKeys,
+    ]).toEqual([5, 0, 2, {}, []]);
   });
 
   it('is fenced by a newer leader epoch and writes nothing', async () => {
@@ -121,7 +124,7 @@ describe('a commit', () => {
     const s = await setup();
     await s.store.update(key, [
       { set: 'isr', value: ['s0', 's1'] },
-      { set: ['leo', 's1'], value: 0 },
+      { set: [stateAttr.logEndOffsets, 's1'], value: 0 },
     ]);
     const before = await s.store.get(key);
     expect(await refusal(s.commit(entryOf(1, 'a')))).toEqual({
@@ -144,7 +147,7 @@ describe('a commit', () => {
 
   it('refuses a damaged item whose leader LEO is not the log end as a storage error', async () => {
     const s = await setup();
-    await s.store.update(key, [{ set: ['leo', 's0'], value: 5 }]);
+    await s.store.update(key, [{ set: [stateAttr.logEndOffsets, 's0'], value: 5 }]);
     const before = await s.store.get(key);
     expect(await refusal(s.commit(entryOf(1, 'a')))).toEqual({
       code: 'KAFKA_STORAGE_ERROR',
@@ -152,11 +155,11 @@ describe('a commit', () => {
       retriable: true,
     });
     expect(await s.store.get(key)).toEqual(before);
-    await s.store.update(key, [{ remove: ['leo', 's0'] }]);
+    await s.store.update(key, [{ remove: [stateAttr.logEndOffsets, 's0'] }]);
     expect(await refusal(s.commit(entryOf(1, 'a')))).toMatchObject({
       message: 'the leader s0 of t-0 has LEO none but the log ends at 0',
     });
-    expect(asPartitionState((await s.store.get(key))!)).toMatchObject({ nextOffset: 0, tail: [] });
+    expect(decodePartitionState((await s.store.get(key))!)).toMatchObject({ nextOffset: 0, tail: [] });
   });
 
   it('refuses a partition that does not exist', async () => {
@@ -187,9 +190,13 @@ describe('an idempotent producer’s commit', () => {
   it('starts a new producer at sequence 0 and continues from its last sequence', async () => {
     const s = await setup();
     expect(await s.produced(0, 0, 3).commit()).toMatchObject({ kind: 'committed', baseOffset: 0 });
-    expect((await s.state()).pr).toEqual({ '7': { e: 0, s: 2, t: NOW } });
+    expect((await s.state()).producers).toEqual({
+      '7': { producerEpoch: 0, lastSequence: 2, lastTimestamp: NOW },
+    });
     expect(await s.produced(0, 3, 2).commit()).toMatchObject({ kind: 'committed', baseOffset: 3 });
-    expect((await s.state()).pr).toEqual({ '7': { e: 0, s: 4, t: NOW } });
+    expect((await s.state()).producers).toEqual({
+      '7': { producerEpoch: 0, lastSequence: 4, lastTimestamp: NOW },
+    });
   });
 
   it('refuses a new producer whose first batch does not start at sequence 0', async () => {
@@ -200,7 +207,7 @@ describe('an idempotent producer’s commit', () => {
       retriable: false,
     });
     const state = await s.state();
-    expect([state.nextOffset, state.tail, state.pr]).toEqual([0, [], {}]);
+    expect([state.nextOffset, state.tail, state.producers]).toEqual([0, [], {}]);
   });
 
   it('refuses a gap in the sequence and says which sequence was expected', async () => {
@@ -288,10 +295,10 @@ describe('an idempotent producer’s commit', () => {
   it('does not answer from an expired incarnation’s history: only sequences up to the current one are retries', async () => {
     const s = await setup();
     const expire = async () => {
-      const later = (await s.state()).pr['7']!.t + 60_001;
+      const later = (await s.state()).producers['7']!.lastTimestamp + 60_001;
       await materializeTail(s.store, TOPIC_ID, 0, { now: NOW, producerExpirationMs: 60_000 });
       await materializeTail(s.store, TOPIC_ID, 0, { now: later, producerExpirationMs: 60_000 });
-      expect((await s.state()).pr).toEqual({});
+      expect((await s.state()).producers).toEqual({});
     };
     // Epoch 1 writes sequences 0..5 at offsets 0..5, is materialized, and expires.
     await s.produced(1, 0, 3).commit();
@@ -338,7 +345,9 @@ describe('an idempotent producer’s commit', () => {
       retriable: false,
     });
     expect(await s.produced(4, 0, 2).commit()).toMatchObject({ kind: 'committed', baseOffset: 5 });
-    expect((await s.state()).pr).toEqual({ '7': { e: 4, s: 1, t: NOW } });
+    expect((await s.state()).producers).toEqual({
+      '7': { producerEpoch: 4, lastSequence: 1, lastTimestamp: NOW },
+    });
     // The old epoch is fenced now, even where its sequence would have continued.
     expect(await refusal(s.produced(3, 5, 1).commit())).toMatchObject({ code: 'INVALID_PRODUCER_EPOCH' });
   });
@@ -347,11 +356,18 @@ describe('an idempotent producer’s commit', () => {
     const s = await setup();
     await s.produced(0, 0, 2).commit();
     const other = { producerId: 8, producerEpoch: 0, firstSequence: 0, lastSequence: 0 };
-    expect(await s.commit(entryOf(1, 'q', { p: 8, e: 0, q: 0, z: 0 }), { producer: other })).toMatchObject({
+    expect(
+      await s.commit(entryOf(1, 'q', { producerId: 8, producerEpoch: 0, baseSequence: 0, lastSequence: 0 }), {
+        producer: other,
+      }),
+    ).toMatchObject({
       kind: 'committed',
       baseOffset: 2,
     });
-    expect((await s.state()).pr).toEqual({ '7': { e: 0, s: 1, t: NOW }, '8': { e: 0, s: 0, t: NOW } });
+    expect((await s.state()).producers).toEqual({
+      '7': { producerEpoch: 0, lastSequence: 1, lastTimestamp: NOW },
+      '8': { producerEpoch: 0, lastSequence: 0, lastTimestamp: NOW },
+    });
   });
 });
 
@@ -360,7 +376,10 @@ describe('finding the retried batch in the tail', () => {
     const s = await setup();
     // Producer 8's batch with the same epoch and sequences comes first in the tail.
     const other = { producerId: 8, producerEpoch: 0, firstSequence: 0, lastSequence: 2 };
-    await s.commit(entryOf(3, 'eight', { p: 8, e: 0, q: 0, z: 2 }), { producer: other });
+    await s.commit(
+      entryOf(3, 'eight', { producerId: 8, producerEpoch: 0, baseSequence: 0, lastSequence: 2 }),
+      { producer: other },
+    );
     const first = s.produced(0, 0, 3);
     const second = s.produced(0, 3, 3);
     await first.commit();
@@ -374,7 +393,10 @@ describe('finding the retried batch in the tail', () => {
     });
     // The first entry of the tail is found too.
     expect(
-      await s.commit(entryOf(3, 'eight', { p: 8, e: 0, q: 0, z: 2 }), { producer: other }),
+      await s.commit(
+        entryOf(3, 'eight', { producerId: 8, producerEpoch: 0, baseSequence: 0, lastSequence: 2 }),
+        { producer: other },
+      ),
     ).toMatchObject({ kind: 'duplicate', baseOffset: 0 });
   });
 
@@ -405,15 +427,19 @@ describe('finding the retried batch in the tail', () => {
       retriable: true,
     });
     // A key the image does not list is no duplicate, even if a tail entry carries it.
-    await s.commit(entryOf(1, 'k', { k: 'h9' }));
+    await s.commit(entryOf(1, 'k', { idempotencyMark: 'h9' }));
     const unlisted = (await s.store.get(key))!;
-    expect(asPartitionState(unlisted).ik).toEqual([]);
+    expect(decodePartitionState(unlisted).idempotencyKeys).toEqual([]);
     const lyingAgain = beforeUpdate(s.store, async () => {
       throw new ConditionFailedError(unlisted);
     });
     expect(
       await refusal(
-        s.commit(entryOf(1, 'k2', { k: 'h9' }), { idempotency: { hash: 'h9', generation: 0 } }, lyingAgain),
+        s.commit(
+          entryOf(1, 'k2', { idempotencyMark: 'h9' }),
+          { idempotency: { hash: 'h9', generation: 0 } },
+          lyingAgain,
+        ),
       ),
     ).toMatchObject({ code: 'UNKNOWN_SERVER_ERROR' });
   });
@@ -424,12 +450,14 @@ describe('a commit with an Idempotency-Key', () => {
 
   it('records the key and answers its replay with the original offset and entry', async () => {
     const s = await setup();
-    const a = entryOf(2, 'a', { k: 'h1' });
+    const a = entryOf(2, 'a', { idempotencyMark: 'h1' });
     expect(await s.commit(a, keyed('h1'))).toMatchObject({ kind: 'committed', baseOffset: 0 });
-    expect(await s.commit(entryOf(1, 'b', { k: 'h2' }), keyed('h2'))).toMatchObject({ baseOffset: 2 });
-    expect((await s.state()).ik).toEqual(['h1', 'h2']);
+    expect(await s.commit(entryOf(1, 'b', { idempotencyMark: 'h2' }), keyed('h2'))).toMatchObject({
+      baseOffset: 2,
+    });
+    expect((await s.state()).idempotencyKeys).toEqual(['h1', 'h2']);
     const before = await s.store.get(key);
-    expect(await s.commit(entryOf(2, 'a2', { k: 'h1' }), keyed('h1'))).toEqual({
+    expect(await s.commit(entryOf(2, 'a2', { idempotencyMark: 'h1' }), keyed('h1'))).toEqual({
       kind: 'duplicate',
       baseOffset: 0,
       entry: a,
@@ -438,7 +466,7 @@ describe('a commit with an Idempotency-Key', () => {
     });
     expect(await s.store.get(key)).toEqual(before);
     // The replayed key's own entry, not the first one in the tail.
-    expect(await s.commit(entryOf(1, 'b2', { k: 'h2' }), keyed('h2'))).toMatchObject({
+    expect(await s.commit(entryOf(1, 'b2', { idempotencyMark: 'h2' }), keyed('h2'))).toMatchObject({
       kind: 'duplicate',
       baseOffset: 2,
     });
@@ -447,9 +475,9 @@ describe('a commit with an Idempotency-Key', () => {
   it('finds the keyed entry behind entries that carry no key', async () => {
     const s = await setup();
     await s.commit(entryOf(2, 'plain'));
-    const keyedEntry = entryOf(1, 'a', { k: 'h1' });
+    const keyedEntry = entryOf(1, 'a', { idempotencyMark: 'h1' });
     expect(await s.commit(keyedEntry, keyed('h1'))).toMatchObject({ kind: 'committed', baseOffset: 2 });
-    expect(await s.commit(entryOf(1, 'a2', { k: 'h1' }), keyed('h1'))).toEqual({
+    expect(await s.commit(entryOf(1, 'a2', { idempotencyMark: 'h1' }), keyed('h1'))).toEqual({
       kind: 'duplicate',
       baseOffset: 2,
       entry: keyedEntry,
@@ -460,40 +488,48 @@ describe('a commit with an Idempotency-Key', () => {
 
   it('holds one pass past the generation its check read, and asks to check again after two', async () => {
     const s = await setup();
-    await s.store.update(key, [{ set: 'ikGen', value: 2 }]);
+    await s.store.update(key, [{ set: stateAttr.idempotencyKeysGeneration, value: 2 }]);
     const before = await s.store.get(key);
-    expect(await s.commit(entryOf(1, 'a', { k: 'h1' }), keyed('h1', 0))).toEqual({ kind: 'retry' });
+    expect(await s.commit(entryOf(1, 'a', { idempotencyMark: 'h1' }), keyed('h1', 0))).toEqual({
+      kind: 'retry',
+    });
     expect(await s.store.get(key)).toEqual(before);
     // One pass past the check: the keys that pass removed were in their K# items when the check read.
-    expect(await s.commit(entryOf(1, 'a', { k: 'h1' }), keyed('h1', 1))).toMatchObject({ kind: 'committed' });
-    expect(await s.commit(entryOf(1, 'b', { k: 'h2' }), keyed('h2', 2))).toMatchObject({ kind: 'committed' });
+    expect(await s.commit(entryOf(1, 'a', { idempotencyMark: 'h1' }), keyed('h1', 1))).toMatchObject({
+      kind: 'committed',
+    });
+    expect(await s.commit(entryOf(1, 'b', { idempotencyMark: 'h2' }), keyed('h2', 2))).toMatchObject({
+      kind: 'committed',
+    });
   });
 
   it('of an idempotent producer asks to check again when only the key list moved, not OUT_OF_ORDER', async () => {
     const s = await setup();
     await s.produced(0, 0, 2).commit();
-    await s.store.update(key, [{ set: 'ikGen', value: 2 }]);
+    await s.store.update(key, [{ set: stateAttr.idempotencyKeysGeneration, value: 2 }]);
     const before = await s.store.get(key);
     // The sequence continues (2 after 1): only the trimmed key list failed the condition.
     const next = s.produced(0, 2, 1, 'keyed');
-    const entry = { ...next.entry, k: 'h1' };
+    const entry = { ...next.entry, idempotencyMark: 'h1' };
     expect(await s.commit(entry, { producer: next.producer, ...keyed('h1', 0) })).toEqual({ kind: 'retry' });
     expect(await s.store.get(key)).toEqual(before);
     expect(await s.commit(entry, { producer: next.producer, ...keyed('h1', 1) })).toMatchObject({
       kind: 'committed',
       baseOffset: 2,
     });
-    expect((await s.state()).pr['7']).toMatchObject({ e: 0, s: 2 });
+    expect((await s.state()).producers['7']).toMatchObject({ producerEpoch: 0, lastSequence: 2 });
   });
 
   it('asks to check again when the key is listed but its entry has left the tail (its K# item answers)', async () => {
     const s = await setup();
     await s.store.update(key, [
-      { set: 'ik', value: ['h1'] },
-      { set: 'ikDone', value: 1 },
+      { set: stateAttr.idempotencyKeys, value: ['h1'] },
+      { set: stateAttr.idempotencyKeysMoved, value: 1 },
     ]);
     const before = await s.store.get(key);
-    expect(await s.commit(entryOf(1, 'a', { k: 'h1' }), keyed('h1'))).toEqual({ kind: 'retry' });
+    expect(await s.commit(entryOf(1, 'a', { idempotencyMark: 'h1' }), keyed('h1'))).toEqual({
+      kind: 'retry',
+    });
     expect(await s.store.get(key)).toEqual(before);
   });
 });

@@ -32,7 +32,8 @@ const timeIndex = async (s: Setup) =>
   (await s.store.query({ pk: keys.partitionPk(s.topic.topicId, 0), sk: { beginsWith: keys.timePrefix } }))
     .items;
 
-const bytesOf = (entries: readonly { l: number }[]) => entries.reduce((sum, e) => sum + e.l, 0);
+const bytesOf = (entries: readonly { sizeInBytes: number }[]) =>
+  entries.reduce((sum, e) => sum + e.sizeInBytes, 0);
 
 describe('the dirty ratio', () => {
   it('is 0 on an empty partition, which no pass cleans, and no pass runs on a partition that does not exist', async () => {
@@ -84,7 +85,7 @@ describe('the dirty ratio', () => {
     expect(await s.compact(undefined, { config: { 'min.cleanable.dirty.ratio': ratio + 1e-9 } })).toEqual(
       below,
     );
-    expect((await s.index()).map((e) => e['c'])).toEqual([0, 0, 0, 2, 2, 2]);
+    expect((await s.index()).map((e) => e['recordCount'])).toEqual([0, 0, 0, 2, 2, 2]);
     // A threshold equal to the ratio is reached.
     expect(await s.compact(undefined, { config: { 'min.cleanable.dirty.ratio': ratio } })).toEqual({
       dirtyRatio: ratio,
@@ -93,7 +94,7 @@ describe('the dirty ratio', () => {
       recordsRemoved: 4,
       tombstonesDropped: 0,
     });
-    expect((await s.index()).map((e) => e['c'])).toEqual([0, 0, 0, 0, 0, 2]);
+    expect((await s.index()).map((e) => e['recordCount'])).toEqual([0, 0, 0, 0, 0, 2]);
   });
 
   it('follows the topic’s min.cleanable.dirty.ratio over the default', async () => {
@@ -178,13 +179,15 @@ describe('a cleaned entry', () => {
       tombstonesDropped: 0,
     });
     const after = await s.index();
-    expect(after.map((e) => [e['n'], e['c'], e['t'], e['f']])).toEqual([
+    expect(
+      after.map((e) => [e['offsetCount'], e['recordCount'], e['maxTimestamp'], e['firstTimestamp']]),
+    ).toEqual([
       [2, 0, -1, -1],
       [3, 2, 5000, 3000],
       [3, 2, 2000, 0],
       [2, 2, 6000, 6000],
     ]);
-    expect(after[0]!.l).toBe(61);
+    expect(after[0]!.sizeInBytes).toBe(61);
     expect(after[3]).toEqual(before[3]);
     expect((await s.fetchRows()).rows).toEqual([
       [2, 'y', 'y1'],
@@ -195,9 +198,9 @@ describe('a cleaned entry', () => {
       [9, 'x', 'x3'],
     ]);
     // The time index follows: the running max now first rises at offset 2 and ends at 6000, not 9000.
-    expect((await s.state()).tsMax).toBe(6000);
+    expect((await s.state()).maxTimestampSoFar).toBe(6000);
     expect(await timeIndex(s)).toEqual([
-      timeMarkItem(s.topic.topicId, 0, { ts: 6000, baseOffset: 2, prev: -1 }),
+      timeMarkItem(s.topic.topicId, 0, { maxTimestamp: 6000, baseOffset: 2, prev: -1 }),
     ]);
     expect((await s.http('GET', '/v1/topics/t/partitions/0/offsets?at=5500')).body).toEqual({
       offset: 8,
@@ -266,7 +269,7 @@ describe('tombstones', () => {
 describe('the offset map', () => {
   /** Rewrites the index's record counts, as an index claiming that many records would read. */
   const claimCounts = async (s: Setup, counts: readonly number[]) => {
-    const entries = (await s.index()).map((e, i) => ({ ...e, c: counts[i] ?? e.c }));
+    const entries = (await s.index()).map((e, i) => ({ ...e, recordCount: counts[i] ?? e.recordCount }));
     await s.store.put(pageItem(s.topic.topicId, 0, 0, entries));
   };
 

@@ -4,7 +4,7 @@ import { keys, offsetFromBatchSk } from '../../lib/core/keys.js';
 import { pageEntries, pageItem } from '../../lib/core/log/batch-index.js';
 import type { CompactionDeps, CompactionOptions } from '../../lib/core/log/compaction.js';
 import { compactPartition } from '../../lib/core/log/compaction.js';
-import { asPartitionState } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import type { TopicConfig } from '../../lib/core/topics/configs.js';
 import { effectiveConfig } from '../../lib/core/topics/configs.js';
 import { memorySluice } from './log-support.js';
@@ -24,7 +24,7 @@ export const setup = async (configs: Record<string, string> = {}, tailFlushEntri
   });
   expect(created.status).toBe(201);
   const topic = await s.sluice.catalog.get('t');
-  const state = async () => asPartitionState((await s.store.get(keys.partitionState(topic.topicId, 0)))!);
+  const state = async () => decodePartitionState((await s.store.get(keys.partitionState(topic.topicId, 0)))!);
   const cleaner = async () =>
     (await s.store.get(keys.partitionState(topic.topicId, 0))) as unknown as {
       cleanedThrough?: number;
@@ -38,7 +38,9 @@ export const setup = async (configs: Record<string, string> = {}, tailFlushEntri
   /** Points the entry at `offset` at another object, as another writer would. */
   const repoint = async (offset: number, o: string) => {
     const page = (await pages()).find((p) => pageEntries(p).some((x) => x.baseOffset === offset))!;
-    const entries = pageEntries(page).map((x) => (x.baseOffset === offset ? { ...x.entry, o } : x.entry));
+    const entries = pageEntries(page).map((x) =>
+      x.baseOffset === offset ? { ...x.entry, objectKey: o } : x.entry,
+    );
     await s.store.put(pageItem(topic.topicId, 0, offsetFromBatchSk(page.sk), entries));
   };
   /** One request, so one index entry; returns the offsets. */

@@ -9,6 +9,7 @@ import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import { setup, utf8 } from './compaction-support.js';
 import { segmentSetup, T0 } from './segment-support.js';
 import { recordReads } from '../support/recorded-reads.js';
+import { stateAttr } from '../../lib/core/log/partition-codec.js';
 
 type Setup = Awaited<ReturnType<typeof setup>>;
 
@@ -55,7 +56,7 @@ describe('a pass’s writes', () => {
         keys.partitionState(s.topic.topicId, 0),
         [
           { set: 'cleanedThrough', value: 2 },
-          { set: 'cleanBytes', value: index[0]!.l + index[1]!.l },
+          { set: 'cleanBytes', value: index[0]!.sizeInBytes + index[1]!.sizeInBytes },
           { remove: 'oldestTombstone' },
         ],
         {
@@ -88,13 +89,13 @@ describe('a pass’s writes', () => {
     const added = s.objects.keys().filter((k) => !objects.includes(k));
     expect(added).toHaveLength(2);
     const after = await s.index();
-    const first = after[0]!.o;
-    const second = after[50]!.o;
+    const first = after[0]!.objectKey;
+    const second = after[50]!.objectKey;
     expect(new Set([first, second])).toEqual(new Set(added));
-    expect(after.map((e) => [e.o, e.b, e.l, e.c])).toEqual([
+    expect(after.map((e) => [e.objectKey, e.position, e.sizeInBytes, e.recordCount])).toEqual([
       ...Array.from({ length: 50 }, (_, i) => [first, i * HEADER_ONLY, HEADER_ONLY, 0]),
       [second, 0, HEADER_ONLY, 0],
-      [before[51]!.o, before[51]!.b, before[51]!.l, 1],
+      [before[51]!.objectKey, before[51]!.position, before[51]!.sizeInBytes, 1],
     ]);
     expect((await s.objects.get(first)).length).toBe(50 * HEADER_ONLY);
     expect((await s.fetchRows()).rows).toEqual([[51, 'k', 'v51']]);
@@ -160,7 +161,7 @@ describe('the swap deadline', () => {
 describe('a swap whose entry changed after the pass read it', () => {
   type Change = (page: Item, s: Setup) => Item | undefined;
   const firstEntry =
-    (field: 'o' | 'b' | 'l', value: string | number): Change =>
+    (field: 'objectKey' | 'position' | 'sizeInBytes', value: string | number): Change =>
     (page, s) =>
       pageItem(
         s.topic.topicId,
@@ -170,9 +171,9 @@ describe('a swap whose entry changed after the pass read it', () => {
       );
 
   it.each<[string, Change]>([
-    ['points at another object', firstEntry('o', 'elsewhere')],
-    ['points at another range of its object', firstEntry('b', 7)],
-    ['has another length', firstEntry('l', 99)],
+    ['points at another object', firstEntry('objectKey', 'elsewhere')],
+    ['points at another range of its object', firstEntry('position', 7)],
+    ['has another length', firstEntry('sizeInBytes', 99)],
     ['is no longer on its page', (page, s) => pageItem(s.topic.topicId, 0, offsetFromBatchSk(page.sk), [])],
     ['is on a page that retention retired', (page, s) => retiredPageItem(page, s.clock.now())],
     ['is on a page that is gone', () => undefined],
@@ -232,12 +233,13 @@ describe('the pass’s last write', () => {
     });
     await expect(s.compact()).rejects.toThrow('store down');
     // The swaps stand; the next pass finds them clean.
-    expect((await s.index()).map((e) => e.c)).toEqual([0, 0, 1]);
+    expect((await s.index()).map((e) => e.recordCount)).toEqual([0, 0, 1]);
   });
 });
 
 describe('the time index rebuild', () => {
-  const isTsMax = (actions: readonly UpdateAction[]) => actions.some((a) => 'set' in a && a.set === 'tsMax');
+  const isTsMax = (actions: readonly UpdateAction[]) =>
+    actions.some((a) => 'set' in a && a.set === stateAttr.maxTimestampSoFar);
 
   it('starts again when the tail moved before it set tsMax, and gives up after three tries', async () => {
     const s = await setup();
@@ -279,9 +281,9 @@ describe('the time index rebuild', () => {
     });
     expect(await s.compact()).toMatchObject({ cleanedThrough: 2, entriesRewritten: 1 });
     expect(moved).toBe(true);
-    expect((await s.state()).tsMax).toBe(now - 70);
+    expect((await s.state()).maxTimestampSoFar).toBe(now - 70);
     expect(await timeIndex(s)).toEqual([
-      timeMarkItem(s.topic.topicId, 0, { ts: now - 70, baseOffset: 1, prev: -1 }),
+      timeMarkItem(s.topic.topicId, 0, { maxTimestamp: now - 70, baseOffset: 1, prev: -1 }),
     ]);
   });
 
@@ -305,7 +307,9 @@ describe('the time index rebuild', () => {
     await s.produce([['k', 'k1']]);
     await s.sluice.maintenance.indexTail(s.topic.topicId, 0);
     const marks = await timeIndex(s);
-    expect(marks).toEqual([timeMarkItem(s.topic.topicId, 0, { ts: s.clock.now(), baseOffset: 0, prev: -1 })]);
+    expect(marks).toEqual([
+      timeMarkItem(s.topic.topicId, 0, { maxTimestamp: s.clock.now(), baseOffset: 0, prev: -1 }),
+    ]);
     const writes = vi.spyOn(s.store, 'batchWrite');
     // x keeps offset 0's timestamp: the running max still first rises there.
     expect(await s.compact()).toMatchObject({ entriesRewritten: 1, recordsRemoved: 1 });
@@ -320,16 +324,18 @@ describe('the time index rebuild', () => {
     const [materialized] = await timeIndex(s);
     // A materializer moving the next pass has written its mark and not yet moved tailBase (3).
     const pending = [
-      timeMarkItem(topicId, 0, { ts: s.clock.now() + 5, baseOffset: 3, prev: s.clock.now() }),
-      timeMarkItem(topicId, 0, { ts: s.clock.now() + 9, baseOffset: 4, prev: s.clock.now() + 5 }),
+      timeMarkItem(topicId, 0, { maxTimestamp: s.clock.now() + 5, baseOffset: 3, prev: s.clock.now() }),
+      timeMarkItem(topicId, 0, { maxTimestamp: s.clock.now() + 9, baseOffset: 4, prev: s.clock.now() + 5 }),
     ];
-    const stale = timeMarkItem(topicId, 0, { ts: 7, baseOffset: 2, prev: 1 });
+    const stale = timeMarkItem(topicId, 0, { maxTimestamp: 7, baseOffset: 2, prev: 1 });
     for (const mark of [...pending, stale]) await s.store.put(mark);
     const writes = vi.spyOn(s.store, 'batchWrite');
     expect(await s.compact()).toMatchObject({ entriesRewritten: 2 });
     // Offsets 0 and 1 are emptied: the running max now rises at 2. The stale mark below the tail base goes.
-    const rises = timeMarkItem(topicId, 0, { ts: s.clock.now(), baseOffset: 2, prev: -1 });
-    expect(materialized).toEqual(timeMarkItem(topicId, 0, { ts: s.clock.now(), baseOffset: 0, prev: -1 }));
+    const rises = timeMarkItem(topicId, 0, { maxTimestamp: s.clock.now(), baseOffset: 2, prev: -1 });
+    expect(materialized).toEqual(
+      timeMarkItem(topicId, 0, { maxTimestamp: s.clock.now(), baseOffset: 0, prev: -1 }),
+    );
     expect(await timeIndex(s)).toEqual([rises, ...pending]);
     expect(writes.mock.calls).toEqual([
       [{ puts: [rises], deletes: [stale, materialized!].map(({ pk, sk }) => ({ pk, sk })) }],
@@ -405,8 +411,8 @@ describe('a pass over both tiers', () => {
     const segmentEntries = await entriesOf(await s.segmentItems());
     const pageEntriesAfter = await entriesOf(await s.livePages());
     // The 35 rolled chunks (all emptied: the last requests overwrite every key) point into one new segment.
-    expect(segmentEntries.map((e) => e.c)).toEqual(Array<number>(35).fill(0));
-    const segmentObjects = new Set(segmentEntries.map((e) => e.o));
+    expect(segmentEntries.map((e) => e.recordCount)).toEqual(Array<number>(35).fill(0));
+    const segmentObjects = new Set(segmentEntries.map((e) => e.objectKey));
     expect(segmentObjects.size).toBe(1);
     const [segment] = segmentObjects;
     expect(segment!.startsWith(`g/${s.topic.topicId}/0/`)).toBe(true);
@@ -416,7 +422,7 @@ describe('a pass over both tiers', () => {
     // The local copies of rolled entries are not the pass's: reads go to the segments.
     const added = s.objects.keys().filter((k) => !replicaObjects.includes(k));
     expect(added).toHaveLength(1);
-    expect(pageEntriesAfter.map((e) => e.o === added[0])).toEqual([
+    expect(pageEntriesAfter.map((e) => e.objectKey === added[0])).toEqual([
       ...Array<boolean>(35).fill(false),
       ...Array<boolean>(14).fill(true),
       false,

@@ -43,8 +43,8 @@ describe('compaction', () => {
     // Every entry keeps its span; the emptied ones hold header-only batches.
     const index = await s.index();
     expect(index).toHaveLength(sizes.length);
-    expect(index.map((e) => e['n'])).toEqual(sizes);
-    const counts = index.map((e) => e['c'] as number);
+    expect(index.map((e) => e['offsetCount'])).toEqual(sizes);
+    const counts = index.map((e) => e['recordCount'] as number);
     expect(counts.reduce((a, b) => a + b, 0)).toBe(expected.length);
     expect(counts.filter((c) => c === 0).length).toBeGreaterThan(5);
     const state = await s.state();
@@ -169,7 +169,7 @@ describe('compaction', () => {
     expect(after.nextOffset).toBe(4);
     expect((await s.fetchRows(2)).rows).toEqual([[3, 'b', 'b1']]);
     expect((await s.cleaner()).oldestTombstone).toBeUndefined();
-    expect((await s.index()).map((e) => [e['n'], e['c']])).toEqual([
+    expect((await s.index()).map((e) => [e['offsetCount'], e['recordCount']])).toEqual([
       [2, 0],
       [1, 0],
       [1, 1],
@@ -215,10 +215,10 @@ describe('compaction', () => {
     const s = await setup();
     for (let round = 0; round < 5; round++) await s.produce([['k', `v${round}`]]);
     await s.sluice.maintenance.indexTail(s.topic.topicId, 0);
-    const original = (await s.index()).map((e) => e['o'] as string);
+    const original = (await s.index()).map((e) => e['objectKey'] as string);
     expect(new Set(original).size).toBe(5);
     await s.sluice.maintenance.run();
-    const objects = (await s.index()).map((e) => e['o'] as string);
+    const objects = (await s.index()).map((e) => e['objectKey'] as string);
     // The last entry kept its object; the four others point into one new object.
     expect(objects[4]).toBe(original[4]);
     expect(new Set(objects.slice(0, 4)).size).toBe(1);
@@ -303,7 +303,7 @@ describe('compaction', () => {
     const state = await s.state();
     expect(state.nextOffset).toBe(80);
     for (const entry of await s.index())
-      await expect(s.objects.get(entry['o'] as string)).resolves.toBeTruthy();
+      await expect(s.objects.get(entry['objectKey'] as string)).resolves.toBeTruthy();
   });
 
   it('cancels a swap whose index item changed under it and leaves the log as it was', async () => {
@@ -322,10 +322,10 @@ describe('compaction', () => {
     expect(raced).toMatchObject({ skipped: 'raced', entriesRewritten: 0, recordsRemoved: 0 });
     expect((await s.cleaner()).cleanedThrough).toBeUndefined();
     const after = await s.index();
-    expect(after[0]!['o']).toBe('elsewhere');
+    expect(after[0]!['objectKey']).toBe('elsewhere');
     expect(after.slice(1)).toEqual(before.slice(1));
     // Once the entry is back, the next pass cleans.
-    await s.repoint(0, before[0]!.o);
+    await s.repoint(0, before[0]!.objectKey);
     expect(await s.compact()).toMatchObject({ cleanedThrough: 4, recordsRemoved: 3 });
     expect(await s.consumeAll()).toEqual([[3, 'k', 'v3']]);
   });
@@ -346,7 +346,7 @@ describe('compaction', () => {
       [15, 'b', 'b7'],
     ]);
     for (const entry of await s.index())
-      await expect(s.objects.get(entry['o'] as string)).resolves.toBeTruthy();
+      await expect(s.objects.get(entry['objectKey'] as string)).resolves.toBeTruthy();
   });
 
   it('rejects keyless records on compacted topics, for JSON and for binary batches', async () => {

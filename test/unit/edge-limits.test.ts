@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { translateAwsError } from '../../lib/adapters/aws/errors.js';
 import { keys } from '../../lib/core/keys.js';
-import { asPartitionState } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import { memorySluice } from './log-support.js';
 
 const deep = (levels: number, inner = '1') => '['.repeat(levels) + inner + ']'.repeat(levels);
@@ -19,7 +19,7 @@ const setup = async () => {
   expect((await s.http('POST', '/v1/topics', { name: 't', partitions: 1 })).status).toBe(201);
   const topic = await s.sluice.catalog.get('t');
   const hw = async () =>
-    asPartitionState((await s.store.get(keys.partitionState(topic.topicId, 0)))!).nextOffset;
+    decodePartitionState((await s.store.get(keys.partitionState(topic.topicId, 0)))!).nextOffset;
   return { ...s, hw };
 };
 

@@ -21,6 +21,7 @@ import { RECORDS } from '../../protocol/record-batch/header.js';
 import { SluiceError } from '../../protocol/errors.js';
 import { withRecordsSection } from '../support/batch-surgery.js';
 import { memorySluice } from './log-support.js';
+import { stateAttr } from '../../lib/core/log/partition-codec.js';
 
 const BATCH = { 'content-type': 'application/vnd.kafka.record-batch' };
 const T0 = 1_700_000_000_000;
@@ -313,7 +314,7 @@ describe('hostile stores, continued', () => {
     expect(await s.produce(['c0'])).toBe(4);
     expect((await s.sluice.maintenance.run()).entriesIndexed).toBe(2);
     await s.store.update(keys.partitionState(s.topic.topicId, 0), [
-      { set: 'hw', value: 2 },
+      { set: stateAttr.highWatermark, value: 2 },
       { set: 'logStartOffset', value: 1 },
     ]);
     const gets = s.objects.meter.read().objectGets;
@@ -338,7 +339,9 @@ describe('hostile stores, continued', () => {
       message: "offset 0 is outside t-0's log [1, 2]",
     });
     // At the boundary of the entry above it, the HW still keeps that entry unread.
-    await s.store.update(keys.partitionState(s.topic.topicId, 0), [{ set: 'hw', value: 4 }]);
+    await s.store.update(keys.partitionState(s.topic.topicId, 0), [
+      { set: stateAttr.highWatermark, value: 4 },
+    ]);
     const before = s.objects.meter.read().objectGets;
     expect(await s.records({ offset: 1 })).toMatchObject({
       records: [
@@ -371,7 +374,7 @@ describe('a lying index', () => {
       await s.store.query({ pk: keys.partitionPk(s.topic.topicId, 0), sk: { beginsWith: keys.batchPrefix } })
     ).items;
     // The first entry claims two offsets, though its batch holds one.
-    const entries = pageEntries(page!).map((x, i) => (i === 0 ? { ...x.entry, n: 2 } : x.entry));
+    const entries = pageEntries(page!).map((x, i) => (i === 0 ? { ...x.entry, offsetCount: 2 } : x.entry));
     await s.store.put(pageItem(s.topic.topicId, 0, offsetFromBatchSk(page!.sk), entries));
     expect(await s.records({ maxBytes: 1 })).toMatchObject({ records: [[0, 'a']], nextOffset: 1 });
   });

@@ -41,8 +41,8 @@ describe('ListOffsets when the segment store fails', () => {
     const [chunk] = pageEntries(segment!);
     // The first chunk spans several requests (pages), at least three.
     expect(chunk!.baseOffset).toBe(0);
-    expect(chunk!.entry.n % 10).toBe(0);
-    const pagesInChunk = chunk!.entry.n / 10;
+    expect(chunk!.entry.offsetCount % 10).toBe(0);
+    const pagesInChunk = chunk!.entry.offsetCount / 10;
     expect(pagesInChunk).toBeGreaterThanOrEqual(3);
     expect(await s.at(1, 5)).toEqual({ offset: 15, timestamp: T0 + 1005 });
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
-import { asPartitionState } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import { memorySluice } from './log-support.js';
 
 const setup = async (configs: Record<string, string> = {}) => {
@@ -13,7 +13,7 @@ const setup = async (configs: Record<string, string> = {}) => {
   expect((await s.http('POST', '/v1/topics', { name: 't', partitions: 1, configs })).status).toBe(201);
   const topic = await s.sluice.catalog.get('t');
   const hw = async () =>
-    asPartitionState((await s.store.get(keys.partitionState(topic.topicId, 0)))!).nextOffset;
+    decodePartitionState((await s.store.get(keys.partitionState(topic.topicId, 0)))!).nextOffset;
   const produce = (body: unknown, key?: string) =>
     s.http('POST', '/v1/topics/t/records', body, key === undefined ? {} : { 'idempotency-key': key });
   return { ...s, hw, produce };

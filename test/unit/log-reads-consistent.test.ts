@@ -9,7 +9,8 @@ import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js
 import { keys, pad } from '../../lib/core/keys.js';
 import { readPartitionState } from '../../lib/core/log/context.js';
 import { materializeTail } from '../../lib/core/log/materialize.js';
-import { asPartitionState, initialPartitionState } from '../../lib/core/log/partition-state.js';
+import { initialPartitionState } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import { findMaterializedBatch } from '../../lib/core/log/producer-history.js';
 import { firstEntryReaching } from '../../lib/core/log/time-index.js';
 import type { Topic } from '../../lib/core/topics/model.js';
@@ -40,7 +41,7 @@ describe('reads of the log', () => {
     const options = { now: 0, producerExpirationMs: 1 };
     expect(await materializeTail(s.store, TOPIC.topicId, 0, options)).toBe(0);
     expect(s.gets.mock.calls).toEqual([[keys.partitionState(TOPIC.topicId, 0), { consistent: true }]]);
-    const state = asPartitionState(initialPartitionState(TOPIC.topicId, TOPIC.name, 0, ['s0']));
+    const state = decodePartitionState(initialPartitionState(TOPIC.topicId, TOPIC.name, 0, ['s0']));
     s.gets.mockClear();
     expect(await materializeTail(s.store, TOPIC.topicId, 0, { ...options, state })).toBe(0);
     expect(s.gets).not.toHaveBeenCalled();
@@ -65,7 +66,7 @@ describe('reads of the log', () => {
 
   it('of the time index ask for the 8 marks from the timestamp on, consistently', async () => {
     const s = setup();
-    const state = asPartitionState(initialPartitionState(TOPIC.topicId, TOPIC.name, 0, ['s0']));
+    const state = decodePartitionState(initialPartitionState(TOPIC.topicId, TOPIC.name, 0, ['s0']));
     expect(await firstEntryReaching(s.store, TOPIC.topicId, 0, state, 1_234)).toBeUndefined();
     expect(await firstEntryReaching(s.store, TOPIC.topicId, 0, state, -5)).toBeUndefined();
     const marks = s.queries.mock.calls.filter(([input]) => 'between' in (input.sk ?? {}));

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import { keys } from '../../lib/core/keys.js';
 import { pageEntries } from '../../lib/core/log/batch-index.js';
-import { asPartitionState } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import { memorySluice } from './log-support.js';
 
 const batchOf = (values: string[], producer?: { id: number; epoch: number; seq: number }) =>
@@ -17,7 +17,7 @@ const setup = async (config = {}) => {
   expect((await s.http('POST', '/v1/topics', { name: 't', partitions: 2 })).status).toBe(201);
   const topic = await s.sluice.catalog.get('t');
   const state = async (p = 0) =>
-    asPartitionState((await s.store.get(keys.partitionState(topic.topicId, p)))!);
+    decodePartitionState((await s.store.get(keys.partitionState(topic.topicId, p)))!);
   return { ...s, topic, state };
 };
 
@@ -65,7 +65,7 @@ describe('commits', () => {
     }
     const state = await s.state();
     expect(state.tail.length).toBeLessThan(4);
-    expect(state.tailBase + state.tail.reduce((n, e) => n + e.n, 0)).toBe(30);
+    expect(state.tailBase + state.tail.reduce((n, e) => n + e.offsetCount, 0)).toBe(30);
     const indexed = await s.store.query({
       pk: keys.partitionPk(s.topic.topicId, 0),
       sk: { beginsWith: 'B#' },
@@ -125,7 +125,7 @@ describe('commits', () => {
     const first = await s.http('POST', '/v1/topics/t/records', body, { 'idempotency-key': 'k1' });
     for (let i = 0; i < 10; i++)
       await s.http('POST', '/v1/topics/t/records', { records: [{ value: `x${i}`, partition: 0 }] });
-    expect((await s.state()).ik).toEqual([]);
+    expect((await s.state()).idempotencyKeys).toEqual([]);
     const retry = await s.http('POST', '/v1/topics/t/records', body, { 'idempotency-key': 'k1' });
     expect(retry.body.results[0].offset).toBe(first.body.results[0].offset);
     expect((await s.state()).nextOffset).toBe(11);
@@ -194,7 +194,7 @@ describe('commits', () => {
     );
     await s.sluice.maintenance.run();
     const state = await s.state();
-    expect(Object.keys(state.pr)).toEqual([String(active)]);
+    expect(Object.keys(state.producers)).toEqual([String(active)]);
     expect(state.tail).toEqual([]);
   });
 

@@ -70,7 +70,7 @@ describe('the orphan collector', () => {
     const [page] = (
       await s.store.query({ pk: keys.partitionPk(s.topicId, 0), sk: { beginsWith: keys.batchPrefix } })
     ).items;
-    const objects = pageEntries(page!).map((x) => x.entry.o);
+    const objects = pageEntries(page!).map((x) => x.entry.objectKey);
     expect(new Set(objects).size).toBe(3);
     await s.store.update(keys.partitionState(s.topicId, 0), [{ set: 'logStartOffset', value: 2 }]);
     s.clock.time += GRACE + 1;

@@ -9,7 +9,7 @@ import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import { createSluice } from '../../lib/app.js';
 import { keys } from '../../lib/core/keys.js';
-import { asPartitionState } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import type { QueryInput } from '../../lib/ports/metadata-store.js';
 import { storageUnavailable, throttled } from '../../lib/ports/storage-errors.js';
 import { InterceptedMetadataStore, InterceptedObjectStore } from '../harness/seams.js';
@@ -117,7 +117,7 @@ describe('replication totals', () => {
     const leaders = async () =>
       Promise.all(
         [0, 1].map(
-          async (p) => asPartitionState((await store.get(keys.partitionState(topic.topicId, p)))!).leader,
+          async (p) => decodePartitionState((await store.get(keys.partitionState(topic.topicId, p)))!).leader,
         ),
       );
     return { sluice, store, http, down, leaders };

@@ -88,12 +88,12 @@ describe('an Idempotency-Key commit across moves of the tail', () => {
     // Another attempt of the request commits, and its commit moves the tail (and the key's K# item).
     const original = await c.producerWith({}).produce('t', request(['x'], 'k-1'));
     const moved = await c.state();
-    expect([moved.tail.length, moved.ik, moved.ikDone, moved.ikGen]).toEqual([
-      0,
-      [idempotencyHash(c.topic.topicId, 'k-1')],
-      1,
-      1,
-    ]);
+    expect([
+      moved.tail.length,
+      moved.idempotencyKeys,
+      moved.idempotencyKeysMoved,
+      moved.idempotencyKeysGeneration,
+    ]).toEqual([0, [idempotencyHash(c.topic.topicId, 'k-1')], 1, 1]);
     release();
     expect(await attempt).toEqual(original);
     expect((await c.state()).nextOffset).toBe(1);
@@ -118,7 +118,7 @@ describe('an Idempotency-Key commit across moves of the tail', () => {
     // Two keyed produces, each moving the tail: the key list's generation moves on twice.
     await c.producerWith({}).produce('t', request(['y'], 'k-3'));
     await c.producerWith({}).produce('t', request(['z'], 'k-4'));
-    expect((await c.state()).ikGen).toBe(2);
+    expect((await c.state()).idempotencyKeysGeneration).toBe(2);
     const commitsBefore = c.commits().length;
     release();
     expect(await attempt).toEqual([{ partition: 0, offset: 2, timestamp: T0 }]);

@@ -9,21 +9,28 @@ import { dataObjectKey, keys } from '../../lib/core/keys.js';
 import { pageEntries, pageItem } from '../../lib/core/log/batch-index.js';
 import { IDEMPOTENCY_WINDOW_MS, materializeTail } from '../../lib/core/log/materialize.js';
 import type { PartitionState, TailEntry } from '../../lib/core/log/partition-state.js';
-import { asPartitionState, initialPartitionState } from '../../lib/core/log/partition-state.js';
-import type { Item, MetadataStore } from '../../lib/ports/metadata-store.js';
+import { initialPartitionState } from '../../lib/core/log/partition-state.js';
+import {
+  decodePartitionState,
+  encodePartitionItem,
+  encodeTailEntry,
+  producerAttr,
+  stateAttr,
+} from '../../lib/core/log/partition-codec.js';
+import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 import { InterceptedMetadataStore } from '../harness/seams.js';
 
 const TOPIC = 'topic';
 const NOW = 1_700_000_000_000;
 const EXPIRY = 86_400_000;
 const entry = (t: number, extra: Partial<TailEntry> = {}): TailEntry => ({
-  o: dataObjectKey(TOPIC, `o${t}`),
-  b: 0,
-  l: 10,
-  n: 2,
-  c: 2,
-  t,
-  f: t - 1,
+  objectKey: dataObjectKey(TOPIC, `o${t}`),
+  position: 0,
+  sizeInBytes: 10,
+  offsetCount: 2,
+  recordCount: 2,
+  maxTimestamp: t,
+  firstTimestamp: t - 1,
   ...extra,
 });
 
@@ -31,17 +38,19 @@ const entry = (t: number, extra: Partial<TailEntry> = {}): TailEntry => ({
 const partition = async (tail: TailEntry[], hw: number, extra: Partial<PartitionState> = {}) => {
   const store = new MemoryMetadataStore();
   const key = keys.partitionState(TOPIC, 0);
-  await store.put({
-    ...initialPartitionState(TOPIC, 't', 0, ['s0']),
-    tailBase: 100,
-    logStartOffset: 100,
-    nextOffset: 100 + 2 * tail.length,
-    hw,
-    tsMax: 5,
-    tail: tail as unknown as Item[],
-    ...(extra as Record<string, never>),
-  });
-  const state = async () => asPartitionState((await store.get(key))!);
+  await store.put(
+    encodePartitionItem(TOPIC, {
+      ...decodePartitionState(initialPartitionState(TOPIC, 't', 0, ['s0'])),
+      tailBase: 100,
+      logStartOffset: 100,
+      nextOffset: 100 + 2 * tail.length,
+      highWatermark: hw,
+      maxTimestampSoFar: 5,
+      tail,
+      ...extra,
+    }),
+  );
+  const state = async () => decodePartitionState((await store.get(key))!);
   const items = (prefix: string) =>
     store
       .dump()
@@ -78,7 +87,7 @@ describe('a materialization pass', () => {
       ],
     ]);
     const after = await p.state();
-    expect([after.tailBase, after.tail, after.tsMax, after.logStartOffset]).toEqual([
+    expect([after.tailBase, after.tail, after.maxTimestampSoFar, after.logStartOffset]).toEqual([
       104,
       [tail[2]],
       20,
@@ -112,8 +121,16 @@ describe('a materialization pass', () => {
 
   it('writes each Idempotency-Key for the window and each producer epoch’s history until the producer expires', async () => {
     const mark = 'HASH.FP.loyw3v28';
-    const tail = [entry(10, { k: mark }), entry(20, { p: 3, e: 1, q: 0, z: 1 }), entry(30)];
-    const p = await partition(tail, 106, { ik: ['HASH'], ikGen: 4, pr: { '3': { e: 1, s: 1, t: NOW } } });
+    const tail = [
+      entry(10, { idempotencyMark: mark }),
+      entry(20, { producerId: 3, producerEpoch: 1, baseSequence: 0, lastSequence: 1 }),
+      entry(30),
+    ];
+    const p = await partition(tail, 106, {
+      idempotencyKeys: ['HASH'],
+      idempotencyKeysGeneration: 4,
+      producers: { '3': { producerEpoch: 1, lastSequence: 1, lastTimestamp: NOW } },
+    });
     expect(await p.pass()).toBe(3);
     expect(p.items('K#')).toEqual([
       {
@@ -137,41 +154,65 @@ describe('a materialization pass', () => {
     const after = await p.state();
     // The key's hash stays in the commit condition's list until the next pass, whose generation moves
     // on now; the producer stays.
-    expect([after.ik, after.ikDone, after.ikGen, after.pr]).toEqual([
-      ['HASH'],
-      1,
-      5,
-      { '3': { e: 1, s: 1, t: NOW } },
-    ]);
+    expect([
+      after.idempotencyKeys,
+      after.idempotencyKeysMoved,
+      after.idempotencyKeysGeneration,
+      after.producers,
+    ]).toEqual([['HASH'], 1, 5, { '3': { producerEpoch: 1, lastSequence: 1, lastTimestamp: NOW } }]);
   });
 
   it('removes the keys a pass moved at the next pass, and only those', async () => {
-    const tail = [entry(10, { k: 'A.FP.1' }), entry(20), entry(30, { k: 'B.FP.1' })];
-    const p = await partition(tail, 106, { ik: ['OLD', 'A', 'B'], ikDone: 1, ikGen: 7 });
+    const tail = [
+      entry(10, { idempotencyMark: 'A.FP.1' }),
+      entry(20),
+      entry(30, { idempotencyMark: 'B.FP.1' }),
+    ];
+    const p = await partition(tail, 106, {
+      idempotencyKeys: ['OLD', 'A', 'B'],
+      idempotencyKeysMoved: 1,
+      idempotencyKeysGeneration: 7,
+    });
     expect(await p.pass()).toBe(3);
     const after = await p.state();
-    expect([after.ik, after.ikDone, after.ikGen]).toEqual([['A', 'B'], 2, 8]);
-    const q = await partition([entry(40)], 102, { ik: ['A', 'B', 'C'], ikDone: 2, ikGen: 8 });
+    expect([after.idempotencyKeys, after.idempotencyKeysMoved, after.idempotencyKeysGeneration]).toEqual([
+      ['A', 'B'],
+      2,
+      8,
+    ]);
+    const q = await partition([entry(40)], 102, {
+      idempotencyKeys: ['A', 'B', 'C'],
+      idempotencyKeysMoved: 2,
+      idempotencyKeysGeneration: 8,
+    });
     expect(await q.pass()).toBe(1);
     const later = await q.state();
-    expect([later.ik, later.ikDone, later.ikGen]).toEqual([['C'], 0, 9]);
+    expect([later.idempotencyKeys, later.idempotencyKeysMoved, later.idempotencyKeysGeneration]).toEqual([
+      ['C'],
+      0,
+      9,
+    ]);
   });
 
   it('drops producers idle past producer.id.expiration.ms, also with nothing to move', async () => {
     const pr = {
-      '1': { e: 0, s: 4, t: NOW - EXPIRY - 1 },
-      '2': { e: 0, s: 9, t: NOW - EXPIRY },
-      '3': { e: 0, s: 0, t: NOW - 1 },
+      '1': { producerEpoch: 0, lastSequence: 4, lastTimestamp: NOW - EXPIRY - 1 },
+      '2': { producerEpoch: 0, lastSequence: 9, lastTimestamp: NOW - EXPIRY },
+      '3': { producerEpoch: 0, lastSequence: 0, lastTimestamp: NOW - 1 },
     };
-    const p = await partition([entry(10)], 100, { pr });
+    const p = await partition([entry(10)], 100, { producers: pr });
     expect(await p.pass()).toBe(0);
     const after = await p.state();
-    expect([after.pr, after.tail.length, after.tailBase]).toEqual([{ '2': pr['2'], '3': pr['3'] }, 1, 100]);
+    expect([after.producers, after.tail.length, after.tailBase]).toEqual([
+      { '2': pr['2'], '3': pr['3'] },
+      1,
+      100,
+    ]);
     expect(p.items('B#')).toEqual([]);
     // Beyond maxProducers, the least recently active go too.
-    const q = await partition([], 100, { pr });
+    const q = await partition([], 100, { producers: pr });
     await q.pass(q.store, NOW, 1);
-    expect((await q.state()).pr).toEqual({ '3': pr['3'] });
+    expect((await q.state()).producers).toEqual({ '3': pr['3'] });
   });
 
   it('trims nothing when another pass trimmed first, or a producer it expires wrote meanwhile', async () => {
@@ -192,21 +233,24 @@ describe('a materialization pass', () => {
     );
     expect(trimmed.tail).toHaveLength(2);
     const rekeyed = await racing((p) =>
-      p.store.update(p.key, [{ set: 'ikGen', value: 1 }]).then(() => undefined),
+      p.store.update(p.key, [{ set: stateAttr.idempotencyKeysGeneration, value: 1 }]).then(() => undefined),
     );
     expect(rekeyed.tail).toHaveLength(2);
-    const idle = { '9': { e: 0, s: 0, t: NOW - EXPIRY - 1 } };
+    const idle = { '9': { producerEpoch: 0, lastSequence: 0, lastTimestamp: NOW - EXPIRY - 1 } };
     const woke = await racing(
-      (p) => p.store.update(p.key, [{ set: ['pr', '9', 't'], value: NOW }]).then(() => undefined),
-      { pr: idle },
+      (p) =>
+        p.store
+          .update(p.key, [{ set: [stateAttr.producers, '9', producerAttr.lastTimestamp], value: NOW }])
+          .then(() => undefined),
+      { producers: idle },
     );
-    expect([woke.tail.length, woke.pr['9']?.t]).toEqual([2, NOW]);
+    expect([woke.tail.length, woke.producers['9']?.lastTimestamp]).toEqual([2, NOW]);
     // A commit that appended meanwhile does not stop the trim: its entry stays at the end.
     const appended = await partition([entry(10), entry(20)], 104);
     const store = new InterceptedMetadataStore(appended.store, async (call, run) => {
       if (call.op === 'update' && call.actions?.some((a) => 'removeHead' in a))
         await appended.store.update(appended.key, [
-          { set: 'tail', append: [entry(30) as unknown as Item] },
+          { set: 'tail', append: [encodeTailEntry(entry(30), TOPIC)] },
           { set: 'nextOffset', value: 106 },
         ]);
       return run();
@@ -235,7 +279,7 @@ describe('a materialization pass', () => {
   it('refuses to follow a page that ends inside one of its tail entries', async () => {
     const p = await partition([entry(10), entry(20)], 104);
     // A page at the tail's base that claims offset 100 alone: the tail's entry spans 100-101.
-    await p.store.put(pageItem(TOPIC, 0, 100, [{ ...entry(10), n: 1 }]));
+    await p.store.put(pageItem(TOPIC, 0, 100, [{ ...entry(10), offsetCount: 1 }]));
     await expect(p.pass()).rejects.toThrow(
       new Error(`batch index page ${keys.batch(TOPIC, 0, 100).sk} ends at 101, inside a tail entry`),
     );

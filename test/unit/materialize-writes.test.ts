@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
 import { pageEntries } from '../../lib/core/log/batch-index.js';
 import { materializeTail } from '../../lib/core/log/materialize.js';
-import { asPartitionState } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 import { memorySluice } from './log-support.js';
@@ -47,7 +47,7 @@ describe('a materialization pass', () => {
       expect((await s.http('POST', '/v1/topics/t/partitions/0/batches', body, BATCH)).status).toBe(200);
     }
     const stateKey = keys.partitionState(topic.topicId, 0);
-    expect(asPartitionState((await s.store.get(stateKey))!).tail).toHaveLength(16);
+    expect(decodePartitionState((await s.store.get(stateKey))!).tail).toHaveLength(16);
 
     const before = s.store.meter.read();
     const counted = countingStore(s.store);
@@ -59,7 +59,7 @@ describe('a materialization pass', () => {
     const requests = { ...counted.requests };
 
     expect(moved).toBe(16);
-    expect(asPartitionState((await s.store.get(stateKey))!).tail).toEqual([]);
+    expect(decodePartitionState((await s.store.get(stateKey))!).tail).toEqual([]);
     // One read of the partition item; one page of the batch index for the 16 entries and one
     // time-index mark for the pass (though the running max rises with every entry), each only-if-absent;
     // the 4 keys and 2 producers' history in one batch write; one trim.

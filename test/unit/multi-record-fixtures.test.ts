@@ -104,7 +104,7 @@ describe('ListOffsets on three replicas with a follower behind', () => {
       acks: '1',
     });
     const before = await state();
-    expect([before.nextOffset, before.hw]).toEqual([4, 2]);
+    expect([before.nextOffset, before.highWatermark]).toEqual([4, 2]);
     const latest = async () => (await c.http('GET', '/v1/topics/t/partitions/0/offsets?at=latest')).body;
     expect(await latest()).toEqual({ offset: 2, timestamp: -1 });
     // A timestamp only records above the high watermark reach finds nothing yet.
@@ -114,7 +114,7 @@ describe('ListOffsets on three replicas with a follower behind', () => {
 
     await replicatePartition(c.sluice.log, topic, 0);
     const after = await state();
-    expect(after.hw).toBe(4);
+    expect(after.highWatermark).toBe(4);
     expect(await latest()).toEqual({ offset: 4, timestamp: -1 });
     expect(await byTime()).toEqual({ offset: 2, timestamp: t0 + 5_000 });
   });

@@ -1,37 +1,58 @@
 import { describe, expect, it } from 'vitest';
 import { dataObjectKey } from '../../lib/core/keys.js';
 import type { TailEntry } from '../../lib/core/log/partition-state.js';
+import { initialPartitionState } from '../../lib/core/log/partition-state.js';
 import {
-  asPartitionState,
+  decodePartitionState,
   decodeTailEntry,
   encodeTailEntry,
-  initialPartitionState,
-} from '../../lib/core/log/partition-state.js';
+} from '../../lib/core/log/partition-codec.js';
 
 const topicId = 'Tq3xVb7uQeS0a1b2c3d4eA';
 const id = '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0';
 const plain: TailEntry = {
-  o: dataObjectKey(topicId, id),
-  b: 0,
-  l: 1037099,
-  n: 1000,
-  c: 1000,
-  t: 1764424800123,
-  f: 1764424800001,
+  objectKey: dataObjectKey(topicId, id),
+  position: 0,
+  sizeInBytes: 1037099,
+  offsetCount: 1000,
+  recordCount: 1000,
+  maxTimestamp: 1764424800123,
+  firstTimestamp: 1764424800001,
 };
-const idempotent: TailEntry = { ...plain, b: 17, p: 42, e: 3, q: 1000, z: 1999 };
-const keyed: TailEntry = { ...plain, k: 'Zm9vYmFyYmF6cXV4MTIzNA' };
+const idempotent: TailEntry = {
+  ...plain,
+  position: 17,
+  producerId: 42,
+  producerEpoch: 3,
+  baseSequence: 1000,
+  lastSequence: 1999,
+};
+const keyed: TailEntry = { ...plain, idempotencyMark: 'Zm9vYmFyYmF6cXV4MTIzNA' };
 
 describe('tail entries in the partition item', () => {
   it('round-trip through their compact string form, optional fields included', () => {
-    for (const entry of [plain, idempotent, keyed, { ...idempotent, k: keyed.k! }]) {
+    for (const entry of [
+      plain,
+      idempotent,
+      keyed,
+      { ...idempotent, idempotencyMark: keyed.idempotencyMark! },
+    ]) {
       const encoded = encodeTailEntry(entry, topicId);
       expect(decodeTailEntry(encoded, topicId)).toEqual(entry);
     }
   });
 
   it('round-trip the edge values: zero, negative timestamps, sequences near the int32 limit', () => {
-    const edges: TailEntry = { ...plain, l: 0, t: -1, f: -1, p: 0, e: 0, q: 2 ** 31 - 2, z: 2 ** 31 - 1 };
+    const edges: TailEntry = {
+      ...plain,
+      sizeInBytes: 0,
+      maxTimestamp: -1,
+      firstTimestamp: -1,
+      producerId: 0,
+      producerEpoch: 0,
+      baseSequence: 2 ** 31 - 2,
+      lastSequence: 2 ** 31 - 1,
+    };
     expect(decodeTailEntry(encodeTailEntry(edges, topicId), topicId)).toEqual(edges);
   });
 
@@ -39,10 +60,10 @@ describe('tail entries in the partition item', () => {
     const encoded = encodeTailEntry(idempotent, topicId);
     expect(encoded.endsWith(`|@${id}`)).toBe(true);
     expect(encoded.length).toBeLessThan(80);
-    const odd = { ...plain, o: 'd/x|y/ab/a|b|c' };
+    const odd = { ...plain, objectKey: 'd/x|y/ab/a|b|c' };
     expect(decodeTailEntry(encodeTailEntry(odd, topicId), topicId)).toEqual(odd);
     // Another topic's key is not shortened against this one.
-    const foreign = { ...plain, o: dataObjectKey('another', id) };
+    const foreign = { ...plain, objectKey: dataObjectKey('another', id) };
     expect(decodeTailEntry(encodeTailEntry(foreign, topicId), topicId)).toEqual(foreign);
   });
 
@@ -51,10 +72,10 @@ describe('tail entries in the partition item', () => {
     expect(() => decodeTailEntry(encodeTailEntry(plain, topicId), undefined)).toThrow(/needs the item's key/);
   });
 
-  it('are decoded by asPartitionState from the item key, which still reads entries stored as maps', () => {
+  it('are decoded by decodePartitionState from the item key', () => {
     const item = initialPartitionState(topicId, 'orders', 3, ['s0']);
-    expect(asPartitionState(item).tail).toEqual([]);
-    const stored = { ...item, tail: [encodeTailEntry(plain, topicId), idempotent as unknown as string] };
-    expect(asPartitionState(stored).tail).toEqual([plain, idempotent]);
+    expect(decodePartitionState(item).tail).toEqual([]);
+    const stored = { ...item, tail: [encodeTailEntry(plain, topicId), encodeTailEntry(idempotent, topicId)] };
+    expect(decodePartitionState(stored).tail).toEqual([plain, idempotent]);
   });
 });

@@ -57,14 +57,22 @@ describe('a binary produce', () => {
       logStartOffset: 0,
     });
     const [entry] = (await c.state()).tail;
-    expect(entry).toEqual({ o: expect.any(String), b: 0, l: body.length, n: 5, c: 5, t: 2_001, f: 1_000 });
+    expect(entry).toEqual({
+      objectKey: expect.any(String),
+      position: 0,
+      sizeInBytes: body.length,
+      offsetCount: 5,
+      recordCount: 5,
+      maxTimestamp: 2_001,
+      firstTimestamp: 1_000,
+    });
   });
 
   it('keeps a batch stamped at the epoch (timestamp 0) at 0', async () => {
     const c = await produceCluster();
     await c.sluice.producer.produceBatches('t', 0, batch(['a'], {}, 0), '1');
     const [entry] = (await c.state()).tail;
-    expect([entry!.t, entry!.f]).toEqual([0, 0]);
+    expect([entry!.maxTimestamp, entry!.firstTimestamp]).toEqual([0, 0]);
   });
 
   it('answers a retried idempotent batch on a LogAppendTime topic as the original was', async () => {
@@ -78,14 +86,14 @@ describe('a binary produce', () => {
     const first = await producer.produceBatches('t', 0, body, '1');
     expect(first).toEqual({ baseOffset: 0, lastOffset: 2, logAppendTime: T0, logStartOffset: 0 });
     const [entry] = (await c.state()).tail;
-    expect([entry!.t, entry!.f, entry!.p, entry!.e, entry!.q, entry!.z]).toEqual([
-      T0,
-      T0,
-      producerId,
-      0,
-      0,
-      2,
-    ]);
+    expect([
+      entry!.maxTimestamp,
+      entry!.firstTimestamp,
+      entry!.producerId,
+      entry!.producerEpoch,
+      entry!.baseSequence,
+      entry!.lastSequence,
+    ]).toEqual([T0, T0, producerId, 0, 0, 2]);
     c.clock.time += 7_000;
     expect(await producer.produceBatches('t', 0, body, '1')).toEqual(first);
     const next = await producer.produceBatches('t', 0, batch(['d'], idempotent(producerId, 3)), '1');
@@ -168,8 +176,14 @@ describe('a binary produce', () => {
         lastOffset: 3,
       });
       const state = await c.state();
-      expect(state.tail.map((e) => [e.n, e.p, e.e, e.q, e.z])).toEqual([[4, producerId, 0, 0, 3]]);
-      expect(state.pr[String(producerId)]).toEqual({ e: 0, s: 3, t: T0 });
+      expect(
+        state.tail.map((e) => [e.offsetCount, e.producerId, e.producerEpoch, e.baseSequence, e.lastSequence]),
+      ).toEqual([[4, producerId, 0, 0, 3]]);
+      expect(state.producers[String(producerId)]).toEqual({
+        producerEpoch: 0,
+        lastSequence: 3,
+        lastTimestamp: T0,
+      });
     });
   });
 

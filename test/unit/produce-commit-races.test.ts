@@ -9,6 +9,7 @@ import { idempotencyHash } from '../../lib/core/log/idempotency.js';
 import { isCommit } from '../harness/seams.js';
 import type { Cluster } from './produce-support.js';
 import { T0, batch, produceCluster, records } from './produce-support.js';
+import { stateAttr } from '../../lib/core/log/partition-codec.js';
 
 /** Holds the first commit until `release()`; `held` resolves once it is reached. */
 const holdFirstCommit = (c: Cluster) => {
@@ -48,7 +49,7 @@ describe('an Idempotency-Key retry found before writing', () => {
     await producer.produce('t', request(['a', 'b']));
     await producer.produce('t', request(['c', 'd', 'e']));
     expect(await producer.produce('t', request(['x', 'y'], 'k-1'))).toEqual(answers([5, 6], T0));
-    expect((await c.state()).ik).toEqual([idempotencyHash(c.topic.topicId, 'k-1')]);
+    expect((await c.state()).idempotencyKeys).toEqual([idempotencyHash(c.topic.topicId, 'k-1')]);
     const before = { objects: c.objectKeys(), calls: c.calls.length };
     c.clock.time += 1_000;
     expect(await producer.produce('t', request(['x', 'y'], 'k-1'))).toEqual(answers([5, 6], T0));
@@ -122,7 +123,12 @@ describe('Idempotency-Key attempts that race to the commit', () => {
     const second = await c.producerWith({}).produce('t', request(['a', 'b'], 'k-6'));
     // The committer moved the tail out of the partition item; the key stays listed one pass longer.
     const state = await c.state();
-    expect([state.tail.length, state.ik.length, state.ikDone, state.ikGen]).toEqual([0, 1, 1, 1]);
+    expect([
+      state.tail.length,
+      state.idempotencyKeys.length,
+      state.idempotencyKeysMoved,
+      state.idempotencyKeysGeneration,
+    ]).toEqual([0, 1, 1, 1]);
     release();
     expect(await first).toEqual(second);
     expect((await c.state()).nextOffset).toBe(2);
@@ -143,7 +149,7 @@ describe('Idempotency-Key attempts that race to the commit', () => {
   it('gives up with REQUEST_TIMED_OUT after 6 commits when the key list changes twice before each', async () => {
     const c = await produceCluster();
     c.onMetadata(async (call, run) => {
-      if (isCommit(call)) await change(c, 'ikGen', 2);
+      if (isCommit(call)) await change(c, stateAttr.idempotencyKeysGeneration, 2);
       return run();
     });
     await expect(c.sluice.producer.produce('t', request(['a'], 'k-9'))).rejects.toMatchObject({
@@ -196,7 +202,7 @@ describe('a fenced commit', () => {
     let commits = 0;
     c.onMetadata(async (call, run) => {
       if (!isCommit(call)) return run();
-      await change(c, 'ikGen', 2);
+      await change(c, stateAttr.idempotencyKeysGeneration, 2);
       try {
         return await run();
       } finally {

@@ -57,9 +57,9 @@ describe('where a produce writes', () => {
     for (const p of [0, 1, 2]) {
       const [entry] = (await c.state(p)).tail;
       // Each partition's object is written once: under the id drawn for it (the topic drew id-1).
-      expect(entry!.o).toBe(dataObjectKey(c.topic.topicId, `id-${p + 2}`));
-      expect(holding(c, entry!.o)).toEqual([leaders[p]]);
-      expect(await valuesIn(c, leaders[p]!, entry!.o)).toEqual(p === 0 ? ['v0', 'v3'] : [`v${p}`]);
+      expect(entry!.objectKey).toBe(dataObjectKey(c.topic.topicId, `id-${p + 2}`));
+      expect(holding(c, entry!.objectKey)).toEqual([leaders[p]]);
+      expect(await valuesIn(c, leaders[p]!, entry!.objectKey)).toEqual(p === 0 ? ['v0', 'v3'] : [`v${p}`]);
     }
     expect(c.commits()).toHaveLength(3);
   });
@@ -70,8 +70,8 @@ describe('where a produce writes', () => {
     expect(Object.values(c.objectKeys()).map((k) => k.length)).toEqual([3, 3, 3]);
     for (const p of [0, 1, 2]) {
       const [entry] = (await c.state(p)).tail;
-      expect(holding(c, entry!.o)).toEqual(['s0', 's1', 's2']);
-      expect(await valuesIn(c, 's1', entry!.o)).toEqual(p === 0 ? ['v0', 'v3'] : [`v${p}`]);
+      expect(holding(c, entry!.objectKey)).toEqual(['s0', 's1', 's2']);
+      expect(await valuesIn(c, 's1', entry!.objectKey)).toEqual(p === 0 ? ['v0', 'v3'] : [`v${p}`]);
     }
     expect(c.commits()).toHaveLength(3);
   });
@@ -122,7 +122,7 @@ describe('a failed store write', () => {
     expect([after.leader, after.leaderEpoch, after.nextOffset]).toEqual([last, 1, 0]);
     down.clear();
     expect(await send(c, ['a'])).toMatchObject([{ partition: 0, offset: 0 }]);
-    const [stored] = await c.stored(last!, (await c.state()).tail[0]!.o);
+    const [stored] = await c.stored(last!, (await c.state()).tail[0]!.objectKey);
     expect(stored!.header.partitionLeaderEpoch).toBe(1);
   });
 
@@ -161,8 +161,8 @@ describe('a failed store write', () => {
     expect(await send(c, ['a'])).toMatchObject([{ partition: 0, offset: 0 }]);
     const state = await c.state();
     expect(state.isr).toEqual(replicas.filter((s) => s !== slow));
-    expect(state.leo[slow]).toBe(0);
-    expect(state.hw).toBe(1);
+    expect(state.logEndOffsets[slow]).toBe(0);
+    expect(state.highWatermark).toBe(1);
   });
 });
 
@@ -277,26 +277,31 @@ describe('a leadership that moved between the write and the commit', () => {
     expect(await produce()).toMatchObject({ baseOffset: 0, lastOffset: 2 });
     const state = await c.state();
     const entry = state.tail[0]!;
-    expect([entry.b, entry.l, entry.n, entry.c]).toEqual([0, body.length, 3, 3]);
-    expect(holding(c, entry.o)).toEqual(['s0', 's1', 's2']);
-    const rewritten = await c.stored(state.leader, entry.o);
+    expect([entry.position, entry.sizeInBytes, entry.offsetCount, entry.recordCount]).toEqual([
+      0,
+      body.length,
+      3,
+      3,
+    ]);
+    expect(holding(c, entry.objectKey)).toEqual(['s0', 's1', 's2']);
+    const rewritten = await c.stored(state.leader, entry.objectKey);
     expect(rewritten.map((b) => [b.header.partitionLeaderEpoch, b.records.length])).toEqual([
       [1, 2],
       [1, 1],
     ]);
     // The first object keeps its own epoch (it may still have been in flight to a slow store).
-    const first = c.raw[0]!.keys().find((k) => k !== entry.o)!;
+    const first = c.raw[0]!.keys().find((k) => k !== entry.objectKey)!;
     expect((await c.stored('s0', first)).map((b) => b.header.partitionLeaderEpoch)).toEqual([0, 0]);
     // One commit fenced by the new epoch, one that lands.
     expect(c.commits()).toHaveLength(2);
-    expect(state.leo).toEqual({ s0: 3, s1: 3, s2: 3 });
+    expect(state.logEndOffsets).toEqual({ s0: 3, s1: 3, s2: 3 });
   });
 
   it('with acks=1 writes again to the leader alone', async () => {
     const { c, produce } = await moved((c) => setLeadership(c, { leaderEpoch: 1 }), '1');
     expect(await produce()).toMatchObject({ baseOffset: 0, lastOffset: 2 });
     const state = await c.state();
-    expect(holding(c, state.tail[0]!.o)).toEqual([state.leader]);
+    expect(holding(c, state.tail[0]!.objectKey)).toEqual([state.leader]);
     expect(Object.values(c.objectKeys()).flat()).toHaveLength(2);
   });
 
@@ -307,8 +312,12 @@ describe('a leadership that moved between the write and the commit', () => {
     });
     expect(await produce()).toMatchObject({ baseOffset: 0, lastOffset: 2 });
     const state = await c.state();
-    expect([state.isr, state.leo, state.hw]).toEqual([['s0', 's1'], { s0: 3, s1: 3, s2: 0 }, 3]);
-    expect(holding(c, state.tail[0]!.o)).toEqual(['s0', 's1']);
+    expect([state.isr, state.logEndOffsets, state.highWatermark]).toEqual([
+      ['s0', 's1'],
+      { s0: 3, s1: 3, s2: 0 },
+      3,
+    ]);
+    expect(holding(c, state.tail[0]!.objectKey)).toEqual(['s0', 's1']);
     // The first object everywhere, the second where it was written: no third write.
     expect(Object.values(c.objectKeys()).map((k) => k.length)).toEqual([2, 2, 1]);
     // Fenced by the epoch, then (after the ISR shrink) committed: the rewrite's failure costs no commit.
@@ -327,8 +336,8 @@ describe('a leadership that moved between the write and the commit', () => {
     expect(await produce()).toMatchObject({ baseOffset: 0, lastOffset: 2 });
     const state = await c.state();
     expect(state.isr).toEqual(['s0', 's1', 's2']);
-    expect(holding(c, state.tail[0]!.o)).toEqual(['s0', 's1', 's2']);
-    expect(state.leo).toEqual({ s0: 3, s1: 3, s2: 3 });
+    expect(holding(c, state.tail[0]!.objectKey)).toEqual(['s0', 's1', 's2']);
+    expect(state.logEndOffsets).toEqual({ s0: 3, s1: 3, s2: 3 });
   });
   it.each([
     ['the first write', 1],
@@ -360,7 +369,7 @@ describe('a leadership that moved between the write and the commit', () => {
       const state = await c.state();
       expect(rejoined).toBe(true);
       expect(state.isr).toEqual(['s0', 's1', 's2']);
-      expect(holding(c, state.tail[0]!.o)).toEqual(['s0', 's1', 's2']);
+      expect(holding(c, state.tail[0]!.objectKey)).toEqual(['s0', 's1', 's2']);
     },
   );
 });

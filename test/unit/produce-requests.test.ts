@@ -149,7 +149,7 @@ describe('a JSON produce request', () => {
         [0, 2],
       ]);
       const [entry] = (await c.state()).tail;
-      const batches = await c.stored('s0', entry!.o);
+      const batches = await c.stored('s0', entry!.objectKey);
       expect(batches.map((b) => b.records.length)).toEqual(perBatch);
       expect(batches.flatMap((b) => b.records.map((r) => Buffer.from(r.value!).toString()))).toEqual([
         'aaaaa',
@@ -166,9 +166,17 @@ describe('a JSON produce request', () => {
     expect(results.map((r) => ('timestamp' in r ? r.timestamp : -1))).toEqual([5_000, 3_000, 9_000]);
     const { tail } = await c.state();
     expect(tail).toEqual([
-      { o: expect.any(String), b: 0, l: expect.any(Number), n: 3, c: 3, t: 9_000, f: 3_000 },
+      {
+        objectKey: expect.any(String),
+        position: 0,
+        sizeInBytes: expect.any(Number),
+        offsetCount: 3,
+        recordCount: 3,
+        maxTimestamp: 9_000,
+        firstTimestamp: 3_000,
+      },
     ]);
-    const [stored] = await c.stored('s0', tail[0]!.o);
+    const [stored] = await c.stored('s0', tail[0]!.objectKey);
     expect([stored!.header.timestampType, stored!.header.maxTimestamp]).toEqual(['CreateTime', 9_000]);
   });
 
@@ -181,8 +189,8 @@ describe('a JSON produce request', () => {
       { partition: 0, offset: 1, timestamp: T0 },
     ]);
     const { tail } = await c.state();
-    expect([tail[0]!.t, tail[0]!.f]).toEqual([T0, T0]);
-    const [stored] = await c.stored('s0', tail[0]!.o);
+    expect([tail[0]!.maxTimestamp, tail[0]!.firstTimestamp]).toEqual([T0, T0]);
+    const [stored] = await c.stored('s0', tail[0]!.objectKey);
     expect([stored!.header.timestampType, stored!.header.maxTimestamp]).toEqual(['LogAppendTime', T0]);
   });
   it('answers a retry on a LogAppendTime topic with the first append time, not the records’ own', async () => {

@@ -10,7 +10,7 @@ import { createSluice } from '../../lib/app.js';
 import { keys } from '../../lib/core/keys.js';
 import type { LogContext } from '../../lib/core/log/context.js';
 import type { PartitionState } from '../../lib/core/log/partition-state.js';
-import { asPartitionState } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import type { ProduceRecord } from '../../lib/core/log/produce.js';
 import { LogAppender } from '../../lib/core/log/produce.js';
 import type { EncodeOptions } from '../../protocol/record-batch/index.js';
@@ -79,7 +79,7 @@ export const produceCluster = async (options: ClusterOptions = {}) => {
     configs: options.configs ?? {},
   });
   const state = async (partition = 0): Promise<PartitionState> =>
-    asPartitionState((await store.get(keys.partitionState(topic.topicId, partition)))!);
+    decodePartitionState((await store.get(keys.partitionState(topic.topicId, partition)))!);
   /** The batches stored under `key` in store `storeId`, decoded. */
   const stored = async (storeId: string, key: string) => {
     const body = await raw.find((s) => s.id === storeId)!.get(key);

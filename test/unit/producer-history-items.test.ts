@@ -12,14 +12,21 @@ import type { MetadataStore, QueryInput } from '../../lib/ports/metadata-store.j
 
 const TOPIC = 'topic';
 const entry = (n: number, producer?: [id: number, epoch: number, first: number], t = 1): TailEntry => ({
-  o: dataObjectKey(TOPIC, 'x'),
-  b: 0,
-  l: 10,
-  n,
-  c: n,
-  t,
-  f: 1,
-  ...(producer ? { p: producer[0], e: producer[1], q: producer[2], z: producer[2] + n - 1 } : {}),
+  objectKey: dataObjectKey(TOPIC, 'x'),
+  position: 0,
+  sizeInBytes: 10,
+  offsetCount: n,
+  recordCount: n,
+  maxTimestamp: t,
+  firstTimestamp: 1,
+  ...(producer
+    ? {
+        producerId: producer[0],
+        producerEpoch: producer[1],
+        baseSequence: producer[2],
+        lastSequence: producer[2] + n - 1,
+      }
+    : {}),
 });
 
 describe('the history items of a pass', () => {

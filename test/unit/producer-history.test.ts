@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
 import { materializeTail } from '../../lib/core/log/materialize.js';
-import { asPartitionState } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import type { Item, MetadataStore } from '../../lib/ports/metadata-store.js';
 import { memorySluice } from './log-support.js';
@@ -24,7 +24,7 @@ const setup = async () => {
   expect((await s.http('POST', '/v1/topics', { name: 't', partitions: 1 })).status).toBe(201);
   const topic = await s.sluice.catalog.get('t');
   const pk = keys.partitionPk(topic.topicId, 0);
-  const state = async () => asPartitionState((await s.store.get(keys.partitionState(topic.topicId, 0)))!);
+  const state = async () => decodePartitionState((await s.store.get(keys.partitionState(topic.topicId, 0)))!);
   const send = (body: Uint8Array) => s.http('POST', '/v1/topics/t/partitions/0/batches', body, BATCH);
   const history = (producerId: number) =>
     s.store.dump().filter((i) => i.pk === pk && i.sk.startsWith(`S#${producerId}#`));
@@ -96,7 +96,7 @@ describe('idempotent producer history', () => {
     await s.sluice.maintenance.indexTail(s.topic.topicId, 0);
     s.clock.time += 86_400_000 + 1;
     await s.sluice.maintenance.run();
-    expect((await s.state()).pr).toEqual({});
+    expect((await s.state()).producers).toEqual({});
 
     // The producer starts over at sequence 0 under the same epoch while its old items are still stored,
     // and its new batches fall into passes at other sequences than the old ones.

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
 
-import { asPartitionState } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import { producersToExpire } from '../../lib/core/log/producer-bounds.js';
 import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import { editHeader } from '../support/batch-surgery.js';
@@ -37,8 +37,8 @@ describe('producer ids', () => {
       const reply = await s.send(batch('x', invented, 0, 0));
       expect([reply.status, reply.body.error.code]).toEqual([400, 'UNKNOWN_PRODUCER_ID']);
     }
-    const state = asPartitionState(await s.item());
-    expect([state.nextOffset, Object.keys(state.pr)]).toEqual([0, []]);
+    const state = decodePartitionState(await s.item());
+    expect([state.nextOffset, Object.keys(state.producers)]).toEqual([0, []]);
     expect((await s.send(batch('ok', producerId, 0, 0))).body).toMatchObject({
       baseOffset: 0,
       lastOffset: 0,
@@ -55,15 +55,15 @@ describe('producer ids', () => {
       s.clock.time += 1;
       const reply = await s.send(batch(`v${i}`, producerId, 0, producerEpoch));
       expect(reply.body.baseOffset).toBe(i);
-      largest = Math.max(largest, Object.keys(asPartitionState(await s.item()).pr).length);
+      largest = Math.max(largest, Object.keys(decodePartitionState(await s.item()).producers).length);
     }
     expect(largest).toBeGreaterThan(cap);
     expect(largest).toBeLessThanOrEqual(cap + 4);
-    const state = asPartitionState(await s.item());
+    const state = decodePartitionState(await s.item());
     // The most recent producers keep their state; the oldest lost it.
-    expect(state.pr[String(3 * cap - 1)]).toBeDefined();
-    expect(state.pr['0']).toBeUndefined();
-    expect(Object.keys(state.pr)).toHaveLength(cap);
+    expect(state.producers[String(3 * cap - 1)]).toBeDefined();
+    expect(state.producers['0']).toBeUndefined();
+    expect(Object.keys(state.producers)).toHaveLength(cap);
     // The partition stays writable, by new and by kept producers.
     expect((await s.send(batch('plain'))).body.baseOffset).toBe(3 * cap);
     expect((await s.send(batch('next', 3 * cap - 1, 1, 0))).body.baseOffset).toBe(3 * cap + 1);
@@ -79,14 +79,28 @@ describe('offsets', () => {
       ['a', 'b', 'c'].map((v) => ({ key: null, value: new Uint8Array(Buffer.from(v)), timestamp: 1 })),
     );
     expect((await s.send(three)).body).toMatchObject({ baseOffset: 0, lastOffset: 2 });
-    expect(asPartitionState(await s.item()).nextOffset).toBe(3);
+    expect(decodePartitionState(await s.item()).nextOffset).toBe(3);
   });
 });
 
 describe('producersToExpire', () => {
   const state = (n: number, tailProducers: number[] = []) => ({
-    pr: Object.fromEntries(Array.from({ length: n }, (_, i) => [String(i), { e: 0, s: 0, t: 1000 + i }])),
-    tail: tailProducers.map((p) => ({ o: 'x', b: 0, l: 1, n: 1, c: 1, t: 1, f: 1, p })),
+    producers: Object.fromEntries(
+      Array.from({ length: n }, (_, i) => [
+        String(i),
+        { producerEpoch: 0, lastSequence: 0, lastTimestamp: 1000 + i },
+      ]),
+    ),
+    tail: tailProducers.map((p) => ({
+      objectKey: 'x',
+      position: 0,
+      sizeInBytes: 1,
+      offsetCount: 1,
+      recordCount: 1,
+      maxTimestamp: 1,
+      firstTimestamp: 1,
+      producerId: p,
+    })),
   });
   it('keeps the 1,000 most recently active of 1,500 producers by default', () => {
     const expired = producersToExpire(state(1500), 2000, 86_400_000);
@@ -104,10 +118,13 @@ describe('producersToExpire', () => {
     expect(producersToExpire(state(6), 1000, 86_400_000, 6)).toEqual([]);
     // Ids past 2^32 are not array indices: the map keeps them in insertion order, the sort by id does not.
     const pr = {
-      '5000000001': { e: 0, s: 0, t: 7 },
-      '5000000000': { e: 0, s: 0, t: 7 },
-      '12': { e: 0, s: 0, t: 8 },
+      '5000000001': { producerEpoch: 0, lastSequence: 0, lastTimestamp: 7 },
+      '5000000000': { producerEpoch: 0, lastSequence: 0, lastTimestamp: 7 },
+      '12': { producerEpoch: 0, lastSequence: 0, lastTimestamp: 8 },
     };
-    expect(producersToExpire({ pr, tail: [] }, 10, 86_400_000, 1)).toEqual(['5000000000', '5000000001']);
+    expect(producersToExpire({ producers: pr, tail: [] }, 10, 86_400_000, 1)).toEqual([
+      '5000000000',
+      '5000000001',
+    ]);
   });
 });

@@ -3,7 +3,7 @@ import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import { SluiceError } from '../../protocol/errors.js';
 import { keys } from '../../lib/core/keys.js';
 import type { LocatedEntry } from '../../lib/core/log/batch-index.js';
-import { asPartitionState } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import { locateEntries, readBatches, storedDataError } from '../../lib/core/log/reader.js';
 import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import { memorySluice } from './log-support.js';
@@ -18,7 +18,18 @@ const laidOut = (o: string, batches: readonly Uint8Array[], from = 0, baseOffset
   let offset = baseOffset;
   return batches.map((bytes) => {
     const n = bytes.length === 0 ? 1 : new DataView(bytes.buffer, bytes.byteOffset).getInt32(23) + 1;
-    const located = { baseOffset: offset, entry: { o, b, l: bytes.length, n, c: n, t: 1000, f: 1000 } };
+    const located = {
+      baseOffset: offset,
+      entry: {
+        objectKey: o,
+        position: b,
+        sizeInBytes: bytes.length,
+        offsetCount: n,
+        recordCount: n,
+        maxTimestamp: 1000,
+        firstTimestamp: 1000,
+      },
+    };
     b += bytes.length;
     offset += n;
     return located;
@@ -82,7 +93,18 @@ describe('readBatches', () => {
     expect(batch!.baseOffset).toBe(40);
     // One entry holding two batches: the second starts after the first's span.
     const both = await readBatches(store, [
-      { baseOffset: 40, entry: { o: 'x', b: 0, l: a.length + b.length, n: 3, c: 3, t: 1000, f: 1000 } },
+      {
+        baseOffset: 40,
+        entry: {
+          objectKey: 'x',
+          position: 0,
+          sizeInBytes: a.length + b.length,
+          offsetCount: 3,
+          recordCount: 3,
+          maxTimestamp: 1000,
+          firstTimestamp: 1000,
+        },
+      },
     ]);
     expect(both.map((s) => [s.baseOffset, s.header.baseOffset, s.header.lastOffsetDelta])).toEqual([
       [40, 40, 1],
@@ -128,7 +150,7 @@ describe('readBatches', () => {
     const [ea, ebad] = laidOut('x', [a, corrupt]);
     const missing = laidOut('nowhere', [c], 0, 3)[0]!;
     const inY = laidOut('y', [c], 0, 3)[0]!;
-    const shortRun = { ...inY, entry: { ...inY.entry, b: 1 } };
+    const shortRun = { ...inY, entry: { ...inY.entry, position: 1 } };
 
     expect((await readBatches(store, [ea!, ebad!], { partial: true })).map((s) => s.baseOffset)).toEqual([0]);
     expect((await readBatches(store, [ea!, missing], { partial: true })).map((s) => s.baseOffset)).toEqual([
@@ -189,12 +211,12 @@ describe('locateEntries', () => {
     for (let i = 0; i < 4; i++) await produce(i);
     expect(await s.sluice.maintenance.indexTail(topicId, 0)).toBe(4);
     for (let i = 4; i < 7; i++) await produce(i);
-    const state = asPartitionState((await s.store.get(keys.partitionState(topicId, 0)))!);
+    const state = decodePartitionState((await s.store.get(keys.partitionState(topicId, 0)))!);
     expect([state.tailBase, state.tail.length]).toEqual([12, 3]);
     const locate = async (offset: number, maxBytes: number) =>
       (await locateEntries(s.store, topicId, 0, state, offset, maxBytes)).map((x) => x.baseOffset);
     const all = await locateEntries(s.store, topicId, 0, state, 0, Number.MAX_SAFE_INTEGER);
-    const sizes = all.map((x) => x.entry.l);
+    const sizes = all.map((x) => x.entry.sizeInBytes);
     expect(all.map((x) => x.baseOffset)).toEqual([0, 3, 6, 9, 12, 15, 18]);
     return { locate, sizes };
   };

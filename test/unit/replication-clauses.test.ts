@@ -10,6 +10,7 @@ import type { ReplicaWrite } from '../../lib/core/replication/commit-clauses.js'
 import { explainReplicaFailure, replicaCommitClauses } from '../../lib/core/replication/commit-clauses.js';
 import { storeAnswers, withinLag } from '../../lib/core/replication/replication-context.js';
 import { LAG_MS, replicationCluster } from './replication-support.js';
+import { stateAttr } from '../../lib/core/log/partition-codec.js';
 
 const write = (overrides: Partial<ReplicaWrite> = {}): ReplicaWrite => ({
   acks: 'all',
@@ -25,12 +26,12 @@ const fencing = (isr: string[]) => [
   { path: 'leaderEpoch', op: '=', value: 3 },
   { path: 'isr', op: '=', value: isr },
 ];
-const atLeaderLeo = (s: string) => ({ path: ['leo', s], op: '=', otherPath: 'nextOffset' });
+const atLeaderLeo = (s: string) => ({ path: [stateAttr.logEndOffsets, s], op: '=', otherPath: 'nextOffset' });
 const moves = (s: string) => [
-  { set: ['leo', s], add: 2, from: 'nextOffset' },
-  { set: ['lc', s], value: 5_000 },
+  { set: [stateAttr.logEndOffsets, s], add: 2, from: 'nextOffset' },
+  { set: [stateAttr.lastCaughtUpTimeMs, s], value: 5_000 },
 ];
-const hwMoves = { set: 'hw', add: 2, from: 'nextOffset' };
+const hwMoves = { set: stateAttr.highWatermark, add: 2, from: 'nextOffset' };
 
 describe('replicaCommitClauses', () => {
   it('acks=all: every ISR store must be at the leader LEO; each LEO, caught-up time and the HW move by the span', () => {
@@ -59,7 +60,7 @@ describe('replicaCommitClauses', () => {
     const { state } = await c.create({ 'min.insync.replicas': '1' }, 1);
     expect((await c.send('a', '1')).body.results[0]).toMatchObject({ offset: 0 });
     const s = await state();
-    expect([s.isr, s.nextOffset, s.hw]).toEqual([[s.leader], 1, 1]);
+    expect([s.isr, s.nextOffset, s.highWatermark]).toEqual([[s.leader], 1, 1]);
     expect((await c.read()).values).toEqual(['a']);
   });
 });
@@ -69,7 +70,7 @@ describe('explainReplicaFailure', () => {
     leaderEpoch: 3,
     isr: ['s0', 's1', 's2'],
     nextOffset: 10,
-    leo: { s0: 10, s1: 10, s2: 10 },
+    logEndOffsets: { s0: 10, s1: 10, s2: 10 },
     ...overrides,
   });
 
@@ -87,11 +88,13 @@ describe('explainReplicaFailure', () => {
   });
 
   it('names a leader LEO that is not the log end (a damaged item)', () => {
-    expect(explainReplicaFailure(write(), item({ leo: { s0: 9, s1: 10, s2: 10 } }))).toBe('leader-diverged');
+    expect(explainReplicaFailure(write(), item({ logEndOffsets: { s0: 9, s1: 10, s2: 10 } }))).toBe(
+      'leader-diverged',
+    );
   });
 
   it('acks=all: names an ISR follower behind the leader; acks=1 does not wait for followers', () => {
-    const behind = item({ leo: { s0: 10, s1: 10, s2: 7 } });
+    const behind = item({ logEndOffsets: { s0: 10, s1: 10, s2: 7 } });
     expect(explainReplicaFailure(write(), behind)).toBe('lagging');
     expect(explainReplicaFailure(write({ acks: '1' }), behind)).toBeUndefined();
     expect(explainReplicaFailure(write(), item())).toBeUndefined();

@@ -11,6 +11,7 @@ import { electLeader } from '../../lib/core/replication/election.js';
 import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
 import type { ArrangedPartition } from './replication-support.js';
 import { arrangedPartition } from './replication-support.js';
+import { stateAttr } from '../../lib/core/log/partition-codec.js';
 
 const partition = async (arrangement: ArrangedPartition) => {
   const p = await arrangedPartition(arrangement);
@@ -29,9 +30,15 @@ describe('FAILOVER', () => {
     const outcome = await p.elect({ type: 'FAILOVER', exclude: [p.leader], seenEpoch: 0 });
     const s = await p.state();
     expect(outcome).toEqual({ state: s, elected: true, unclean: false });
-    expect([s.leader, s.leaderEpoch, s.isr, s.hw, s.nextOffset]).toEqual([p.f2, 1, [p.f1, p.f2], 3, 5]);
-    expect(s.lc[p.f2]).toBe(now);
-    expect(s.leo).toEqual({ [p.leader]: 5, [p.f1]: 3, [p.f2]: 5 });
+    expect([s.leader, s.leaderEpoch, s.isr, s.highWatermark, s.nextOffset]).toEqual([
+      p.f2,
+      1,
+      [p.f1, p.f2],
+      3,
+      5,
+    ]);
+    expect(s.lastCaughtUpTimeMs[p.f2]).toBe(now);
+    expect(s.logEndOffsets).toEqual({ [p.leader]: 5, [p.f1]: 3, [p.f2]: 5 });
     expect(p.writes()).toBe(1);
   });
 
@@ -51,9 +58,15 @@ describe('FAILOVER', () => {
     const outcome = await p.elect({ type: 'FAILOVER', exclude: [p.leader] });
     const s = await p.state();
     expect(outcome).toEqual({ state: s, elected: true, unclean: false, truncated: { from: 5, to: 4 } });
-    expect([s.leader, s.isr, s.nextOffset, s.tail.length, s.hw]).toEqual([p.f1, [p.f1, p.f2], 4, 4, 2]);
-    expect(s.leo).toEqual({ [p.leader]: 4, [p.f1]: 4, [p.f2]: 2 });
-    expect([s.ik, s.ikGen]).toEqual([[], 0]);
+    expect([s.leader, s.isr, s.nextOffset, s.tail.length, s.highWatermark]).toEqual([
+      p.f1,
+      [p.f1, p.f2],
+      4,
+      4,
+      2,
+    ]);
+    expect(s.logEndOffsets).toEqual({ [p.leader]: 4, [p.f1]: 4, [p.f2]: 2 });
+    expect([s.idempotencyKeys, s.idempotencyKeysGeneration]).toEqual([[], 0]);
   });
 
   it('does nothing once the partition has left the epoch the caller saw', async () => {
@@ -135,15 +148,15 @@ describe('UNCLEAN', () => {
     const outcome = await p.elect({ type: 'UNCLEAN', exclude: [p.leader], seenEpoch: 0 });
     const s = await p.state();
     expect(outcome).toEqual({ state: s, elected: true, unclean: true, truncated: { from: 5, to: 4 } });
-    expect([s.leader, s.leaderEpoch, s.isr, s.hw, s.nextOffset]).toEqual([p.f1, 1, [p.f1], 4, 4]);
-    expect(s.leo).toEqual({ [p.leader]: 4, [p.f1]: 4, [p.f2]: 2 });
+    expect([s.leader, s.leaderEpoch, s.isr, s.highWatermark, s.nextOffset]).toEqual([p.f1, 1, [p.f1], 4, 4]);
+    expect(s.logEndOffsets).toEqual({ [p.leader]: 4, [p.f1]: 4, [p.f2]: 2 });
   });
 
   it('never elects an excluded out-of-sync store', async () => {
     const p = await partition({ leos: [4, 2], hw: 5, configs: unclean });
     await p.arrange([{ set: 'isr', value: [p.leader] }]);
     const outcome = await p.elect({ type: 'UNCLEAN', exclude: [p.leader, p.f1] });
-    expect([outcome.state.leader, outcome.state.isr, outcome.state.hw]).toEqual([p.f2, [p.f2], 2]);
+    expect([outcome.state.leader, outcome.state.isr, outcome.state.highWatermark]).toEqual([p.f2, [p.f2], 2]);
   });
 });
 
@@ -154,7 +167,7 @@ describe('PREFERRED', () => {
     await p.arrange([
       { set: 'leader', value: p.f1 },
       { set: 'leaderEpoch', value: 1 },
-      { set: ['leo', p.leader], value: preferredLeo },
+      { set: [stateAttr.logEndOffsets, p.leader], value: preferredLeo },
     ]);
     return p;
   };
@@ -164,7 +177,13 @@ describe('PREFERRED', () => {
     const outcome = await p.elect({ type: 'PREFERRED' });
     const s = await p.state();
     expect(outcome).toEqual({ state: s, elected: true, unclean: false });
-    expect([s.leader, s.leaderEpoch, s.isr, s.hw, s.nextOffset]).toEqual([p.leader, 2, p.replicas, 3, 5]);
+    expect([s.leader, s.leaderEpoch, s.isr, s.highWatermark, s.nextOffset]).toEqual([
+      p.leader,
+      2,
+      p.replicas,
+      3,
+      5,
+    ]);
   });
 
   it('refuses while the first replica is behind, or out of the ISR: PREFERRED_LEADER_NOT_AVAILABLE', async () => {
@@ -220,7 +239,7 @@ describe('elections against concurrent writes', () => {
     const s = await p.state();
     expect(outcome).toEqual({ state: s, elected: true, unclean: false, truncated: { from: 6, to: 5 } });
     expect([s.leader, s.nextOffset, s.tail.length]).toEqual([p.f1, 5, 5]);
-    expect(s.leo).toEqual({ [p.leader]: 5, [p.f1]: 5, [p.f2]: 5 });
+    expect(s.logEndOffsets).toEqual({ [p.leader]: 5, [p.f1]: 5, [p.f2]: 5 });
   });
 
   it('keeps an acks=all commit that landed under the old epoch: the new leader has it', async () => {
@@ -237,7 +256,11 @@ describe('elections against concurrent writes', () => {
     };
     const outcome = await p.elect({ type: 'FAILOVER', exclude: [p.leader] });
     expect(outcome).toEqual({ state: await p.state(), elected: true, unclean: false });
-    expect([outcome.state.leader, outcome.state.nextOffset, outcome.state.hw]).toEqual([p.f1, 6, 6]);
+    expect([outcome.state.leader, outcome.state.nextOffset, outcome.state.highWatermark]).toEqual([
+      p.f1,
+      6,
+      6,
+    ]);
     // The election's one write held: the commit kept the new leader at the log end.
     expect(writes).toBe(2);
   });
@@ -253,10 +276,13 @@ describe('truncation and Idempotency-Keys', () => {
       offset: 1,
     });
     const before = await p.state();
-    expect([before.ik.length, before.ikGen]).toEqual([2, 0]);
+    expect([before.idempotencyKeys.length, before.idempotencyKeysGeneration]).toEqual([2, 0]);
     const outcome = await p.elect({ type: 'FAILOVER', exclude: [p.leader] });
     expect(outcome.truncated).toEqual({ from: 2, to: 1 });
-    expect([outcome.state.ik, outcome.state.ikGen]).toEqual([[before.ik[0]], 1]);
+    expect([outcome.state.idempotencyKeys, outcome.state.idempotencyKeysGeneration]).toEqual([
+      [before.idempotencyKeys[0]],
+      1,
+    ]);
     const retried = await p.c.send('b', '1', { 'idempotency-key': 'k2' });
     expect([retried.status, retried.body.results[0].offset]).toEqual([200, 1]);
     expect(await p.c.send('a', 'all', { 'idempotency-key': 'k1' })).toMatchObject(kept);

@@ -9,6 +9,7 @@ import { SluiceError } from '../../protocol/errors.js';
 import { removeFromIsr } from '../../lib/core/replication/isr.js';
 import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
 import { LAG_MS, arrangedPartition } from './replication-support.js';
+import { stateAttr } from '../../lib/core/log/partition-codec.js';
 
 const partition = async (leos: [number, number], caughtUpAgo: [number, number] = [0, 0]) => {
   const p = await arrangedPartition({ leos, caughtUpAgo });
@@ -21,7 +22,7 @@ describe('removeFromIsr for a failed write', () => {
   it('drops the failed followers, raises the HW to the smallest LEO left, and returns the item written', async () => {
     const p = await partition([4, 2]);
     const after = await p.shrink([p.f2], 'failed');
-    expect([after.isr, after.hw, after.leaderEpoch, after.leader]).toEqual([
+    expect([after.isr, after.highWatermark, after.leaderEpoch, after.leader]).toEqual([
       [p.leader, p.f1],
       4,
       0,
@@ -34,20 +35,24 @@ describe('removeFromIsr for a failed write', () => {
   it('keeps the HW where the ISR left still has it', async () => {
     const p = await partition([2, 4]);
     const after = await p.shrink([p.f2], 'failed');
-    expect([after.isr, after.hw]).toEqual([[p.leader, p.f1], 2]);
+    expect([after.isr, after.highWatermark]).toEqual([[p.leader, p.f1], 2]);
   });
 
   it('drops a caught-up follower too: a failed write is reason enough', async () => {
     const p = await partition([5, 5]);
     const after = await p.shrink([p.f1, p.f2], 'failed');
-    expect([after.isr, after.hw]).toEqual([[p.leader], 5]);
+    expect([after.isr, after.highWatermark]).toEqual([[p.leader], 5]);
   });
 
   it('hands a failed leader to a FAILOVER election that excludes every failed store', async () => {
     const p = await partition([5, 4]);
     const after = await p.shrink([p.leader, p.f1], 'failed');
     expect([after.leader, after.leaderEpoch, after.isr]).toEqual([p.f2, 1, [p.f2]]);
-    expect([after.nextOffset, after.hw, after.leo]).toEqual([4, 4, { [p.leader]: 4, [p.f1]: 4, [p.f2]: 4 }]);
+    expect([after.nextOffset, after.highWatermark, after.logEndOffsets]).toEqual([
+      4,
+      4,
+      { [p.leader]: 4, [p.f1]: 4, [p.f2]: 4 },
+    ]);
   });
 
   it('changes nothing, and writes nothing, for stores already out of the ISR or under a newer epoch', async () => {
@@ -65,7 +70,7 @@ describe('removeFromIsr for lagging', () => {
   it('drops a follower behind the leader once it has not caught up for more than replica.lag.time.max.ms', async () => {
     const p = await partition([5, 3], [LAG_MS + 1, LAG_MS + 1]);
     const after = await p.shrink([p.f1, p.f2], 'lagging');
-    expect([after.isr, after.hw]).toEqual([[p.leader, p.f1], 5]);
+    expect([after.isr, after.highWatermark]).toEqual([[p.leader, p.f1], 5]);
   });
 
   it('keeps a follower behind for exactly replica.lag.time.max.ms, and writes nothing', async () => {
@@ -78,7 +83,7 @@ describe('removeFromIsr for lagging', () => {
   it('keeps a follower that caught up recently, though it is behind now', async () => {
     const p = await partition([3, 3], [LAG_MS + 1, 10]);
     const after = await p.shrink([p.f1, p.f2], 'lagging');
-    expect([after.isr, after.hw]).toEqual([[p.leader, p.f2], 3]);
+    expect([after.isr, after.highWatermark]).toEqual([[p.leader, p.f2], 3]);
   });
 
   it('never drops the leader, nor hands it to an election, for lagging', async () => {
@@ -113,14 +118,14 @@ describe('removeFromIsr against concurrent changes', () => {
     p.c.hooks.stateUpdate = async (_call, run) => {
       // Both followers caught up to 5 between the read and the write (another replicator pass).
       await p.arrange([
-        { set: ['leo', p.f1], value: 5 },
-        { set: ['leo', p.f2], value: 5 },
-        { set: 'hw', value: 5 },
+        { set: [stateAttr.logEndOffsets, p.f1], value: 5 },
+        { set: [stateAttr.logEndOffsets, p.f2], value: 5 },
+        { set: stateAttr.highWatermark, value: 5 },
       ]);
       return run();
     };
     const after = await p.shrink([p.f2], 'lagging');
-    expect([after.isr, after.hw]).toEqual([[p.leader, p.f1], 5]);
+    expect([after.isr, after.highWatermark]).toEqual([[p.leader, p.f1], 5]);
   });
 
   it('gives up after 10 lost writes with a retriable NOT_LEADER_OR_FOLLOWER', async () => {

@@ -15,6 +15,7 @@ import { storageUnavailable } from '../../lib/ports/storage-errors.js';
 import type { MetadataCall, ObjectCall } from '../harness/seams.js';
 import { InterceptedMetadataStore, InterceptedObjectStore, isStateUpdate } from '../harness/seams.js';
 import { TestClock } from './log-support.js';
+import { stateAttr } from '../../lib/core/log/partition-codec.js';
 
 export const LAG_MS = 1_000;
 
@@ -186,12 +187,12 @@ export const arrangedPartition = async ({
   const [f1, f2] = replicas.filter((r) => r !== leader) as [string, string];
   const now = c.clock.now();
   await t.arrange([
-    { set: ['leo', f1], value: leos[0] },
-    { set: ['leo', f2], value: leos[1] },
-    { set: ['lc', leader], value: now },
-    { set: ['lc', f1], value: now - caughtUpAgo[0] },
-    { set: ['lc', f2], value: now - caughtUpAgo[1] },
-    { set: 'hw', value: hw },
+    { set: [stateAttr.logEndOffsets, f1], value: leos[0] },
+    { set: [stateAttr.logEndOffsets, f2], value: leos[1] },
+    { set: [stateAttr.lastCaughtUpTimeMs, leader], value: now },
+    { set: [stateAttr.lastCaughtUpTimeMs, f1], value: now - caughtUpAgo[0] },
+    { set: [stateAttr.lastCaughtUpTimeMs, f2], value: now - caughtUpAgo[1] },
+    { set: stateAttr.highWatermark, value: hw },
   ]);
   let writes = 0;
   c.hooks.stateUpdate = (_call, run) => {

@@ -38,9 +38,9 @@ describe('acks=all', () => {
     const { state } = await c.create({ 'min.insync.replicas': '2' });
     expect((await c.send('a')).body.results[0]).toMatchObject({ offset: 0 });
     const s = await state();
-    expect(s.hw).toBe(1);
-    expect(s.leo).toEqual({ s0: 1, s1: 1, s2: 1 });
-    const key = s.tail[0]!.o;
+    expect(s.highWatermark).toBe(1);
+    expect(s.logEndOffsets).toEqual({ s0: 1, s1: 1, s2: 1 });
+    const key = s.tail[0]!.objectKey;
     for (const store of c.raw) expect(store.keys()).toEqual([key]);
     const batch = decodeRecordBatch(await c.raw[0]!.get(key));
     expect(batch.header.partitionLeaderEpoch).toBe(0);
@@ -56,8 +56,8 @@ describe('acks=all', () => {
     expect(r.status).toBe(200);
     const s = await state();
     expect(s.isr).toEqual(s.replicas.slice(0, 2));
-    expect(s.hw).toBe(1);
-    expect(s.leo[third!]).toBe(0);
+    expect(s.highWatermark).toBe(1);
+    expect(s.logEndOffsets[third!]).toBe(0);
     const described = (await c.http('GET', '/v1/topics/t')).body.partitions[0];
     expect(described).toMatchObject({ isr: s.replicas.slice(0, 2), osr: [third], highWatermark: 1 });
     expect(described.logEndOffsets).toEqual({ [s.replicas[0]!]: 1, [s.replicas[1]!]: 1, [third!]: 0 });
@@ -69,7 +69,7 @@ describe('acks=all', () => {
     const { state } = await c.create({}, 1);
     await c.send('a');
     const s = await state();
-    expect(s.hw).toBe(1);
+    expect(s.highWatermark).toBe(1);
     const others = c.raw.map((store) => store.id).filter((name) => !s.replicas.includes(name));
     expect(others).toHaveLength(2);
     const answers = [];
@@ -121,7 +121,7 @@ describe('acks=all', () => {
     expect(pass).toMatchObject({ copied: 2, advanced: [third], joined: [third], left: [] });
     const s = await state();
     expect(s.isr).toEqual(s.replicas);
-    expect(s.leo[third!]).toBe(2);
+    expect(s.logEndOffsets[third!]).toBe(2);
     expect((await c.read(third)).values).toEqual(['a', 'b']);
   });
 });
@@ -159,11 +159,11 @@ describe('acks=1', () => {
     const { topic, state } = await c.create({ 'min.insync.replicas': '2' });
     expect((await c.send('a', '1')).body.results[0]).toMatchObject({ offset: 0 });
     let s = await state();
-    expect([s.nextOffset, s.hw, s.leo[s.leader]]).toEqual([1, 0, 1]);
+    expect([s.nextOffset, s.highWatermark, s.logEndOffsets[s.leader]]).toEqual([1, 0, 1]);
     expect((await c.read()).values).toEqual([]);
     await replicatePartition(c.sluice.log, topic, 0);
     s = await state();
-    expect(s.hw).toBe(1);
+    expect(s.highWatermark).toBe(1);
     expect((await c.read()).values).toEqual(['a']);
   });
 
@@ -178,11 +178,11 @@ describe('acks=1', () => {
     expect(pass.left).toEqual([third]);
     const s = await state();
     expect(s.isr).toEqual([s.leader, second]);
-    expect(s.hw).toBe(1);
+    expect(s.highWatermark).toBe(1);
     await c.send('b', '1');
     // acks=all finds the ISR follower one batch behind and replicates before it commits.
     expect((await c.send('c')).body.results[0]).toMatchObject({ offset: 2 });
-    expect((await state()).hw).toBe(3);
+    expect((await state()).highWatermark).toBe(3);
   });
 });
 
@@ -202,7 +202,7 @@ describe('leader election', () => {
     expect(after.isr).toEqual(before.replicas.slice(1));
     expect((await c.send('b')).body.results[0]).toMatchObject({ offset: 1 });
     expect((await c.read()).values).toEqual(['a', 'b']);
-    const key = (await state()).tail[1]!.o;
+    const key = (await state()).tail[1]!.objectKey;
     expect(
       decodeRecordBatch(await c.raw[Number(after.leader.slice(1))]!.get(key)).header.partitionLeaderEpoch,
     ).toBe(1);
@@ -214,12 +214,14 @@ describe('leader election', () => {
     await c.send('a');
     await c.send('b', '1');
     const before = await state();
-    expect([before.hw, before.nextOffset]).toEqual([1, 2]);
+    expect([before.highWatermark, before.nextOffset]).toEqual([1, 2]);
     c.down.add(before.leader);
     const pass = await replicatePartition(c.sluice.log, topic, 0);
     expect(pass.elected).toBe(before.replicas[1]);
     const after = await state();
-    expect([after.leaderEpoch, after.nextOffset, after.hw, after.tail.length]).toEqual([1, 1, 1, 1]);
+    expect([after.leaderEpoch, after.nextOffset, after.highWatermark, after.tail.length]).toEqual([
+      1, 1, 1, 1,
+    ]);
     expect((await c.read()).values).toEqual(['a']);
   });
 
@@ -265,7 +267,7 @@ describe('leader election', () => {
       { partition: 0, leader: second, leaderEpoch: 1, truncatedFrom: 1, truncatedTo: 0 },
     ]);
     const s = await state();
-    expect([s.isr, s.hw, s.nextOffset]).toEqual([[second], 0, 0]);
+    expect([s.isr, s.highWatermark, s.nextOffset]).toEqual([[second], 0, 0]);
   });
 
   it('PREFERRED moves leadership back once the first replica is in sync', async () => {

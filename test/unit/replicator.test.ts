@@ -12,8 +12,9 @@ import type { UpdateAction } from '../../lib/ports/metadata-store.js';
 import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
 import type { MetadataCall } from '../harness/seams.js';
 import { LAG_MS, replicationCluster } from './replication-support.js';
+import { stateAttr } from '../../lib/core/log/partition-codec.js';
 
-/** Whether an update sets this attribute (a string) or this map entry (['leo', store]). */
+/** Whether an update sets this attribute (a string) or this map entry ([stateAttr.logEndOffsets, store]). */
 const sets = (call: MetadataCall, path: string | [string, string]) =>
   (call.actions ?? []).some(
     (a: UpdateAction) => 'set' in a && JSON.stringify(a.set) === JSON.stringify(path),
@@ -56,11 +57,24 @@ describe('catching up followers in the ISR', () => {
     const { after, ...did } = await p.passWithState();
     expect(did).toEqual({ copied: 2, advanced: [p.f1], joined: [], left: [] });
     const s = await p.state();
-    expect(after).toMatchObject({ replicas: s.replicas, isr: s.isr, leo: s.leo, nextOffset: s.nextOffset });
-    expect([s.leo, s.hw, s.lc[p.f1], s.isr]).toEqual([{ [p.leader]: 5, [p.f1]: 5 }, 5, readAt, p.replicas]);
+    expect(after).toMatchObject({
+      replicas: s.replicas,
+      isr: s.isr,
+      logEndOffsets: s.logEndOffsets,
+      nextOffset: s.nextOffset,
+    });
+    expect([s.logEndOffsets, s.highWatermark, s.lastCaughtUpTimeMs[p.f1], s.isr]).toEqual([
+      { [p.leader]: 5, [p.f1]: 5 },
+      5,
+      readAt,
+      p.replicas,
+    ]);
     expect(p.keysOf(p.f1)).toEqual(p.keysOf(p.leader));
     expect(p.writes).toHaveLength(1);
-    expect([sets(p.writes[0]!, ['leo', p.f1]), sets(p.writes[0]!, 'hw')]).toEqual([true, true]);
+    expect([
+      sets(p.writes[0]!, [stateAttr.logEndOffsets, p.f1]),
+      sets(p.writes[0]!, stateAttr.highWatermark),
+    ]).toEqual([true, true]);
     // It read the leader's store to copy: no probe needed.
     expect(p.c.lists).toEqual([]);
     expect((await p.c.read(p.f1)).values).toEqual(['s0', 's1', 's2', 'a0', 'a1']);
@@ -70,8 +84,14 @@ describe('catching up followers in the ISR', () => {
     const p = await partition();
     expect(await p.pass()).toEqual({ copied: 4, advanced: [p.f1, p.f2], joined: [], left: [] });
     const s = await p.state();
-    expect([s.leo, s.hw]).toEqual([{ [p.leader]: 5, [p.f1]: 5, [p.f2]: 5 }, 5]);
-    expect(p.writes.map((w) => [sets(w, ['leo', p.f1]), sets(w, ['leo', p.f2]), sets(w, 'hw')])).toEqual([
+    expect([s.logEndOffsets, s.highWatermark]).toEqual([{ [p.leader]: 5, [p.f1]: 5, [p.f2]: 5 }, 5]);
+    expect(
+      p.writes.map((w) => [
+        sets(w, [stateAttr.logEndOffsets, p.f1]),
+        sets(w, [stateAttr.logEndOffsets, p.f2]),
+        sets(w, stateAttr.highWatermark),
+      ]),
+    ).toEqual([
       [true, false, false],
       [false, true, false],
       [false, false, true],
@@ -87,7 +107,7 @@ describe('catching up followers in the ISR', () => {
   it('with nothing to copy, probes the leader once and refreshes a caught-up time only past half the lag window', async () => {
     const p = await partition({ ahead: 0 });
     const prefix = dataObjectPrefix(p.topic.topicId);
-    const start = (await p.state()).lc;
+    const start = (await p.state()).lastCaughtUpTimeMs;
     p.c.clock.time += LAG_MS / 2 - 1;
     expect(await p.pass()).toEqual({ copied: 0, advanced: [], joined: [], left: [] });
     expect([p.c.lists, p.writes]).toEqual([[{ store: p.leader, prefix, limit: 1 }], []]);
@@ -97,8 +117,12 @@ describe('catching up followers in the ISR', () => {
     const readAt = p.c.clock.now();
     expect(await p.pass()).toEqual({ copied: 0, advanced: [], joined: [], left: [] });
     const s = await p.state();
-    expect(s.lc).toEqual({ [p.leader]: start[p.leader], [p.f1]: readAt, [p.f2]: readAt });
-    expect([s.leo, s.hw, p.writes.length]).toEqual([{ [p.leader]: 3, [p.f1]: 3, [p.f2]: 3 }, 3, 2]);
+    expect(s.lastCaughtUpTimeMs).toEqual({ [p.leader]: start[p.leader], [p.f1]: readAt, [p.f2]: readAt });
+    expect([s.logEndOffsets, s.highWatermark, p.writes.length]).toEqual([
+      { [p.leader]: 3, [p.f1]: 3, [p.f2]: 3 },
+      3,
+      2,
+    ]);
     // A refresh moved no LEO: no second round for either follower, no HW raise.
     expect(p.c.stateReads.count).toBe(2);
   });
@@ -120,7 +144,7 @@ describe('a failed leader', () => {
     expect(await p.pass()).toEqual({ copied: 0, advanced: [], joined: [], left: [], elected: p.f1 });
     const s = await p.state();
     // acks=1 records no follower had are truncated, as in Kafka.
-    expect([s.leader, s.leaderEpoch, s.nextOffset, s.hw]).toEqual([p.f1, 1, 3, 3]);
+    expect([s.leader, s.leaderEpoch, s.nextOffset, s.highWatermark]).toEqual([p.f1, 1, 3, 3]);
     expect([p.keysOf(p.f1), p.keysOf(p.f2)]).toEqual([before, before]);
   });
 
@@ -154,7 +178,7 @@ describe('followers leaving the ISR', () => {
     p.c.refused.add(`${p.f1}:put`);
     expect(await p.pass()).toEqual({ copied: 2, advanced: [p.f2], joined: [], left: [p.f1] });
     const s = await p.state();
-    expect([s.isr, s.hw, s.leo[p.f1]]).toEqual([[p.leader, p.f2], 5, 3]);
+    expect([s.isr, s.highWatermark, s.logEndOffsets[p.f1]]).toEqual([[p.leader, p.f2], 5, 3]);
     // The pass, f2's check for another round, the shrink and the HW raise: no lagging shrink read.
     expect(p.c.stateReads.count).toBe(4);
   });
@@ -164,20 +188,29 @@ describe('followers leaving the ISR', () => {
     p.c.clock.time += LAG_MS + 1;
     p.c.hooks.stateUpdate = (call, run) => {
       p.writes.push(call);
-      return sets(call, ['leo', p.f1]) ? Promise.reject(new ConditionFailedError(undefined)) : run();
+      return sets(call, [stateAttr.logEndOffsets, p.f1])
+        ? Promise.reject(new ConditionFailedError(undefined))
+        : run();
     };
     expect(await p.pass()).toEqual({ copied: 4, advanced: [p.f2], joined: [], left: [p.f1] });
     const s = await p.state();
-    expect([s.isr, s.hw, s.leo[p.f1], s.leo[p.f2]]).toEqual([[p.leader, p.f2], 5, 3, 5]);
+    expect([s.isr, s.highWatermark, s.logEndOffsets[p.f1], s.logEndOffsets[p.f2]]).toEqual([
+      [p.leader, p.f2],
+      5,
+      3,
+      5,
+    ]);
   });
 
   it('a failed and a lagging follower leave in one pass, each for its own reason', async () => {
     const p = await partition();
     p.c.refused.add(`${p.f1}:put`);
-    await p.arrange([{ set: ['lc', p.f2], value: p.c.clock.now() - LAG_MS - 1 }]);
+    await p.arrange([{ set: [stateAttr.lastCaughtUpTimeMs, p.f2], value: p.c.clock.now() - LAG_MS - 1 }]);
     p.c.hooks.stateUpdate = (call, run) => {
       p.writes.push(call);
-      return sets(call, ['leo', p.f2]) ? Promise.reject(new ConditionFailedError(undefined)) : run();
+      return sets(call, [stateAttr.logEndOffsets, p.f2])
+        ? Promise.reject(new ConditionFailedError(undefined))
+        : run();
     };
     expect(await p.pass()).toEqual({ copied: 2, advanced: [], joined: [], left: [p.f1, p.f2] });
     expect((await p.state()).isr).toEqual([p.leader]);
@@ -186,10 +219,16 @@ describe('followers leaving the ISR', () => {
   it('a metadata store error on one follower write leaves that follower for the next pass; the others go on', async () => {
     const p = await partition();
     p.c.hooks.stateUpdate = (call, run) =>
-      sets(call, ['leo', p.f1]) ? Promise.reject(new SluiceError('KAFKA_STORAGE_ERROR', 'down')) : run();
+      sets(call, [stateAttr.logEndOffsets, p.f1])
+        ? Promise.reject(new SluiceError('KAFKA_STORAGE_ERROR', 'down'))
+        : run();
     expect(await p.pass()).toEqual({ copied: 4, advanced: [p.f2], joined: [], left: [] });
     const s = await p.state();
-    expect([s.isr, s.hw, s.leo]).toEqual([p.replicas, 3, { [p.leader]: 5, [p.f1]: 3, [p.f2]: 5 }]);
+    expect([s.isr, s.highWatermark, s.logEndOffsets]).toEqual([
+      p.replicas,
+      3,
+      { [p.leader]: 5, [p.f1]: 3, [p.f2]: 5 },
+    ]);
   });
 });
 
@@ -213,7 +252,7 @@ describe('followers rejoining the ISR', () => {
     const p = await outOfSync(2);
     expect(await p.pass()).toEqual({ copied: 2, advanced: [p.f2], joined: [p.f2], left: [] });
     const s = await p.state();
-    expect([s.isr, s.hw, s.leo[p.f2]]).toEqual([p.replicas, 5, 5]);
+    expect([s.isr, s.highWatermark, s.logEndOffsets[p.f2]]).toEqual([p.replicas, 5, 5]);
     expect(p.c.lists).toEqual([]);
     expect(p.writes).toHaveLength(1);
     expect((await p.c.ctx.leadership.get(p.topic, 0)).isr).toEqual(p.replicas);
@@ -266,7 +305,7 @@ describe('followers rejoining the ISR', () => {
       left: [],
     });
     const s = await p.state();
-    expect([s.isr, s.nextOffset, s.hw, s.leo[p.f2]]).toEqual([p.replicas, 7, 7, 7]);
+    expect([s.isr, s.nextOffset, s.highWatermark, s.logEndOffsets[p.f2]]).toEqual([p.replicas, 7, 7, 7]);
   });
 
   it('gives up after 5 rounds under a commit stream, out of the ISR with all it copied', async () => {
@@ -279,7 +318,12 @@ describe('followers rejoining the ISR', () => {
       left: [],
     });
     const s = await p.state();
-    expect([s.isr, s.nextOffset, s.hw, s.leo[p.f2]]).toEqual([[p.leader, p.f1], 10, 10, 9]);
+    expect([s.isr, s.nextOffset, s.highWatermark, s.logEndOffsets[p.f2]]).toEqual([
+      [p.leader, p.f1],
+      10,
+      10,
+      9,
+    ]);
   });
 });
 
@@ -296,30 +340,30 @@ describe('writes racing the pass', () => {
     };
     expect(await p.pass()).toEqual({ copied: 2, advanced: [], joined: [], left: [] });
     const s = await p.state();
-    expect([s.leaderEpoch, s.leo[p.f1], s.hw]).toEqual([1, 3, 3]);
+    expect([s.leaderEpoch, s.logEndOffsets[p.f1], s.highWatermark]).toEqual([1, 3, 3]);
   });
 
   it('the HW raise loses to a truncating election and never puts the HW past the log end', async () => {
     const p = await partition();
     p.c.hooks.stateUpdate = async (call, run) => {
-      if (call.actions?.length === 1 && sets(call, 'hw')) {
+      if (call.actions?.length === 1 && sets(call, stateAttr.highWatermark)) {
         await p.arrange([
           { set: 'leaderEpoch', value: 1 },
           { set: 'nextOffset', value: 4 },
-          { set: 'leo', value: { [p.leader]: 4, [p.f1]: 4, [p.f2]: 4 } },
+          { set: stateAttr.logEndOffsets, value: { [p.leader]: 4, [p.f1]: 4, [p.f2]: 4 } },
         ]);
       }
       return run();
     };
     expect(await p.pass()).toEqual({ copied: 4, advanced: [p.f1, p.f2], joined: [], left: [] });
-    expect([(await p.state()).nextOffset, (await p.state()).hw]).toEqual([4, 3]);
+    expect([(await p.state()).nextOffset, (await p.state()).highWatermark]).toEqual([4, 3]);
   });
 
   it('the HW raise fails the pass on a metadata store error', async () => {
     const p = await partition();
     const error = new SluiceError('KAFKA_STORAGE_ERROR', 'metadata store down');
     p.c.hooks.stateUpdate = (call, run) =>
-      call.actions?.length === 1 && sets(call, 'hw') ? Promise.reject(error) : run();
+      call.actions?.length === 1 && sets(call, stateAttr.highWatermark) ? Promise.reject(error) : run();
     await expect(p.pass()).rejects.toBe(error);
   });
 });

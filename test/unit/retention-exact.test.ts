@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
 import { isRetired, pageEntries, pageItem } from '../../lib/core/log/batch-index.js';
-import { asPartitionState } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState, stateAttr } from '../../lib/core/log/partition-codec.js';
 import { applyRetention } from '../../lib/core/log/retention.js';
 import type { TopicConfig } from '../../lib/core/topics/configs.js';
 import { SluiceError } from '../../protocol/errors.js';
@@ -42,13 +42,13 @@ const partition = async (passes: number[], tail: number, stamp: (offset: number)
     expect(await s.sluice.maintenance.indexTail(topicId, 0)).toBe(n);
   }
   await produce(tail);
-  const state = async () => asPartitionState((await s.store.get(keys.partitionState(topicId, 0)))!);
+  const state = async () => decodePartitionState((await s.store.get(keys.partitionState(topicId, 0)))!);
   const indexed = s.store
     .dump()
     .filter((i) => i.sk.startsWith(keys.batchPrefix))
     .flatMap(pageEntries)
     .map((x) => x.entry);
-  const lengths = [...indexed, ...(await state()).tail].map((e) => e.l);
+  const lengths = [...indexed, ...(await state()).tail].map((e) => e.sizeInBytes);
   const L = lengths[0]!;
   expect(lengths).toEqual(Array(offset).fill(L));
   const retain = (config: Partial<RetentionConfig>, store: MetadataStore = s.store, now = s.clock.time) =>
@@ -277,7 +277,7 @@ describe('a run whose retiring write fails', () => {
 
 describe('the time index repair under a failing store', () => {
   const tsMaxUpdate = (actions: Parameters<MetadataStore['update']>[1]) =>
-    actions.some((a) => 'set' in a && a.set === 'tsMax');
+    actions.some((a) => 'set' in a && a.set === stateAttr.maxTimestampSoFar);
 
   it('gives up after three refused tsMax updates', async () => {
     const p = await partition([3], 1);
@@ -334,7 +334,7 @@ describe('the time index after retention', () => {
     expect(await p.retain({ 'retention.bytes': 4 * p.L })).toEqual({ logStartOffset: 5, batchesDeleted: 5 });
     // Offset 5 (350) is the only survivor before the mark at 6; the marks at 0 and 4 are gone.
     expect(marks(p)).toEqual([mark(p, at(350), 5, -1), mark(p, at(650), 6, at(400))]);
-    expect((await p.state()).tsMax).toBe(at(650));
+    expect((await p.state()).maxTimestampSoFar).toBe(at(650));
     expect(await offsetAt(p, 100)).toBe(5);
     expect(await offsetAt(p, 351)).toBe(6);
   });
@@ -343,14 +343,14 @@ describe('the time index after retention', () => {
     const p = await partition([3, 3, 3], 0, (o) => stamps[o]!);
     expect(await p.retain({ 'retention.bytes': 3 * p.L })).toEqual({ logStartOffset: 6, batchesDeleted: 6 });
     expect(marks(p)).toEqual([mark(p, at(650), 6, at(400))]);
-    expect((await p.state()).tsMax).toBe(at(650));
+    expect((await p.state()).maxTimestampSoFar).toBe(at(650));
   });
 
   it('resets tsMax to the survivors’ max when no mark survives', async () => {
     const p = await partition([3, 3, 3], 0, (o) => stamps[o]!);
     expect(await p.retain({ 'retention.bytes': 2 * p.L })).toEqual({ logStartOffset: 7, batchesDeleted: 7 });
     expect(marks(p)).toEqual([mark(p, at(500), 7, -1)]);
-    expect((await p.state()).tsMax).toBe(at(500));
+    expect((await p.state()).maxTimestampSoFar).toBe(at(500));
     // 650 was dropped with offset 6: nothing left reaches 501.
     expect(await offsetAt(p, 501)).toBeNull();
     expect(await offsetAt(p, 460)).toBe(7);
@@ -360,7 +360,7 @@ describe('the time index after retention', () => {
     const p = await partition([3, 3, 3], 1, (o) => (o < 9 ? stamps[o]! : at(50)));
     expect(await p.retain({ 'retention.bytes': 0 })).toEqual({ logStartOffset: 9, batchesDeleted: 9 });
     expect(marks(p)).toEqual([]);
-    expect((await p.state()).tsMax).toBe(-1);
+    expect((await p.state()).maxTimestampSoFar).toBe(-1);
     expect(await offsetAt(p, 40)).toBe(9);
     // The next pass starts its marks afresh from -1.
     expect(await p.sluice.maintenance.indexTail(p.topicId, 0)).toBe(1);
@@ -371,7 +371,7 @@ describe('the time index after retention', () => {
     const p = await partition([3, 3, 3], 2, (o) => (o < 9 ? stamps[o]! : at(900 + o)));
     let raced = false;
     const racing = beforeUpdate(p.store, async (actions) => {
-      if (raced || !actions.some((a) => 'set' in a && a.set === 'tsMax')) return;
+      if (raced || !actions.some((a) => 'set' in a && a.set === stateAttr.maxTimestampSoFar)) return;
       raced = true;
       expect(await p.sluice.maintenance.indexTail(p.topicId, 0)).toBe(2);
     });
@@ -381,7 +381,7 @@ describe('the time index after retention', () => {
     });
     expect(raced).toBe(true);
     const state = await p.state();
-    expect([state.tailBase, state.tsMax]).toEqual([11, at(910)]);
+    expect([state.tailBase, state.maxTimestampSoFar]).toEqual([11, at(910)]);
     expect(marks(p)).toEqual([mark(p, at(450), 8, -1), mark(p, at(910), 9, at(650))]);
     expect(await offsetAt(p, 905)).toBe(9);
   });

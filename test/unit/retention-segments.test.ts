@@ -23,8 +23,8 @@ const rolled = async (configs: Record<string, string>) => {
   await s.roll();
   const segments = (await s.segmentItems()).map((g) => ({
     end: g['end'] as number,
-    tMax: Math.max(...pageEntries(g).map((x) => x.entry.t)),
-    tMin: Math.min(...pageEntries(g).map((x) => x.entry.t)),
+    tMax: Math.max(...pageEntries(g).map((x) => x.entry.maxTimestamp)),
+    tMin: Math.min(...pageEntries(g).map((x) => x.entry.maxTimestamp)),
   }));
   const retain = () =>
     applyRetention(s.store, s.topic.topicId, 0, { ...s.config(), 'retention.ms': DAY }, s.clock.now());

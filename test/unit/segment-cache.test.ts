@@ -15,8 +15,24 @@ const segment = (base: number, span = 10, tag = 'a') =>
     0,
     `g/topic/0/${base}-${tag}`,
     [
-      { baseOffset: base, b: 0, l: 100, n: span - 3, c: span - 3, t: 50, f: 40 },
-      { baseOffset: base + span - 3, b: 100, l: 60, n: 3, c: 3, t: 70, f: 60 },
+      {
+        baseOffset: base,
+        position: 0,
+        sizeInBytes: 100,
+        offsetCount: span - 3,
+        recordCount: span - 3,
+        maxTimestamp: 50,
+        firstTimestamp: 40,
+      },
+      {
+        baseOffset: base + span - 3,
+        position: 100,
+        sizeInBytes: 60,
+        offsetCount: 3,
+        recordCount: 3,
+        maxTimestamp: 70,
+        firstTimestamp: 60,
+      },
     ],
     1,
   );

@@ -17,9 +17,33 @@ import { crc32c } from '../../protocol/record-batch/index.js';
 const BASE = 2 ** 32 + 100;
 const data = new Uint8Array(300).map((_, i) => i % 251);
 const chunks: SegmentChunk[] = [
-  { baseOffset: BASE, b: 0, l: 120, n: 7, c: 7, t: 1_700_000_005_000, f: 1_700_000_004_000 },
-  { baseOffset: BASE + 7, b: 120, l: 100, n: 3, c: 0, t: -1, f: -1 },
-  { baseOffset: BASE + 10, b: 220, l: 80, n: 65_536, c: 2, t: 1_700_000_009_999, f: 1_700_000_009_998 },
+  {
+    baseOffset: BASE,
+    position: 0,
+    sizeInBytes: 120,
+    offsetCount: 7,
+    recordCount: 7,
+    maxTimestamp: 1_700_000_005_000,
+    firstTimestamp: 1_700_000_004_000,
+  },
+  {
+    baseOffset: BASE + 7,
+    position: 120,
+    sizeInBytes: 100,
+    offsetCount: 3,
+    recordCount: 0,
+    maxTimestamp: -1,
+    firstTimestamp: -1,
+  },
+  {
+    baseOffset: BASE + 10,
+    position: 220,
+    sizeInBytes: 80,
+    offsetCount: 65_536,
+    recordCount: 2,
+    maxTimestamp: 1_700_000_009_999,
+    firstTimestamp: 1_700_000_009_998,
+  },
 ];
 const segment = encodeSegment(data, chunks);
 const SIZE = 300 + 3 * 32 + 32;
@@ -77,13 +101,33 @@ describe('the segment footer', () => {
   });
 
   it('of one chunk spans that chunk', () => {
-    const one = encodeSegment(data.subarray(0, 5), [{ baseOffset: 0, b: 0, l: 5, n: 1, c: 1, t: 9, f: 9 }]);
+    const one = encodeSegment(data.subarray(0, 5), [
+      {
+        baseOffset: 0,
+        position: 0,
+        sizeInBytes: 5,
+        offsetCount: 1,
+        recordCount: 1,
+        maxTimestamp: 9,
+        firstTimestamp: 9,
+      },
+    ]);
     expect(one.length).toBe(5 + 64);
     expect(decodeSegmentFooter(one, one.length)).toEqual({
       baseOffset: 0,
       span: 1,
       dataBytes: 5,
-      chunks: [{ baseOffset: 0, b: 0, l: 5, n: 1, c: 1, t: 9, f: 9 }],
+      chunks: [
+        {
+          baseOffset: 0,
+          position: 0,
+          sizeInBytes: 5,
+          offsetCount: 1,
+          recordCount: 1,
+          maxTimestamp: 9,
+          firstTimestamp: 9,
+        },
+      ],
     });
   });
 });
@@ -94,11 +138,11 @@ describe('a segment that cannot be written', () => {
     expect(() =>
       encodeSegment(data, [chunks[0]!, { ...chunks[1]!, baseOffset: BASE + 8 }, chunks[2]!]),
     ).toThrow(new Error(`segment chunk 1 at offset ${BASE + 8}, byte 120 leaves a gap`));
-    expect(() => encodeSegment(data, [chunks[0]!, chunks[1]!, { ...chunks[2]!, b: 221 }])).toThrow(
+    expect(() => encodeSegment(data, [chunks[0]!, chunks[1]!, { ...chunks[2]!, position: 221 }])).toThrow(
       new Error(`segment chunk 2 at offset ${BASE + 10}, byte 221 leaves a gap`),
     );
     // The first chunk must start at byte 0; its base offset is the segment's.
-    expect(() => encodeSegment(data, [{ ...chunks[0]!, b: 1 }])).toThrow(
+    expect(() => encodeSegment(data, [{ ...chunks[0]!, position: 1 }])).toThrow(
       new Error(`segment chunk 0 at offset ${BASE}, byte 1 leaves a gap`),
     );
     expect(() => encodeSegment(data, chunks.slice(0, 2))).toThrow(

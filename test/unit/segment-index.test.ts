@@ -9,7 +9,8 @@ import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import { dataObjectKey, keys, segmentObjectKey } from '../../lib/core/keys.js';
 import { pageItem } from '../../lib/core/log/batch-index.js';
 import type { PartitionState } from '../../lib/core/log/partition-state.js';
-import { asPartitionState, initialPartitionState } from '../../lib/core/log/partition-state.js';
+import { initialPartitionState } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import type { SegmentLookup } from '../../lib/core/log/segments/segment-index.js';
 import {
   logEntries,
@@ -23,12 +24,28 @@ const TOPIC = 'topic';
 const G0 = segmentObjectKey(TOPIC, 0, 0, 's1');
 const G10 = segmentObjectKey(TOPIC, 0, 10, 's2');
 const LOCAL = dataObjectKey(TOPIC, 'local');
-const chunk = (baseOffset: number, n: number, b: number) => ({ baseOffset, b, l: 100, n, c: n, t: 9, f: 8 });
+const chunk = (baseOffset: number, n: number, b: number) => ({
+  baseOffset,
+  position: b,
+  sizeInBytes: 100,
+  offsetCount: n,
+  recordCount: n,
+  maxTimestamp: 9,
+  firstTimestamp: 8,
+});
 const segments = [
   segmentItem(TOPIC, 0, G0, [chunk(0, 4, 0), chunk(4, 6, 100)], 1),
   segmentItem(TOPIC, 0, G10, [chunk(10, 5, 0), chunk(15, 5, 100)], 1),
 ];
-const localEntry = { o: LOCAL, b: 0, l: 50, n: 5, c: 5, t: 9, f: 8 };
+const localEntry = {
+  objectKey: LOCAL,
+  position: 0,
+  sizeInBytes: 50,
+  offsetCount: 5,
+  recordCount: 5,
+  maxTimestamp: 9,
+  firstTimestamp: 8,
+};
 
 /**
  * Segments [0, 10) and [10, 20); batch pages [0, 20) (the local copies, still there) and [20, 30).
@@ -59,7 +76,7 @@ const tiers = async () => {
   const read = async (from: number, to: number, segEnd = 20, cache?: SegmentLookup) => {
     const out: [number, string][] = [];
     for await (const x of logEntries(store, TOPIC, 0, segEnd, from, to, cache))
-      out.push([x.baseOffset, x.entry.o]);
+      out.push([x.baseOffset, x.entry.objectKey]);
     return out;
   };
   return { store, queried, read };
@@ -213,7 +230,7 @@ describe('index entries across the tiers', () => {
 
 describe('the partition item', () => {
   it('says how far the segment index reaches, 0 before the first roll', () => {
-    const state = asPartitionState(initialPartitionState(TOPIC, 't', 0, ['s0']));
+    const state = decodePartitionState(initialPartitionState(TOPIC, 't', 0, ['s0']));
     expect(segmentEndOf(state)).toBe(0);
     expect(segmentEndOf({ ...state, segEnd: 40 } as PartitionState)).toBe(40);
   });

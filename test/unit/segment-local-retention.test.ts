@@ -9,19 +9,27 @@ import { keys } from '../../lib/core/keys.js';
 import { RETIRED_PAGE_TTL_MS, pageItem, retiredPageItem } from '../../lib/core/log/batch-index.js';
 import type { TailEntry } from '../../lib/core/log/partition-state.js';
 import { initialPartitionState } from '../../lib/core/log/partition-state.js';
+import { encodeTailEntry } from '../../lib/core/log/partition-codec.js';
 import type { LocalRetentionConfig } from '../../lib/core/log/segments/local-retention.js';
 import {
   localLimits,
   locallyRetiredPageItem,
   retireLocalCopies,
 } from '../../lib/core/log/segments/local-retention.js';
-import type { Item } from '../../lib/ports/metadata-store.js';
 import { InterceptedMetadataStore } from '../harness/seams.js';
 import { readsRecorded } from './segment-support.js';
 
 const TOPIC = 'topic';
 const NOW = 1_700_000_000_000;
-const entry = (o: string, l: number, t: number, n = 2): TailEntry => ({ o, b: 0, l, n, c: n, t, f: t - 5 });
+const entry = (o: string, l: number, t: number, n = 2): TailEntry => ({
+  objectKey: o,
+  position: 0,
+  sizeInBytes: l,
+  offsetCount: n,
+  recordCount: n,
+  maxTimestamp: t,
+  firstTimestamp: t - 5,
+});
 
 /**
  * Pages [0, 6) of 300 bytes, newest record at NOW - 50 s; [6, 10) of 200 bytes, at NOW - 20 s; [10, 14)
@@ -43,7 +51,7 @@ const partition = async (segEnd: number | 'unrolled' = 10) => {
     ...state,
     tailBase: 14,
     nextOffset: 15,
-    tail: [entry('d/f', 50, NOW, 1)] as unknown as Item[],
+    tail: [encodeTailEntry(entry('d/f', 50, NOW, 1), TOPIC)],
     ...(segEnd === 'unrolled' ? {} : { segEnd }),
   });
   for (const page of pages) await store.put(page);
@@ -63,20 +71,20 @@ describe('local retention limits', () => {
   it("are the topic's own, or with Kafka's -2 the topic's retention.ms and retention.bytes", () => {
     const limits = { 'retention.ms': 7, 'retention.bytes': 8 };
     expect(localLimits({ ...limits, 'local.retention.ms': 1, 'local.retention.bytes': 2 })).toEqual({
-      ms: 1,
-      bytes: 2,
+      retentionMs: 1,
+      retentionBytes: 2,
     });
     expect(localLimits({ ...limits, 'local.retention.ms': -2, 'local.retention.bytes': -2 })).toEqual({
-      ms: 7,
-      bytes: 8,
+      retentionMs: 7,
+      retentionBytes: 8,
     });
     expect(localLimits({ ...limits, 'local.retention.ms': -1, 'local.retention.bytes': -2 })).toEqual({
-      ms: -1,
-      bytes: 8,
+      retentionMs: -1,
+      retentionBytes: 8,
     });
     expect(localLimits({ ...limits, 'local.retention.ms': 0, 'local.retention.bytes': -1 })).toEqual({
-      ms: 0,
-      bytes: -1,
+      retentionMs: 0,
+      retentionBytes: -1,
     });
   });
 });
@@ -206,7 +214,7 @@ describe('retiring local copies', () => {
 
   it('takes a page whose records were all compacted away as expired at any age', async () => {
     const store = new MemoryMetadataStore();
-    const gone = { ...entry('d/a', 10, -1), c: 0, f: -1 };
+    const gone = { ...entry('d/a', 10, -1), recordCount: 0, firstTimestamp: -1 };
     await store.put({
       ...initialPartitionState(TOPIC, 't', 0, ['s0']),
       tailBase: 2,
@@ -231,7 +239,7 @@ describe('retiring local copies', () => {
     const p = await partition(14);
     const compacted = pageItem(TOPIC, 0, 6, [
       entry('g/x', 120, NOW - 20_000),
-      { ...entry('g/x', 0, -1), c: 0 },
+      { ...entry('g/x', 0, -1), recordCount: 0 },
     ]);
     let puts = 0;
     const racing = new InterceptedMetadataStore(p.store, async (call, run) => {

@@ -19,6 +19,7 @@ import { TransactionCanceledError } from '../../lib/ports/metadata-store.js';
 import { InterceptedMetadataStore } from '../harness/seams.js';
 import type { SegmentSetup } from './segment-support.js';
 import { T0, readsRecorded, segmentSetup } from './segment-support.js';
+import { stateAttr } from '../../lib/core/log/partition-codec.js';
 
 /** The stored size of one request of 4 records of 200 bytes (one RecordBatch). */
 const L = 897;
@@ -36,7 +37,7 @@ const uniform = async (s: SegmentSetup, requests: number, from = T0) => {
     );
   await s.index();
   const entries = (await s.livePages()).flatMap(pageEntries);
-  expect(entries.map((x) => x.entry.l)).toEqual(entries.map(() => L));
+  expect(entries.map((x) => x.entry.sizeInBytes)).toEqual(entries.map(() => L));
 };
 
 const roll = (s: SegmentSetup, options: RollOptions = {}, segmentStore: ObjectStore = s.segments!) =>
@@ -159,7 +160,16 @@ const handBuilt = async (
       const value = new Uint8Array(valueBytes).fill(offset % 256);
       const batch = encodeRecordBatch([{ key: null, value, timestamp: t }]);
       batches.push(batch);
-      entries.push({ o, b, l: batch.length, n: 1, c: 1, t, f: t, ...facts(offset) });
+      entries.push({
+        objectKey: o,
+        position: b,
+        sizeInBytes: batch.length,
+        offsetCount: 1,
+        recordCount: 1,
+        maxTimestamp: t,
+        firstTimestamp: t,
+        ...facts(offset),
+      });
       b += batch.length;
       offset++;
     }
@@ -169,8 +179,8 @@ const handBuilt = async (
   await s.store.update(keys.partitionState(topicId, 0), [
     { set: 'nextOffset', value: offset },
     { set: 'tailBase', value: offset },
-    { set: 'hw', value: offset },
-    { set: ['leo', 's0'], value: offset },
+    { set: stateAttr.highWatermark, value: offset },
+    { set: [stateAttr.logEndOffsets, 's0'], value: offset },
   ]);
   return s;
 };
@@ -193,7 +203,7 @@ describe("a segment's chunks", () => {
   it('are at most 127 however entries are sized: each pair of chunks is over a chunk size', async () => {
     // Entries of 2,049 bytes, just over half the 4 KiB chunk of a 256 KiB segment: one entry a chunk.
     const s = await handBuilt([130], { 'segment.bytes': String(256 * 1024) }, () => ({}), 1979);
-    expect((await s.livePages()).flatMap(pageEntries)[0]!.entry.l).toBe(2049);
+    expect((await s.livePages()).flatMap(pageEntries)[0]!.entry.sizeInBytes).toBe(2049);
     expect((await roll(s)).rolled).toMatchObject({ baseOffset: 0, end: 127, bytes: 127 * 2049, chunks: 127 });
     const [item] = await s.segmentItems();
     expect(pageEntries(item!).map((x) => x.baseOffset)).toEqual(Array.from({ length: 127 }, (_, i) => i));
@@ -203,29 +213,41 @@ describe("a segment's chunks", () => {
     const [item] = await s.segmentItems();
     const object = await s.segments!.get(item!['o'] as string);
     const footer = decodeSegmentFooter(object, object.length);
-    const indexed = pageEntries(item!).map(({ baseOffset, entry: { b, l, n, c, t, f } }) => ({
-      baseOffset,
-      b,
-      l,
-      n,
-      c,
-      t,
-      f,
-    }));
+    const indexed = pageEntries(item!).map(
+      ({
+        baseOffset,
+        entry: {
+          position: b,
+          sizeInBytes: l,
+          offsetCount: n,
+          recordCount: c,
+          maxTimestamp: t,
+          firstTimestamp: f,
+        },
+      }) => ({
+        baseOffset,
+        position: b,
+        sizeInBytes: l,
+        offsetCount: n,
+        recordCount: c,
+        maxTimestamp: t,
+        firstTimestamp: f,
+      }),
+    );
     expect(footer.chunks).toEqual(indexed);
     // Every chunk points into the segment itself.
-    expect(pageEntries(item!).map((x) => x.entry.o)).toEqual(indexed.map(() => item!['o']));
+    expect(pageEntries(item!).map((x) => x.entry.objectKey)).toEqual(indexed.map(() => item!['o']));
     return indexed;
   };
   /** The chunk of entries [i, j) of uniform(). */
   const chunk = (i: number, j: number) => ({
     baseOffset: 4 * i,
-    b: i * L,
-    l: (j - i) * L,
-    n: 4 * (j - i),
-    c: 4 * (j - i),
-    t: T0 + (j - 1) * 1000 + 3,
-    f: T0 + i * 1000,
+    position: i * L,
+    sizeInBytes: (j - i) * L,
+    offsetCount: 4 * (j - i),
+    recordCount: 4 * (j - i),
+    maxTimestamp: T0 + (j - 1) * 1000 + 3,
+    firstTimestamp: T0 + i * 1000,
   });
 
   it('are whole entries of at most segment.bytes / 64 bytes', async () => {
@@ -253,20 +275,34 @@ describe("a segment's chunks", () => {
 describe("a chunk's record facts", () => {
   it('count records and take the first timestamp of the first entry that has records, -1 while none has', async () => {
     // Offsets 0 and 1 were compacted to no record (their first timestamps are left over); 2 and 3 keep one.
-    const empty = { c: 0, t: -1, f: T0 + 100 };
+    const empty = { recordCount: 0, maxTimestamp: -1, firstTimestamp: T0 + 100 };
     const s = await handBuilt([4], {}, (offset) => (offset < 2 ? empty : {}));
     expect((await roll(s)).rolled).toMatchObject({ baseOffset: 0, end: 4, chunks: 1, entries: 4 });
     const [item] = await s.segmentItems();
     expect(
-      pageEntries(item!).map(({ baseOffset, entry: { n, c, t, f } }) => ({ baseOffset, n, c, t, f })),
-    ).toEqual([{ baseOffset: 0, n: 4, c: 2, t: T0 + 3, f: T0 + 2 }]);
+      pageEntries(item!).map(
+        ({ baseOffset, entry: { offsetCount: n, recordCount: c, maxTimestamp: t, firstTimestamp: f } }) => ({
+          baseOffset,
+          offsetCount: n,
+          recordCount: c,
+          maxTimestamp: t,
+          firstTimestamp: f,
+        }),
+      ),
+    ).toEqual([
+      { baseOffset: 0, offsetCount: 4, recordCount: 2, maxTimestamp: T0 + 3, firstTimestamp: T0 + 2 },
+    ]);
     // A chunk of compacted entries only.
     const none = await handBuilt([2], {}, () => empty);
     expect((await roll(none)).rolled).toMatchObject({ end: 2, chunks: 1 });
     const [only] = await none.segmentItems();
-    expect(pageEntries(only!).map(({ entry: { c, t, f } }) => ({ c, t, f }))).toEqual([
-      { c: 0, t: -1, f: -1 },
-    ]);
+    expect(
+      pageEntries(only!).map(({ entry: { recordCount: c, maxTimestamp: t, firstTimestamp: f } }) => ({
+        recordCount: c,
+        maxTimestamp: t,
+        firstTimestamp: f,
+      })),
+    ).toEqual([{ recordCount: 0, maxTimestamp: -1, firstTimestamp: -1 }]);
   });
 });
 
@@ -350,16 +386,19 @@ describe('the roll writes', () => {
     // then offset) sort otherwise than their offsets.
     const s = await handBuilt([1, 1, 1]);
     const mark = (ts: number, o: number, p: number) =>
-      timeMarkItem(s.topic.topicId, 0, { ts: T0 + ts, baseOffset: o, prev: p });
+      timeMarkItem(s.topic.topicId, 0, { maxTimestamp: T0 + ts, baseOffset: o, prev: p });
     for (const m of [mark(5, 0, -1), mark(3, 1, T0), mark(5, 2, T0 + 4)]) await s.store.put(m);
     expect((await roll(s)).rolled).toMatchObject({ baseOffset: 0, end: 3 });
     expect(await s.items('T#')).toEqual([mark(5, 0, -1)]);
   });
 
   it('merges a mark at timestamp 0, and leaves the Idempotency-Keys of the range alone', async () => {
-    const s = await handBuilt([1, 1], {}, (offset) => ({ t: 10 * offset, f: 10 * offset }));
+    const s = await handBuilt([1, 1], {}, (offset) => ({
+      maxTimestamp: 10 * offset,
+      firstTimestamp: 10 * offset,
+    }));
     const mark = (ts: number, o: number, p: number) =>
-      timeMarkItem(s.topic.topicId, 0, { ts, baseOffset: o, prev: p });
+      timeMarkItem(s.topic.topicId, 0, { maxTimestamp: ts, baseOffset: o, prev: p });
     const key = {
       ...keys.idempotencyKey(s.topic.topicId, 0, 'HASH'),
       o: 1,
@@ -374,9 +413,13 @@ describe('the roll writes', () => {
     expect(await s.items('K#')).toEqual([key]);
     // The one chunk's first timestamp is its first record's, 0.
     const [item] = await s.segmentItems();
-    expect(pageEntries(item!).map(({ entry: { c, t, f } }) => ({ c, t, f }))).toEqual([
-      { c: 2, t: 10, f: 0 },
-    ]);
+    expect(
+      pageEntries(item!).map(({ entry: { recordCount: c, maxTimestamp: t, firstTimestamp: f } }) => ({
+        recordCount: c,
+        maxTimestamp: t,
+        firstTimestamp: f,
+      })),
+    ).toEqual([{ recordCount: 2, maxTimestamp: 10, firstTimestamp: 0 }]);
   });
 
   it('reads everything strongly consistent', async () => {
@@ -460,19 +503,19 @@ describe('a roll that gives up', () => {
   };
 
   it('deletes its segment when a batch page it read was rewritten or retired meanwhile', async () => {
-    const rewrite = (field: 'o' | 'b' | 'l') => async (s: SegmentSetup) => {
+    const rewrite = (field: 'objectKey' | 'position' | 'sizeInBytes') => async (s: SegmentSetup) => {
       const [page] = await s.livePages();
       const entries = pageEntries(page!).map((x) => x.entry);
       const first = entries[0]!;
       const changed = {
         ...first,
-        [field]: field === 'o' ? dataObjectKey(s.topic.topicId, 'compacted') : first[field] + 1,
+        [field]: field === 'objectKey' ? dataObjectKey(s.topic.topicId, 'compacted') : first[field] + 1,
       };
       await s.store.put(pageItem(s.topic.topicId, 0, 0, [changed, ...entries.slice(1)]));
     };
-    await racing(rewrite('o'));
-    await racing(rewrite('b'));
-    await racing(rewrite('l'));
+    await racing(rewrite('objectKey'));
+    await racing(rewrite('position'));
+    await racing(rewrite('sizeInBytes'));
     await racing(async (s) => s.store.delete(keys.batch(s.topic.topicId, 0, 0)));
     // Cut short: the second of the two entries taken is no longer on the page.
     await racing(async (s) => {
@@ -495,7 +538,7 @@ describe('a roll that gives up', () => {
     const compacting = new InterceptedMetadataStore(s.store, async (call, run) => {
       if (call.op === 'transact') {
         const [page] = await s.livePages();
-        const entries = pageEntries(page!).map((x) => ({ ...x.entry, c: 0 }));
+        const entries = pageEntries(page!).map((x) => ({ ...x.entry, recordCount: 0 }));
         await s.store.put(pageItem(s.topic.topicId, 0, 0, entries));
       }
       return run();
@@ -556,7 +599,23 @@ describe('a batch index a roll refuses', () => {
     const s = await segmentSetup({ 'segment.ms': '1' });
     await uniform(s, 3);
     await s.store.put(
-      segmentItem(s.topic.topicId, 0, 'g/x', [{ baseOffset: 0, b: 0, l: 10, n: 2, c: 2, t: 1, f: 1 }], 0),
+      segmentItem(
+        s.topic.topicId,
+        0,
+        'g/x',
+        [
+          {
+            baseOffset: 0,
+            position: 0,
+            sizeInBytes: 10,
+            offsetCount: 2,
+            recordCount: 2,
+            maxTimestamp: 1,
+            firstTimestamp: 1,
+          },
+        ],
+        0,
+      ),
     );
     await expect(roll(s)).rejects.toThrow(
       new Error("batch index entry at 0 straddles the segment index's end 2"),

@@ -2,7 +2,7 @@
 import { expect } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
 import { pageEntries } from '../../lib/core/log/batch-index.js';
-import { asPartitionState } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import { effectiveConfig } from '../../lib/core/topics/configs.js';
 import type { MemorySluiceOptions } from './log-support.js';
 import { memorySluice } from './log-support.js';
@@ -25,7 +25,7 @@ export const segmentSetup = async (
   const topic = await s.sluice.catalog.get('t');
   const pk = (p = 0) => keys.partitionPk(topic.topicId, p);
   const state = async (p = 0) =>
-    asPartitionState((await s.store.get(keys.partitionState(topic.topicId, p)))!);
+    decodePartitionState((await s.store.get(keys.partitionState(topic.topicId, p)))!);
   const items = async (prefix: string, p = 0) =>
     (await s.store.query({ pk: pk(p), sk: { beginsWith: prefix }, consistent: true })).items;
   const livePages = async (p = 0) => (await items('B#', p)).filter((i) => Array.isArray(i['e']));
@@ -88,7 +88,10 @@ export const referencedObjects = async (s: SegmentSetup, p = 0): Promise<string[
   const live = [...(await s.livePages(p)), ...(await s.segmentItems(p))];
   const st = await s.state(p);
   return [
-    ...new Set([...live.flatMap(pageEntries).map((x) => x.entry.o), ...st.tail.map((e) => e.o)]),
+    ...new Set([
+      ...live.flatMap(pageEntries).map((x) => x.entry.objectKey),
+      ...st.tail.map((e) => e.objectKey),
+    ]),
   ].sort();
 };
 

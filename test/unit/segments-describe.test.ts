@@ -20,7 +20,7 @@ const rolled = async () => {
     await s.index();
   }
   // Every stored batch's bytes, before the roll moves them: what the sizes must add up to.
-  const batchBytes = (await s.livePages()).flatMap(pageEntries).map((x) => x.entry.l);
+  const batchBytes = (await s.livePages()).flatMap(pageEntries).map((x) => x.entry.sizeInBytes);
   await s.roll();
   await s.write(3, s.clock.now());
   const tail = (await s.state()).tail;
@@ -52,7 +52,7 @@ describe('describing segments', () => {
     expect(p.segments.map((g) => g.records)).toEqual([70, 70, 70, 70, 70, 80]);
     expect(p.segments.map((g) => g.batches)).toEqual([7, 7, 7, 7, 7, 8]);
     // Every byte of every batch counted once: the rolled and indexed batches plus the tail.
-    const total = [...s.batchBytes, ...s.tail.map((e) => e.l)].reduce((n, l) => n + l, 0);
+    const total = [...s.batchBytes, ...s.tail.map((e) => e.sizeInBytes)].reduce((n, l) => n + l, 0);
     expect(p.sizeBytes).toBe(total);
     expect(p.segments.reduce((n, g) => n + g.sizeBytes, 0)).toBe(total);
     // Timestamps: request i is stamped from + 1000 i + record index.

@@ -13,8 +13,24 @@ describe('segment format', () => {
   it('round-trips the footer and rejects a flipped bit, a wrong size and a missing trailer', () => {
     const data = new Uint8Array(300).map((_, i) => i % 251);
     const chunks = [
-      { baseOffset: 100, b: 0, l: 120, n: 7, c: 7, t: 5000, f: 4000 },
-      { baseOffset: 107, b: 120, l: 180, n: 3, c: 0, t: -1, f: -1 },
+      {
+        baseOffset: 100,
+        position: 0,
+        sizeInBytes: 120,
+        offsetCount: 7,
+        recordCount: 7,
+        maxTimestamp: 5000,
+        firstTimestamp: 4000,
+      },
+      {
+        baseOffset: 107,
+        position: 120,
+        sizeInBytes: 180,
+        offsetCount: 3,
+        recordCount: 0,
+        maxTimestamp: -1,
+        firstTimestamp: -1,
+      },
     ];
     const segment = encodeSegment(data, chunks);
     expect(segment.length).toBe(300 + 2 * 32 + 32);
@@ -93,7 +109,27 @@ describe('rolling segments', () => {
       const object = await s.segments!.get(item['o'] as string);
       const footer = decodeSegmentFooter(object, object.length);
       expect(footer.chunks).toEqual(
-        chunks.map(({ baseOffset, entry: { b, l, n, c, t, f } }) => ({ baseOffset, b, l, n, c, t, f })),
+        chunks.map(
+          ({
+            baseOffset,
+            entry: {
+              position: b,
+              sizeInBytes: l,
+              offsetCount: n,
+              recordCount: c,
+              maxTimestamp: t,
+              firstTimestamp: f,
+            },
+          }) => ({
+            baseOffset,
+            position: b,
+            sizeInBytes: l,
+            offsetCount: n,
+            recordCount: c,
+            maxTimestamp: t,
+            firstTimestamp: f,
+          }),
+        ),
       );
       expect(footer.dataBytes).toBeLessThanOrEqual(16384);
       // Kafka's log bytes: batches with their true base offsets, back to back, CRCs intact.
@@ -115,7 +151,7 @@ describe('rolling segments', () => {
     expect(await s.roll()).toBe(0);
     s.clock.time = now + 3_600_000;
     expect(await s.roll()).toBe(1);
-    expect(pageEntries((await s.segmentItems())[0]!).reduce((n, x) => n + x.entry.n, 0)).toBe(30);
+    expect(pageEntries((await s.segmentItems())[0]!).reduce((n, x) => n + x.entry.offsetCount, 0)).toBe(30);
   });
 
   it('splits a produce object that holds several partitions into one segment per partition', async () => {
@@ -124,8 +160,8 @@ describe('rolling segments', () => {
       await s.produce(
         [0, 1, 0, 1].map((p, j) => [p, `k${j}`, 300, T0 + i * 10 + j] as [number, string, number, number]),
       );
-    const shared = (await s.state(0)).tail[0]!.o;
-    expect((await s.state(1)).tail[0]!.o).toBe(shared);
+    const shared = (await s.state(0)).tail[0]!.objectKey;
+    expect((await s.state(1)).tail[0]!.objectKey).toBe(shared);
     await s.index(0);
     await s.index(1);
     const before = [await snapshot(s, 0, TIMES), await snapshot(s, 1, TIMES)];
@@ -297,9 +333,9 @@ describe('tiers', () => {
     expect(report.localPagesRetired).toBe(pagesBefore - live.length);
     expect(report.localPagesRetired).toBeGreaterThan(0);
     for (const page of live)
-      expect(pageEntries(page).at(-1)!.baseOffset + pageEntries(page).at(-1)!.entry.n).toBeGreaterThan(
-        segEnd,
-      );
+      expect(
+        pageEntries(page).at(-1)!.baseOffset + pageEntries(page).at(-1)!.entry.offsetCount,
+      ).toBeGreaterThan(segEnd);
     // Retired within the grace period: the objects stay for readers holding the old page.
     expect(s.objects.keys().length).toBe(objectsBefore);
     expect(await snapshot(s, 0, TIMES)).toEqual(before);
@@ -321,7 +357,7 @@ describe('retention by segment', () => {
     // Request i has timestamps now - 1 d - 20.5 s + i s: requests 0..20 are past retention.ms.
     const ends = segments.map((g) => g['end'] as number);
     const expired = segments.filter(
-      (g) => Math.max(...pageEntries(g).map((x) => x.entry.t)) < s.clock.now() - 86_400_000,
+      (g) => Math.max(...pageEntries(g).map((x) => x.entry.maxTimestamp)) < s.clock.now() - 86_400_000,
     );
     expect(expired.length).toBeGreaterThan(0);
     expect(expired.length).toBeLessThan(segments.length);
@@ -344,13 +380,15 @@ describe('retention by segment', () => {
     await s.index();
     await s.roll();
     const segments = await s.segmentItems();
-    const bytes = (g: (typeof segments)[number]) => pageEntries(g).reduce((n, x) => n + x.entry.l, 0);
+    const bytes = (g: (typeof segments)[number]) =>
+      pageEntries(g).reduce((n, x) => n + x.entry.sizeInBytes, 0);
     const st = await s.state();
     const unrolled = (await s.livePages())
       .flatMap(pageEntries)
       .filter((x) => x.baseOffset >= (segments.at(-1)!['end'] as number))
-      .reduce((n, x) => n + x.entry.l, 0);
-    let total = segments.reduce((n, g) => n + bytes(g), 0) + unrolled + st.tail.reduce((n, e) => n + e.l, 0);
+      .reduce((n, x) => n + x.entry.sizeInBytes, 0);
+    let total =
+      segments.reduce((n, g) => n + bytes(g), 0) + unrolled + st.tail.reduce((n, e) => n + e.sizeInBytes, 0);
     let dropped = 0;
     while (total - bytes(segments[dropped]!) >= 40000) total -= bytes(segments[dropped++]!);
     expect(dropped).toBeGreaterThan(0);
@@ -385,7 +423,9 @@ describe('compaction of segments', () => {
       (o) => o < (st as unknown as { cleanedThrough: number }).cleanedThrough,
     );
     for (const o of cleaned) expect(kept.has(o)).toBe(latest.get(all.get(o)!.key) === o || o >= st.tailBase);
-    const rewritten = (await s.segmentItems()).flatMap(pageEntries).filter((x) => x.entry.o.startsWith('g/'));
+    const rewritten = (await s.segmentItems())
+      .flatMap(pageEntries)
+      .filter((x) => x.entry.objectKey.startsWith('g/'));
     expect(rewritten.length).toBe((await s.segmentItems()).flatMap(pageEntries).length);
     s.clock.time += 15 * 60_000 + 1;
     await s.sluice.maintenance.run();

@@ -8,11 +8,20 @@ import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js
 import { dataObjectKey, keys } from '../../lib/core/keys.js';
 import { pageItem } from '../../lib/core/log/batch-index.js';
 import type { PartitionState, TailEntry } from '../../lib/core/log/partition-state.js';
-import { asPartitionState, initialPartitionState } from '../../lib/core/log/partition-state.js';
+import { initialPartitionState } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import { firstEntryReaching, timeMarkItem, timeMarks } from '../../lib/core/log/time-index.js';
 
 const TOPIC = 'topic';
-const entry = (t: number): TailEntry => ({ o: dataObjectKey(TOPIC, 'x'), b: 0, l: 10, n: 1, c: 1, t, f: t });
+const entry = (t: number): TailEntry => ({
+  objectKey: dataObjectKey(TOPIC, 'x'),
+  position: 0,
+  sizeInBytes: 10,
+  offsetCount: 1,
+  recordCount: 1,
+  maxTimestamp: t,
+  firstTimestamp: t,
+});
 
 /**
  * Offsets 0-3 (page 0) at 100, 300, 200, 500; 4-5 (page 4) at 400, 600; the tail, 6-7, at 700 and
@@ -23,25 +32,25 @@ const partition = async (marks = true, logStartOffset = 0) => {
   await store.put(pageItem(TOPIC, 0, 0, [100, 300, 200, 500].map(entry)));
   await store.put(pageItem(TOPIC, 0, 4, [400, 600].map(entry)));
   const first = timeMarks(
-    [100, 300, 200, 500].map((t, i) => ({ baseOffset: i, t })),
+    [100, 300, 200, 500].map((maxTimestamp, i) => ({ baseOffset: i, maxTimestamp })),
     -1,
   );
   const second = timeMarks(
-    [400, 600].map((t, i) => ({ baseOffset: 4 + i, t })),
+    [400, 600].map((maxTimestamp, i) => ({ baseOffset: 4 + i, maxTimestamp })),
     first.runningMax,
   );
   expect([...first.marks, ...second.marks]).toEqual([
-    { ts: 500, baseOffset: 0, prev: -1 },
-    { ts: 600, baseOffset: 5, prev: 500 },
+    { maxTimestamp: 500, baseOffset: 0, prev: -1 },
+    { maxTimestamp: 600, baseOffset: 5, prev: 500 },
   ]);
   if (marks) for (const m of [...first.marks, ...second.marks]) await store.put(timeMarkItem(TOPIC, 0, m));
   const state: PartitionState = {
-    ...asPartitionState(initialPartitionState(TOPIC, 't', 0, ['s0'])),
+    ...decodePartitionState(initialPartitionState(TOPIC, 't', 0, ['s0'])),
     logStartOffset,
     tailBase: 6,
     nextOffset: 8,
-    hw: 8,
-    tsMax: second.runningMax,
+    highWatermark: 8,
+    maxTimestampSoFar: second.runningMax,
     tail: [entry(700), entry(650)],
   };
   const at = async (timestamp: number) =>

@@ -2,36 +2,48 @@ import { describe, expect, it, vi } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
 import { pageEntries } from '../../lib/core/log/batch-index.js';
 import { MARK_SPAN, timeMarks } from '../../lib/core/log/time-index.js';
-import { asPartitionState } from '../../lib/core/log/partition-state.js';
+import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import { listOffsetsViolations } from '../harness/list-offsets.js';
 import { memorySluice } from './log-support.js';
 
 describe('time marks', () => {
   it('mark each run of batches where the running max rose: its max, its first rise and the max before', () => {
     const batches = [
-      { baseOffset: 0, t: 50 },
-      { baseOffset: 2, t: 30 },
-      { baseOffset: 3, t: 70 },
-      { baseOffset: 7, t: 60 },
+      { baseOffset: 0, maxTimestamp: 50 },
+      { baseOffset: 2, maxTimestamp: 30 },
+      { baseOffset: 3, maxTimestamp: 70 },
+      { baseOffset: 7, maxTimestamp: 60 },
     ];
-    expect(timeMarks(batches, -1)).toEqual({ marks: [{ ts: 70, baseOffset: 0, prev: -1 }], runningMax: 70 });
+    expect(timeMarks(batches, -1)).toEqual({
+      marks: [{ maxTimestamp: 70, baseOffset: 0, prev: -1 }],
+      runningMax: 70,
+    });
     // Continuing a running max of 55: the first batch to pass it is at 3.
-    expect(timeMarks(batches, 55)).toEqual({ marks: [{ ts: 70, baseOffset: 3, prev: 55 }], runningMax: 70 });
+    expect(timeMarks(batches, 55)).toEqual({
+      marks: [{ maxTimestamp: 70, baseOffset: 3, prev: 55 }],
+      runningMax: 70,
+    });
     expect(timeMarks(batches, 70)).toEqual({ marks: [], runningMax: 70 });
     // Header-only batches (t -1) never rise.
-    expect(timeMarks([{ baseOffset: 0, t: -1 }], -1)).toEqual({ marks: [], runningMax: -1 });
+    expect(timeMarks([{ baseOffset: 0, maxTimestamp: -1 }], -1)).toEqual({ marks: [], runningMax: -1 });
   });
 
   it('split long ranges into runs of at most MARK_SPAN batches', () => {
-    const batches = Array.from({ length: MARK_SPAN * 2 + 1 }, (_, i) => ({ baseOffset: i, t: 1000 + i }));
+    const batches = Array.from({ length: MARK_SPAN * 2 + 1 }, (_, i) => ({
+      baseOffset: i,
+      maxTimestamp: 1000 + i,
+    }));
     expect(timeMarks(batches, -1).marks).toEqual([
-      { ts: 1000 + MARK_SPAN - 1, baseOffset: 0, prev: -1 },
-      { ts: 1000 + 2 * MARK_SPAN - 1, baseOffset: MARK_SPAN, prev: 1000 + MARK_SPAN - 1 },
-      { ts: 1000 + 2 * MARK_SPAN, baseOffset: 2 * MARK_SPAN, prev: 1000 + 2 * MARK_SPAN - 1 },
+      { maxTimestamp: 1000 + MARK_SPAN - 1, baseOffset: 0, prev: -1 },
+      { maxTimestamp: 1000 + 2 * MARK_SPAN - 1, baseOffset: MARK_SPAN, prev: 1000 + MARK_SPAN - 1 },
+      { maxTimestamp: 1000 + 2 * MARK_SPAN, baseOffset: 2 * MARK_SPAN, prev: 1000 + 2 * MARK_SPAN - 1 },
     ]);
     // A run whose batches only equal the running max does not rise: no mark.
-    const flat = Array.from({ length: MARK_SPAN + 1 }, (_, i) => ({ baseOffset: i, t: 1000 }));
-    expect(timeMarks(flat, -1)).toEqual({ marks: [{ ts: 1000, baseOffset: 0, prev: -1 }], runningMax: 1000 });
+    const flat = Array.from({ length: MARK_SPAN + 1 }, (_, i) => ({ baseOffset: i, maxTimestamp: 1000 }));
+    expect(timeMarks(flat, -1)).toEqual({
+      marks: [{ maxTimestamp: 1000, baseOffset: 0, prev: -1 }],
+      runningMax: 1000,
+    });
   });
 });
 
@@ -42,7 +54,8 @@ describe('ListOffsets by timestamp over a sparse time index', () => {
     const topic = await s.sluice.catalog.get('t');
     const pk = keys.partitionPk(topic.topicId, 0);
     const marks = () => s.store.dump().filter((i) => i.pk === pk && i.sk.startsWith(keys.timePrefix));
-    const state = async () => asPartitionState((await s.store.get(keys.partitionState(topic.topicId, 0)))!);
+    const state = async () =>
+      decodePartitionState((await s.store.get(keys.partitionState(topic.topicId, 0)))!);
     const exactness = () => listOffsetsViolations(s.sluice.fetcher, 't', 1);
     /** One request (one index entry) of records with these timestamps. */
     const produce = async (stamps: number[], key?: string) => {
@@ -125,7 +138,7 @@ describe('ListOffsets by timestamp over a sparse time index', () => {
     // The swap went through; the rebuild after it did not.
     expect(report.errors).toEqual([expect.stringMatching(/^compaction t-0: throttled/)]);
     const [first] = pageEntries((await s.store.get(keys.batch(s.topic.topicId, 0, 0)))!);
-    expect([first?.entry.c, first?.entry.t]).toEqual([0, -1]);
+    expect([first?.entry.recordCount, first?.entry.maxTimestamp]).toEqual([0, -1]);
     // The stale mark still says the max reached 500 at offset 0.
     expect(s.marks().map((m) => [m.sk.slice(2, 17), m['o']])).toEqual([['000000000000500', 0]]);
     const at = await s.http('GET', '/v1/topics/t/partitions/0/offsets?at=300');

@@ -154,7 +154,7 @@ describe('transactions under transaction version 1 (no epoch bump at EndTxn)', (
     // Nothing is left open: the LSO is the high watermark and read_committed sees nothing.
     const f = await s.batches(0, 'read_committed');
     expect(f.lastStableOffset).toBe(f.highWatermark);
-    expect((await s.state(0)).tx ?? {}).toEqual({});
+    expect((await s.state(0)).ongoingTransactions ?? {}).toEqual({});
     expect(await s.values(0, 'read_uncommitted')).toEqual([]);
   });
 });

@@ -21,6 +21,7 @@ import { materializeTail } from './materialize.js';
 import type { PartitionState } from './partition-state.js';
 import type { PartitionWrite } from './partition-writes.js';
 import { commitInSequence } from './sequence-wait.js';
+import { stateAttr } from './partition-codec.js';
 
 const MAX_COMMIT_ATTEMPTS = 6;
 
@@ -38,7 +39,7 @@ export type TransactionVerifier = (
   partition: number,
 ) => Promise<number>;
 
-/** A transactional write's check (KIP-890) and the partition items known to hold the `tx` map. */
+/** A transactional write's check (KIP-890) and the partition items known to hold the `ongoingTransactions` map. */
 export interface TransactionalCommit {
   verify: TransactionVerifier;
   withTransactionMap: Set<string>;
@@ -83,10 +84,10 @@ export const commitWrite = async (
       ...w.entry!,
       ...(producer
         ? {
-            p: producer.producerId,
-            e: producer.producerEpoch,
-            q: producer.firstSequence,
-            z: producer.lastSequence,
+            producerId: producer.producerId,
+            producerEpoch: producer.producerEpoch,
+            baseSequence: producer.firstSequence,
+            lastSequence: producer.lastSequence,
           }
         : {}),
     };
@@ -141,8 +142,11 @@ export const commitWrite = async (
       }
       if (outcome.kind === 'duplicate') {
         // Another attempt of this request committed first: answer as it was, if it was this request.
-        if (ikHash !== undefined && outcome.entry?.k !== undefined) {
-          answerFromOriginal(topic, w, outcome.baseOffset, { k: outcome.entry.k, t: outcome.entry.t });
+        if (ikHash !== undefined && outcome.entry?.idempotencyMark !== undefined) {
+          answerFromOriginal(topic, w, outcome.baseOffset, {
+            idempotencyMark: outcome.entry.idempotencyMark,
+            maxTimestamp: outcome.entry.maxTimestamp,
+          });
         }
         return outcome;
       }
@@ -219,7 +223,7 @@ export const toSluiceError = (error: unknown): SluiceError =>
     ? error
     : new SluiceError('UNKNOWN_SERVER_ERROR', 'commit failed', { cause: error });
 
-/** Items written before transactions have no `tx` map, and a nested member needs its map to exist. */
+/** Items written before transactions have no `ongoingTransactions` map, and a nested member needs its map to exist. */
 const ensureTransactionMap = async (
   ctx: LogContext,
   topic: Topic,
@@ -229,9 +233,13 @@ const ensureTransactionMap = async (
   const id = `${topic.topicId}#${partition}`;
   if (known.has(id)) return;
   await ctx.store
-    .update(keys.partitionState(topic.topicId, partition), [{ set: 'tx', ifNotExists: {} }], {
-      condition: { and: [{ exists: 'pk' }, { notExists: 'deleted' }] },
-    })
+    .update(
+      keys.partitionState(topic.topicId, partition),
+      [{ set: stateAttr.ongoingTransactions, ifNotExists: {} }],
+      {
+        condition: { and: [{ exists: 'pk' }, { notExists: 'deleted' }] },
+      },
+    )
     .catch((error: unknown) => {
       if (error instanceof ConditionFailedError) throw new TopicGoneError(topic.name, partition);
       throw error;

@@ -15,11 +15,20 @@
 import type { Item, MetadataStore } from '../../ports/metadata-store.js';
 import { keys, offsetFromBatchSk, pad } from '../keys.js';
 import type { TailEntry } from './partition-state.js';
-import { decodeTailEntry, encodeTailEntry, topicIdOf } from './partition-state.js';
+import { decodeTailEntry, encodeTailEntry, topicIdOf } from './partition-codec.js';
 
 export interface LocatedEntry {
   baseOffset: number;
-  entry: Pick<TailEntry, 'o' | 'b' | 'l' | 'n' | 'c' | 't' | 'f'>;
+  entry: Pick<
+    TailEntry,
+    | 'objectKey'
+    | 'position'
+    | 'sizeInBytes'
+    | 'offsetCount'
+    | 'recordCount'
+    | 'maxTimestamp'
+    | 'firstTimestamp'
+  >;
 }
 
 /** An index entry with the whole tail entry and the page that holds it. */
@@ -68,9 +77,9 @@ export const pageEntries = (page: Item): IndexedEntry[] => {
   const shared = typeof page['o'] === 'string' ? page['o'] : undefined;
   return list.map((s) => {
     const entry = decodeTailEntry(String(s), topicId);
-    if (entry.o === SHARED_OBJECT && shared !== undefined) entry.o = shared;
+    if (entry.objectKey === SHARED_OBJECT && shared !== undefined) entry.objectKey = shared;
     const located = { baseOffset: next, entry, page: page.sk };
-    next += entry.n;
+    next += entry.offsetCount;
     return located;
   });
 };
@@ -80,7 +89,10 @@ export const encodePageEntries = (page: Item, entries: readonly Pick<IndexedEntr
   const topicId = topicIdOf(page);
   const shared = typeof page['o'] === 'string' ? page['o'] : undefined;
   return entries.map(({ entry }) =>
-    encodeTailEntry(entry.o === shared ? { ...entry, o: SHARED_OBJECT } : entry, topicId ?? ''),
+    encodeTailEntry(
+      entry.objectKey === shared ? { ...entry, objectKey: SHARED_OBJECT } : entry,
+      topicId ?? '',
+    ),
   );
 };
 
@@ -88,7 +100,7 @@ export const encodePageEntries = (page: Item, entries: readonly Pick<IndexedEntr
 export const pageEnd = (page: Item): number => {
   if (typeof page['end'] === 'number') return page['end'];
   const last = pageEntries(page).at(-1);
-  return last ? last.baseOffset + last.entry.n : offsetFromBatchSk(page.sk);
+  return last ? last.baseOffset + last.entry.offsetCount : offsetFromBatchSk(page.sk);
 };
 
 /**
@@ -112,7 +124,7 @@ export async function* indexEntries(
   const within = function* (page: Item): Generator<IndexedEntry, boolean> {
     for (const located of pageEntries(page)) {
       if (located.baseOffset >= to) return false;
-      if (located.baseOffset + located.entry.n > from) yield located;
+      if (located.baseOffset + located.entry.offsetCount > from) yield located;
     }
     return true;
   };

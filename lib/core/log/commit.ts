@@ -15,7 +15,14 @@ import { keys } from '../keys.js';
 import { TopicGoneError } from './context.js';
 import { markHash } from './idempotency.js';
 import type { PartitionState, TailEntry } from './partition-state.js';
-import { asPartitionState, encodeTailEntry, tailOffsets } from './partition-state.js';
+import { tailOffsets } from './partition-state.js';
+import {
+  decodePartitionState,
+  encodeProducerState,
+  encodeTailEntry,
+  producerAttr,
+  stateAttr,
+} from './partition-codec.js';
 import { findMaterializedBatch } from './producer-history.js';
 import type { ReplicaWrite } from '../replication/commit-clauses.js';
 import { explainReplicaFailure, replicaCommitClauses } from '../replication/commit-clauses.js';
@@ -36,13 +43,13 @@ export interface CommitInput {
   entry: TailEntry;
   producer?: ProducerBatchInfo;
   /**
-   * A transactional batch (KIP-98): records the transaction's first offset here (`tx`), which holds the
+   * A transactional batch (KIP-98): records the transaction's first offset here (`ongoingTransactions`), which holds the
    * last stable offset back. `verified`: the coordinator confirmed this partition is in the producer's
    * open transaction (KIP-890); without that the commit holds only while the transaction is already
    * open here, and answers `unverified` otherwise.
    */
   transactional?: { verified: false } | { verified: true; transactionNumber: number };
-  /** Idempotency-Key hash and the ikGen read with the duplicate check (before its K# read). */
+  /** Idempotency-Key hash and the idempotencyKeysGeneration read with the duplicate check (before its K# read). */
   idempotency?: { hash: string; generation: number };
   now: number;
 }
@@ -82,11 +89,11 @@ export type CommitOutcome =
 
 export const commitBatch = async (store: MetadataStore, input: CommitInput): Promise<CommitOutcome> => {
   const { entry, producer, idempotency } = input;
-  const replica = replicaCommitClauses({ ...input.replica, span: entry.n, now: input.now });
+  const replica = replicaCommitClauses({ ...input.replica, span: entry.offsetCount, now: input.now });
   // `deleted` fences writers whose cached topic id outlived a delete (and a re-create of the name).
   const conditions: Condition[] = [...replica.conditions, { notExists: 'deleted' }];
   const actions: UpdateAction[] = [
-    { set: 'nextOffset', add: entry.n },
+    { set: 'nextOffset', add: entry.offsetCount },
     { set: 'tail', append: [encodeTailEntry(entry, input.topicId)] },
     ...replica.actions,
   ];
@@ -94,32 +101,44 @@ export const commitBatch = async (store: MetadataStore, input: CommitInput): Pro
     const pid = String(producer.producerId);
     conditions.push(producerSequenceCondition(pid, producer));
     actions.push({
-      set: ['pr', pid],
-      value: { e: producer.producerEpoch, s: producer.lastSequence, t: input.now },
+      set: [stateAttr.producers, pid],
+      value: encodeProducerState({
+        producerEpoch: producer.producerEpoch,
+        lastSequence: producer.lastSequence,
+        lastTimestamp: input.now,
+      }),
     });
   }
   if (producer && input.transactional) {
     const pid = String(producer.producerId);
     // Items from before transactions lack the map: the producer adds it first (ensureTransactionMap).
-    conditions.push({ exists: 'tx' });
-    if (!input.transactional.verified) conditions.push({ exists: ['tx', pid] });
+    conditions.push({ exists: stateAttr.ongoingTransactions });
+    if (!input.transactional.verified) conditions.push({ exists: [stateAttr.ongoingTransactions, pid] });
     // Verified for an open transaction: not once the partition holds that transaction's marker (a late
     // batch of an ended transaction would otherwise open a transaction here that nothing ever closes).
     else
       conditions.push({
         or: [
-          { notExists: ['mk', pid] },
-          { path: ['mk', pid], op: '<', value: input.transactional.transactionNumber },
+          { notExists: [stateAttr.lastMarkedTransactions, pid] },
+          {
+            path: [stateAttr.lastMarkedTransactions, pid],
+            op: '<',
+            value: input.transactional.transactionNumber,
+          },
         ],
       });
-    actions.push({ set: ['tx', pid], copyOf: 'nextOffset', keepExisting: true });
+    actions.push({ set: [stateAttr.ongoingTransactions, pid], copyOf: 'nextOffset', keepExisting: true });
   }
   if (idempotency) {
     // At most one pass past the check's generation: the keys that pass removed were found by the check
-    // in their K# items (lib/core/log/materialize.ts keeps them in `ik` one pass longer).
-    conditions.push({ path: 'ikGen', op: '<=', value: idempotency.generation + 1 });
-    conditions.push({ not: { path: 'ik', contains: idempotency.hash } });
-    actions.push({ set: 'ik', append: [idempotency.hash] });
+    // in their K# items (lib/core/log/materialize.ts keeps them in `idempotencyKeys` one pass longer).
+    conditions.push({
+      path: stateAttr.idempotencyKeysGeneration,
+      op: '<=',
+      value: idempotency.generation + 1,
+    });
+    conditions.push({ not: { path: stateAttr.idempotencyKeys, contains: idempotency.hash } });
+    actions.push({ set: stateAttr.idempotencyKeys, append: [idempotency.hash] });
   }
   try {
     // The new image: the update is atomic, so this batch's base offset is the new nextOffset less its
@@ -128,16 +147,16 @@ export const commitBatch = async (store: MetadataStore, input: CommitInput): Pro
       condition: { and: conditions },
       returnValues: 'allNew',
     });
-    const state = asPartitionState(updated!);
+    const state = decodePartitionState(updated!);
     return {
       kind: 'committed',
-      baseOffset: state.nextOffset - entry.n,
+      baseOffset: state.nextOffset - entry.offsetCount,
       logStartOffset: state.logStartOffset,
       state,
     };
   } catch (error) {
     if (!(error instanceof ConditionFailedError)) throw error;
-    return explainFailure(store, input, error.current ? asPartitionState(error.current) : undefined);
+    return explainFailure(store, input, error.current ? decodePartitionState(error.current) : undefined);
   }
 };
 
@@ -148,13 +167,17 @@ export const commitBatch = async (store: MetadataStore, input: CommitInput): Pro
 const producerSequenceCondition = (pid: string, p: ProducerBatchInfo): Condition => {
   const continues: Condition = {
     and: [
-      { path: ['pr', pid, 'e'], op: '=', value: p.producerEpoch },
-      { path: ['pr', pid, 's'], op: '=', value: p.firstSequence - 1 },
+      { path: [stateAttr.producers, pid, producerAttr.producerEpoch], op: '=', value: p.producerEpoch },
+      { path: [stateAttr.producers, pid, producerAttr.lastSequence], op: '=', value: p.firstSequence - 1 },
     ],
   };
   if (p.firstSequence !== 0) return continues;
   return {
-    or: [continues, { notExists: ['pr', pid] }, { path: ['pr', pid, 'e'], op: '<', value: p.producerEpoch }],
+    or: [
+      continues,
+      { notExists: [stateAttr.producers, pid] },
+      { path: [stateAttr.producers, pid, producerAttr.producerEpoch], op: '<', value: p.producerEpoch },
+    ],
   };
 };
 
@@ -184,19 +207,19 @@ const explainFailure = async (
   if (replicaFailure === 'leader-diverged') {
     throw new SluiceError(
       'KAFKA_STORAGE_ERROR',
-      `the leader ${state.leader} of ${where} has LEO ${state.leo[state.leader] ?? 'none'} but the log ends at ${state.nextOffset}`,
+      `the leader ${state.leader} of ${where} has LEO ${state.logEndOffsets[state.leader] ?? 'none'} but the log ends at ${state.nextOffset}`,
     );
   }
   if (input.producer) {
     const p = input.producer;
-    const current = state.pr[String(p.producerId)];
-    if (current && current.e > p.producerEpoch) {
+    const current = state.producers[String(p.producerId)];
+    if (current && current.producerEpoch > p.producerEpoch) {
       throw new SluiceError(
         'INVALID_PRODUCER_EPOCH',
-        `producer ${p.producerId} epoch ${p.producerEpoch} is fenced by epoch ${current.e} on ${where}`,
+        `producer ${p.producerId} epoch ${p.producerEpoch} is fenced by epoch ${current.producerEpoch} on ${where}`,
       );
     }
-    const marked = state.mk?.[String(p.producerId)];
+    const marked = state.lastMarkedTransactions?.[String(p.producerId)];
     if (
       input.transactional?.verified &&
       marked !== undefined &&
@@ -210,15 +233,15 @@ const explainFailure = async (
     if (
       input.transactional &&
       !input.transactional.verified &&
-      state.tx?.[String(p.producerId)] === undefined &&
-      (!current || current.e <= p.producerEpoch)
+      state.ongoingTransactions?.[String(p.producerId)] === undefined &&
+      (!current || current.producerEpoch <= p.producerEpoch)
     )
       return { kind: 'unverified' };
-    if (current && current.e === p.producerEpoch && p.firstSequence <= current.s) {
+    if (current && current.producerEpoch === p.producerEpoch && p.firstSequence <= current.lastSequence) {
       const found = await findProducerBatch(store, input, state, p);
       if (found) return { kind: 'duplicate', ...found, logStartOffset: state.logStartOffset };
     }
-    const expected = current && current.e === p.producerEpoch ? current.s + 1 : 0;
+    const expected = current && current.producerEpoch === p.producerEpoch ? current.lastSequence + 1 : 0;
     const message = `producer ${p.producerId} epoch ${p.producerEpoch} sent sequence ${p.firstSequence} on ${where}; expected ${expected}`;
     // Ahead of the expected sequence: the batches between may still be on their way (a producer with
     // several requests in flight), unlike a sequence already passed.
@@ -227,21 +250,23 @@ const explainFailure = async (
     // The sequence continues: another condition failed (the Idempotency-Key's, below).
   }
   if (input.idempotency) {
-    if (state.ik.includes(input.idempotency.hash)) {
+    if (state.idempotencyKeys.includes(input.idempotency.hash)) {
       const offsets = tailOffsets(state);
-      const i = state.tail.findIndex((e) => e.k !== undefined && markHash(e.k) === input.idempotency!.hash);
+      const i = state.tail.findIndex(
+        (e) => e.idempotencyMark !== undefined && markHash(e.idempotencyMark) === input.idempotency!.hash,
+      );
       if (i >= 0)
         return {
           kind: 'duplicate',
           baseOffset: offsets[i]!,
           entry: state.tail[i],
-          maxTimestamp: state.tail[i]!.t,
+          maxTimestamp: state.tail[i]!.maxTimestamp,
           logStartOffset: state.logStartOffset,
         };
       // Committed meanwhile and already moved out of the tail: its K# item answers (check again).
       return { kind: 'retry' };
     }
-    if (state.ikGen > input.idempotency.generation + 1) return { kind: 'retry' };
+    if (state.idempotencyKeysGeneration > input.idempotency.generation + 1) return { kind: 'retry' };
   }
   throw new SluiceError(
     'UNKNOWN_SERVER_ERROR',
@@ -264,9 +289,13 @@ const findProducerBatch = async (
   const offsets = tailOffsets(state);
   const i = state.tail.findIndex(
     (e) =>
-      e.p === p.producerId && e.e === p.producerEpoch && e.q === p.firstSequence && e.z === p.lastSequence,
+      e.producerId === p.producerId &&
+      e.producerEpoch === p.producerEpoch &&
+      e.baseSequence === p.firstSequence &&
+      e.lastSequence === p.lastSequence,
   );
-  if (i >= 0) return { baseOffset: offsets[i]!, entry: state.tail[i], maxTimestamp: state.tail[i]!.t };
+  if (i >= 0)
+    return { baseOffset: offsets[i]!, entry: state.tail[i], maxTimestamp: state.tail[i]!.maxTimestamp };
   // Not in the tail of the image we hold, so it left before that image: its pass's item is written.
   const old = await findMaterializedBatch(store, input.topicId, input.partition, p);
   return old && { baseOffset: old.baseOffset, entry: undefined, maxTimestamp: old.maxTimestamp };

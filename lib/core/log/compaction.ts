@@ -8,7 +8,7 @@
  * a later duplicate, a keyless record or a tombstone older than `delete.retention.ms`.
  *
  * Offsets never move. A rewritten batch keeps its base offset, `lastOffsetDelta`, producer fields and
- * each survivor's offset and timestamp, so every entry keeps its span `n` and readers still step from
+ * each survivor's offset and timestamp, so every entry keeps its span `offsetCount` and readers still step from
  * batch to batch. A batch that loses every record stays as a 61-byte header-only batch (Kafka's cleaner
  * keeps such batches for producer state; here they also keep the index dense, so a fetch in an emptied
  * range advances `nextOffset` instead of finding nothing below the high watermark).
@@ -30,7 +30,7 @@ import type { Record as KafkaRecord } from '../../../protocol/record-batch/index
 import { decodeRecordBatch, encodeRecordBatch } from '../../../protocol/record-batch/index.js';
 import type { TopicConfig } from '../topics/configs.js';
 import type { PartitionState } from './partition-state.js';
-import { asPartitionState } from './partition-state.js';
+import { decodePartitionState, stateAttr } from './partition-codec.js';
 import type { IndexedEntry, LocatedEntry } from './batch-index.js';
 import { encodePageEntries, isRetired, pageEntries } from './batch-index.js';
 import type { StoredBatch } from './reader.js';
@@ -99,7 +99,7 @@ export const compactPartition = async (
 ): Promise<CompactionResult> => {
   const { store } = deps;
   const item = await store.get(keys.partitionState(topicId, partition), { consistent: true });
-  const state = item && (asPartitionState(item) as PartitionState & CleanerState);
+  const state = item && (decodePartitionState(item) as PartitionState & CleanerState);
   const result: CompactionResult = {
     dirtyRatio: 0,
     cleanedThrough: state?.cleanedThrough ?? 0,
@@ -118,10 +118,10 @@ export const compactPartition = async (
   const stable = Math.min(state.tailBase, lastStableOffset(state));
   const dirty: IndexedEntry[] = [];
   for (const d of await indexRange(store, topicId, partition, segmentEnd, cleanedThrough, state.tailBase)) {
-    if (d.baseOffset + d.entry.n > stable) break;
+    if (d.baseOffset + d.entry.offsetCount > stable) break;
     dirty.push(d);
   }
-  const dirtyBytes = dirty.reduce((sum, d) => sum + d.entry.l, 0);
+  const dirtyBytes = dirty.reduce((sum, d) => sum + d.entry.sizeInBytes, 0);
   result.dirtyRatio = dirtyBytes === 0 ? 0 : dirtyBytes / (cleanBytes + dirtyBytes);
   const deleteHorizon = now - config['delete.retention.ms'];
   const tombstonesDue = state.oldestTombstone !== undefined && state.oldestTombstone < deleteHorizon;
@@ -134,12 +134,12 @@ export const compactPartition = async (
   const mapped: LocatedEntry[] = [];
   let mappedRecords = 0;
   for (const d of dirty) {
-    if (mapped.length > 0 && mappedRecords + d.entry.c > MAX_MAPPED_RECORDS) break;
+    if (mapped.length > 0 && mappedRecords + d.entry.recordCount > MAX_MAPPED_RECORDS) break;
     mapped.push(d);
-    mappedRecords += d.entry.c;
+    mappedRecords += d.entry.recordCount;
   }
   const last = mapped.at(-1);
-  const end = last ? last.baseOffset + last.entry.n : cleanedThrough;
+  const end = last ? last.baseOffset + last.entry.offsetCount : cleanedThrough;
   const latest = new Map<string, number>();
   // Markers and aborted transactional records are no key's latest record (Kafka's cleaner skips both).
   const mapFilter = new AbortedFilter(
@@ -208,7 +208,8 @@ const cleanRange = async (
     const batches = await readBatches(leader, chunk);
     for (const located of chunk) {
       const own = batches.filter(
-        (b) => b.baseOffset >= located.baseOffset && b.baseOffset < located.baseOffset + located.entry.n,
+        (b) =>
+          b.baseOffset >= located.baseOffset && b.baseOffset < located.baseOffset + located.entry.offsetCount,
       );
       // The filter sees every batch in offset order: a marker ends its producer's aborted run.
       const aborted = new Set(
@@ -348,7 +349,7 @@ class Rewriter {
       );
     }
     if (!cleaned.batches) {
-      this.bytes += located.entry.l;
+      this.bytes += located.entry.sizeInBytes;
       return undefined;
     }
     // A group's object goes to one tier: segment entries' to the segment store, batch pages' to replicas.
@@ -406,11 +407,11 @@ class Rewriter {
    */
   private async swaps(key: string, group: readonly Pending[]): Promise<TransactOp[] | undefined> {
     const pk = keys.partitionPk(this.topicId, this.state.partition);
-    const byPage = new Map<string, { pending: Pending; b: number }[]>();
+    const byPage = new Map<string, { pending: Pending; position: number }[]>();
     let at = 0;
     for (const pending of group) {
       const rewrites = byPage.get(pending.located.page) ?? [];
-      rewrites.push({ pending, b: at });
+      rewrites.push({ pending, position: at });
       byPage.set(pending.located.page, rewrites);
       at += pending.bytes.length;
     }
@@ -421,21 +422,27 @@ class Rewriter {
     for (const page of pages) {
       if (!page || isRetired(page)) return undefined;
       const entries = pageEntries(page);
-      for (const { pending, b } of byPage.get(page.sk)!) {
+      for (const { pending, position } of byPage.get(page.sk)!) {
         const { located, cleaned, bytes } = pending;
         const i = entries.findIndex((x) => x.baseOffset === located.baseOffset);
         const now = entries[i]?.entry;
         const read = located.entry;
-        if (!now || now.o !== read.o || now.b !== read.b || now.l !== read.l) return undefined;
+        if (
+          !now ||
+          now.objectKey !== read.objectKey ||
+          now.position !== read.position ||
+          now.sizeInBytes !== read.sizeInBytes
+        )
+          return undefined;
         entries[i]!.entry = {
           ...now,
-          o: key,
-          b,
-          l: bytes.length,
-          c: cleaned.records,
+          objectKey: key,
+          position,
+          sizeInBytes: bytes.length,
+          recordCount: cleaned.records,
           // A header-only entry has no timestamp: the time index and retention then pass over it.
-          t: cleaned.maxTimestamp,
-          f: cleaned.minTimestamp,
+          maxTimestamp: cleaned.maxTimestamp,
+          firstTimestamp: cleaned.minTimestamp,
         };
       }
       ops.push({
@@ -483,7 +490,7 @@ const rebuildTimeIndex = async (store: MetadataStore, topicId: string, partition
   for (let attempt = 0; attempt < 3; attempt++) {
     const item = await store.get(key, { consistent: true });
     if (!item) return;
-    const current = asPartitionState(item);
+    const current = decodePartitionState(item);
     const { logStartOffset, tailBase } = current;
     const entries = await indexRange(
       store,
@@ -494,7 +501,7 @@ const rebuildTimeIndex = async (store: MetadataStore, topicId: string, partition
       tailBase,
     );
     const { marks: rebuilt, runningMax } = timeMarks(
-      entries.map(({ baseOffset, entry }) => ({ baseOffset, t: entry.t })),
+      entries.map(({ baseOffset, entry }) => ({ baseOffset, maxTimestamp: entry.maxTimestamp })),
       -1,
     );
     const wanted = rebuilt.map((mark) => timeMarkItem(topicId, partition, mark));
@@ -508,7 +515,7 @@ const rebuildTimeIndex = async (store: MetadataStore, topicId: string, partition
       deletes: stale.map(({ pk, sk }) => ({ pk, sk })),
     });
     try {
-      await store.update(key, [{ set: 'tsMax', value: runningMax }], {
+      await store.update(key, [{ set: stateAttr.maxTimestampSoFar, value: runningMax }], {
         condition: { path: 'tailBase', op: '=', value: tailBase },
       });
       return;

@@ -14,7 +14,7 @@ import type { TopicCatalog } from '../topics/catalog.js';
 import type { Topic } from '../topics/model.js';
 import type { PartitionState } from './partition-state.js';
 import { MAX_PRODUCERS_PER_PARTITION } from './producer-bounds.js';
-import { asPartitionState } from './partition-state.js';
+import { decodePartitionState } from './partition-codec.js';
 
 export interface LogOptions {
   store: MetadataStore;
@@ -170,7 +170,7 @@ export const readPartitionState = async (
   checkPartition(topic, partition);
   const item = await store.get(keys.partitionState(topic.topicId, partition), { consistent: true });
   if (!item || item['deleted'] === true) throw new TopicGoneError(topic.name, partition);
-  return asPartitionState(item);
+  return decodePartitionState(item);
 };
 
 /**

@@ -21,13 +21,18 @@ export const findDuplicates = async (
     writes.map(async (w) => {
       const state = await readPartitionState(ctx.store, topic, w.partition);
       ctx.leadership.remember(topic, w.partition, state);
-      w.ikGeneration = state.ikGen;
-      const inTail = state.tail.findIndex((e) => e.k !== undefined && markHash(e.k) === ikHash);
+      w.ikGeneration = state.idempotencyKeysGeneration;
+      const inTail = state.tail.findIndex(
+        (e) => e.idempotencyMark !== undefined && markHash(e.idempotencyMark) === ikHash,
+      );
       if (inTail >= 0) {
         let base = state.tailBase;
-        for (let i = 0; i < inTail; i++) base += state.tail[i]!.n;
+        for (let i = 0; i < inTail; i++) base += state.tail[i]!.offsetCount;
         const original = state.tail[inTail]!;
-        answerFromOriginal(topic, w, base, { k: original.k!, t: original.t });
+        answerFromOriginal(topic, w, base, {
+          idempotencyMark: original.idempotencyMark!,
+          maxTimestamp: original.maxTimestamp,
+        });
         return;
       }
       const old = await ctx.store.get(keys.idempotencyKey(topic.topicId, w.partition, ikHash), {
@@ -35,8 +40,8 @@ export const findDuplicates = async (
       });
       if (old) {
         answerFromOriginal(topic, w, old['o'] as number, {
-          k: (old['m'] as string | undefined) ?? ikHash,
-          t: old['t'] as number | undefined,
+          idempotencyMark: (old['m'] as string | undefined) ?? ikHash,
+          maxTimestamp: old['t'] as number | undefined,
         });
       }
     }),
@@ -52,11 +57,11 @@ export const answerFromOriginal = (
   topic: Topic,
   w: PartitionWrite,
   baseOffset: number,
-  original: { k: string; t: number | undefined },
+  original: { idempotencyMark: string; maxTimestamp: number | undefined },
 ): void => {
-  const mark = decodeMark(original.k);
+  const mark = decodeMark(original.idempotencyMark);
   checkSameRequest(mark, w.fingerprint!, `${topic.name}-${w.partition}`);
-  w.duplicate = { baseOffset, requestTime: mark.requestTime, maxTimestamp: original.t };
+  w.duplicate = { baseOffset, requestTime: mark.requestTime, maxTimestamp: original.maxTimestamp };
 };
 
 /**

@@ -312,16 +312,17 @@ export class Fetcher {
       return await readBatches(stores, [entry]);
     } catch (error) {
       // readBatches fails only with KAFKA_STORAGE_ERROR (storedDataError).
-      const end = entry.baseOffset + entry.entry.n;
+      const end = entry.baseOffset + entry.entry.offsetCount;
       const local: LocatedEntry[] = [];
       for await (const x of indexEntries(this.ctx.store, topic.topicId, partition, entry.baseOffset, end))
         local.push(x);
       const tiles = local.every(
         (x, i) =>
-          x.baseOffset === (i === 0 ? entry.baseOffset : local[i - 1]!.baseOffset + local[i - 1]!.entry.n),
+          x.baseOffset ===
+          (i === 0 ? entry.baseOffset : local[i - 1]!.baseOffset + local[i - 1]!.entry.offsetCount),
       );
       const last = local.at(-1);
-      if (!tiles || !last || last.baseOffset + last.entry.n !== end) throw error;
+      if (!tiles || !last || last.baseOffset + last.entry.offsetCount !== end) throw error;
       return readBatches(stores, local);
     }
   }

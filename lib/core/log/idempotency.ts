@@ -6,7 +6,7 @@
  * (422 IDEMPOTENCY_KEY_REUSED) instead of being answered with offsets that hold other records.
  *
  * The mark stored in a tail entry (and in the K# item once the entry is materialized) is one string,
- * `hash.fingerprint.requestTime36`: the hash alone is what the commit condition tests in the `ik` list.
+ * `hash.fingerprint.requestTime36`: the hash alone is what the commit condition tests in the `idempotencyKeys` list.
  */
 import { createHash } from 'node:crypto';
 import { SluiceError } from '../../../protocol/errors.js';

@@ -11,7 +11,8 @@ import { keys } from '../keys.js';
 import { markHash } from './idempotency.js';
 import { isRetired, pageEnd, pageEntries, pageItem } from './batch-index.js';
 import type { PartitionState, TailEntry } from './partition-state.js';
-import { asPartitionState, tailOffsets } from './partition-state.js';
+import { tailOffsets } from './partition-state.js';
+import { decodePartitionState, producerAttr, stateAttr } from './partition-codec.js';
 import { producersToExpire } from './producer-bounds.js';
 import { producerHistoryItems } from './producer-history.js';
 import { timeMarkItem, timeMarks } from './time-index.js';
@@ -46,54 +47,62 @@ export const materializeTail = async (
   if (!state) {
     const item = await store.get(key, { consistent: true });
     if (!item) return 0;
-    state = asPartitionState(item);
+    state = decodePartitionState(item);
   }
   // Only committed entries (below the HW) leave the tail: a leader election may still truncate the
   // rest, and it can only do that in the partition item.
   const offsets = tailOffsets(state);
-  const committed = state.tail.filter((e, i) => offsets[i]! + e.n <= state.hw).length;
+  const committed = state.tail.filter((e, i) => offsets[i]! + e.offsetCount <= state.highWatermark).length;
   const count = Math.min(committed, MAX_ENTRIES_PER_PASS);
   const expired = producersToExpire(state, options.now, options.producerExpirationMs, options.maxProducers);
   if (count === 0 && expired.length === 0) return 0;
 
   const moved: Located[] = state.tail.slice(0, count).map((entry, i) => ({ baseOffset: offsets[i]!, entry }));
   let covered = moved;
-  let tsMax = state.tsMax;
+  let maxTimestampSoFar = state.maxTimestampSoFar;
   if (count > 0) {
     const pass = await indexPass(store, topicId, partition, state, moved, options);
     if (!pass) return 0;
     covered = [...moved, ...pass.extras];
-    tsMax = pass.runningMax;
+    maxTimestampSoFar = pass.runningMax;
   }
 
-  const keyCount = covered.filter((x) => x.entry.k !== undefined).length;
+  const keyCount = covered.filter((x) => x.entry.idempotencyMark !== undefined).length;
   const actions: UpdateAction[] = [];
   if (covered.length > 0) {
     actions.push(
       { removeHead: 'tail', count: covered.length },
       { set: 'tailBase', value: endOf(covered) },
-      { set: 'tsMax', value: tsMax },
+      { set: stateAttr.maxTimestampSoFar, value: maxTimestampSoFar },
     );
   }
-  // The keys of the entries this pass moves stay in `ik` until the next pass that changes it: a keyed
+  // The keys of the entries this pass moves stay in `idempotencyKeys` until the next pass that changes it: a keyed
   // commit that read generation g then holds at g + 1 (lib/core/log/commit.ts), since the keys g + 1
   // removes were in their K# items before g was read. Only a commit whose check spans two such passes
   // has to check again, where before every pass in between sent it back.
-  const done = state.ikDone ?? 0;
+  const done = state.idempotencyKeysMoved ?? 0;
   if (done > 0 || keyCount > 0) {
-    if (done > 0) actions.push({ removeHead: 'ik', count: done });
-    actions.push({ set: 'ikDone', value: keyCount }, { set: 'ikGen', add: 1 });
+    if (done > 0) actions.push({ removeHead: stateAttr.idempotencyKeys, count: done });
+    actions.push(
+      { set: stateAttr.idempotencyKeysMoved, value: keyCount },
+      { set: stateAttr.idempotencyKeysGeneration, add: 1 },
+    );
   }
   for (const pid of expired) {
-    actions.push({ remove: ['pr', pid] });
-    if (state.mk?.[pid] !== undefined) actions.push({ remove: ['mk', pid] });
+    actions.push({ remove: [stateAttr.producers, pid] });
+    if (state.lastMarkedTransactions?.[pid] !== undefined)
+      actions.push({ remove: [stateAttr.lastMarkedTransactions, pid] });
   }
   try {
     // An expired producer that wrote meanwhile keeps its state: the trim then fails and runs again later.
     const unchanged: Condition[] = [
       { path: 'tailBase', op: '=', value: state.tailBase },
-      { path: 'ikGen', op: '=', value: state.ikGen },
-      ...expired.map((pid): Condition => ({ path: ['pr', pid, 't'], op: '=', value: state.pr[pid]!.t })),
+      { path: stateAttr.idempotencyKeysGeneration, op: '=', value: state.idempotencyKeysGeneration },
+      ...expired.map((pid): Condition => ({
+        path: [stateAttr.producers, pid, producerAttr.lastTimestamp],
+        op: '=',
+        value: state.producers[pid]!.lastTimestamp,
+      })),
     ];
     await store.update(key, actions, { condition: { and: unchanged } });
   } catch (error) {
@@ -121,7 +130,7 @@ const indexPass = async (
   options: MaterializeOptions,
 ): Promise<{ extras: Located[]; runningMax: number } | undefined> => {
   const end = endOf(moved);
-  const own = recordFacts(store, topicId, partition, moved, state.tsMax, end, options);
+  const own = recordFacts(store, topicId, partition, moved, state.maxTimestampSoFar, end, options);
   const [taken] = await Promise.all([
     putPage(store, pageItem(topicId, partition, state.tailBase, entriesOf(moved))),
     own.written,
@@ -164,24 +173,28 @@ const recordFacts = (
   options: MaterializeOptions,
 ): { written: Promise<unknown>; runningMax: number } => {
   const time = timeMarks(
-    entries.map(({ baseOffset, entry }) => ({ baseOffset, t: entry.t })),
+    entries.map(({ baseOffset, entry }) => ({ baseOffset, maxTimestamp: entry.maxTimestamp })),
     runningMax,
   );
   const remembered: Item[] = [];
   for (const { baseOffset, entry } of entries) {
     // An ABORT marker leaving the tail goes to the aborted-transactions index, which read_committed
     // fetches consult for everything below the tail.
-    if (entry.x === 'a' && entry.p !== undefined && entry.xf !== undefined)
+    if (
+      entry.controlType === 'a' &&
+      entry.producerId !== undefined &&
+      entry.transactionFirstOffset !== undefined
+    )
       remembered.push(abortedIndexItem(topicId, partition, baseOffset, entry));
-    if (entry.k === undefined) continue;
+    if (entry.idempotencyMark === undefined) continue;
     remembered.push({
-      ...keys.idempotencyKey(topicId, partition, markHash(entry.k)),
+      ...keys.idempotencyKey(topicId, partition, markHash(entry.idempotencyMark)),
       o: baseOffset,
-      n: entry.n,
-      t: entry.t,
+      n: entry.offsetCount,
+      t: entry.maxTimestamp,
       // The whole mark (fingerprint, request time): a retry after the entry left the tail is checked
       // and answered from it exactly as from the tail.
-      m: entry.k,
+      m: entry.idempotencyMark,
       expiresAt: Math.ceil((options.now + IDEMPOTENCY_WINDOW_MS) / 1000),
     });
   }
@@ -215,7 +228,7 @@ const entriesOf = (located: readonly Located[]): TailEntry[] => located.map((x) 
 
 const endOf = (located: readonly Located[]): number => {
   const last = located.at(-1)!;
-  return last.baseOffset + last.entry.n;
+  return last.baseOffset + last.entry.offsetCount;
 };
 
 export type { PartitionState };

@@ -28,7 +28,7 @@ export interface ProduceRecord {
 export interface PartitionWrite extends ReplicatedWrite {
   /**
    * The original commit of this request (Idempotency-Key): its base offset, request time and largest
-   * timestamp (its tail entry's `t`, kept in the K# item too).
+   * timestamp (its tail entry's `maxTimestamp`, kept in the K# item too).
    */
   duplicate?: { baseOffset: number; requestTime: number | undefined; maxTimestamp: number | undefined };
   /** With an Idempotency-Key: this request's fingerprint. */

@@ -52,7 +52,7 @@ const refuseTransactional: TransactionVerifier = () =>
 export class LogAppender {
   private stickyCounter = Math.floor(Math.random() * 1_000_000);
   private readonly producerIds: ProducerIds;
-  /** Partition items known to hold the open-transactions map (`tx`). */
+  /** Partition items known to hold the open-transactions map (`ongoingTransactions`). */
   private readonly withTransactionMap = new Set<string>();
 
   constructor(
@@ -167,10 +167,10 @@ export class LogAppender {
     const write = { partition, indexes: [], batches: append.batches, timestamps: [] };
     await checkReplicas(ctx, topic, [write], config, acks);
     await writeObjects(ctx, topic, [write], undefined, acks, {
-      n: append.span,
-      c: append.records,
-      t: append.maxTimestamp,
-      f: append.firstTimestamp,
+      offsetCount: append.span,
+      recordCount: append.records,
+      maxTimestamp: append.maxTimestamp,
+      firstTimestamp: append.firstTimestamp,
     });
     const outcome = await commitWrite(
       ctx,

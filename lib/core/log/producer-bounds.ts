@@ -12,21 +12,24 @@ export const MAX_PRODUCERS_PER_PARTITION = 1000;
  * Producers with batches still in the tail, or a transaction open, keep theirs.
  */
 export const producersToExpire = (
-  state: Pick<PartitionState, 'pr' | 'tail' | 'tx'>,
+  state: Pick<PartitionState, 'producers' | 'tail' | 'ongoingTransactions'>,
   now: number,
   expirationMs: number,
   maxProducers = MAX_PRODUCERS_PER_PARTITION,
 ): string[] => {
   // A producer with a transaction open here keeps its epoch: it is what fences the transaction's zombies.
-  const inTail = new Set([...state.tail.map((e) => e.p), ...Object.keys(state.tx ?? {}).map(Number)]);
-  const candidates = Object.entries(state.pr).filter(([pid]) => !inTail.has(Number(pid)));
-  const idle = candidates.filter(([, p]) => now - p.t > expirationMs).map(([pid]) => pid);
-  const excess = Object.keys(state.pr).length - idle.length - maxProducers;
+  const inTail = new Set([
+    ...state.tail.map((e) => e.producerId),
+    ...Object.keys(state.ongoingTransactions ?? {}).map(Number),
+  ]);
+  const candidates = Object.entries(state.producers).filter(([pid]) => !inTail.has(Number(pid)));
+  const idle = candidates.filter(([, p]) => now - p.lastTimestamp > expirationMs).map(([pid]) => pid);
+  const excess = Object.keys(state.producers).length - idle.length - maxProducers;
   if (excess <= 0) return idle;
   const idleSet = new Set(idle);
   const oldest = candidates
     .filter(([pid]) => !idleSet.has(pid))
-    .sort(([a, x], [b, y]) => x.t - y.t || Number(a) - Number(b))
+    .sort(([a, x], [b, y]) => x.lastTimestamp - y.lastTimestamp || Number(a) - Number(b))
     .slice(0, excess)
     .map(([pid]) => pid);
   return [...idle, ...oldest];

@@ -12,7 +12,7 @@
  * pass does (sequences rise with offsets, and every pass covers all the producer's batches in its range).
  *
  * An item: `b`, the batches as `firstSequence|lastSequence|baseOffset`; `t`, each batch's largest
- * timestamp in the same order (its tail entry's `t`: on a LogAppendTime topic, the time it was
+ * timestamp in the same order (its tail entry's `maxTimestamp`: on a LogAppendTime topic, the time it was
  * appended, which a retry is answered with as Kafka answers a duplicate); `expiresAt`, DynamoDB's TTL.
  */
 import type { Item, MetadataStore } from '../../ports/metadata-store.js';
@@ -51,12 +51,16 @@ export const producerHistoryItems = (
   >();
   for (const { baseOffset, entry } of moved) {
     // A transaction marker carries its producer but no sequence: nothing a retry could match.
-    if (entry.p === undefined || entry.x !== undefined) continue;
-    const id = `${entry.p}#${entry.e!}`;
+    if (entry.producerId === undefined || entry.controlType !== undefined) continue;
+    const id = `${entry.producerId}#${entry.producerEpoch!}`;
     let list = lists.get(id);
-    if (!list) lists.set(id, (list = { producerId: entry.p, epoch: entry.e!, batches: [], timestamps: [] }));
-    list.batches.push(`${entry.q!}|${entry.z!}|${baseOffset}`);
-    list.timestamps.push(entry.t);
+    if (!list)
+      lists.set(
+        id,
+        (list = { producerId: entry.producerId, epoch: entry.producerEpoch!, batches: [], timestamps: [] }),
+      );
+    list.batches.push(`${entry.baseSequence!}|${entry.lastSequence!}|${baseOffset}`);
+    list.timestamps.push(entry.maxTimestamp);
   }
   return [...lists.values()].map(({ producerId, epoch, batches, timestamps }) => ({
     ...keys.producerBatches(topicId, partition, producerId, epoch, passEnd),

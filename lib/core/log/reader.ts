@@ -43,16 +43,16 @@ export const locateEntries = async (
     for await (const located of entries) {
       out.push(located);
       // A segment chunk holds the offset somewhere inside: its bytes before it are not the fetch's.
-      if (located.baseOffset >= offset) bytes += located.entry.l;
+      if (located.baseOffset >= offset) bytes += located.entry.sizeInBytes;
       if (full()) return out;
     }
   }
   const offsets = tailOffsets(state);
   state.tail.forEach((entry, i) => {
     const baseOffset = offsets[i]!;
-    if (full() || baseOffset + entry.n <= offset) return;
+    if (full() || baseOffset + entry.offsetCount <= offset) return;
     out.push({ baseOffset, entry });
-    bytes += entry.l;
+    bytes += entry.sizeInBytes;
   });
   return out;
 };
@@ -75,11 +75,11 @@ export const readBatches = async (
   const runs: { key: string; start: number; end: number; entries: LocatedEntry[] }[] = [];
   for (const located of entries) {
     const last = runs.at(-1);
-    const { o, b, l } = located.entry;
-    if (last && last.key === o && last.end === b) {
-      last.end = b + l;
+    const { objectKey, position, sizeInBytes } = located.entry;
+    if (last && last.key === objectKey && last.end === position) {
+      last.end = position + sizeInBytes;
       last.entries.push(located);
-    } else runs.push({ key: o, start: b, end: b + l, entries: [located] });
+    } else runs.push({ key: objectKey, start: position, end: position + sizeInBytes, entries: [located] });
   }
   const bodies = await Promise.allSettled(
     runs.map((run) => storeOf(run.key).get(run.key, { start: run.start, end: run.end })),
@@ -108,9 +108,9 @@ const verifyEntry = (
   run: { key: string; start: number },
   located: LocatedEntry,
 ): StoredBatch[] => {
-  const from = located.entry.b - run.start;
-  const bytes = body.subarray(from, from + located.entry.l);
-  if (bytes.length !== located.entry.l) {
+  const from = located.entry.position - run.start;
+  const bytes = body.subarray(from, from + located.entry.sizeInBytes);
+  if (bytes.length !== located.entry.sizeInBytes) {
     throw storedDataError(
       `object ${run.key} is shorter than its index entry at offset ${located.baseOffset}`,
     );

@@ -16,7 +16,7 @@ import type { TopicConfig } from '../topics/configs.js';
 import type { Item } from '../../ports/metadata-store.js';
 import { isRetired, pageEnd, pageEntries, retiredPageItem } from './batch-index.js';
 import type { PartitionState } from './partition-state.js';
-import { asPartitionState } from './partition-state.js';
+import { decodePartitionState, stateAttr } from './partition-codec.js';
 import { logEntries, segmentEndOf } from './segments/segment-index.js';
 import { timeMarkItem, timeMarks } from './time-index.js';
 import { dropAbortedBelow } from '../transactions/lso.js';
@@ -36,7 +36,7 @@ export const applyRetention = async (
   const key = keys.partitionState(topicId, partition);
   const item = await store.get(key, { consistent: true });
   if (!item) return { logStartOffset: 0, batchesDeleted: 0 };
-  const state = asPartitionState(item);
+  const state = decodePartitionState(item);
   const none = { logStartOffset: state.logStartOffset, batchesDeleted: 0 };
   const retentionMs = config['retention.ms'];
   const retentionBytes = config['retention.bytes'];
@@ -126,7 +126,7 @@ const byTime = async (
     if (pageEnd(segment) <= state.logStartOffset) continue;
     const unit = segmentUnit(segment);
     indexedThrough = unit.end;
-    if (!expired(unit.t)) return done();
+    if (!expired(unit.maxTimestamp)) return done();
     units.push(unit);
     batchesDeleted += unit.batches;
   }
@@ -154,8 +154,13 @@ const byTime = async (
     live.push(page);
     for (const { baseOffset, entry } of pageEntries(page)) {
       if (baseOffset < indexedThrough) continue;
-      if (baseOffset >= state.tailBase || !expired(entry.t)) return done();
-      units.push({ end: baseOffset + entry.n, bytes: entry.l, t: entry.t, batches: 1 });
+      if (baseOffset >= state.tailBase || !expired(entry.maxTimestamp)) return done();
+      units.push({
+        end: baseOffset + entry.offsetCount,
+        bytes: entry.sizeInBytes,
+        maxTimestamp: entry.maxTimestamp,
+        batches: 1,
+      });
       batchesDeleted++;
     }
   }
@@ -187,12 +192,12 @@ const byBytesAndTime = async (
     ),
   );
   const units = retentionUnits(segments!, pages!, state.logStartOffset, state.tailBase);
-  const tailBytes = state.tail.reduce((sum, e) => sum + e.l, 0);
+  const tailBytes = state.tail.reduce((sum, e) => sum + e.sizeInBytes, 0);
   let remaining = units.reduce((sum, u) => sum + u.bytes, 0) + tailBytes;
   let doomed = 0;
   let batchesDeleted = 0;
   for (const unit of units) {
-    const expired = retentionMs >= 0 && unit.t < now - retentionMs;
+    const expired = retentionMs >= 0 && unit.maxTimestamp < now - retentionMs;
     const oversize = remaining - unit.bytes >= retentionBytes;
     if (!expired && !oversize) break;
     doomed++;
@@ -207,8 +212,8 @@ const segmentUnit = (segment: Item): RetentionUnit => {
   const chunks = pageEntries(segment);
   return {
     end: pageEnd(segment),
-    bytes: chunks.reduce((sum, x) => sum + x.entry.l, 0),
-    t: Math.max(-1, ...chunks.map((x) => x.entry.t)),
+    bytes: chunks.reduce((sum, x) => sum + x.entry.sizeInBytes, 0),
+    maxTimestamp: Math.max(-1, ...chunks.map((x) => x.entry.maxTimestamp)),
     batches: chunks.length,
   };
 };
@@ -217,7 +222,7 @@ interface RetentionUnit {
   end: number;
   bytes: number;
   /** Largest timestamp (Kafka ages a segment by it). */
-  t: number;
+  maxTimestamp: number;
   batches: number;
 }
 
@@ -240,7 +245,12 @@ const retentionUnits = (
   }
   for (const { baseOffset, entry } of pages.flatMap(pageEntries)) {
     if (baseOffset < indexedThrough || baseOffset >= tailBase) continue;
-    units.push({ end: baseOffset + entry.n, bytes: entry.l, t: entry.t, batches: 1 });
+    units.push({
+      end: baseOffset + entry.offsetCount,
+      bytes: entry.sizeInBytes,
+      maxTimestamp: entry.maxTimestamp,
+      batches: 1,
+    });
   }
   return units;
 };
@@ -260,7 +270,7 @@ const repairTimeIndex = async (
   for (let attempt = 0; attempt < 3; attempt++) {
     const item = await store.get(keys.partitionState(topicId, partition), { consistent: true });
     if (!item) return;
-    const state = asPartitionState(item);
+    const state = decodePartitionState(item);
     const { tailBase } = state;
     const marks = await queryAll(store, {
       pk: keys.partitionPk(topicId, partition),
@@ -268,7 +278,7 @@ const repairTimeIndex = async (
       consistent: true,
     });
     const firstKept = marks.find((m) => (m['o'] as number) >= logStartOffset);
-    const survivors: { baseOffset: number; t: number }[] = [];
+    const survivors: { baseOffset: number; maxTimestamp: number }[] = [];
     const until = firstKept ? (firstKept['o'] as number) : tailBase;
     const segmentEnd = segmentEndOf(state);
     for await (const { baseOffset, entry } of logEntries(
@@ -279,7 +289,7 @@ const repairTimeIndex = async (
       logStartOffset,
       until,
     ))
-      survivors.push({ baseOffset, t: entry.t });
+      survivors.push({ baseOffset, maxTimestamp: entry.maxTimestamp });
     const { marks: repaired, runningMax } = timeMarks(survivors, -1);
     const puts = repaired.map((mark) => timeMarkItem(topicId, partition, mark));
     const keep = new Set(puts.map((p) => p.sk));
@@ -287,9 +297,13 @@ const repairTimeIndex = async (
     await store.batchWrite({ puts, deletes: stale.map(({ pk, sk }) => ({ pk, sk })) });
     if (firstKept) return;
     try {
-      await store.update(keys.partitionState(topicId, partition), [{ set: 'tsMax', value: runningMax }], {
-        condition: { path: 'tailBase', op: '=', value: tailBase },
-      });
+      await store.update(
+        keys.partitionState(topicId, partition),
+        [{ set: stateAttr.maxTimestampSoFar, value: runningMax }],
+        {
+          condition: { path: 'tailBase', op: '=', value: tailBase },
+        },
+      );
       return;
     } catch (error) {
       if (!(error instanceof ConditionFailedError)) throw error;

@@ -26,7 +26,7 @@ import { logEntries, segmentEndOf } from './segments/segment-index.js';
 export const MARK_SPAN = 64;
 
 export interface TimeMark {
-  ts: number;
+  maxTimestamp: number;
   baseOffset: number;
   /** The running max before the run: no batch before `baseOffset` is above it. */
   prev: number;
@@ -37,17 +37,17 @@ const CANDIDATES = 8;
 
 /** The marks of batches in offset order, continuing a running max (-1 from the log start). */
 export const timeMarks = (
-  batches: readonly { baseOffset: number; t: number }[],
+  batches: readonly { baseOffset: number; maxTimestamp: number }[],
   runningMax: number,
 ): { marks: TimeMark[]; runningMax: number } => {
   const marks: TimeMark[] = [];
   let max = runningMax;
   for (let i = 0; i < batches.length; i += MARK_SPAN) {
     let mark: TimeMark | undefined;
-    for (const { baseOffset, t } of batches.slice(i, i + MARK_SPAN)) {
-      if (t <= max) continue;
-      mark = mark ? { ...mark, ts: t } : { ts: t, baseOffset, prev: max };
-      max = t;
+    for (const { baseOffset, maxTimestamp } of batches.slice(i, i + MARK_SPAN)) {
+      if (maxTimestamp <= max) continue;
+      mark = mark ? { ...mark, maxTimestamp } : { maxTimestamp, baseOffset, prev: max };
+      max = maxTimestamp;
     }
     if (mark) marks.push(mark);
   }
@@ -55,7 +55,7 @@ export const timeMarks = (
 };
 
 export const timeMarkItem = (topicId: string, partition: number, mark: TimeMark): Item => ({
-  ...keys.timeIndex(topicId, partition, mark.ts, mark.baseOffset),
+  ...keys.timeIndex(topicId, partition, mark.maxTimestamp, mark.baseOffset),
   o: mark.baseOffset,
   p: mark.prev,
 });
@@ -76,7 +76,7 @@ export const firstEntryReaching = async (
   });
   const mark = hit.items.find((m) => (m['p'] as number) < timestamp);
   // No indexed batch is above the partition's running max: past it, only the tail may reach the timestamp.
-  const start = mark ? (mark['o'] as number) : timestamp > state.tsMax ? state.tailBase : 0;
+  const start = mark ? (mark['o'] as number) : timestamp > state.maxTimestampSoFar ? state.tailBase : 0;
   const from = Math.max(start, state.logStartOffset);
   for await (const located of logEntries(
     store,
@@ -86,9 +86,9 @@ export const firstEntryReaching = async (
     from,
     state.tailBase,
   )) {
-    if (located.entry.t >= timestamp) return located;
+    if (located.entry.maxTimestamp >= timestamp) return located;
   }
   const offsets = tailOffsets(state);
-  const i = state.tail.findIndex((entry, k) => offsets[k]! >= from && entry.t >= timestamp);
+  const i = state.tail.findIndex((entry, k) => offsets[k]! >= from && entry.maxTimestamp >= timestamp);
   return i < 0 ? undefined : { baseOffset: offsets[i]!, entry: state.tail[i]! };
 };

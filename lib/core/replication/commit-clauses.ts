@@ -12,6 +12,7 @@
  *   it only when the leader is the whole ISR. The replicator moves followers and the HW later.
  */
 import type { Condition, UpdateAction } from '../../ports/metadata-store.js';
+import { stateAttr } from '../log/partition-codec.js';
 
 export type Acks = 'all' | '1';
 
@@ -33,14 +34,18 @@ export const replicaCommitClauses = (
   const conditions: Condition[] = [
     { path: 'leaderEpoch', op: '=', value: w.leaderEpoch },
     { path: 'isr', op: '=', value: [...w.isr] },
-    ...moved.map((s): Condition => ({ path: ['leo', s], op: '=', otherPath: 'nextOffset' })),
+    ...moved.map((s): Condition => ({
+      path: [stateAttr.logEndOffsets, s],
+      op: '=',
+      otherPath: 'nextOffset',
+    })),
   ];
   const actions: UpdateAction[] = moved.flatMap((s): UpdateAction[] => [
-    { set: ['leo', s], add: w.span, from: 'nextOffset' },
-    { set: ['lc', s], value: w.now },
+    { set: [stateAttr.logEndOffsets, s], add: w.span, from: 'nextOffset' },
+    { set: [stateAttr.lastCaughtUpTimeMs, s], value: w.now },
   ]);
   if (w.acks === 'all' || (w.isr.length === 1 && w.isr[0] === w.leader)) {
-    actions.push({ set: 'hw', add: w.span, from: 'nextOffset' });
+    actions.push({ set: stateAttr.highWatermark, add: w.span, from: 'nextOffset' });
   }
   return { conditions, actions };
 };
@@ -50,13 +55,18 @@ export type ReplicaCommitFailure = 'fenced-epoch' | 'fenced-isr' | 'lagging' | '
 
 export const explainReplicaFailure = (
   w: Pick<ReplicaWrite, 'acks' | 'leader' | 'leaderEpoch' | 'isr'>,
-  state: { leaderEpoch: number; isr: readonly string[]; nextOffset: number; leo: Record<string, number> },
+  state: {
+    leaderEpoch: number;
+    isr: readonly string[];
+    nextOffset: number;
+    logEndOffsets: Record<string, number>;
+  },
 ): ReplicaCommitFailure => {
   if (state.leaderEpoch !== w.leaderEpoch) return 'fenced-epoch';
   if (state.isr.length !== w.isr.length || state.isr.some((s, i) => s !== w.isr[i])) return 'fenced-isr';
   // The leader's LEO is nextOffset by construction; anything else means the item was damaged.
-  if (state.leo[w.leader] !== state.nextOffset) return 'leader-diverged';
+  if (state.logEndOffsets[w.leader] !== state.nextOffset) return 'leader-diverged';
   // acks=1 moves the leader's LEO alone, which the check above has already found at the log end.
-  if (w.acks === 'all' && w.isr.some((s) => state.leo[s] !== state.nextOffset)) return 'lagging';
+  if (w.acks === 'all' && w.isr.some((s) => state.logEndOffsets[s] !== state.nextOffset)) return 'lagging';
   return undefined;
 };

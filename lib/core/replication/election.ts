@@ -18,7 +18,8 @@ import { keys } from '../keys.js';
 import { readPartitionState } from '../log/context.js';
 import { markHash } from '../log/idempotency.js';
 import type { PartitionState } from '../log/partition-state.js';
-import { asPartitionState, encodeTailEntry, tailOffsets } from '../log/partition-state.js';
+import { tailOffsets } from '../log/partition-state.js';
+import { decodePartitionState, encodeTailEntry, stateAttr } from '../log/partition-codec.js';
 import { effectiveConfig } from '../topics/configs.js';
 import type { Topic } from '../topics/model.js';
 import type { ReplicationContext } from './replication-context.js';
@@ -78,7 +79,7 @@ export const electLeader = async (
       { set: 'leaderEpoch', value: state.leaderEpoch + 1 },
       { set: 'leader', value: choice.leader },
       { set: 'isr', value: choice.isr },
-      { set: ['lc', choice.leader], value: ctx.clock.now() },
+      { set: [stateAttr.lastCaughtUpTimeMs, choice.leader], value: ctx.clock.now() },
     ];
     if (truncating) {
       conditions.push(
@@ -89,16 +90,16 @@ export const electLeader = async (
     } else {
       // Commits under the old epoch may still land before this write: the new leader then has them
       // too (it is in the ISR they were written to), which this condition checks.
-      conditions.push({ path: ['leo', choice.leader], op: '=', otherPath: 'nextOffset' });
+      conditions.push({ path: [stateAttr.logEndOffsets, choice.leader], op: '=', otherPath: 'nextOffset' });
     }
     // Unclean: the new leader alone is the ISR, so the HW is its LEO, even if that is lower.
-    if (choice.unclean) actions.push({ set: 'hw', value: cut });
+    if (choice.unclean) actions.push({ set: stateAttr.highWatermark, value: cut });
     const item = await ctx.store.update(keys.partitionState(topic.topicId, partition), actions, {
       condition: { and: conditions },
       returnValues: 'allNew',
     });
     return {
-      state: asPartitionState(item!),
+      state: decodePartitionState(item!),
       elected: true,
       unclean: choice.unclean,
       ...(truncating ? { truncated: { from: state.nextOffset, to: cut } } : {}),
@@ -168,20 +169,25 @@ const best = (state: PartitionState, candidates: readonly string[]): string | un
 const truncation = (topic: Topic, state: PartitionState, cut: number): UpdateAction[] => {
   const offsets = tailOffsets(state);
   const kept = state.tail.filter((_, i) => offsets[i]! < cut);
-  // A tail entry holds the key's whole mark (hash.fingerprint.time); `ik` holds the hash alone.
+  // A tail entry holds the key's whole mark (hash.fingerprint.time); `idempotencyKeys` holds the hash alone.
   const dropped = new Set(
-    state.tail.slice(kept.length).flatMap((e) => (e.k === undefined ? [] : [markHash(e.k)])),
+    state.tail
+      .slice(kept.length)
+      .flatMap((e) => (e.idempotencyMark === undefined ? [] : [markHash(e.idempotencyMark)])),
   );
   const actions: UpdateAction[] = [
     { set: 'nextOffset', value: cut },
     { set: 'tail', value: kept.map((e) => encodeTailEntry(e, topic.topicId)) },
     ...state.replicas.map((r): UpdateAction => ({
-      set: ['leo', r],
+      set: [stateAttr.logEndOffsets, r],
       value: Math.min(logEndOffsetOf(state, r), cut),
     })),
   ];
   if (dropped.size > 0) {
-    actions.push({ set: 'ik', value: state.ik.filter((k) => !dropped.has(k)) }, { set: 'ikGen', add: 1 });
+    actions.push(
+      { set: stateAttr.idempotencyKeys, value: state.idempotencyKeys.filter((k) => !dropped.has(k)) },
+      { set: stateAttr.idempotencyKeysGeneration, add: 1 },
+    );
   }
   return actions;
 };

@@ -11,7 +11,7 @@ import { retryOnConflict } from '../groups/cas-retry.js';
 import { keys } from '../keys.js';
 import { readPartitionState } from '../log/context.js';
 import type { PartitionState } from '../log/partition-state.js';
-import { asPartitionState } from '../log/partition-state.js';
+import { decodePartitionState, stateAttr } from '../log/partition-codec.js';
 import type { Topic } from '../topics/model.js';
 import { electLeader } from './election.js';
 import type { ReplicationContext } from './replication-context.js';
@@ -22,7 +22,8 @@ export type ShrinkReason = 'failed' | 'lagging';
 
 /** A follower is out of sync once it has not held the leader's LEO for replica.lag.time.max.ms. */
 export const isLagging = (state: PartitionState, store: string, now: number, lagMaxMs: number): boolean =>
-  (state.leo[store] ?? 0) < state.nextOffset && now - (state.lc[store] ?? 0) > lagMaxMs;
+  (state.logEndOffsets[store] ?? 0) < state.nextOffset &&
+  now - (state.lastCaughtUpTimeMs[store] ?? 0) > lagMaxMs;
 
 export const removeFromIsr = async (
   ctx: ReplicationContext,
@@ -63,16 +64,16 @@ export const removeFromIsr = async (
       ];
       const actions: UpdateAction[] = [{ set: 'isr', value: isr }];
       const hw = minLogEndOffset(state, isr);
-      if (hw > state.hw) {
-        actions.push({ set: 'hw', value: hw });
-        conditions.push({ path: 'hw', op: '<=', value: hw });
+      if (hw > state.highWatermark) {
+        actions.push({ set: stateAttr.highWatermark, value: hw });
+        conditions.push({ path: stateAttr.highWatermark, op: '<=', value: hw });
       }
       const item = await ctx.store.update(key, actions, {
         condition: { and: conditions },
         returnValues: 'allNew',
       });
       left = leaving;
-      return asPartitionState(item!);
+      return decodePartitionState(item!);
     },
   );
   ctx.leadership.remember(topic, partition, state);

@@ -73,7 +73,7 @@ export const writeObjects = async (
   writes: readonly ReplicatedWrite[],
   mark: string | undefined,
   acks: Acks,
-  override?: Pick<TailEntry, 'n' | 'c' | 't' | 'f'>,
+  override?: Pick<TailEntry, 'offsetCount' | 'recordCount' | 'maxTimestamp' | 'firstTimestamp'>,
 ): Promise<void> => {
   const groups = new Map<
     string,
@@ -100,15 +100,15 @@ export const writeObjects = async (
           offset += b.length;
         }
         w.entry = {
-          o: key,
-          b: start,
-          l: offset - start,
-          n: override?.n ?? w.indexes.length,
-          c: override?.c ?? w.indexes.length,
+          objectKey: key,
+          position: start,
+          sizeInBytes: offset - start,
+          offsetCount: override?.offsetCount ?? w.indexes.length,
+          recordCount: override?.recordCount ?? w.indexes.length,
           // A JSON request's timestamps: on a LogAppendTime topic, buildBatches made them all `now`.
-          t: override?.t ?? Math.max(...w.timestamps),
-          f: override?.f ?? Math.min(...w.timestamps),
-          ...(mark === undefined ? {} : { k: mark }),
+          maxTimestamp: override?.maxTimestamp ?? Math.max(...w.timestamps),
+          firstTimestamp: override?.firstTimestamp ?? Math.min(...w.timestamps),
+          ...(mark === undefined ? {} : { idempotencyMark: mark }),
         };
       }
       // One batch (a binary produce's usual body) is stored as is, without a copy.
@@ -149,7 +149,7 @@ export const rewrite = async (
   const writtenAt = ctx.clock.now();
   const settled = await Promise.allSettled(stores.map((id) => putWithin(ctx, id, key, body, leadership.isr)));
   const failed = stores.filter((_, i) => settled[i]!.status === 'rejected');
-  w.entry = { ...w.entry!, o: key, b: 0, l: body.length };
+  w.entry = { ...w.entry!, objectKey: key, position: 0, sizeInBytes: body.length };
   w.written = {
     acks,
     ...leadership,

@@ -18,7 +18,7 @@ import { SluiceError } from '../../../protocol/errors.js';
 import { dataObjectPrefix, isSegmentObjectKey, keys } from '../keys.js';
 import { readPartitionState } from '../log/context.js';
 import type { PartitionState } from '../log/partition-state.js';
-import { asPartitionState } from '../log/partition-state.js';
+import { decodePartitionState, stateAttr } from '../log/partition-codec.js';
 import { locateEntries } from '../log/reader.js';
 import type { Topic } from '../topics/model.js';
 import { electLeader } from './election.js';
@@ -39,7 +39,7 @@ export interface ReplicationPass {
   /** The leader's store failed and no in-sync store could take over (Kafka's offline partition). */
   offline?: boolean;
   /** The partition's replicas, ISR and LEOs after the pass (for the partition gauges). */
-  after?: Pick<PartitionState, 'replicas' | 'isr' | 'leo' | 'nextOffset'>;
+  after?: Pick<PartitionState, 'replicas' | 'isr' | 'logEndOffsets' | 'nextOffset'>;
 }
 
 type FollowerResult =
@@ -108,14 +108,14 @@ const raiseHighWatermark = async (
 ): Promise<PartitionState> => {
   const state = await readPartitionState(ctx.store, topic, partition);
   const hw = minLogEndOffset(state, state.isr);
-  if (hw <= state.hw) return state;
+  if (hw <= state.highWatermark) return state;
   await ctx.store
-    .update(keys.partitionState(topic.topicId, partition), [{ set: 'hw', value: hw }], {
+    .update(keys.partitionState(topic.topicId, partition), [{ set: stateAttr.highWatermark, value: hw }], {
       condition: {
         and: [
           { path: 'leaderEpoch', op: '=', value: state.leaderEpoch },
           { path: 'isr', op: '=', value: state.isr },
-          { path: 'hw', op: '<=', value: hw },
+          { path: stateAttr.highWatermark, op: '<=', value: hw },
         ],
       },
     })
@@ -132,7 +132,7 @@ const afterPass = (state: PartitionState, pass: ReplicationPass): NonNullable<Re
   isr: state.replicas.filter(
     (r) => (state.isr.includes(r) || pass.joined.includes(r)) && !pass.left.includes(r),
   ),
-  leo: state.leo,
+  logEndOffsets: state.logEndOffsets,
   nextOffset: state.nextOffset,
 });
 
@@ -189,7 +189,9 @@ const catchUp = async (
     );
     // Offsets already rolled into the segment store are held there for every replica (KIP-405: a
     // follower starts from the leader's local log); a segment object is never in a replica store.
-    const objects = [...new Set(entries.filter((e) => !isSegmentObjectKey(e.entry.o)).map((e) => e.entry.o))];
+    const objects = [
+      ...new Set(entries.filter((e) => !isSegmentObjectKey(e.entry.objectKey)).map((e) => e.entry.objectKey)),
+    ];
     const source = ctx.objectStore(state.leader);
     const target = ctx.objectStore(follower);
     for (const key of objects) {
@@ -216,29 +218,29 @@ const catchUp = async (
     if (!alive) return { kind: 'failed' };
   }
   // A caught-up ISR member only refreshes its caught-up time now and then (one write per half lag window).
-  const refresh = readAt - (state.lc[follower] ?? 0) >= ctx.replicaLagTimeMaxMs / 2;
+  const refresh = readAt - (state.lastCaughtUpTimeMs[follower] ?? 0) >= ctx.replicaLagTimeMaxMs / 2;
   if (from === to && !joins && !refresh) return { kind: 'idle' };
 
   const isr = joins ? state.replicas.filter((r) => state.isr.includes(r) || r === follower) : state.isr;
   const conditions: Condition[] = [
     { path: 'leaderEpoch', op: '=', value: state.leaderEpoch },
-    { path: ['leo', follower], op: '=', value: from },
+    { path: [stateAttr.logEndOffsets, follower], op: '=', value: from },
     { path: 'isr', op: '=', value: state.isr },
   ];
   const actions: UpdateAction[] = [
-    { set: ['leo', follower], value: to },
-    { set: ['lc', follower], value: readAt },
+    { set: [stateAttr.logEndOffsets, follower], value: to },
+    { set: [stateAttr.lastCaughtUpTimeMs, follower], value: readAt },
   ];
   if (joins) {
     // The HW may have moved past `to` while the copy ran: joining then would put a store in the ISR
     // that lacks committed data.
     actions.push({ set: 'isr', value: isr });
-    conditions.push({ path: 'hw', op: '<=', value: to });
+    conditions.push({ path: stateAttr.highWatermark, op: '<=', value: to });
   }
-  const hw = minLogEndOffset({ leo: { ...state.leo, [follower]: to } }, isr);
-  if (hw > state.hw) {
-    actions.push({ set: 'hw', value: hw });
-    conditions.push({ path: 'hw', op: '<=', value: hw });
+  const hw = minLogEndOffset({ logEndOffsets: { ...state.logEndOffsets, [follower]: to } }, isr);
+  if (hw > state.highWatermark) {
+    actions.push({ set: stateAttr.highWatermark, value: hw });
+    conditions.push({ path: stateAttr.highWatermark, op: '<=', value: hw });
   }
   const write = (actions: UpdateAction[], conditions: Condition[]) =>
     ctx.store
@@ -247,7 +249,7 @@ const catchUp = async (
         returnValues: 'allNew',
       })
       .then((item) => {
-        if (item) ctx.leadership.remember(topic, partition, asPartitionState(item));
+        if (item) ctx.leadership.remember(topic, partition, decodePartitionState(item));
         return true;
       })
       .catch((error: unknown) => {
@@ -259,7 +261,7 @@ const catchUp = async (
     if (!joins || from === to) return { kind: 'raced' };
     const kept = await write(
       actions.slice(0, 2),
-      conditions.filter((c) => !('path' in c && c.path === 'hw')),
+      conditions.filter((c) => !('path' in c && c.path === stateAttr.highWatermark)),
     );
     if (kept) pass.advanced.push(follower);
     return { kind: kept ? 'advanced' : 'raced' };

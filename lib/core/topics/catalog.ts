@@ -10,7 +10,8 @@ import { ConditionFailedError } from '../../ports/metadata-store.js';
 import type { Clock } from '../../ports/clock.js';
 import { SluiceError } from '../../../protocol/errors.js';
 import { keys } from '../keys.js';
-import { asPartitionState, initialPartitionState } from '../log/partition-state.js';
+import { initialPartitionState } from '../log/partition-state.js';
+import { decodePartitionState } from '../log/partition-codec.js';
 import type { TopicConfig } from './configs.js';
 import { parseConfigOverrides } from './configs.js';
 import type { PartitionInfo, StoreInfo, Topic } from './model.js';
@@ -148,7 +149,7 @@ export class TopicCatalog {
           'UNKNOWN_TOPIC_OR_PARTITION',
           `partition ${topic.name}-${partition} is missing`,
         );
-      const s = asPartitionState(item);
+      const s = decodePartitionState(item);
       return {
         partition,
         leader: s.leader,

@@ -20,9 +20,11 @@ export { AbortedFilter };
  * Kafka's LSO: the first offset of the earliest open transaction, or the high watermark. A transaction
  * opens at the log end (at or past the HW), so the LSO never moves back.
  */
-export const lastStableOffset = (state: Pick<PartitionState, 'hw' | 'tx'>): number => {
+export const lastStableOffset = (
+  state: Pick<PartitionState, 'highWatermark' | 'ongoingTransactions'>,
+): number => {
   let lso = highWatermarkOf(state);
-  for (const first of Object.values(state.tx ?? {})) lso = Math.min(lso, first);
+  for (const first of Object.values(state.ongoingTransactions ?? {})) lso = Math.min(lso, first);
   return lso;
 };
 
@@ -31,11 +33,11 @@ export const abortedIndexItem = (
   topicId: string,
   partition: number,
   markerOffset: number,
-  entry: Pick<TailEntry, 'p' | 'xf'>,
+  entry: Pick<TailEntry, 'producerId' | 'transactionFirstOffset'>,
 ) => ({
   ...keys.abortedTransaction(topicId, partition, markerOffset),
-  p: entry.p!,
-  f: entry.xf!,
+  p: entry.producerId!,
+  f: entry.transactionFirstOffset!,
 });
 
 /**
@@ -114,7 +116,8 @@ export const abortedTransactions = async (
   }
   const offsets = tailOffsets(state);
   state.tail.forEach((e, i) => {
-    if (e.x === 'a' && e.p !== undefined && e.xf !== undefined) add(e.p, e.xf, offsets[i]!);
+    if (e.controlType === 'a' && e.producerId !== undefined && e.transactionFirstOffset !== undefined)
+      add(e.producerId, e.transactionFirstOffset, offsets[i]!);
   });
   return [...found.values()].sort((a, b) => a.firstOffset - b.firstOffset || a.producerId - b.producerId);
 };

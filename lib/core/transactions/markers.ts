@@ -2,7 +2,7 @@
  * Transaction markers: the control batch (COMMIT or ABORT) the coordinator writes into every partition
  * a transaction touched, as Kafka's WriteTxnMarkers does. A marker is a log append like any batch (its
  * object on every in-sync store, then one conditional update of the partition item) that also closes
- * the producer's open transaction there (`tx`), which lets the last stable offset move on, records an
+ * the producer's open transaction there (`ongoingTransactions`), which lets the last stable offset move on, records an
  * ABORT's first offset for the aborted-transactions index, and raises the producer's epoch on the
  * partition to the marker's, so a zombie's late batch is refused (INVALID_PRODUCER_EPOCH).
  *
@@ -19,7 +19,13 @@ import { dataObjectKey, keys } from '../keys.js';
 import type { LogContext } from '../log/context.js';
 import { TopicGoneError, readPartitionState } from '../log/context.js';
 import type { TailEntry } from '../log/partition-state.js';
-import { encodeTailEntry } from '../log/partition-state.js';
+import {
+  decodePartitionState,
+  encodeProducerState,
+  encodeTailEntry,
+  producerAttr,
+  stateAttr,
+} from '../log/partition-codec.js';
 import { explainReplicaFailure, replicaCommitClauses } from '../replication/commit-clauses.js';
 import { replicatePartition } from '../replication/replicator.js';
 
@@ -31,7 +37,7 @@ export interface Marker {
   /**
    * Set when the transaction ends without an epoch bump (transaction version 1): the epoch no longer
    * tells this marker from the next transaction's, so the partition keeps the number of the last
-   * transaction it holds a marker of (`mk`), and the producer's sequence goes on across transactions.
+   * transaction it holds a marker of (`lastMarkedTransactions`), and the producer's sequence goes on across transactions.
    */
   transactionNumber?: number;
 }
@@ -79,16 +85,17 @@ export const writeMarker = async (
       if (error instanceof TopicGoneError) return 'topic-gone';
       throw error;
     }
-    const firstOffset = state.tx?.[pid];
-    const known = state.pr[pid];
+    const firstOffset = state.ongoingTransactions?.[pid];
+    const known = state.producers[pid];
     const number = marker.transactionNumber;
     // The partition holds the marker's epoch (or, without a bump, its transaction's number): this marker
     // is written (a later transaction of the producer, which may be open here now, starts only after
     // every marker of this one is).
-    if (known !== undefined && known.e > marker.producerEpoch) return 'already';
-    if (known !== undefined && known.e === marker.producerEpoch && number === undefined) return 'already';
-    if (number !== undefined && (state.mk?.[pid] ?? 0) >= number) return 'already';
-    if (number !== undefined && state.mk === undefined) {
+    if (known !== undefined && known.producerEpoch > marker.producerEpoch) return 'already';
+    if (known !== undefined && known.producerEpoch === marker.producerEpoch && number === undefined)
+      return 'already';
+    if (number !== undefined && (state.lastMarkedTransactions?.[pid] ?? 0) >= number) return 'already';
+    if (number !== undefined && state.lastMarkedTransactions === undefined) {
       await ensureMarkerMap(ctx, topic.topicId, tp.partition);
       continue;
     }
@@ -99,19 +106,21 @@ export const writeMarker = async (
     const key = dataObjectKey(topic.topicId, ctx.newId());
     await Promise.all(state.isr.map((id) => ctx.objectStore(id).put(key, bytes)));
     const entry: TailEntry = {
-      o: key,
-      b: 0,
-      l: bytes.length,
-      n: 1,
-      c: 1,
-      t: now,
-      f: now,
-      p: marker.producerId,
-      e: marker.producerEpoch,
-      q: -1,
-      z: -1,
-      x: marker.type === 'ABORT' ? 'a' : 'c',
-      ...(marker.type === 'ABORT' && firstOffset !== undefined ? { xf: firstOffset } : {}),
+      objectKey: key,
+      position: 0,
+      sizeInBytes: bytes.length,
+      offsetCount: 1,
+      recordCount: 1,
+      maxTimestamp: now,
+      firstTimestamp: now,
+      producerId: marker.producerId,
+      producerEpoch: marker.producerEpoch,
+      baseSequence: -1,
+      lastSequence: -1,
+      controlType: marker.type === 'ABORT' ? 'a' : 'c',
+      ...(marker.type === 'ABORT' && firstOffset !== undefined
+        ? { transactionFirstOffset: firstOffset }
+        : {}),
     };
     const write = {
       acks: 'all' as const,
@@ -124,37 +133,61 @@ export const writeMarker = async (
       ...replica.conditions,
       { notExists: 'deleted' },
       firstOffset === undefined
-        ? { notExists: ['tx', pid] }
-        : { path: ['tx', pid], op: '=', value: firstOffset },
+        ? { notExists: [stateAttr.ongoingTransactions, pid] }
+        : { path: [stateAttr.ongoingTransactions, pid], op: '=', value: firstOffset },
       number === undefined
         ? {
             or: [
-              { notExists: ['pr', pid] },
-              { path: ['pr', pid, 'e'], op: '<', value: marker.producerEpoch },
+              { notExists: [stateAttr.producers, pid] },
+              {
+                path: [stateAttr.producers, pid, producerAttr.producerEpoch],
+                op: '<',
+                value: marker.producerEpoch,
+              },
             ],
           }
         : known === undefined
-          ? { notExists: ['pr', pid] }
+          ? { notExists: [stateAttr.producers, pid] }
           : {
               and: [
-                { path: ['pr', pid, 'e'], op: '=', value: known.e },
-                { path: ['pr', pid, 's'], op: '=', value: known.s },
-                state.mk?.[pid] === undefined
-                  ? { notExists: ['mk', pid] }
-                  : { path: ['mk', pid], op: '=', value: state.mk[pid] },
+                {
+                  path: [stateAttr.producers, pid, producerAttr.producerEpoch],
+                  op: '=',
+                  value: known.producerEpoch,
+                },
+                {
+                  path: [stateAttr.producers, pid, producerAttr.lastSequence],
+                  op: '=',
+                  value: known.lastSequence,
+                },
+                state.lastMarkedTransactions?.[pid] === undefined
+                  ? { notExists: [stateAttr.lastMarkedTransactions, pid] }
+                  : {
+                      path: [stateAttr.lastMarkedTransactions, pid],
+                      op: '=',
+                      value: state.lastMarkedTransactions[pid],
+                    },
               ],
             },
     ];
     // Without a bump the producer's sequence goes on in the next transaction, as Kafka keeps it.
-    const sequence = number !== undefined && known?.e === marker.producerEpoch ? known.s : -1;
+    const sequence =
+      number !== undefined && known?.producerEpoch === marker.producerEpoch ? known.lastSequence : -1;
     const actions: UpdateAction[] = [
       { set: 'nextOffset', add: 1 },
       { set: 'tail', append: [encodeTailEntry(entry, topic.topicId)] },
       ...replica.actions,
-      { set: ['pr', pid], value: { e: marker.producerEpoch, s: sequence, t: now } },
+      {
+        set: [stateAttr.producers, pid],
+        value: encodeProducerState({
+          producerEpoch: marker.producerEpoch,
+          lastSequence: sequence,
+          lastTimestamp: now,
+        }),
+      },
     ];
-    if (number !== undefined) actions.push({ set: ['mk', pid], value: number });
-    if (firstOffset !== undefined) actions.push({ remove: ['tx', pid] });
+    if (number !== undefined) actions.push({ set: [stateAttr.lastMarkedTransactions, pid], value: number });
+    if (firstOffset !== undefined) actions.push({ remove: [stateAttr.ongoingTransactions, pid] });
     try {
       await ctx.store.update(keys.partitionState(topic.topicId, tp.partition), actions, {
         condition: { and: conditions },
@@ -170,24 +203,23 @@ export const writeMarker = async (
           `the ${marker.type} marker of producer ${pid} on ${tp.topic}-${tp.partition} kept racing; retry`,
         );
       }
-      const failure = explainReplicaFailure(write, {
-        leaderEpoch: current['leaderEpoch'] as number,
-        isr: current['isr'] as string[],
-        nextOffset: current['nextOffset'] as number,
-        leo: current['leo'] as Record<string, number>,
-      });
+      const failure = explainReplicaFailure(write, decodePartitionState(current));
       if (failure === 'lagging') await replicatePartition(ctx, topic, tp.partition);
       // Anything else (a new leader epoch or ISR, the producer's state moved): read again and decide.
     }
   }
 };
 
-/** Items from before transaction version 1 have no `mk` map, and a nested member needs its map. */
+/** Items from before transaction version 1 have no `lastMarkedTransactions` map, and a nested member needs its map. */
 const ensureMarkerMap = async (ctx: LogContext, topicId: string, partition: number): Promise<void> => {
   await ctx.store
-    .update(keys.partitionState(topicId, partition), [{ set: 'mk', ifNotExists: {} }], {
-      condition: { exists: 'pk' },
-    })
+    .update(
+      keys.partitionState(topicId, partition),
+      [{ set: stateAttr.lastMarkedTransactions, ifNotExists: {} }],
+      {
+        condition: { exists: 'pk' },
+      },
+    )
     .catch((error: unknown) => {
       // A purged item: the next read of the loop finds the topic gone.
       if (!(error instanceof ConditionFailedError)) throw error;

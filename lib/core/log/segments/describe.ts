@@ -53,10 +53,11 @@ const summarize = (
   let firstTimestamp = -1;
   let maxTimestamp = -1;
   for (const { entry } of entries) {
-    sizeBytes += entry.l;
-    records += entry.c;
-    if (entry.f >= 0 && (firstTimestamp < 0 || entry.f < firstTimestamp)) firstTimestamp = entry.f;
-    if (entry.t > maxTimestamp) maxTimestamp = entry.t;
+    sizeBytes += entry.sizeInBytes;
+    records += entry.recordCount;
+    if (entry.firstTimestamp >= 0 && (firstTimestamp < 0 || entry.firstTimestamp < firstTimestamp))
+      firstTimestamp = entry.firstTimestamp;
+    if (entry.maxTimestamp > maxTimestamp) maxTimestamp = entry.maxTimestamp;
   }
   return {
     baseOffset: base.baseOffset,
@@ -79,7 +80,7 @@ export const describeSegments = async (
 ): Promise<PartitionSegments> => {
   const logStart = state.logStartOffset;
   const segEnd = segmentEndOf(state);
-  const live = (e: LocatedEntry) => e.baseOffset + e.entry.n > logStart;
+  const live = (e: LocatedEntry) => e.baseOffset + e.entry.offsetCount > logStart;
   const segments: LogSegmentInfo[] = [];
   if (segEnd > logStart) {
     const items = queryPages(store, {

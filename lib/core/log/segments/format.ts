@@ -17,14 +17,14 @@ import { crc32c } from '../../../../protocol/record-batch/index.js';
 /** One chunk: whole batches [baseOffset, baseOffset + n) at bytes [b, b + l) of the segment. */
 export interface SegmentChunk {
   baseOffset: number;
-  b: number;
-  l: number;
-  n: number;
+  position: number;
+  sizeInBytes: number;
+  offsetCount: number;
   /** Records (fewer than n after compaction). */
-  c: number;
+  recordCount: number;
   /** Max and first record timestamps (-1 when the chunk has no record). */
-  t: number;
-  f: number;
+  maxTimestamp: number;
+  firstTimestamp: number;
 }
 
 export interface SegmentFooter {
@@ -51,17 +51,19 @@ export const encodeSegment = (data: Uint8Array, chunks: readonly SegmentChunk[])
   let expectedOffset = first.baseOffset;
   let expectedByte = 0;
   chunks.forEach((chunk, i) => {
-    if (chunk.baseOffset !== expectedOffset || chunk.b !== expectedByte)
-      throw new Error(`segment chunk ${i} at offset ${chunk.baseOffset}, byte ${chunk.b} leaves a gap`);
+    if (chunk.baseOffset !== expectedOffset || chunk.position !== expectedByte)
+      throw new Error(
+        `segment chunk ${i} at offset ${chunk.baseOffset}, byte ${chunk.position} leaves a gap`,
+      );
     const at = i * CHUNK_ENTRY;
     view.setUint32(at, chunk.baseOffset - first.baseOffset);
-    view.setUint32(at + 4, chunk.b);
-    view.setUint32(at + 8, chunk.n);
-    view.setUint32(at + 12, chunk.c);
-    view.setBigInt64(at + 16, BigInt(chunk.t));
-    view.setBigInt64(at + 24, BigInt(chunk.f));
-    expectedOffset += chunk.n;
-    expectedByte += chunk.l;
+    view.setUint32(at + 4, chunk.position);
+    view.setUint32(at + 8, chunk.offsetCount);
+    view.setUint32(at + 12, chunk.recordCount);
+    view.setBigInt64(at + 16, BigInt(chunk.maxTimestamp));
+    view.setBigInt64(at + 24, BigInt(chunk.firstTimestamp));
+    expectedOffset += chunk.offsetCount;
+    expectedByte += chunk.sizeInBytes;
   });
   if (expectedByte !== data.length)
     throw new Error(`segment chunks cover ${expectedByte} of ${data.length} data bytes`);
@@ -99,12 +101,12 @@ export const decodeSegmentFooter = (tail: Uint8Array, objectSize: number): Segme
     const next = i + 1 < count ? view.getUint32(at + CHUNK_ENTRY + 4) : dataBytes;
     chunks.push({
       baseOffset: baseOffset + view.getUint32(at),
-      b,
-      l: next - b,
-      n: view.getUint32(at + 8),
-      c: view.getUint32(at + 12),
-      t: Number(view.getBigInt64(at + 16)),
-      f: Number(view.getBigInt64(at + 24)),
+      position: b,
+      sizeInBytes: next - b,
+      offsetCount: view.getUint32(at + 8),
+      recordCount: view.getUint32(at + 12),
+      maxTimestamp: Number(view.getBigInt64(at + 16)),
+      firstTimestamp: Number(view.getBigInt64(at + 24)),
     });
   }
   return { baseOffset, span: view.getUint32(t + 16), dataBytes, chunks };

@@ -12,7 +12,7 @@ import { keys } from '../../keys.js';
 import { queryAll, queryPages } from '../../query-all.js';
 import type { TopicConfig } from '../../topics/configs.js';
 import { isRetired, pageEnd, pageEntries, retiredPageItem } from '../batch-index.js';
-import { asPartitionState } from '../partition-state.js';
+import { decodePartitionState } from '../partition-codec.js';
 import { segmentEndOf } from './segment-index.js';
 
 export type LocalRetentionConfig = Pick<
@@ -21,16 +21,19 @@ export type LocalRetentionConfig = Pick<
 >;
 
 /** Kafka's -2: the local limit is the topic's total limit. */
-export const localLimits = (config: LocalRetentionConfig): { ms: number; bytes: number } => ({
-  ms: config['local.retention.ms'] === -2 ? config['retention.ms'] : config['local.retention.ms'],
-  bytes: config['local.retention.bytes'] === -2 ? config['retention.bytes'] : config['local.retention.bytes'],
+export const localLimits = (
+  config: LocalRetentionConfig,
+): { retentionMs: number; retentionBytes: number } => ({
+  retentionMs: config['local.retention.ms'] === -2 ? config['retention.ms'] : config['local.retention.ms'],
+  retentionBytes:
+    config['local.retention.bytes'] === -2 ? config['retention.bytes'] : config['local.retention.bytes'],
 });
 
 /** A marker that also keeps the retired page's objects from the collector until its grace has passed. */
 export const locallyRetiredPageItem = (page: Item, now: number): Item => ({
   ...retiredPageItem(page, now),
   retiredAt: now,
-  objs: [...new Set(pageEntries(page).map((x) => x.entry.o))],
+  objs: [...new Set(pageEntries(page).map((x) => x.entry.objectKey))],
 });
 
 /** Retires the rolled batch pages local retention no longer keeps; returns how many. */
@@ -43,34 +46,34 @@ export const retireLocalCopies = async (
 ): Promise<number> => {
   const item = await store.get(keys.partitionState(topicId, partition), { consistent: true });
   if (!item) return 0;
-  const state = asPartitionState(item);
+  const state = decodePartitionState(item);
   const segmentEnd = segmentEndOf(state);
   const limits = localLimits(config);
-  if (segmentEnd === 0 || (limits.ms < 0 && limits.bytes < 0)) return 0;
+  if (segmentEnd === 0 || (limits.retentionMs < 0 && limits.retentionBytes < 0)) return 0;
   const query = {
     pk: keys.partitionPk(topicId, partition),
     sk: { beginsWith: keys.batchPrefix },
     consistent: true,
   };
-  const bytesOf = (page: Item) => pageEntries(page).reduce((sum, x) => sum + x.entry.l, 0);
+  const bytesOf = (page: Item) => pageEntries(page).reduce((sum, x) => sum + x.entry.sizeInBytes, 0);
   // By time alone only the oldest pages can go: read them page by page and stop at the first kept.
   // local.retention.bytes needs the bytes held, so every page is read.
   const pages: AsyncIterable<Item> | Item[] =
-    limits.bytes < 0
+    limits.retentionBytes < 0
       ? queryPages(store, { ...query, limit: 4 })
       : (await queryAll(store, query)).filter((page) => !isRetired(page));
   let remaining = Array.isArray(pages)
-    ? pages.reduce((sum, page) => sum + bytesOf(page), 0) + state.tail.reduce((s, e) => s + e.l, 0)
+    ? pages.reduce((sum, page) => sum + bytesOf(page), 0) + state.tail.reduce((s, e) => s + e.sizeInBytes, 0)
     : 0;
   let retired = 0;
   for await (const page of pages) {
     if (isRetired(page)) continue;
     if (pageEnd(page) > segmentEnd) break;
     const entries = pageEntries(page);
-    const newest = Math.max(-1, ...entries.map((x) => x.entry.t));
+    const newest = Math.max(-1, ...entries.map((x) => x.entry.maxTimestamp));
     const bytes = bytesOf(page);
-    const expired = limits.ms >= 0 && newest < now - limits.ms;
-    const oversize = limits.bytes >= 0 && remaining - bytes >= limits.bytes;
+    const expired = limits.retentionMs >= 0 && newest < now - limits.retentionMs;
+    const oversize = limits.retentionBytes >= 0 && remaining - bytes >= limits.retentionBytes;
     if (!expired && !oversize) break;
     try {
       await store.put(locallyRetiredPageItem(page, now), {

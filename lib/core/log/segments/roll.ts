@@ -23,7 +23,7 @@ import type { TopicConfig } from '../../topics/configs.js';
 import type { IndexedEntry } from '../batch-index.js';
 import { indexEntries, pageEnd, pageEntries } from '../batch-index.js';
 import type { PartitionState } from '../partition-state.js';
-import { asPartitionState } from '../partition-state.js';
+import { decodePartitionState } from '../partition-codec.js';
 import { readBatches } from '../reader.js';
 import { timeMarkItem } from '../time-index.js';
 import type { SegmentChunk } from './format.js';
@@ -91,7 +91,7 @@ export const rollSegment = async (
   const { store, clock } = deps;
   const item = await store.get(keys.partitionState(topicId, partition), { consistent: true });
   if (!item) return { skipped: 'empty' };
-  const state = asPartitionState(item);
+  const state = decodePartitionState(item);
   const lastSegment = await store.query({
     pk: keys.partitionPk(topicId, partition),
     sk: { beginsWith: keys.segmentPrefix },
@@ -126,7 +126,7 @@ export const rollSegment = async (
     return { skipped: late ? 'deadline' : 'raced' };
   }
   const last = taken.at(-1)!;
-  const end = last.baseOffset + last.entry.n;
+  const end = last.baseOffset + last.entry.offsetCount;
   await raiseSegmentEnd(store, topicId, partition, end);
   await mergeTimeMarks(store, topicId, partition, first.baseOffset, end, taken);
   return {
@@ -173,18 +173,18 @@ const closedEntries = async (
       );
     const full =
       taken.length > 0 &&
-      (bytes + entry.l > config['segment.bytes'] ||
+      (bytes + entry.sizeInBytes > config['segment.bytes'] ||
         (!pages.has(located.page) && pages.size >= MAX_PAGES) ||
         taken.length >= MAX_ENTRIES);
     if (full) return taken;
     taken.push(located);
     pages.add(located.page);
-    bytes += entry.l;
-    next = baseOffset + entry.n;
+    bytes += entry.sizeInBytes;
+    next = baseOffset + entry.offsetCount;
   }
   // The active segment: rolled by age alone (Kafka's segment.ms, from its first batch's timestamp).
   const oldest = taken[0];
-  return oldest && now - oldest.entry.t >= config['segment.ms'] ? taken : [];
+  return oldest && now - oldest.entry.maxTimestamp >= config['segment.ms'] ? taken : [];
 };
 
 /** Reads the entries' batches (CRCs checked, true base offsets written in) and cuts them into chunks. */
@@ -204,26 +204,26 @@ const segmentData = async (
     let b = 0;
     for (const { baseOffset, entry } of group) {
       let length = 0;
-      for (; b < batches.length && batches[b]!.baseOffset < baseOffset + entry.n; b++) {
+      for (; b < batches.length && batches[b]!.baseOffset < baseOffset + entry.offsetCount; b++) {
         parts.push(batches[b]!.bytes);
         length += batches[b]!.bytes.length;
       }
       const open = chunks.at(-1);
-      if (open && open.l + length <= chunkBytes) {
-        open.l += length;
-        open.n += entry.n;
-        open.c += entry.c;
-        open.t = Math.max(open.t, entry.t);
-        if (open.f < 0) open.f = entry.c > 0 ? entry.f : -1;
+      if (open && open.sizeInBytes + length <= chunkBytes) {
+        open.sizeInBytes += length;
+        open.offsetCount += entry.offsetCount;
+        open.recordCount += entry.recordCount;
+        open.maxTimestamp = Math.max(open.maxTimestamp, entry.maxTimestamp);
+        if (open.firstTimestamp < 0) open.firstTimestamp = entry.recordCount > 0 ? entry.firstTimestamp : -1;
       } else {
         chunks.push({
           baseOffset,
-          b: position,
-          l: length,
-          n: entry.n,
-          c: entry.c,
-          t: entry.t,
-          f: entry.c > 0 ? entry.f : -1,
+          position: position,
+          sizeInBytes: length,
+          offsetCount: entry.offsetCount,
+          recordCount: entry.recordCount,
+          maxTimestamp: entry.maxTimestamp,
+          firstTimestamp: entry.recordCount > 0 ? entry.firstTimestamp : -1,
         });
       }
       position += length;
@@ -258,7 +258,12 @@ const swapOps = async (
     for (const { baseOffset, entry, page: sk } of taken) {
       if (sk !== page.sk) continue;
       const current = now.get(baseOffset);
-      if (!current || current.o !== entry.o || current.b !== entry.b || current.l !== entry.l)
+      if (
+        !current ||
+        current.objectKey !== entry.objectKey ||
+        current.position !== entry.position ||
+        current.sizeInBytes !== entry.sizeInBytes
+      )
         return undefined;
     }
     ops.push({ check: { pk, sk: page.sk }, condition: { path: 'e', op: '=', value: page['e']! } });
@@ -291,7 +296,7 @@ const mergeTimeMarks = async (
   to: number,
   taken: readonly IndexedEntry[],
 ) => {
-  const stamped = taken.map((x) => x.entry.t).filter((t) => t >= 0);
+  const stamped = taken.map((x) => x.entry.maxTimestamp).filter((t) => t >= 0);
   if (stamped.length === 0) return;
   // A mark of the range rose at one of its batches, so its timestamp is at least the range's lowest.
   const lowest = Math.min(...stamped);
@@ -308,7 +313,7 @@ const mergeTimeMarks = async (
   const lastMark = marks.at(-1);
   if (!firstMark || !lastMark || marks.length < 2) return;
   const merged: Item = timeMarkItem(topicId, partition, {
-    ts: markTimestamp(lastMark),
+    maxTimestamp: markTimestamp(lastMark),
     baseOffset: firstMark['o'] as number,
     prev: firstMark['p'] as number,
   });

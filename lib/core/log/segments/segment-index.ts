@@ -39,13 +39,15 @@ export const segmentItem = (
   const item: Item = {
     ...keys.segment(topicId, partition, first.baseOffset),
     o: objectKey,
-    end: last.baseOffset + last.n,
+    end: last.baseOffset + last.offsetCount,
     rolledAt,
     e: [],
   };
   item['e'] = encodePageEntries(
     item,
-    chunks.map(({ b, l, n, c, t, f }) => ({ entry: { o: objectKey, b, l, n, c, t, f } })),
+    chunks.map(({ position, sizeInBytes, offsetCount, recordCount, maxTimestamp, firstTimestamp }) => ({
+      entry: { objectKey, position, sizeInBytes, offsetCount, recordCount, maxTimestamp, firstTimestamp },
+    })),
   );
   return item;
 };
@@ -69,10 +71,10 @@ export async function* logEntries(
   cached: for (let item = next < segmentsTo ? cache?.holding(next) : undefined; item;) {
     const start = next;
     for (const located of pageEntries(item)) {
-      if (located.baseOffset + located.entry.n <= next) continue;
+      if (located.baseOffset + located.entry.offsetCount <= next) continue;
       if (located.baseOffset >= segmentsTo) break cached;
       yield located;
-      next = located.baseOffset + located.entry.n;
+      next = located.baseOffset + located.entry.offsetCount;
     }
     item = next > start && next < segmentsTo ? cache?.holding(next) : undefined;
   }
@@ -88,7 +90,7 @@ export async function* logEntries(
       onPage,
     )) {
       yield located;
-      next = located.baseOffset + located.entry.n;
+      next = located.baseOffset + located.entry.offsetCount;
     }
   }
   if (next < to) yield* indexEntries(store, topicId, partition, next, to);
