@@ -42,9 +42,9 @@ const commitMarker: TailEntry = {
   producerEpoch: 3,
   baseSequence: 0,
   lastSequence: 0,
-  controlType: 'c',
+  controlType: 'COMMIT',
 };
-const abortMarker: TailEntry = { ...commitMarker, controlType: 'a', transactionFirstOffset: 77 };
+const abortMarker: TailEntry = { ...commitMarker, controlType: 'ABORT', transactionFirstOffset: 77 };
 
 /** A state with every field, optional ones included. */
 const full: PartitionState = {
@@ -92,7 +92,7 @@ describe('the partition codec', () => {
       everyField,
       commitMarker,
       abortMarker,
-      { ...commitMarker, controlType: 'a' as const },
+      { ...commitMarker, controlType: 'ABORT' as const },
     ]) {
       expect(decodeTailEntry(encodeTailEntry(entry, topicId), topicId)).toEqual(entry);
     }

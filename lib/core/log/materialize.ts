@@ -181,7 +181,7 @@ const recordFacts = (
     // An ABORT marker leaving the tail goes to the aborted-transactions index, which read_committed
     // fetches consult for everything below the tail.
     if (
-      entry.controlType === 'a' &&
+      entry.controlType === 'ABORT' &&
       entry.producerId !== undefined &&
       entry.transactionFirstOffset !== undefined
     )

@@ -175,7 +175,7 @@ export const decodeTailEntry = (s: string, topicId: string | undefined): TailEnt
     });
   const mark = parts[10]!;
   if (mark.startsWith('!')) {
-    entry.controlType = mark[1] === 'a' ? 'a' : 'c';
+    entry.controlType = mark[1] === 'a' ? 'ABORT' : 'COMMIT';
     if (mark.length > 2) entry.transactionFirstOffset = parseInt(mark.slice(2), 36);
   } else if (mark !== '') entry.idempotencyMark = mark;
   return entry;
@@ -186,6 +186,6 @@ export const decodeTailEntry = (s: string, topicId: string | undefined): TailEnt
  * the aborted transaction's first offset (an Idempotency-Key mark is base64url, never starting `!`).
  */
 const markerField = (e: TailEntry): string =>
-  e.controlType === 'a'
+  e.controlType === 'ABORT'
     ? `!a${e.transactionFirstOffset === undefined ? '' : e.transactionFirstOffset.toString(36)}`
     : '!c';

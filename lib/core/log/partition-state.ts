@@ -4,6 +4,7 @@
  * recent tail of committed batches (not yet in the batch index), and idempotent-producer state.
  * Fields carry Kafka's names; the stored attribute names are short (partition-codec.ts).
  */
+import type { ControlType } from '../../../protocol/record-batch/index.js';
 import type { Item } from '../../ports/metadata-store.js';
 import { encodePartitionItem } from './partition-codec.js';
 
@@ -27,8 +28,8 @@ export interface TailEntry {
   lastSequence?: number;
   /** Idempotency-Key mark of a JSON produce: hash, request fingerprint, request time (idempotency.ts). */
   idempotencyMark?: string;
-  /** A transaction marker (control batch): 'c' COMMIT, 'a' ABORT (lib/core/transactions/markers.ts). */
-  controlType?: 'a' | 'c';
+  /** A transaction marker (control batch) and its type (lib/core/transactions/markers.ts). */
+  controlType?: ControlType;
   /** An ABORT marker's transaction: its first offset in this partition (Kafka's AbortedTxn.firstOffset). */
   transactionFirstOffset?: number;
 }

@@ -116,7 +116,7 @@ export const abortedTransactions = async (
   }
   const offsets = tailOffsets(state);
   state.tail.forEach((e, i) => {
-    if (e.controlType === 'a' && e.producerId !== undefined && e.transactionFirstOffset !== undefined)
+    if (e.controlType === 'ABORT' && e.producerId !== undefined && e.transactionFirstOffset !== undefined)
       add(e.producerId, e.transactionFirstOffset, offsets[i]!);
   });
   return [...found.values()].sort((a, b) => a.firstOffset - b.firstOffset || a.producerId - b.producerId);

@@ -117,7 +117,7 @@ export const writeMarker = async (
       producerEpoch: marker.producerEpoch,
       baseSequence: -1,
       lastSequence: -1,
-      controlType: marker.type === 'ABORT' ? 'a' : 'c',
+      controlType: marker.type,
       ...(marker.type === 'ABORT' && firstOffset !== undefined
         ? { transactionFirstOffset: firstOffset }
         : {}),
