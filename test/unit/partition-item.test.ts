@@ -39,6 +39,8 @@ describe('a new partition item', () => {
       hw: 0,
       leo: { s1: 0, s0: 0, s2: 0 },
       lc: { s1: 1234, s0: 1234, s2: 1234 },
+      tx: {},
+      mk: {},
     });
     const item = initialPartitionState('T1', 'orders', 0, ['s0']);
     expect([item['lc'], item['leader']]).toEqual([{ s0: 0 }, 's0']);

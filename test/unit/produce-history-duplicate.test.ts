@@ -6,7 +6,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
-import type { Item } from '../../lib/ports/metadata-store.js';
 import type { ClusterOptions } from './produce-support.js';
 import { T0, batch, concat, produceCluster, records } from './produce-support.js';
 
@@ -66,22 +65,6 @@ describe('a retried idempotent batch', () => {
     expect(s.original).toEqual(answer);
     expect(await s.retry()).toEqual(answer);
   });
-
-  it('in a history item from before it kept times, answers the original offsets at the retry’s clock', async () => {
-    const s = await afterIdempotentBatches(LOG_APPEND, MATERIALIZED);
-    // The item as it was written before the history kept times: without `t`.
-    const { t: _t, ...old } = s.history()[0]!;
-    await s.c.store.put(old as Item);
-    expect(s.history().map((i) => 't' in i)).toEqual([false]);
-    // -1 would tell the client the topic keeps CreateTime; the retry's clock is the nearest time there
-    // is, at most the client's delivery timeout after the original's.
-    expect(await s.retry()).toEqual({
-      baseOffset: 2,
-      lastOffset: 4,
-      logAppendTime: T0 + RETRY_DELAY_MS,
-      logStartOffset: 0,
-    });
-  });
 });
 
 describe('a retried JSON produce with an Idempotency-Key on a LogAppendTime topic', () => {
@@ -111,15 +94,5 @@ describe('a retried JSON produce with an Idempotency-Key on a LogAppendTime topi
     expect(s.keyItems()).toHaveLength(keyItems);
     expect(await s.retry()).toEqual(ANSWER);
     expect((await s.c.state()).nextOffset).toBe(3);
-  });
-
-  it('in a K# item whose mark has no request time, answers the append time the item keeps', async () => {
-    const s = await afterKeyedRequest(MATERIALIZED);
-    const [item] = s.keyItems();
-    expect(item!['t']).toBe(T0);
-    // A mark as written before marks kept the request time: `hash.fingerprint.`.
-    const mark = String(item!['m']);
-    await s.c.store.put({ ...item!, m: mark.slice(0, mark.lastIndexOf('.') + 1) });
-    expect(await s.retry()).toEqual(ANSWER);
   });
 });

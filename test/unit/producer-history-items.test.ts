@@ -107,7 +107,12 @@ describe('finding a materialized batch', () => {
     const h = await history(2);
     // An older incarnation's pass (expired, restarted at 0 under the same epoch) is shadowed: the newest
     // pass starting at or below sequence 1 is the one that holds it if any does.
-    await h.inner.put({ ...keys.producerBatches(TOPIC, 0, 7, 0, 50), b: ['1|1|50'], expiresAt: 1 });
+    await h.inner.put({
+      ...keys.producerBatches(TOPIC, 0, 7, 0, 50),
+      b: ['1|1|50'],
+      t: [5_050],
+      expiresAt: 1,
+    });
     expect(await h.find(1)).toEqual({
       firstSequence: 1,
       lastSequence: 1,
@@ -115,14 +120,18 @@ describe('finding a materialized batch', () => {
       maxTimestamp: 5_001,
     });
     // A newer pass starting below the sequence that does not hold it ends the search.
-    await h.inner.put({ ...keys.producerBatches(TOPIC, 0, 7, 0, 900), b: ['0|0|800'], expiresAt: 1 });
+    await h.inner.put({
+      ...keys.producerBatches(TOPIC, 0, 7, 0, 900),
+      b: ['0|0|800'],
+      t: [8_000],
+      expiresAt: 1,
+    });
     expect(await h.find(1)).toBeUndefined();
-    // That item was written before the history kept times: it has no `t`, so the batch has none.
     expect(await h.find(0)).toEqual({
       firstSequence: 0,
       lastSequence: 0,
       baseOffset: 800,
-      maxTimestamp: undefined,
+      maxTimestamp: 8_000,
     });
   });
 

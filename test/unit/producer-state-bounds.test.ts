@@ -101,6 +101,7 @@ describe('producersToExpire', () => {
       firstTimestamp: 1,
       producerId: p,
     })),
+    ongoingTransactions: {},
   });
   it('keeps the 1,000 most recently active of 1,500 producers by default', () => {
     const expired = producersToExpire(state(1500), 2000, 86_400_000);
@@ -122,9 +123,8 @@ describe('producersToExpire', () => {
       '5000000000': { producerEpoch: 0, lastSequence: 0, lastTimestamp: 7 },
       '12': { producerEpoch: 0, lastSequence: 0, lastTimestamp: 8 },
     };
-    expect(producersToExpire({ producers: pr, tail: [] }, 10, 86_400_000, 1)).toEqual([
-      '5000000000',
-      '5000000001',
-    ]);
+    expect(
+      producersToExpire({ producers: pr, tail: [], ongoingTransactions: {} }, 10, 86_400_000, 1),
+    ).toEqual(['5000000000', '5000000001']);
   });
 });

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../../protocol/errors.js';
 import { controlTypeOf, readBatchHeader } from '../../protocol/record-batch/index.js';
 import { writeMarker } from '../../lib/core/transactions/markers.js';
+import { stateAttr } from '../../lib/core/log/partition-codec.js';
 import { batch, produceCluster } from './produce-support.js';
 
 const txnBatch = (values: string[], producerId: number, producerEpoch: number, baseSequence: number) =>
@@ -139,7 +140,9 @@ describe('transactions under transaction version 1 (no epoch bump at EndTxn)', (
     // The batch's commit (after its verification) is held back until the transaction has ended here.
     s.onMetadata(async (call, run) => {
       const verifiedCommit =
-        call.op === 'update' && !ended && JSON.stringify(call.options?.condition ?? {}).includes('"mk"');
+        call.op === 'update' &&
+        !ended &&
+        JSON.stringify(call.options?.condition ?? {}).includes(`"${stateAttr.lastMarkedTransactions}"`);
       if (verifiedCommit) {
         ended = true;
         s.onMetadata((_c, r) => r());
@@ -154,7 +157,7 @@ describe('transactions under transaction version 1 (no epoch bump at EndTxn)', (
     // Nothing is left open: the LSO is the high watermark and read_committed sees nothing.
     const f = await s.batches(0, 'read_committed');
     expect(f.lastStableOffset).toBe(f.highWatermark);
-    expect((await s.state(0)).ongoingTransactions ?? {}).toEqual({});
+    expect((await s.state(0)).ongoingTransactions).toEqual({});
     expect(await s.values(0, 'read_uncommitted')).toEqual([]);
   });
 });

@@ -6,8 +6,6 @@
  * materializeAfterAck).
  */
 import { SluiceError } from '../../../protocol/errors.js';
-import { ConditionFailedError } from '../../ports/metadata-store.js';
-import { keys } from '../keys.js';
 import { replicatePartition } from '../replication/replicator.js';
 import { rewrite, settleReplicas } from '../replication/replica-writes.js';
 import type { TopicConfig } from '../topics/configs.js';
@@ -15,13 +13,11 @@ import type { Topic } from '../topics/model.js';
 import type { CommitOutcome, ProducerBatchInfo } from './commit.js';
 import { commitBatch } from './commit.js';
 import type { LogContext } from './context.js';
-import { TopicGoneError } from './context.js';
 import { answerFromOriginal, findDuplicates } from './duplicates.js';
 import { materializeTail } from './materialize.js';
 import type { PartitionState } from './partition-state.js';
 import type { PartitionWrite } from './partition-writes.js';
 import { commitInSequence } from './sequence-wait.js';
-import { stateAttr } from './partition-codec.js';
 
 const MAX_COMMIT_ATTEMPTS = 6;
 
@@ -39,10 +35,9 @@ export type TransactionVerifier = (
   partition: number,
 ) => Promise<number>;
 
-/** A transactional write's check (KIP-890) and the partition items known to hold the `ongoingTransactions` map. */
+/** A transactional write's check with the transaction coordinator (KIP-890). */
 export interface TransactionalCommit {
   verify: TransactionVerifier;
-  withTransactionMap: Set<string>;
 }
 
 export const commitWrite = async (
@@ -152,7 +147,6 @@ export const commitWrite = async (
       }
       if (outcome.kind === 'unverified') {
         // The transaction's first batch here: the coordinator must know the partition (KIP-890).
-        await ensureTransactionMap(ctx, topic, w.partition, transactional!.withTransactionMap);
         verified = await transactional!.verify(
           producer!.producerId,
           producer!.producerEpoch,
@@ -222,27 +216,3 @@ export const toSluiceError = (error: unknown): SluiceError =>
   error instanceof SluiceError
     ? error
     : new SluiceError('UNKNOWN_SERVER_ERROR', 'commit failed', { cause: error });
-
-/** Items written before transactions have no `ongoingTransactions` map, and a nested member needs its map to exist. */
-const ensureTransactionMap = async (
-  ctx: LogContext,
-  topic: Topic,
-  partition: number,
-  known: Set<string>,
-): Promise<void> => {
-  const id = `${topic.topicId}#${partition}`;
-  if (known.has(id)) return;
-  await ctx.store
-    .update(
-      keys.partitionState(topic.topicId, partition),
-      [{ set: stateAttr.ongoingTransactions, ifNotExists: {} }],
-      {
-        condition: { and: [{ exists: 'pk' }, { notExists: 'deleted' }] },
-      },
-    )
-    .catch((error: unknown) => {
-      if (error instanceof ConditionFailedError) throw new TopicGoneError(topic.name, partition);
-      throw error;
-    });
-  known.add(id);
-};

@@ -70,14 +70,13 @@ export type CommitOutcome =
   | { kind: 'committed'; baseOffset: number; logStartOffset: number; state: PartitionState }
   /**
    * `entry`: the original's tail entry while it is in the tail; `maxTimestamp`: the original's largest
-   * timestamp (its append time on a LogAppendTime topic), from the entry or the producer history;
-   * undefined only from a history item written before the history kept it.
+   * timestamp (its append time on a LogAppendTime topic), from the entry or the producer history.
    */
   | {
       kind: 'duplicate';
       baseOffset: number;
       entry: TailEntry | undefined;
-      maxTimestamp: number | undefined;
+      maxTimestamp: number;
       logStartOffset: number;
     }
   /** The Idempotency-Key list was trimmed twice since it was read, or holds the key: check again. */
@@ -111,8 +110,6 @@ export const commitBatch = async (store: MetadataStore, input: CommitInput): Pro
   }
   if (producer && input.transactional) {
     const pid = String(producer.producerId);
-    // Items from before transactions lack the map: the producer adds it first (ensureTransactionMap).
-    conditions.push({ exists: stateAttr.ongoingTransactions });
     if (!input.transactional.verified) conditions.push({ exists: [stateAttr.ongoingTransactions, pid] });
     // Verified for an open transaction: not once the partition holds that transaction's marker (a late
     // batch of an ended transaction would otherwise open a transaction here that nothing ever closes).
@@ -219,7 +216,7 @@ const explainFailure = async (
         `producer ${p.producerId} epoch ${p.producerEpoch} is fenced by epoch ${current.producerEpoch} on ${where}`,
       );
     }
-    const marked = state.lastMarkedTransactions?.[String(p.producerId)];
+    const marked = state.lastMarkedTransactions[String(p.producerId)];
     if (
       input.transactional?.verified &&
       marked !== undefined &&
@@ -233,7 +230,7 @@ const explainFailure = async (
     if (
       input.transactional &&
       !input.transactional.verified &&
-      state.ongoingTransactions?.[String(p.producerId)] === undefined &&
+      state.ongoingTransactions[String(p.producerId)] === undefined &&
       (!current || current.producerEpoch <= p.producerEpoch)
     )
       return { kind: 'unverified' };
@@ -283,9 +280,7 @@ const findProducerBatch = async (
   input: CommitInput,
   state: PartitionState,
   p: ProducerBatchInfo,
-): Promise<
-  { baseOffset: number; entry: TailEntry | undefined; maxTimestamp: number | undefined } | undefined
-> => {
+): Promise<{ baseOffset: number; entry: TailEntry | undefined; maxTimestamp: number } | undefined> => {
   const offsets = tailOffsets(state);
   const i = state.tail.findIndex(
     (e) =>

@@ -40,8 +40,8 @@ export const findDuplicates = async (
       });
       if (old) {
         answerFromOriginal(topic, w, old['o'] as number, {
-          idempotencyMark: (old['m'] as string | undefined) ?? ikHash,
-          maxTimestamp: old['t'] as number | undefined,
+          idempotencyMark: old['m'] as string,
+          maxTimestamp: old['t'] as number,
         });
       }
     }),
@@ -57,7 +57,7 @@ export const answerFromOriginal = (
   topic: Topic,
   w: PartitionWrite,
   baseOffset: number,
-  original: { idempotencyMark: string; maxTimestamp: number | undefined },
+  original: { idempotencyMark: string; maxTimestamp: number },
 ): void => {
   const mark = decodeMark(original.idempotencyMark);
   checkSameRequest(mark, w.fingerprint!, `${topic.name}-${w.partition}`);
@@ -67,17 +67,10 @@ export const answerFromOriginal = (
 /**
  * A JSON record's timestamp in the answer to a retry of its request: the original's. On a LogAppendTime
  * topic its append time, which was its request time; else the record's own, or the request time for a
- * record that carried none. A mark from before request times were kept has none: on a LogAppendTime
- * topic the original's largest timestamp is its append time (every record got the same), and without
- * either the retry's own timestamp is all there is.
+ * record that carried none.
  */
 export const duplicateTimestamp = (
-  original: { requestTime: number | undefined; maxTimestamp: number | undefined },
+  original: { requestTime: number },
   logAppend: boolean,
   recordTimestamp: number | undefined,
-  retryTimestamp: number,
-): number => {
-  if (logAppend) return original.requestTime ?? original.maxTimestamp ?? retryTimestamp;
-  if (original.requestTime === undefined) return retryTimestamp;
-  return recordTimestamp ?? original.requestTime;
-};
+): number => (logAppend ? original.requestTime : (recordTimestamp ?? original.requestTime));

@@ -15,28 +15,25 @@ import type { RecordHeader } from '../../../protocol/record-batch/index.js';
 export interface IdempotencyMark {
   /** sha256(topicId, key), the identity the commit condition tests. */
   hash: string;
-  /** The request's fingerprint; empty for marks written before fingerprints existed. */
+  /** The request's fingerprint (requestFingerprint). */
   fingerprint: string;
   /** The clock at the original request: the timestamp of its records that carried none. */
-  requestTime: number | undefined;
+  requestTime: number;
 }
 
 export const idempotencyHash = (topicId: string, key: string): string =>
   createHash('sha256').update(topicId).update('\u0000').update(key).digest('base64url').slice(0, 22);
 
 export const encodeMark = (mark: IdempotencyMark): string =>
-  `${mark.hash}.${mark.fingerprint}.${mark.requestTime === undefined ? '' : mark.requestTime.toString(36)}`;
+  `${mark.hash}.${mark.fingerprint}.${mark.requestTime.toString(36)}`;
 
-export const decodeMark = (k: string): IdempotencyMark => {
-  const [hash = '', fingerprint = '', time = ''] = k.split('.');
-  return { hash, fingerprint, requestTime: time === '' ? undefined : parseInt(time, 36) };
+export const decodeMark = (mark: string): IdempotencyMark => {
+  const [hash = '', fingerprint = '', time = ''] = mark.split('.');
+  return { hash, fingerprint, requestTime: parseInt(time, 36) };
 };
 
-/** The hash part of a stored mark (a mark from before fingerprints is the hash alone). */
-export const markHash = (k: string): string => {
-  const dot = k.indexOf('.');
-  return dot < 0 ? k : k.slice(0, dot);
-};
+/** The hash part of a stored mark. */
+export const markHash = (mark: string): string => mark.split('.', 1)[0]!;
 
 export interface FingerprintedRecord {
   key: Uint8Array | null;
@@ -75,7 +72,7 @@ export const requestFingerprint = (records: readonly FingerprintedRecord[]): str
 
 /** Throws IDEMPOTENCY_KEY_REUSED unless the stored mark was made by this very request. */
 export const checkSameRequest = (stored: IdempotencyMark, fingerprint: string, where: string): void => {
-  if (stored.fingerprint !== '' && stored.fingerprint !== fingerprint) {
+  if (stored.fingerprint !== fingerprint) {
     throw new SluiceError(
       'IDEMPOTENCY_KEY_REUSED',
       `this Idempotency-Key was used for a different request on ${where}; use a new key for a new request`,

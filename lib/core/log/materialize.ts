@@ -90,7 +90,7 @@ export const materializeTail = async (
   }
   for (const pid of expired) {
     actions.push({ remove: [stateAttr.producers, pid] });
-    if (state.lastMarkedTransactions?.[pid] !== undefined)
+    if (state.lastMarkedTransactions[pid] !== undefined)
       actions.push({ remove: [stateAttr.lastMarkedTransactions, pid] });
   }
   try {

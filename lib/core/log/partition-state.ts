@@ -79,16 +79,16 @@ export interface PartitionState {
   /** When each replica last held everything up to the leader's LEO (Kafka's lastCaughtUpTimeMs). */
   lastCaughtUpTimeMs: Record<string, number>;
   /**
-   * Open transactions: producer id → the offset of its first transactional batch here (absent on items
-   * written before transactions; see lib/core/transactions/lso.ts). The last stable offset is the
+   * Open transactions: producer id → the offset of its first transactional batch here (Kafka's
+   * ProducerStateManager.ongoingTxns; see lib/core/transactions/lso.ts). The last stable offset is the
    * smallest of these and the high watermark.
    */
-  ongoingTransactions?: Record<string, number>;
+  ongoingTransactions: Record<string, number>;
   /**
    * Producer id → the number of its last transaction whose marker this partition holds, for transactions
    * that end without an epoch bump (transaction version 1; lib/core/transactions/markers.ts).
    */
-  lastMarkedTransactions?: Record<string, number>;
+  lastMarkedTransactions: Record<string, number>;
   /** Set when the topic is deleted, before maintenance purges the item: every commit tests it. */
   deleted?: boolean;
 }
@@ -118,6 +118,8 @@ export const initialPartitionState = (
     highWatermark: 0,
     logEndOffsets: Object.fromEntries(replicas.map((r) => [r, 0])),
     lastCaughtUpTimeMs: Object.fromEntries(replicas.map((r) => [r, now])),
+    ongoingTransactions: {},
+    lastMarkedTransactions: {},
   };
   return encodePartitionItem(topicId, state);
 };

@@ -30,7 +30,7 @@ export interface PartitionWrite extends ReplicatedWrite {
    * The original commit of this request (Idempotency-Key): its base offset, request time and largest
    * timestamp (its tail entry's `maxTimestamp`, kept in the K# item too).
    */
-  duplicate?: { baseOffset: number; requestTime: number | undefined; maxTimestamp: number | undefined };
+  duplicate?: { baseOffset: number; requestTime: number; maxTimestamp: number };
   /** With an Idempotency-Key: this request's fingerprint. */
   fingerprint?: string;
   ikGeneration?: number;

@@ -52,8 +52,6 @@ const refuseTransactional: TransactionVerifier = () =>
 export class LogAppender {
   private stickyCounter = Math.floor(Math.random() * 1_000_000);
   private readonly producerIds: ProducerIds;
-  /** Partition items known to hold the open-transactions map (`ongoingTransactions`). */
-  private readonly withTransactionMap = new Set<string>();
 
   constructor(
     private readonly ctx: LogContext,
@@ -132,7 +130,7 @@ export class LogAppender {
       const logAppend = config['message.timestamp.type'] === 'LogAppendTime';
       w.indexes.forEach((i, k) => {
         const timestamp = w.duplicate
-          ? duplicateTimestamp(w.duplicate, logAppend, request.records[i]!.timestamp, w.timestamps[k]!)
+          ? duplicateTimestamp(w.duplicate, logAppend, request.records[i]!.timestamp)
           : w.timestamps[k]!;
         results[i] = { partition: w.partition, offset: base + k, timestamp };
       });
@@ -179,20 +177,14 @@ export class LogAppender {
       config,
       append.producer,
       undefined,
-      append.transactional
-        ? { verify: this.verifyTransaction, withTransactionMap: this.withTransactionMap }
-        : undefined,
+      append.transactional ? { verify: this.verifyTransaction } : undefined,
     );
     const baseOffset = outcome.baseOffset;
     if (outcome.kind === 'committed') this.countIn(topic, append.records, body.length);
     // A duplicate is the batch with the same first and last sequence, so its span is this one's. Kafka
     // answers it with the original's offsets and append time (the timestamp its producer state keeps for
-    // the batch), found here in the tail or in the producer history. A history item written before the
-    // history kept times has none: it answers the retry's clock, the time a fresh append would get, late
-    // by the retry's delay only (a Kafka producer stops retrying after delivery.timeout.ms). Not -1: that
-    // says the topic keeps CreateTime, and a client would report its own record timestamp instead. Such
-    // items are gone once producer.id.expiration.ms has passed since the upgrade (their TTL).
-    const appendTime = outcome.kind === 'duplicate' ? (outcome.maxTimestamp ?? now) : now;
+    // the batch), found here in the tail or in the producer history.
+    const appendTime = outcome.kind === 'duplicate' ? outcome.maxTimestamp : now;
     return {
       baseOffset,
       lastOffset: baseOffset + append.span - 1,

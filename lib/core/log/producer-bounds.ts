@@ -20,7 +20,7 @@ export const producersToExpire = (
   // A producer with a transaction open here keeps its epoch: it is what fences the transaction's zombies.
   const inTail = new Set([
     ...state.tail.map((e) => e.producerId),
-    ...Object.keys(state.ongoingTransactions ?? {}).map(Number),
+    ...Object.keys(state.ongoingTransactions).map(Number),
   ]);
   const candidates = Object.entries(state.producers).filter(([pid]) => !inTail.has(Number(pid)));
   const idle = candidates.filter(([, p]) => now - p.lastTimestamp > expirationMs).map(([pid]) => pid);

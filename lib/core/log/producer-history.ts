@@ -23,11 +23,8 @@ export interface ProducerBatch {
   firstSequence: number;
   lastSequence: number;
   baseOffset: number;
-  /**
-   * The batch's largest timestamp (its append time on a LogAppendTime topic); undefined in items
-   * written before the history kept it.
-   */
-  maxTimestamp: number | undefined;
+  /** The batch's largest timestamp (its append time on a LogAppendTime topic). */
+  maxTimestamp: number;
 }
 
 /** Pages of the backwards walk start small: a retry is almost always of one of the newest batches. */
@@ -73,15 +70,14 @@ export const producerHistoryItems = (
 const batchesOf = (item: Item): ProducerBatch[] => {
   const list = item['b'];
   if (!Array.isArray(list)) return [];
-  const times = Array.isArray(item['t']) ? item['t'] : [];
+  const times = item['t'] as number[];
   return list.map((s, i) => {
     const [firstSequence, lastSequence, baseOffset] = String(s).split('|').map(Number);
-    const time = times[i];
     return {
       firstSequence: firstSequence!,
       lastSequence: lastSequence!,
       baseOffset: baseOffset!,
-      maxTimestamp: typeof time === 'number' ? time : undefined,
+      maxTimestamp: times[i]!,
     };
   });
 };

@@ -95,6 +95,7 @@ export class TransactionCoordinator {
           producerId,
           producerEpoch: 0,
           lastProducerEpoch: -1,
+          transactionNumber: 0,
           state: 'Empty',
           partitions: [],
           groups: [],
@@ -314,7 +315,7 @@ export class TransactionCoordinator {
         `${topic}-${partition} is not in ${meta.transactionalId}'s open transaction; call AddPartitionsToTxn first`,
       );
     }
-    return meta.transactionNumber ?? 0;
+    return meta.transactionNumber;
   }
 
   /**
@@ -408,7 +409,7 @@ export class TransactionCoordinator {
     const next: TransactionMetadata = {
       ...meta,
       state: 'Ongoing',
-      transactionNumber: (meta.transactionNumber ?? 0) + 1,
+      transactionNumber: meta.transactionNumber + 1,
       partitions: [],
       groups: [],
       pendingOffsets: {},
@@ -450,7 +451,7 @@ export class TransactionCoordinator {
       type: commit ? 'COMMIT' : 'ABORT',
       producerId: meta.producerId,
       producerEpoch: meta.producerEpoch,
-      ...(meta.transactionVersion === 1 ? { transactionNumber: meta.transactionNumber ?? 0 } : {}),
+      ...(meta.transactionVersion === 1 ? { transactionNumber: meta.transactionNumber } : {}),
     });
     if (commit) {
       for (const [groupId, offsets] of Object.entries(meta.pendingOffsets))

@@ -24,7 +24,7 @@ export const lastStableOffset = (
   state: Pick<PartitionState, 'highWatermark' | 'ongoingTransactions'>,
 ): number => {
   let lso = highWatermarkOf(state);
-  for (const first of Object.values(state.ongoingTransactions ?? {})) lso = Math.min(lso, first);
+  for (const first of Object.values(state.ongoingTransactions)) lso = Math.min(lso, first);
   return lso;
 };
 

@@ -85,7 +85,7 @@ export const writeMarker = async (
       if (error instanceof TopicGoneError) return 'topic-gone';
       throw error;
     }
-    const firstOffset = state.ongoingTransactions?.[pid];
+    const firstOffset = state.ongoingTransactions[pid];
     const known = state.producers[pid];
     const number = marker.transactionNumber;
     // The partition holds the marker's epoch (or, without a bump, its transaction's number): this marker
@@ -94,11 +94,7 @@ export const writeMarker = async (
     if (known !== undefined && known.producerEpoch > marker.producerEpoch) return 'already';
     if (known !== undefined && known.producerEpoch === marker.producerEpoch && number === undefined)
       return 'already';
-    if (number !== undefined && (state.lastMarkedTransactions?.[pid] ?? 0) >= number) return 'already';
-    if (number !== undefined && state.lastMarkedTransactions === undefined) {
-      await ensureMarkerMap(ctx, topic.topicId, tp.partition);
-      continue;
-    }
+    if (number !== undefined && (state.lastMarkedTransactions[pid] ?? 0) >= number) return 'already';
     // Kafka timestamps are whole ms; a simulated clock may have advanced by a jittered fraction.
     const now = Math.floor(ctx.clock.now());
     const bytes = encodeControlBatch({ ...marker, timestamp: now });
@@ -160,7 +156,7 @@ export const writeMarker = async (
                   op: '=',
                   value: known.lastSequence,
                 },
-                state.lastMarkedTransactions?.[pid] === undefined
+                state.lastMarkedTransactions[pid] === undefined
                   ? { notExists: [stateAttr.lastMarkedTransactions, pid] }
                   : {
                       path: [stateAttr.lastMarkedTransactions, pid],
@@ -208,20 +204,4 @@ export const writeMarker = async (
       // Anything else (a new leader epoch or ISR, the producer's state moved): read again and decide.
     }
   }
-};
-
-/** Items from before transaction version 1 have no `lastMarkedTransactions` map, and a nested member needs its map. */
-const ensureMarkerMap = async (ctx: LogContext, topicId: string, partition: number): Promise<void> => {
-  await ctx.store
-    .update(
-      keys.partitionState(topicId, partition),
-      [{ set: stateAttr.lastMarkedTransactions, ifNotExists: {} }],
-      {
-        condition: { exists: 'pk' },
-      },
-    )
-    .catch((error: unknown) => {
-      // A purged item: the next read of the loop finds the topic gone.
-      if (!(error instanceof ConditionFailedError)) throw error;
-    });
 };

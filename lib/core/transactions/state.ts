@@ -29,13 +29,14 @@ export interface TransactionMetadata {
   /** The epoch the transaction ran under, while it is being ended or once it has ended. */
   lastProducerEpoch: number;
   /**
-   * The number of the open (or last) transaction of this producer id, counting from 1 (absent on items
-   * from before it was kept: 0). Markers of a transaction that ends without an epoch bump carry it.
+   * The number of the open (or last) transaction of this producer id, counting from 1 (0 before the
+   * first). Markers of a transaction that ends without an epoch bump carry it.
    */
-  transactionNumber?: number;
+  transactionNumber: number;
   /**
    * How the open or last transaction ends (KIP-890's transaction.version): 2 bumps the epoch at every
    * end; 1, for clients whose EndTxn (v0-v4) cannot learn a new epoch, keeps the epoch and its sequences.
+   * Absent while no end has been asked for: the producer chooses it with EndTxn.
    */
   transactionVersion?: TransactionVersion;
   state: TransactionState;
