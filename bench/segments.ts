@@ -15,7 +15,7 @@ import { MemoryObjectStore } from '../lib/adapters/memory/object-store.js';
 import { createSluice } from '../lib/app.js';
 import { keys } from '../lib/core/keys.js';
 import { encodeRecordBatch } from '../protocol/record-batch/index.js';
-import { MAX_FETCH_BYTES } from '../lib/core/log/fetch.js';
+import { MAX_FETCH_BYTES } from '../lib/core/log/fetch-request.js';
 import type { MeterReading } from '../lib/ports/meter.js';
 import { FUNCTION_MEMORY_MB, PRICES, STORAGE_PRICES, sluiceCost } from './cost.js';
 

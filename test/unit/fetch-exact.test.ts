@@ -10,7 +10,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { keys, offsetFromBatchSk } from '../../lib/core/keys.js';
 import { pageEntries, pageItem } from '../../lib/core/log/batch-index.js';
 import { applyRetention } from '../../lib/core/log/retention.js';
-import type { FetchRequest } from '../../lib/core/log/fetch.js';
+import type { FetchRequest } from '../../lib/core/log/fetch-request.js';
 import {
   decodeRecordBatch,
   encodeRecordBatch,

@@ -1,5 +1,5 @@
 /**
- * Fetch and ListOffsets. Reads the partition item with a consistent read (high watermark, log start,
+ * Fetch and ListOffsets (what they ask and answer: fetch-request.ts). Reads the partition item with a consistent read (high watermark, log start,
  * tail), never returns anything at or above the high watermark (the smallest LEO in the ISR, not the
  * leader's LEO: lib/core/replication), and long-polls by re-reading it.
  */
@@ -21,62 +21,15 @@ import { firstEntryReaching } from './time-index.js';
 import { highWatermarkOf } from '../replication/replica-state.js';
 import type { AbortedTransaction, IsolationLevel } from '../transactions/lso.js';
 import { AbortedFilter, abortedTransactions, lastStableOffset } from '../transactions/lso.js';
-
-export const MAX_WAIT_MS = 20_000;
-export const MAX_FETCH_BYTES = 4 * 1024 * 1024;
-/** Partitions one multi-partition fetch may name (a member owning more sends several). */
-export const MAX_FETCH_PARTITIONS = 1000;
-
-export interface FetchRequest {
-  offset: number;
-  maxBytes: number;
-  maxWaitMs: number;
-  /** Store id to read from (fetch-from-follower); default the leader. */
-  replica?: string;
-  /** Kafka's isolation.level: read_committed stops at the last stable offset (default read_uncommitted). */
-  isolationLevel?: IsolationLevel;
-}
-
-export interface PartitionBounds {
-  highWatermark: number;
-  logStartOffset: number;
-  /** Under read_committed: where the read stopped (Kafka's LSO). */
-  lastStableOffset?: number;
-}
-
-export interface FetchedRecords extends PartitionBounds {
-  records: KafkaRecord[];
-  nextOffset: number;
-}
-
-export interface FetchedBatches extends PartitionBounds {
-  batches: Uint8Array[];
-  nextOffset: number;
-  /** read_committed: the aborted transactions in the batches' range, for the client to drop (Kafka's rule). */
-  abortedTransactions?: AbortedTransaction[];
-}
-
-/** One partition of a multi-partition fetch: Kafka's FetchPartition (offset, partition max bytes). */
-export interface PartitionFetch {
-  topic: string;
-  partition: number;
-  offset: number;
-  maxBytes: number;
-}
-
-/** Kafka's Fetch: partitions, the answer's byte budget (fetch.max.bytes), the wait (fetch.max.wait.ms). */
-export interface MultiFetchRequest {
-  partitions: readonly PartitionFetch[];
-  maxBytes: number;
-  maxWaitMs: number;
-  /** Kafka's isolation.level, for every partition of the fetch (default read_uncommitted). */
-  isolationLevel?: IsolationLevel;
-}
-
-/** A partition's answer: its batches and bounds, or its error. */
-export type PartitionFetchResult = { topic: string; partition: number } & (
-  FetchedBatches | { error: SluiceError }
-);
+import type {
+  FetchedBatches,
+  FetchedRecords,
+  FetchRequest,
+  MultiFetchRequest,
+  PartitionFetch,
+  PartitionFetchResult,
+} from './fetch-request.js';
+import { MAX_WAIT_MS, boundsOf, outOfRange, readLimit } from './fetch-request.js';
 
 type PartitionLookup = { topic: Topic; state: PartitionState } | { error: SluiceError };
 
@@ -494,23 +447,3 @@ export class Fetcher {
     return this.ctx.objectStore(replica);
   }
 }
-
-const outOfRange = (topic: Topic, partition: number, offset: number, state: PartitionState): SluiceError =>
-  new SluiceError(
-    'OFFSET_OUT_OF_RANGE',
-    `offset ${offset} is outside ${topic.name}-${partition}'s log [${state.logStartOffset}, ${highWatermarkOf(state)}]`,
-    { details: { ...boundsOf(state) } },
-  );
-
-const boundsOf = (
-  state: PartitionState,
-  request?: Pick<FetchRequest, 'isolationLevel'>,
-): PartitionBounds => ({
-  highWatermark: highWatermarkOf(state),
-  logStartOffset: state.logStartOffset,
-  ...(request?.isolationLevel === 'read_committed' ? { lastStableOffset: lastStableOffset(state) } : {}),
-});
-
-/** Where a fetch stops: the high watermark, or the last stable offset under read_committed. */
-const readLimit = (state: PartitionState, request: Pick<FetchRequest, 'isolationLevel'>): number =>
-  request.isolationLevel === 'read_committed' ? lastStableOffset(state) : highWatermarkOf(state);

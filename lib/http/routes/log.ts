@@ -2,13 +2,13 @@
 import { invalidRequest } from '../../../protocol/errors.js';
 import type { ErrorCode } from '../../../protocol/errors.js';
 import { parsePartitionParam } from '../../core/log/context.js';
+import type { Fetcher } from '../../core/log/fetch.js';
 import type {
-  Fetcher,
   MultiFetchRequest,
   PartitionFetch,
   PartitionFetchResult,
-} from '../../core/log/fetch.js';
-import { MAX_FETCH_BYTES, MAX_FETCH_PARTITIONS, MAX_WAIT_MS } from '../../core/log/fetch.js';
+} from '../../core/log/fetch-request.js';
+import { MAX_FETCH_BYTES, MAX_FETCH_PARTITIONS, MAX_WAIT_MS } from '../../core/log/fetch-request.js';
 import type { Acks, LogAppender, ProduceRecord } from '../../core/log/produce.js';
 import type { IsolationLevel } from '../../core/transactions/index.js';
 import { rejectUnknownFields } from '../body.js';
