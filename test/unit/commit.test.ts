@@ -10,8 +10,12 @@ import type { CommitInput, ProducerBatchInfo } from '../../lib/core/log/commit.j
 import { SequenceGapError, commitBatch } from '../../lib/core/log/commit.js';
 import { materializeTail } from '../../lib/core/log/materialize.js';
 import type { TailEntry } from '../../lib/core/log/partition-state.js';
-import { initialPartitionState } from '../../lib/core/log/partition-state.js';
-import { decodePartitionState, encodeTailEntry, stateAttr } from '../../lib/core/log/partition-codec.js';
+import {
+  decodePartitionState,
+  encodeTailEntry,
+  initialPartitionState,
+  stateAttr,
+} from '../../lib/core/log/partition-codec.js';
 import { SluiceError } from '../../protocol/errors.js';
 import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';

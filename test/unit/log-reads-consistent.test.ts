@@ -9,8 +9,7 @@ import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js
 import { keys, pad } from '../../lib/core/keys.js';
 import { readPartitionState } from '../../lib/core/log/context.js';
 import { materializeTail } from '../../lib/core/log/materialize.js';
-import { initialPartitionState } from '../../lib/core/log/partition-state.js';
-import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
+import { decodePartitionState, initialPartitionState } from '../../lib/core/log/partition-codec.js';
 import { findMaterializedBatch } from '../../lib/core/log/producer-history.js';
 import { firstEntryReaching } from '../../lib/core/log/time-index.js';
 import type { Topic } from '../../lib/core/topics/model.js';

@@ -9,11 +9,11 @@ import { dataObjectKey, keys } from '../../lib/core/keys.js';
 import { pageEntries, pageItem } from '../../lib/core/log/batch-index.js';
 import { IDEMPOTENCY_WINDOW_MS, materializeTail } from '../../lib/core/log/materialize.js';
 import type { PartitionState, TailEntry } from '../../lib/core/log/partition-state.js';
-import { initialPartitionState } from '../../lib/core/log/partition-state.js';
 import {
   decodePartitionState,
   encodePartitionItem,
   encodeTailEntry,
+  initialPartitionState,
   producerAttr,
   stateAttr,
 } from '../../lib/core/log/partition-codec.js';

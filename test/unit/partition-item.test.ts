@@ -5,8 +5,13 @@
 import { describe, expect, it } from 'vitest';
 import { dataObjectKey, keys } from '../../lib/core/keys.js';
 import type { TailEntry } from '../../lib/core/log/partition-state.js';
-import { initialPartitionState, tailOffsets } from '../../lib/core/log/partition-state.js';
-import { decodeTailEntry, encodeTailEntry, topicIdOf } from '../../lib/core/log/partition-codec.js';
+import { tailOffsets } from '../../lib/core/log/partition-state.js';
+import {
+  decodeTailEntry,
+  encodeTailEntry,
+  initialPartitionState,
+  topicIdOf,
+} from '../../lib/core/log/partition-codec.js';
 
 const entry = (n: number): TailEntry => ({
   objectKey: 'd/x',

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { dataObjectKey } from '../../lib/core/keys.js';
 import type { TailEntry } from '../../lib/core/log/partition-state.js';
-import { initialPartitionState } from '../../lib/core/log/partition-state.js';
 import {
   decodePartitionState,
   decodeTailEntry,
   encodeTailEntry,
+  initialPartitionState,
 } from '../../lib/core/log/partition-codec.js';
 
 const topicId = 'Tq3xVb7uQeS0a1b2c3d4eA';

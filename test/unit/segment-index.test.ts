@@ -9,8 +9,7 @@ import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import { dataObjectKey, keys, segmentObjectKey } from '../../lib/core/keys.js';
 import { pageItem } from '../../lib/core/log/batch-index.js';
 import type { PartitionState } from '../../lib/core/log/partition-state.js';
-import { initialPartitionState } from '../../lib/core/log/partition-state.js';
-import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
+import { decodePartitionState, initialPartitionState } from '../../lib/core/log/partition-codec.js';
 import type { SegmentLookup } from '../../lib/core/log/segments/segment-index.js';
 import {
   logEntries,

@@ -8,8 +8,7 @@ import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js
 import { keys } from '../../lib/core/keys.js';
 import { RETIRED_PAGE_TTL_MS, pageItem, retiredPageItem } from '../../lib/core/log/batch-index.js';
 import type { TailEntry } from '../../lib/core/log/partition-state.js';
-import { initialPartitionState } from '../../lib/core/log/partition-state.js';
-import { encodeTailEntry } from '../../lib/core/log/partition-codec.js';
+import { encodeTailEntry, initialPartitionState } from '../../lib/core/log/partition-codec.js';
 import type { LocalRetentionConfig } from '../../lib/core/log/segments/local-retention.js';
 import {
   localLimits,

@@ -8,8 +8,7 @@ import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js
 import { dataObjectKey, keys } from '../../lib/core/keys.js';
 import { pageItem } from '../../lib/core/log/batch-index.js';
 import type { PartitionState, TailEntry } from '../../lib/core/log/partition-state.js';
-import { initialPartitionState } from '../../lib/core/log/partition-state.js';
-import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
+import { decodePartitionState, initialPartitionState } from '../../lib/core/log/partition-codec.js';
 import { firstEntryReaching, timeMarkItem, timeMarks } from '../../lib/core/log/time-index.js';
 
 const TOPIC = 'topic';

@@ -9,6 +9,7 @@
 import type { AttributeValue, Item } from '../../ports/metadata-store.js';
 import { dataObjectKey, keys } from '../keys.js';
 import type { PartitionState, ProducerState, TailEntry } from './partition-state.js';
+import { newPartitionState } from './partition-state.js';
 
 /**
  * Each field's stored attribute name. Fields not listed are stored under their own name (topic,
@@ -79,6 +80,15 @@ export const encodePartitionItem = (topicId: string, state: PartitionState): Ite
   ...keys.partitionState(topicId, state.partition),
   ...encodePartitionState(state, topicId),
 });
+
+/** The item of a new partition (`newPartitionState`). */
+export const initialPartitionState = (
+  topicId: string,
+  topic: string,
+  partition: number,
+  replicas: string[],
+  now = 0,
+): Item => encodePartitionItem(topicId, newPartitionState(topic, partition, replicas, now));
 
 /**
  * The item as read, the one place every reader of the partition item goes through. Attributes this

@@ -5,8 +5,6 @@
  * Fields carry Kafka's names; the stored attribute names are short (partition-codec.ts).
  */
 import type { ControlType } from '../../../protocol/record-batch/index.js';
-import type { Item } from '../../ports/metadata-store.js';
-import { encodePartitionItem } from './partition-codec.js';
 
 /** A committed batch (one or more RecordBatches stored contiguously in one object). */
 export interface TailEntry {
@@ -93,36 +91,33 @@ export interface PartitionState {
   deleted?: boolean;
 }
 
-export const initialPartitionState = (
-  topicId: string,
+/** A new partition: empty at offset 0, the first replica leading, every replica in sync and caught up now. */
+export const newPartitionState = (
   topic: string,
   partition: number,
   replicas: string[],
   now = 0,
-): Item => {
-  const state: PartitionState = {
-    topic,
-    partition,
-    leader: replicas[0] ?? 's0',
-    leaderEpoch: 0,
-    replicas,
-    isr: [...replicas],
-    nextOffset: 0,
-    logStartOffset: 0,
-    tailBase: 0,
-    tail: [],
-    producers: {},
-    idempotencyKeys: [],
-    idempotencyKeysGeneration: 0,
-    maxTimestampSoFar: -1,
-    highWatermark: 0,
-    logEndOffsets: Object.fromEntries(replicas.map((r) => [r, 0])),
-    lastCaughtUpTimeMs: Object.fromEntries(replicas.map((r) => [r, now])),
-    ongoingTransactions: {},
-    lastMarkedTransactions: {},
-  };
-  return encodePartitionItem(topicId, state);
-};
+): PartitionState => ({
+  topic,
+  partition,
+  leader: replicas[0] ?? 's0',
+  leaderEpoch: 0,
+  replicas,
+  isr: [...replicas],
+  nextOffset: 0,
+  logStartOffset: 0,
+  tailBase: 0,
+  tail: [],
+  producers: {},
+  idempotencyKeys: [],
+  idempotencyKeysGeneration: 0,
+  maxTimestampSoFar: -1,
+  highWatermark: 0,
+  logEndOffsets: Object.fromEntries(replicas.map((r) => [r, 0])),
+  lastCaughtUpTimeMs: Object.fromEntries(replicas.map((r) => [r, now])),
+  ongoingTransactions: {},
+  lastMarkedTransactions: {},
+});
 
 /** Base offsets of the tail entries, from tailBase and each entry's span. */
 export const tailOffsets = (state: Pick<PartitionState, 'tailBase' | 'tail'>): number[] => {
