@@ -2,7 +2,8 @@
 import { expect } from 'vitest';
 import { keys, offsetFromBatchSk } from '../../lib/core/keys.js';
 import { pageEntries, pageItem } from '../../lib/core/log/batch-index.js';
-import type { CompactionDeps, CompactionOptions } from '../../lib/core/log/compaction.js';
+import type { CompactionOptions } from '../../lib/core/log/compaction.js';
+import type { CompactionDeps } from '../../lib/core/log/compaction-swap.js';
 import { compactPartition } from '../../lib/core/log/compaction.js';
 import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import type { TopicConfig } from '../../lib/core/topics/configs.js';
