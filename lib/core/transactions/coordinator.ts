@@ -1,6 +1,6 @@
 /**
  * The transaction coordinator (Kafka's TransactionCoordinator, KIP-98/447/890) with no process holding
- * state: each transactional.id's metadata is one item (state.ts), and every transition is a conditional
+ * state: each transactional.id's metadata is one item (state.ts, transaction-log.ts), and every transition is a conditional
  * write through the one compare-and-set retry helper. Ending a transaction is two-phase: the item moves
  * to PrepareCommit/PrepareAbort (the decision, durable), then markers go into every partition and the
  * offsets into their groups, then the item moves to CompleteCommit/CompleteAbort. A coordinator that
@@ -12,21 +12,14 @@
  * refused by the partition, and EndTxn answers the new epoch for the next transaction.
  */
 import { SluiceError } from '../../../protocol/errors.js';
-import type { Item } from '../../ports/metadata-store.js';
 import { retryOnConflict } from '../groups/cas-retry.js';
-import { keys } from '../keys.js';
 import type { LogContext } from '../log/context.js';
 import { checkPartition } from '../log/context.js';
 import type { TopicPartition } from './markers.js';
 import { writeMarkers } from './markers.js';
 import type { EndedBy, PendingOffset, TransactionMetadata, TransactionVersion } from './state.js';
-import {
-  TRANSACTION_SHARDS,
-  decodeTransaction,
-  encodeTransaction,
-  isPrepare,
-  transactionKey,
-} from './state.js';
+import { isPrepare } from './state.js';
+import { TransactionLog } from './transaction-log.js';
 
 /** What the coordinator needs of consumer groups (lib/core/groups). */
 export interface TransactionGroups {
@@ -61,8 +54,7 @@ const MAX_ID_LENGTH = 249;
 
 export class TransactionCoordinator {
   private readonly maxTimeoutMs: number;
-  /** Producer id → transactional.id: written once when the id is allocated, so safe to keep. */
-  private readonly owners = new Map<number, string>();
+  private readonly log: TransactionLog;
 
   constructor(
     private readonly ctx: LogContext,
@@ -70,6 +62,7 @@ export class TransactionCoordinator {
     options: TransactionCoordinatorOptions = {},
   ) {
     this.maxTimeoutMs = options.maxTimeoutMs ?? DEFAULT_MAX_TIMEOUT_MS;
+    this.log = new TransactionLog(ctx.store);
   }
 
   /** InitProducerId with a transactional.id: a new epoch, the previous instance fenced, its transaction aborted. */
@@ -87,9 +80,9 @@ export class TransactionCoordinator {
     }
     return this.retry('InitProducerId', async () => {
       const now = this.ctx.clock.now();
-      const current = await this.read(transactionalId);
+      const current = await this.log.read(transactionalId);
       if (!current) {
-        const producerId = await this.allocateProducerId(transactionalId);
+        const producerId = await this.log.allocateProducerId(transactionalId);
         const fresh: TransactionMetadata = {
           transactionalId,
           producerId,
@@ -105,7 +98,7 @@ export class TransactionCoordinator {
           lastUpdateTimeMs: now,
           version: 0,
         };
-        await this.save(undefined, fresh);
+        await this.log.save(undefined, fresh);
         return { producerId, producerEpoch: 0 };
       }
       let meta = current;
@@ -116,7 +109,7 @@ export class TransactionCoordinator {
       const exhausted = meta.producerEpoch + 1 >= MAX_EPOCH;
       const next: TransactionMetadata = {
         ...meta,
-        producerId: exhausted ? await this.allocateProducerId(transactionalId) : meta.producerId,
+        producerId: exhausted ? await this.log.allocateProducerId(transactionalId) : meta.producerId,
         producerEpoch: exhausted ? 0 : meta.producerEpoch + 1,
         lastProducerEpoch: meta.producerEpoch,
         state: 'Empty',
@@ -128,7 +121,7 @@ export class TransactionCoordinator {
         lastUpdateTimeMs: now,
       };
       delete next.endedBy;
-      await this.save(meta, next);
+      await this.log.save(meta, next);
       return { producerId: next.producerId, producerEpoch: next.producerEpoch };
     });
   }
@@ -152,7 +145,7 @@ export class TransactionCoordinator {
           `a transaction may span at most ${MAX_PARTITIONS_PER_TRANSACTION} partitions`,
         );
       if (merged.length === meta.partitions.length && meta.state === 'Ongoing') return;
-      await this.save(meta, { ...this.begin(meta), partitions: merged });
+      await this.log.save(meta, { ...this.begin(meta), partitions: merged });
     });
   }
 
@@ -169,7 +162,7 @@ export class TransactionCoordinator {
           'INVALID_REQUEST',
           `a transaction may commit offsets of at most ${MAX_GROUPS_PER_TRANSACTION} groups`,
         );
-      await this.save(meta, { ...this.begin(meta), groups });
+      await this.log.save(meta, { ...this.begin(meta), groups });
     });
   }
 
@@ -212,7 +205,7 @@ export class TransactionCoordinator {
           'INVALID_REQUEST',
           `a transaction may commit at most ${MAX_OFFSETS_PER_TRANSACTION} offsets`,
         );
-      await this.save(meta, {
+      await this.log.save(meta, {
         ...meta,
         pendingOffsets: { ...meta.pendingOffsets, [request.groupId]: pending },
         lastUpdateTimeMs: this.ctx.clock.now(),
@@ -233,7 +226,7 @@ export class TransactionCoordinator {
   ): Promise<ProducerIdAndEpoch> {
     const wanted = commit ? 'Commit' : 'Abort';
     return this.retry('EndTxn', async () => {
-      const meta = await this.read(transactionalId);
+      const meta = await this.log.read(transactionalId);
       if (!meta || meta.producerId !== producer.producerId) throw mappingError(transactionalId, producer);
       const endedAtEpoch =
         meta.transactionVersion === 1
@@ -288,8 +281,8 @@ export class TransactionCoordinator {
     topic: string,
     partition: number,
   ): Promise<number> {
-    const transactionalId = await this.ownerOf(producerId);
-    const meta = transactionalId === undefined ? undefined : await this.read(transactionalId);
+    const transactionalId = await this.log.ownerOf(producerId);
+    const meta = transactionalId === undefined ? undefined : await this.log.read(transactionalId);
     if (!meta) {
       throw new SluiceError(
         'INVALID_TXN_STATE',
@@ -326,7 +319,7 @@ export class TransactionCoordinator {
     const result = { aborted: 0, completed: 0 };
     for (const meta of await this.list()) {
       await this.retry('transaction expiry', async () => {
-        const now = await this.read(meta.transactionalId);
+        const now = await this.log.read(meta.transactionalId);
         if (!now) return;
         if (isPrepare(now.state)) {
           await this.complete(now);
@@ -343,27 +336,14 @@ export class TransactionCoordinator {
   }
 
   /** kafka-transactions.sh list. */
-  async list(): Promise<TransactionMetadata[]> {
-    const out: TransactionMetadata[] = [];
-    for (let shard = 0; shard < TRANSACTION_SHARDS; shard++) {
-      let cursor: string | undefined;
-      do {
-        const page = await this.ctx.store.query({
-          pk: keys.transactionPk(shard),
-          consistent: true,
-          ...(cursor === undefined ? {} : { cursor }),
-        });
-        out.push(...page.items.map(decodeTransaction));
-        cursor = page.cursor;
-      } while (cursor !== undefined);
-    }
-    return out.sort((a, b) => (a.transactionalId < b.transactionalId ? -1 : 1));
+  list(): Promise<TransactionMetadata[]> {
+    return this.log.list();
   }
 
   /** kafka-transactions.sh describe. */
   async describe(transactionalId: string): Promise<TransactionMetadata> {
     validateId(transactionalId);
-    const meta = await this.read(transactionalId);
+    const meta = await this.log.read(transactionalId);
     if (!meta) throw new SluiceError('NOT_FOUND', `transactional.id ${transactionalId} does not exist`);
     return meta;
   }
@@ -377,7 +357,7 @@ export class TransactionCoordinator {
 
   /** The item for a call of the producer's: the id maps to its producer id and the epoch is current. */
   private async current(transactionalId: string, producer: ProducerIdAndEpoch): Promise<TransactionMetadata> {
-    const meta = await this.read(transactionalId);
+    const meta = await this.log.read(transactionalId);
     if (!meta || meta.producerId !== producer.producerId) throw mappingError(transactionalId, producer);
     checkEpoch(meta, producer);
     return meta;
@@ -440,7 +420,7 @@ export class TransactionCoordinator {
       pendingOffsets: state === 'PrepareCommit' ? meta.pendingOffsets : {},
       lastUpdateTimeMs: this.ctx.clock.now(),
     };
-    await this.save(meta, next);
+    await this.log.save(meta, next);
     return { ...next, version: meta.version + 1 };
   }
 
@@ -466,40 +446,8 @@ export class TransactionCoordinator {
       transactionStartTimeMs: -1,
       lastUpdateTimeMs: this.ctx.clock.now(),
     };
-    await this.save(meta, next);
+    await this.log.save(meta, next);
     return { ...next, version: meta.version + 1 };
-  }
-
-  private async read(transactionalId: string): Promise<TransactionMetadata | undefined> {
-    const item = await this.ctx.store.get(transactionKey(transactionalId), { consistent: true });
-    return item && decodeTransaction(item);
-  }
-
-  /** The write of every transition: it holds only if nobody moved the item since `before` was read. */
-  private async save(before: TransactionMetadata | undefined, after: TransactionMetadata): Promise<void> {
-    const item: Item = encodeTransaction({ ...after, version: before ? before.version + 1 : 0 });
-    await this.ctx.store.put(item, {
-      condition: before ? { path: 'version', op: '=', value: before.version } : { notExists: 'pk' },
-    });
-  }
-
-  private async allocateProducerId(transactionalId: string): Promise<number> {
-    const item = await this.ctx.store.update(keys.producerIds, [{ set: 'next', add: 1, initial: 0 }], {
-      returnValues: 'allNew',
-    });
-    const producerId = (item!['next'] as number) - 1;
-    await this.ctx.store.put({ ...keys.transactionalProducer(producerId), transactionalId });
-    this.owners.set(producerId, transactionalId);
-    return producerId;
-  }
-
-  private async ownerOf(producerId: number): Promise<string | undefined> {
-    const known = this.owners.get(producerId);
-    if (known !== undefined) return known;
-    const item = await this.ctx.store.get(keys.transactionalProducer(producerId), { consistent: true });
-    const owner = item?.['transactionalId'] as string | undefined;
-    if (owner !== undefined) this.owners.set(producerId, owner);
-    return owner;
   }
 
   private retry<T>(what: string, attempt: () => Promise<T>): Promise<T> {
