@@ -66,6 +66,16 @@ export const attachWaitSocket = (
 ): { close(): void } => {
   const log = options.log ?? (() => {});
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_WAIT_FRAME_BYTES });
+  let closed = false;
+  /** Runs the handler (a throw is a failed invocation, logged); nothing once the gateway closed. */
+  const invoke = (handler: WebSocketHandler, event: WebSocketEvent): Promise<unknown> =>
+    closed
+      ? Promise.resolve()
+      : Promise.resolve()
+          .then(() => handler(event))
+          .catch((error: unknown) =>
+            log(`wait socket ${event.requestContext.routeKey} failed: ${String(error)}`),
+          );
   const reject = (socket: Duplex, status: number, reason: string) => {
     socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
   };
@@ -93,7 +103,9 @@ export const attachWaitSocket = (
         });
         if ('refusal' in decision) {
           log(`auth: wait socket refused: ${decision.refusal.code}: ${decision.reason}`);
-          return reject(socket, 403, 'Forbidden');
+          return decision.refusal.code === 'SASL_AUTHENTICATION_FAILED'
+            ? reject(socket, 401, 'Unauthorized')
+            : reject(socket, 403, 'Forbidden');
         }
         const iam = (decision.context['authorizer'] as { iam?: { userArn?: string; accountId?: string } })
           ?.iam;
@@ -118,7 +130,7 @@ export const attachWaitSocket = (
         ws.on('message', (data, isBinary) => {
           const body = isBinary ? Buffer.from(data as Buffer).toString('base64') : String(data);
           queue = queue.then(() =>
-            handler({
+            invoke(handler, {
               requestContext: {
                 routeKey: isBinary ? '$default' : routeOf(body),
                 eventType: 'MESSAGE',
@@ -126,13 +138,13 @@ export const attachWaitSocket = (
               },
               body,
               isBase64Encoded: isBinary,
-            }).catch((error: unknown) => log(`wait socket error: ${String(error)}`)),
+            }),
           );
         });
         ws.on('close', () => {
           options.connections.sockets.delete(connectionId);
           queue = queue.then(() =>
-            handler({
+            invoke(handler, {
               requestContext: { routeKey: '$disconnect', eventType: 'DISCONNECT', connectionId },
             }).catch((error: unknown) => log(`wait socket disconnect error: ${String(error)}`)),
           );
@@ -146,6 +158,7 @@ export const attachWaitSocket = (
   server.on('upgrade', onUpgrade);
   return {
     close: () => {
+      closed = true;
       server.off('upgrade', onUpgrade);
       for (const ws of wss.clients) ws.terminate();
       wss.close();
