@@ -49,9 +49,9 @@ class Connections implements ConnectionNotifier {
 }
 
 interface Hooks {
-  /** Runs before a registration's partition items are written. */
+  /** Runs before a registration (its offsets) is stored. */
   beforeRegister?: () => Promise<void>;
-  /** Runs after they are written, before the check reads the partitions. */
+  /** Runs after it is stored, before the check reads the partitions. */
   afterRegister?: () => Promise<void>;
 }
 
@@ -67,10 +67,10 @@ const setup = async (authorizer?: Authorizer) => {
         feed = fed.feed;
         const store: MetadataStore = {
           ...fed.store,
-          batchWrite: async (writes) => {
-            const registering = (writes.puts ?? []).some((p) => p.pk.startsWith('W#'));
+          put: async (item, options) => {
+            const registering = item.pk.startsWith('WC#') && item.sk === 'WAIT';
             if (registering) await hooks.beforeRegister?.();
-            await fed.store.batchWrite(writes);
+            await fed.store.put(item, options);
             if (registering) await hooks.afterRegister?.();
           },
         };
@@ -133,7 +133,7 @@ const channelOf = (s: Setup, id: string): WaitChannel & { registrations: number 
 };
 
 /** Consumes until `count` records arrived (or fails after `ms`): what it got, in order per partition. */
-const consume = async (s: Setup, channel: WaitChannel, count: number, ms = 5_000) => {
+const consume = async (s: Setup, channel: WaitChannel, count: number, ms = 4_000) => {
   const client = new SluiceClient({
     url: 'http://sluice.internal',
     fetch: inProcessFetch(s.sluice.router()),
@@ -207,10 +207,12 @@ describe('waiting on a WebSocket: the wake race', () => {
     const consumed = consume(s, channel, 3);
     const sent: string[] = [];
     for (let i = 0; i < 3; i++) {
-      // Wait until the consumer is registered (its partition items stored), then produce.
-      for (let t = 0; t < 200; t++) {
-        const items = await s.store.query({ pk: `W#${(await s.sluice.catalog.get('t')).topicId}#1` });
-        if (items.items.length > 0) break;
+      // Wait until the consumer is registered at the end of the log and not yet told, then produce.
+      const topicId = (await s.sluice.catalog.get('t')).topicId;
+      for (let t = 0; t < 400; t++) {
+        const item = await s.store.get(keys.waitingConnection('c1'));
+        const offs = item?.['offs'] as Record<string, number> | undefined;
+        if (item && item['told'] !== true && offs?.[`${topicId}#1`] === i) break;
         await new Promise((r) => setTimeout(r, 5));
       }
       sent.push(await s.produce(1));
@@ -225,11 +227,14 @@ describe('waiting on a WebSocket: frames', () => {
   const errorOf = (s: Setup, id: string) =>
     (s.connections.frames.get(id) ?? []).map((f) => (f as { error?: { code: string } }).error?.code);
 
+  /** Partitions registered and not yet told, over every connection of the test. */
   const registered = async (s: Setup) => {
-    const topicId = (await s.sluice.catalog.get('t')).topicId;
-    const p0 = await s.store.query({ pk: keys.waitersPk(topicId, 0) });
-    const p1 = await s.store.query({ pk: keys.waitersPk(topicId, 1) });
-    return p0.items.length + p1.items.length;
+    let n = 0;
+    for (const id of ['c', 'a', 'b', 'never', ...Array.from({ length: 20 }, (_, i) => `bad-${i}`)]) {
+      const item = await s.store.get(keys.waitingConnection(id));
+      if (item && item['told'] !== true) n += Object.keys(item['offs'] as object).length;
+    }
+    return n;
   };
 
   it('refuses malformed frames with an error frame each and stores nothing', async () => {
@@ -360,13 +365,13 @@ describe('waiting on a WebSocket: connections', () => {
     const topicId = (await s.sluice.catalog.get('t')).topicId;
     await s.send('c', { action: 'wait', partitions: [{ topic: 't', partition: 0, fetchOffset: 0 }] });
     await s.send('c', { action: 'wait', partitions: [{ topic: 't', partition: 1, fetchOffset: 0 }] });
-    // The first registration's item is left behind; a change to its partition tells nobody and removes it.
+    // The first registration's partition is no longer waited on: a change to it tells nobody.
     await s.produce(0);
     await new Promise((r) => setImmediate(r));
     await s.feed.drained();
     expect(s.connections.readies('c')).toBe(0);
-    expect((await s.store.query({ pk: keys.waitersPk(topicId, 0) })).items).toHaveLength(0);
     await s.socket.handle({ requestContext: { routeKey: '$disconnect', connectionId: 'c' } });
+    expect((await s.store.query({ pk: keys.waitersPk(topicId, 0) })).items).toHaveLength(0);
     expect((await s.store.query({ pk: keys.waitersPk(topicId, 1) })).items).toHaveLength(0);
     expect(await s.store.get(keys.waitingConnection('c'))).toBeUndefined();
   });

@@ -16,10 +16,10 @@
  * - A connection that is gone (the client left without a goodbye) loses its registration when a
  *   message to it fails; items nobody reads expire by TTL.
  */
-import { SluiceError, isSluiceError } from '../../../protocol/errors.js';
+import { SluiceError } from '../../../protocol/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { ConnectionNotifier } from '../../ports/connections.js';
-import type { Item, MetadataStore } from '../../ports/metadata-store.js';
+import type { MetadataStore } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { keys } from '../keys.js';
 import { queryAll } from '../query-all.js';
@@ -79,10 +79,19 @@ export interface NotifyReport {
   gone: number;
 }
 
+/** A connection's registration item, `WC#{connectionId}` / `WAIT`. */
 interface Registration {
   reg: string;
-  /** `{topicId}#{partition}` of each registered partition. */
+  /** `{topicId}#{partition}` of every partition the connection has an item on. */
   parts: string[];
+  /** The fetch offset of each partition waited on now, by `{topicId}#{partition}`. */
+  offsets: Record<string, number>;
+  topics: Record<string, string>;
+  isolation: string;
+  /** When the connection's partition items were last written (they expire WAIT_TTL_MS after). */
+  waitersWrittenAt: number;
+  /** The ready message was sent (or is being sent): nothing more until it registers again. */
+  told: boolean;
 }
 
 const partKey = (topicId: string, partition: number): string => `${topicId}#${partition}`;
@@ -124,19 +133,47 @@ export class Waiters {
         return { ...p, topic };
       }),
     );
-    const reg = this.options.newId();
-    const expiresAt = Math.ceil((clock.now() + WAIT_TTL_MS) / 1000);
+    const now = clock.now();
     const parts = resolved.map((p) => partKey(p.topic.topicId, p.partition));
-    await store.put({ ...keys.waitingConnection(connectionId), reg, parts, expiresAt });
-    await store.batchWrite({
-      puts: resolved.map((p) => ({
-        ...keys.waiter(p.topic.topicId, p.partition, connectionId),
-        topic: p.topic.name,
-        off: p.fetchOffset,
-        ...(isolation === 'read_committed' ? { iso: 'read_committed' } : {}),
-        reg,
-        expiresAt,
-      })),
+    // The partition items only say who waits where: written when the connection first waits on a
+    // partition, and again when their TTL is half gone, not on every registration.
+    const previous = await this.registrationOf(connectionId);
+    const fresh = previous !== undefined && now - previous.waitersWrittenAt < WAIT_TTL_MS / 2;
+    const known = new Set(fresh ? previous.parts : []);
+    const unwritten = resolved.filter((_, i) => !known.has(parts[i]!));
+    // The oldest of them decides when all are written again.
+    const waitersWrittenAt = fresh ? previous.waitersWrittenAt : now;
+    if (unwritten.length > 0) {
+      const expiresAt = Math.ceil((now + WAIT_TTL_MS) / 1000);
+      await store.batchWrite({
+        puts: unwritten.map((p) => ({
+          ...keys.waiter(p.topic.topicId, p.partition, connectionId),
+          expiresAt,
+        })),
+      });
+    }
+    const registration: Registration = {
+      reg: this.options.newId(),
+      parts: fresh ? [...new Set([...previous.parts, ...parts])] : parts,
+      offsets: {},
+      topics: {},
+      isolation,
+      waitersWrittenAt,
+      told: false,
+    };
+    for (const [i, p] of resolved.entries()) {
+      registration.offsets[parts[i]!] = p.fetchOffset;
+      registration.topics[parts[i]!] = p.topic.name;
+    }
+    await store.put({
+      ...keys.waitingConnection(connectionId),
+      reg: registration.reg,
+      parts: registration.parts,
+      offs: registration.offsets,
+      topics: registration.topics,
+      ...(isolation === 'read_committed' ? { iso: isolation } : {}),
+      wAt: waitersWrittenAt,
+      expiresAt: Math.ceil((now + WAIT_TTL_MS) / 1000),
     });
     // The check, after the registration is stored (see the module comment).
     const ready: { topic: string; partition: number }[] = [];
@@ -149,122 +186,127 @@ export class Waiters {
         ready.push({ topic: p.topic.name, partition: p.partition });
     }
     if (ready.length === 0) return { notified: 0, gone: 0 };
-    return this.tell(connectionId, { reg, parts }, ready);
+    return this.tell(connectionId, registration, ready);
   }
 
   /**
    * The notifier: these partitions' items changed (a stream batch). Each connection waiting on one
-   * that now has data past its offset is told once, and its registration removed.
+   * that now has data past its offset is told once.
    */
   async partitionsAdvanced(changed: readonly PartitionKey[]): Promise<NotifyReport> {
     const { store } = this.options;
     const unique = new Map(changed.map((c) => [partKey(c.topicId, c.partition), c]));
-    // connection → generation → the waiter items of it whose partitions are ready
-    const due = new Map<string, Map<string, Item[]>>();
-    for (const { topicId, partition } of unique.values()) {
+    // connection → the changed partitions it has an item on
+    const candidates = new Map<string, string[]>();
+    for (const [part, { topicId, partition }] of unique) {
       const waiters = await queryAll(store, { pk: keys.waitersPk(topicId, partition), consistent: true });
-      if (waiters.length === 0) continue;
-      const item = await store.get(keys.partitionState(topicId, partition), { consistent: true });
-      const state = item && item['deleted'] !== true ? asPartitionState(item) : undefined;
       for (const w of waiters) {
-        const isolation = typeof w['iso'] === 'string' ? w['iso'] : undefined;
-        // A deleted topic answers its waiters too: their fetch will say UNKNOWN_TOPIC_OR_PARTITION.
-        if (state && !hasAnswer(state, Number(w['off']), isolation)) continue;
         const connectionId = w.sk.slice(2);
-        const byReg = due.get(connectionId) ?? new Map<string, Item[]>();
-        const reg = String(w['reg']);
-        byReg.set(reg, [...(byReg.get(reg) ?? []), w]);
-        due.set(connectionId, byReg);
+        candidates.set(connectionId, [...(candidates.get(connectionId) ?? []), part]);
       }
     }
-    const report: NotifyReport = { notified: 0, gone: 0 };
-    for (const [connectionId, byReg] of due) {
-      const current = await this.registrationOf(connectionId);
-      for (const [reg, items] of byReg) {
-        if (current?.reg !== reg) {
-          // Left behind by an earlier registration of the connection: nobody waits on it.
-          await Promise.all(items.map((w) => this.forgetWaiter(w.pk, w.sk, reg)));
-          continue;
-        }
-        const partitions = items.map((w) => ({
-          topic: String(w['topic']),
-          partition: parsePartKey(w.pk.slice(2)).partition,
-        }));
-        const told = await this.tell(connectionId, current, partitions);
-        report.notified += told.notified;
-        report.gone += told.gone;
+    const states = new Map<string, Promise<PartitionState | undefined>>();
+    const stateOf = (part: string) => {
+      let state = states.get(part);
+      if (!state) {
+        const { topicId, partition } = parsePartKey(part);
+        state = store
+          .get(keys.partitionState(topicId, partition), { consistent: true })
+          .then((item) => (item && item['deleted'] !== true ? asPartitionState(item) : undefined));
+        states.set(part, state);
       }
+      return state;
+    };
+    const report: NotifyReport = { notified: 0, gone: 0 };
+    for (const [connectionId, changedParts] of candidates) {
+      const current = await this.registrationOf(connectionId);
+      // Told already (it fetches and registers again), or gone: its items wait for the next one.
+      if (!current || current.told) continue;
+      const ready: { topic: string; partition: number }[] = [];
+      for (const part of changedParts) {
+        const offset = current.offsets[part];
+        if (offset === undefined) continue; // an item of a partition it no longer waits on
+        const state = await stateOf(part);
+        // A deleted topic answers its waiters too: their fetch will say UNKNOWN_TOPIC_OR_PARTITION.
+        if (state && !hasAnswer(state, offset, current.isolation)) continue;
+        ready.push({ topic: current.topics[part] ?? '', partition: parsePartKey(part).partition });
+      }
+      if (ready.length === 0) continue;
+      const told = await this.tell(connectionId, current, ready);
+      report.notified += told.notified;
+      report.gone += told.gone;
     }
     return report;
   }
 
-  /** The connection closed: its registration goes. */
+  /** The connection closed: its registration and partition items go. */
   async disconnect(connectionId: string): Promise<void> {
     const { store } = this.options;
     const current = await this.registrationOf(connectionId);
     await store.delete(keys.connectionCaller(connectionId));
-    if (!current) return;
-    await this.claim(connectionId, current);
+    if (current) await this.forget(connectionId, current);
   }
 
   /**
-   * Takes the registration `current` (so only one sender tells the connection), removes its
-   * partition items, and sends `ready`. Nothing is sent when another sender took it first or the
-   * connection registered anew meanwhile (its new registration was checked on its own).
+   * Marks the registration `current` told (so only one sender tells the connection) and sends
+   * `ready`. Nothing is sent when another sender took it first or the connection registered anew
+   * meanwhile (its new registration was checked on its own).
    */
   private async tell(
     connectionId: string,
     current: Registration,
     partitions: { topic: string; partition: number }[],
   ): Promise<NotifyReport> {
-    if (!(await this.claim(connectionId, current))) return { notified: 0, gone: 0 };
+    try {
+      await this.options.store.update(keys.waitingConnection(connectionId), [{ set: 'told', value: true }], {
+        condition: { and: [{ path: 'reg', op: '=', value: current.reg }, { notExists: 'told' }] },
+      });
+    } catch (error) {
+      if (error instanceof ConditionFailedError) return { notified: 0, gone: 0 };
+      throw error;
+    }
     const message: ReadyMessage = { type: 'ready', partitions };
     const outcome = await this.options.notifier.post(connectionId, JSON.stringify(message));
     if (outcome === 'gone') {
       await this.options.store.delete(keys.connectionCaller(connectionId));
+      await this.forget(connectionId, current);
       return { notified: 0, gone: 1 };
     }
     return { notified: 1, gone: 0 };
   }
 
-  /** Deletes the registration item under its generation, then its partition items; false if lost. */
-  private async claim(connectionId: string, current: Registration): Promise<boolean> {
+  /** Removes a connection's registration and partition items (it closed, or is gone). */
+  private async forget(connectionId: string, current: Registration): Promise<void> {
     const { store } = this.options;
-    try {
-      await store.delete(keys.waitingConnection(connectionId), {
-        condition: { path: 'reg', op: '=', value: current.reg },
-      });
-    } catch (error) {
-      if (error instanceof ConditionFailedError) return false;
-      throw error;
-    }
-    // Before the message goes: a member that registers again once told must not lose its new items.
-    await Promise.all(
-      current.parts.map((part) => {
+    await store.delete(keys.waitingConnection(connectionId));
+    await store.batchWrite({
+      deletes: current.parts.map((part) => {
         const { topicId, partition } = parsePartKey(part);
-        const key = keys.waiter(topicId, partition, connectionId);
-        return this.forgetWaiter(key.pk, key.sk, current.reg);
+        return keys.waiter(topicId, partition, connectionId);
       }),
-    );
-    return true;
+    });
   }
 
   private async registrationOf(connectionId: string): Promise<Registration | undefined> {
     const item = await this.options.store.get(keys.waitingConnection(connectionId), { consistent: true });
     if (!item) return undefined;
-    const parts = Array.isArray(item['parts']) ? item['parts'].map(String) : [];
-    return { reg: String(item['reg']), parts };
-  }
-
-  /** Removes a partition item of generation `reg` (a newer generation's item stays). */
-  private async forgetWaiter(pk: string, sk: string, reg: string): Promise<void> {
-    try {
-      await this.options.store.delete({ pk, sk }, { condition: { path: 'reg', op: '=', value: reg } });
-    } catch (error) {
-      if (error instanceof ConditionFailedError) return;
-      if (isSluiceError(error) && error.retriable) return; // TTL removes it later; it is only a hint.
-      throw error;
-    }
+    const record = (value: unknown): Record<string, unknown> =>
+      value !== null && typeof value === 'object' && !Array.isArray(value)
+        ? (value as Record<string, unknown>)
+        : {};
+    const offsets: Record<string, number> = {};
+    for (const [k, v] of Object.entries(record(item['offs']))) offsets[k] = Number(v);
+    const topics: Record<string, string> = {};
+    for (const [k, v] of Object.entries(record(item['topics']))) topics[k] = String(v);
+    return {
+      reg: String(item['reg']),
+      parts: Array.isArray(item['parts']) ? item['parts'].map(String) : [],
+      offsets,
+      topics,
+      isolation: typeof item['iso'] === 'string' ? item['iso'] : 'read_uncommitted',
+      waitersWrittenAt: Number(item['wAt'] ?? 0),
+      told: item['told'] === true,
+    };
   }
 }
 
