@@ -9,8 +9,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from 'esbuild';
-import { REPO_ROOT, functionBuildOptions } from '../infra/bundling.js';
+import { REPO_ROOT, buildFunction } from '../infra/bundling.js';
 import { flags, numberFlag } from './flags.js';
 
 const JOBS = ['admin', 'produce', 'fetch', 'groups', 'connect', 'connect-worker', 'maintenance'] as const;
@@ -31,12 +30,8 @@ export interface BundleAnalysis {
 
 /** Bundles one function as the CDK app does and sums its output bytes by contributor. */
 export const analyzeBundle = async (job: string, outDir: string): Promise<BundleAnalysis> => {
-  const outfile = join(outDir, job, 'index.mjs');
-  const result = await build({
-    ...functionBuildOptions(join(REPO_ROOT, 'functions', `${job}.ts`), outfile),
-    metafile: true,
-  });
-  const output = Object.entries(result.metafile.outputs).find(([file]) => file.endsWith('index.mjs'));
+  const metafile = await buildFunction(join(REPO_ROOT, 'functions', `${job}.ts`), join(outDir, job));
+  const output = Object.entries(metafile.outputs).find(([file]) => file.endsWith('index.mjs'));
   if (!output) throw new Error(`esbuild wrote no index.mjs for ${job}`);
   const sums = new Map<string, number>();
   for (const [input, { bytesInOutput }] of Object.entries(output[1].inputs)) {
