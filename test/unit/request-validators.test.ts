@@ -43,7 +43,10 @@ describe('precompiled request validators', () => {
     for (const name of Object.keys(VALIDATOR_MODULES)) {
       const file = readFileSync(new URL(`${VALIDATORS_DIR}/${name}.js`, ROOT), 'utf8');
       // toBe on the whole text would print 100 KiB; compare, then say which file is stale.
-      expect(file === validatorModuleSource(name), `${VALIDATORS_DIR}/${name}.js is stale`).toBe(true);
+      expect(
+        file === validatorModuleSource(name),
+        `${VALIDATORS_DIR}/${name}.js is stale: run npm run validators`,
+      ).toBe(true);
     }
   });
 
