@@ -15,7 +15,16 @@ import {
 } from './template.js';
 import type { CfnResource, PolicyStatement } from './template.js';
 
-type Job = 'admin' | 'produce' | 'fetch' | 'groups' | 'connect' | 'connect-worker' | 'maintenance';
+type Job =
+  | 'admin'
+  | 'produce'
+  | 'fetch'
+  | 'groups'
+  | 'connect'
+  | 'connect-worker'
+  | 'maintenance'
+  | 'wait'
+  | 'wait-notifier';
 const JOBS: Job[] = [
   'admin',
   'produce',
