@@ -5,6 +5,7 @@
  * command line's `consume`. `readPartition` walks one partition (benchmarks that time a single one).
  */
 import type { Consumer, FetchedBatch, PartitionFetchOutcome } from './consumer.js';
+import { EDGE_LIMITS } from '../lib/http/limits.js';
 import { SluiceError } from './errors.js';
 
 /** How long one long poll waits for new records when following (the API allows up to 20000). */
@@ -81,12 +82,42 @@ export interface PartitionsReadOptions {
 }
 
 /**
- * Reads every partition in one fetch per poll: a partition that reached its end (the high watermark,
- * or the last stable offset under read_committed) leaves the poll when not following. Resolves
- * `caught-up` once none is left, `stopped` when aborted or told to stop. A partition's error other
- * than a retriable one ends the read with that error; a retriable one is asked again, a few times.
+ * Reads every partition in one fetch per poll (up to the API's maxFetchPartitions; more are read by
+ * as many polls side by side): a partition that reached its end (the high watermark, or the last stable
+ * offset under read_committed) leaves the poll when not following. Resolves `caught-up` once none is
+ * left, `stopped` when aborted or told to stop. A partition's error other than a retriable one ends
+ * the read with that error; a retriable one is asked again, a few times.
  */
 export const readPartitions = async (
+  consumer: Pick<Consumer, 'fetchMany'>,
+  options: PartitionsReadOptions,
+): Promise<'caught-up' | 'stopped'> => {
+  const most = EDGE_LIMITS.maxFetchPartitions;
+  if (options.partitions.length <= most) return pollPartitions(consumer, options);
+  // One failing share stops the others, or their long polls would keep the read going.
+  const stop = new AbortController();
+  const signal = AbortSignal.any([options.signal, stop.signal]);
+  const shares: PartitionsReadOptions['partitions'][] = [];
+  for (let i = 0; i < options.partitions.length; i += most)
+    shares.push(options.partitions.slice(i, i + most));
+  const ends = await Promise.all(
+    shares.map((partitions) =>
+      pollPartitions(consumer, { ...options, partitions, signal }).then(
+        (end) => {
+          if (end === 'stopped') stop.abort();
+          return end;
+        },
+        (error: unknown) => {
+          stop.abort();
+          throw error;
+        },
+      ),
+    ),
+  );
+  return ends.every((end) => end === 'caught-up') ? 'caught-up' : 'stopped';
+};
+
+const pollPartitions = async (
   consumer: Pick<Consumer, 'fetchMany'>,
   options: PartitionsReadOptions,
 ): Promise<'caught-up' | 'stopped'> => {

@@ -16,7 +16,8 @@
 import type { Message } from '../../protocol/kafka/codec.js';
 import { ERROR } from '../../protocol/kafka/error-codes.js';
 import { Fetch } from '../../protocol/kafka/messages/fetch.js';
-import { MAX_FETCH_BYTES, MAX_FETCH_PARTITIONS } from '../../lib/core/log/fetch-limits.js';
+import { MAX_FETCH_BYTES } from '../../lib/core/log/fetch-limits.js';
+import { EDGE_LIMITS, isValidTopicName } from '../../lib/http/limits.js';
 import type { IsolationLevel } from '../../lib/wire/types.js';
 import type { ApiHandler, RequestContext } from '../api.js';
 import { byTopic, errorCodeOf } from '../api.js';
@@ -59,11 +60,9 @@ interface Slot {
   original?: Slot;
 }
 
-const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
-
 /** Kafka's answer to a partition Sluice was never asked about, before any request goes out. */
 const localError = (topic: string, partition: number, fetchOffset: number): number | undefined => {
-  if (!TOPIC_NAME.test(topic) || partition < 0) return ERROR.UNKNOWN_TOPIC_OR_PARTITION;
+  if (!isValidTopicName(topic) || partition < 0) return ERROR.UNKNOWN_TOPIC_OR_PARTITION;
   if (fetchOffset < 0) return ERROR.OFFSET_OUT_OF_RANGE;
   return undefined;
 };
@@ -88,7 +87,7 @@ async function ask(
   ctx: RequestContext,
   signal: AbortSignal,
 ): Promise<PartitionFetchOutcome[]> {
-  const parts = chunks(slots, MAX_FETCH_PARTITIONS);
+  const parts = chunks(slots, EDGE_LIMITS.maxFetchPartitions);
   if (parts.length === 1) return askOnce(parts[0]!, request, ctx, signal);
   // Over the API's partition limit: one long poll per thousand partitions, the first answer with
   // something to say ends the others' waits, and those are asked again without one.

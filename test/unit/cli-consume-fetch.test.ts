@@ -84,6 +84,21 @@ describe('consume: one fetch per poll over every partition', () => {
     expect(partitionReads()).toHaveLength(0);
   });
 
+  it('reads a topic of more partitions than one fetch may name in one poll per thousand', async () => {
+    const { produce, sluiceCli, polls, partitionReads } = await setup(1_200);
+    await produce(3, 'near');
+    await produce(1_100, 'far');
+    const { code, stdout } = await sluiceCli('consume', 'orders', '--from-beginning');
+    expect(code).toBe(EXIT_OK);
+    expect(stdout.split('\n').sort()).toEqual(['', 'far', 'near']);
+    expect(
+      polls()
+        .map((p) => p.partitions.length)
+        .sort(),
+    ).toEqual([1_000, 200]);
+    expect(partitionReads()).toHaveLength(0);
+  });
+
   it('as a group member, polls its assigned partitions in one fetch', async () => {
     const { produce, sluiceCli, polls, partitionReads } = await setup(3);
     for (let p = 0; p < 3; p++) await produce(p, `v${p}`);

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { EDGE_LIMITS } from '../../lib/http/limits.js';
 import { MAX_OFFSET_METADATA_CHARS } from '../../lib/core/groups/requests.js';
 import { MAX_PARTITIONS } from '../../lib/core/topics/catalog.js';
-import { MAX_FETCH_BYTES, MAX_FETCH_PARTITIONS, MAX_WAIT_MS } from '../../lib/core/log/fetch.js';
+import { MAX_FETCH_BYTES, MAX_WAIT_MS } from '../../lib/core/log/fetch.js';
 import { MAX_PRODUCERS_PER_PARTITION } from '../../lib/core/log/producer-bounds.js';
 import { MAX_DECOMPRESSED_BYTES } from '../../protocol/record-batch/compression.js';
 import { MAX_OUTBOX_BYTES, MAX_STATE_WRITES_PER_COMMIT } from '../../streams/runtime/eos.js';
@@ -19,7 +19,6 @@ const CODE: Record<string, number> = {
   MAX_OFFSET_METADATA_CHARS,
   MAX_PARTITIONS,
   MAX_FETCH_BYTES,
-  MAX_FETCH_PARTITIONS,
   MAX_WAIT_MS,
   MAX_PRODUCERS_PER_PARTITION,
   MAX_DECOMPRESSED_BYTES,
