@@ -11,6 +11,10 @@ import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import type { Authorizer } from '../../lib/auth/authorizer.js';
 import { createSluice } from '../../lib/app.js';
 import type { Router } from '../../lib/http/router.js';
+import { Kafka, logLevel } from 'kafkajs';
+import type { ApiHandler } from '../../gateway/api.js';
+import { API_HANDLERS } from '../../gateway/apis/index.js';
+import { fetch as fetchApi } from '../../gateway/apis/fetch.js';
 import { KafkaGateway } from '../../gateway/server.js';
 import type { Message } from '../../protocol/kafka/codec.js';
 import { ERROR } from '../../protocol/kafka/error-codes.js';
@@ -51,7 +55,13 @@ const start = async ({
   clock = new TestClock(),
   authorizer,
   upstream,
-}: { clock?: TestClock; authorizer?: Authorizer; upstream?: (inner: FetchLike) => FetchLike } = {}) => {
+  apis,
+}: {
+  clock?: TestClock;
+  authorizer?: Authorizer;
+  upstream?: (inner: FetchLike) => FetchLike;
+  apis?: readonly ApiHandler[];
+} = {}) => {
   const sluice = createSluice({
     store: new MemoryMetadataStore(),
     objectStores: [new MemoryObjectStore('s0', undefined, clock)],
@@ -74,6 +84,7 @@ const start = async ({
     sluice: { url: 'http://sluice.test', fetch: upstream ? upstream(fetch) : fetch },
     port: 0,
     host: '127.0.0.1',
+    ...(apis ? { apis } : {}),
   });
   await gateway.listen();
   const wire = await kafkaWire(gateway.bootstrap);
@@ -90,7 +101,7 @@ const start = async ({
   };
   const upstreamFetches = () => exchanges.filter((e) => e.path === '/v1/fetch');
   const upstreamReads = () => exchanges.filter((e) => e.path.endsWith('/records'));
-  return { wire, admin, client, produce, exchanges, upstreamFetches, upstreamReads };
+  return { wire, admin, client, produce, exchanges, upstreamFetches, upstreamReads, gateway };
 };
 
 interface Wanted {
@@ -528,4 +539,53 @@ describe('Kafka Fetch through the gateway', () => {
       ERROR.UNKNOWN_SERVER_ERROR,
     ]);
   });
+
+  it('a kafkajs group consumer over four partitions: every Kafka Fetch it sends is one upstream request', async () => {
+    // The gateway's own Fetch handler, noting how many upstream fetches each Kafka Fetch made
+    // (kafkajs has one Fetch in flight per broker, so they do not overlap).
+    const perKafkaFetch: number[] = [];
+    let upstreamSoFar = (): number => 0;
+    const counted: ApiHandler = {
+      ...fetchApi,
+      handle: async (request, ctx) => {
+        const before = upstreamSoFar();
+        const answer = await fetchApi.handle(request, ctx);
+        if (!ctx.connection.closed.aborted) perKafkaFetch.push(upstreamSoFar() - before);
+        return answer;
+      },
+    };
+    const { admin, produce, upstreamFetches, upstreamReads, gateway } = await start({
+      clock: new RealTimeClock(),
+      apis: API_HANDLERS.map((h) => (h === fetchApi ? counted : h)),
+    });
+    upstreamSoFar = () => upstreamFetches().length;
+    await admin.createTopic({ name: 'orders', partitions: 4 });
+    for (let p = 0; p < 4; p++) await produce('orders', p, `a${p}`, `b${p}`);
+    const kafka = new Kafka({
+      brokers: [gateway.bootstrap],
+      clientId: 'counted',
+      logLevel: logLevel.NOTHING,
+    });
+    const consumer = kafka.consumer({ groupId: 'counting', maxWaitTimeInMs: 200 });
+    await consumer.connect();
+    await consumer.subscribe({ topic: 'orders', fromBeginning: true });
+    const seen: string[] = [];
+    const all = new Promise<void>((resolve) => {
+      void consumer.run({
+        eachMessage: async ({ message }) => {
+          seen.push(message.value!.toString());
+          if (seen.length === 8) resolve();
+        },
+      });
+    });
+    await all;
+    // A few more polls of the caught-up consumer, waiting.
+    await new Promise((r) => setTimeout(r, 600));
+    await consumer.disconnect();
+    expect(seen.sort()).toEqual(['a0', 'a1', 'a2', 'a3', 'b0', 'b1', 'b2', 'b3']);
+    expect(perKafkaFetch.length).toBeGreaterThanOrEqual(2);
+    expect(perKafkaFetch.every((n) => n === 1)).toBe(true);
+    for (const e of upstreamFetches()) expect(e.body.partitions).toHaveLength(4);
+    expect(upstreamReads()).toHaveLength(0);
+  }, 30_000);
 });
