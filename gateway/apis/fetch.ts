@@ -78,8 +78,8 @@ const chunks = <T>(list: readonly T[], size: number): T[][] => {
 /**
  * One round: the slots' partitions in as few POST /v1/fetch as the API allows (one up to 1000
  * partitions). A request the HTTP API refuses as a whole for a topic the caller may not read is asked
- * again topic by topic, without waiting (an error answers a Kafka fetch at once). Resolves each slot's
- * outcome in order; only the connection closing rejects.
+ * again topic by topic, without waiting (an error answers a Kafka fetch at once). Resolves each
+ * partition's outcome in order, a failure of the whole request as every partition's error; never rejects.
  */
 async function ask(
   slots: readonly PartitionFetchRequest[],
