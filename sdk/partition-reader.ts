@@ -123,12 +123,17 @@ const pollPartitions = async (
 ): Promise<'caught-up' | 'stopped'> => {
   const { topic, follow, signal, retryBackoffMs = 200, maxAttempts = 4 } = options;
   let reading = options.partitions.map((p) => ({ ...p, failures: 0 }));
+  let rotation = 0;
   while (reading.length > 0) {
     if (signal.aborted) return 'stopped';
+    // The answer's byte budget goes to the first partitions with data: each poll starts one further
+    // along (as Kafka's consumer rotates its fetch), so no partition waits behind busy ones for ever.
+    const start = rotation++ % reading.length;
+    const asked = [...reading.slice(start), ...reading.slice(0, start)];
     let outcomes: PartitionFetchOutcome[];
     try {
       outcomes = await consumer.fetchMany(
-        reading.map(({ partition, offset }) => ({ topic, partition, offset })),
+        asked.map(({ partition, offset }) => ({ topic, partition, offset })),
         { maxWaitMs: follow ? FOLLOW_WAIT_MS : 0, signal },
       );
     } catch (error) {
@@ -137,8 +142,10 @@ const pollPartitions = async (
     }
     const caughtUp = new Set<number>();
     let failed = 0;
+    // A partition left empty while others brought records may only have found the budget spent.
+    const anyProgress = outcomes.some((o, i) => !('error' in o) && o.nextOffset > asked[i]!.offset);
     for (const [i, outcome] of outcomes.entries()) {
-      const read = reading[i]!;
+      const read = asked[i]!;
       if ('error' in outcome) {
         if (!outcome.error.retriable || ++read.failures >= maxAttempts) throw outcome.error;
         failed += 1;
@@ -146,11 +153,12 @@ const pollPartitions = async (
       }
       read.failures = 0;
       if (outcome.records.length > 0 && !(await options.deliver(outcome))) return 'stopped';
-      // An answer of markers or aborted records only moves the offset without a record: not the end.
+      // The end is the high watermark (the LSO under read_committed); an answer of markers or aborted
+      // records only moves the offset, and one that moves nothing when no partition moved is all there is.
       const progressed = outcome.nextOffset > read.offset;
       read.offset = outcome.nextOffset;
       const end = outcome.lastStableOffset ?? outcome.highWatermark;
-      if (!follow && (!progressed || read.offset >= end)) caughtUp.add(read.partition);
+      if (!follow && (read.offset >= end || (!progressed && !anyProgress))) caughtUp.add(read.partition);
     }
     reading = reading.filter((r) => !caughtUp.has(r.partition));
     // Only failures came back: without a pause the next poll would answer the same at once.
