@@ -6,10 +6,10 @@
  *
  * Where time goes, the model follows what the code does: a produce request writes one object to each
  * of the partition's R replica stores (acks=all) and commits in DynamoDB; each member of a consumer
- * group keeps one long poll in flight over all the partitions it owns (POST /v1/fetch: the SDK
- * consumer, `sluice consume` and a Kafka client's Fetch through the gateway alike; `longPollPer`
- * prices the other ways to wait), so a caught-up member holds a fetch function for the whole month and
- * reads the items of its partitions every `pollIntervalMs` while it waits;
+ * group that has caught up waits on the wait socket (the SDK consumer's default: no function held,
+ * each wake paid once; webSocketWaitingBill), or where it has none keeps one long poll in flight over
+ * all the partitions it owns (POST /v1/fetch: `sluice consume` without a group and a Kafka client's
+ * Fetch through the gateway; `longPollPer` prices each way to wait);
  * maintenance runs every minute, rolls closed data into 16 MiB segments in the S3 Standard segment
  * store, retires the replica copies after `local.retention.ms` and expires segments after the retention;
  * one run an hour also scans for orphans (listing every store, reading every index page), which
