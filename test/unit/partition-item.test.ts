@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { dataObjectKey, keys } from '../../lib/core/keys.js';
+import type { Item } from '../../lib/ports/metadata-store.js';
 import type { TailEntry } from '../../lib/core/log/partition-state.js';
 import {
   asPartitionState,
@@ -77,7 +78,8 @@ describe('the partition item as read', () => {
       logSizeBytes: 42,
     });
     // Unknown: absent (an item from before the total was kept), or a difference added to nothing.
-    const { sz: __, ...unknown } = tailless;
+    const unknown: Item = { ...tailless };
+    delete unknown['sz'];
     expect(asPartitionState(unknown).logSizeBytes).toBeUndefined();
     expect(asPartitionState({ ...unknown, sz: -(2 ** 52) + 300 }).logSizeBytes).toBeUndefined();
   });
