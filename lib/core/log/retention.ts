@@ -341,12 +341,22 @@ const repairTimeIndex = async (
     if (!item) return;
     const state = asPartitionState(item);
     const { tailBase } = state;
-    const marks = await queryAll(store, {
+    // Marks are keyed by the running max, which rises with the offset: those below the new start come
+    // first, and the first one at or past it ends the read.
+    const marks: Item[] = [];
+    let firstKept: Item | undefined;
+    for await (const mark of queryPages(store, {
       pk: keys.partitionPk(topicId, partition),
       sk: { beginsWith: keys.timePrefix },
       consistent: true,
-    });
-    const firstKept = marks.find((m) => (m['o'] as number) >= logStartOffset);
+      limit: WALK_PAGE,
+    })) {
+      if ((mark['o'] as number) >= logStartOffset) {
+        firstKept = mark;
+        break;
+      }
+      marks.push(mark);
+    }
     const survivors: { baseOffset: number; t: number }[] = [];
     const until = firstKept ? (firstKept['o'] as number) : tailBase;
     const segmentEnd = segmentEndOf(state);
