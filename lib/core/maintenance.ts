@@ -149,9 +149,9 @@ export class Maintenance {
         });
         if (!state) continue;
         await attempt(`index ${topic.name}-${p}`, async () => {
-          const moved = await this.indexTail(topic.topicId, p, state);
-          report.entriesIndexed += moved;
-          if (moved > 0) state = undefined;
+          report.entriesIndexed += await this.indexTail(topic.topicId, p, state, (after) => {
+            state = after;
+          });
         });
         await attempt(`roll ${topic.name}-${p}`, async () => {
           const rolled = await this.rollSegments(topic.topicId, p, config, deadline, state);
@@ -252,17 +252,28 @@ export class Maintenance {
 
   /**
    * Moves the whole tail of one partition into the index (several passes when it is long). `state`: the
-   * partition item as just read, for the first pass.
+   * partition item as just read, for the first pass; `trimmed` hears of the item as each trim left it.
    */
-  async indexTail(topicId: string, partition: number, state?: PartitionState): Promise<number> {
+  async indexTail(
+    topicId: string,
+    partition: number,
+    state?: PartitionState,
+    trimmed?: (state: PartitionState) => void,
+  ): Promise<number> {
     const { store, clock, producerExpirationMs, maxProducersPerPartition } = this.options.log;
     let total = 0;
+    // Each pass starts from the item as the last trim left it (commits since then only add to the tail).
+    let read = state;
     for (let pass = 0; pass < 16; pass++) {
       const moved = await materializeTail(store, topicId, partition, {
         now: clock.now(),
         producerExpirationMs,
         maxProducers: maxProducersPerPartition,
-        ...(pass === 0 && state ? { state } : {}),
+        ...(read ? { state: read } : {}),
+        trimmed: (after) => {
+          read = after;
+          trimmed?.(after);
+        },
       });
       total += moved;
       if (moved === 0) break;
