@@ -32,9 +32,16 @@ export const chunks = {
   'log-read': logRead,
   log: ['lib/core/log/*.ts', '!lib/core/log/produce.ts', ...not(logRead), ...not(six)],
   segments: ['lib/core/log/segments/**/*.ts'],
-  'record-batch': ['protocol/record-batch/**/*.ts', '!**/*.d.ts', ...not([...six, ...codecs])],
+  'record-batch': [
+    'protocol/record-batch/**/*.ts',
+    'protocol/errors.ts',
+    '!**/*.d.ts',
+    ...not([...six, ...codecs]),
+  ],
   codecs,
   replication: ['lib/core/replication/**/*.ts'],
   topics: ['lib/core/topics/**/*.ts'],
+  transactions: ['lib/core/transactions/**/*.ts'],
+  quotas: ['lib/core/quotas/**/*.ts'],
   root: ['lib/core/*.ts', ...not(six)],
 };

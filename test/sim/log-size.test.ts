@@ -2,7 +2,7 @@
  * The partition item's byte total (lib/core/log/log-size.ts) under seeded faults: producers write keyed
  * records to a `compact,delete` topic with retention.bytes and retention.ms while maintenance rolls
  * segments, retires local copies, cleans and expires the log. At the end the total must be exactly the
- * bytes of the entries that tile [logStartOffset, nextOffset) (test/harness/storage.ts checks it with
+ * bytes of the entries that tile [logStartOffset, nextOffset) (test/support/storage.ts checks it with
  * the other storage invariants), and a planted bug, a compaction swap that forgets to subtract what it
  * removed, must be caught by that check. Replay a failing seed with
  * SLUICE_SEED=<n> npx vitest run --project sim test/sim/log-size.test.ts
@@ -10,8 +10,8 @@
 import { describe, expect, it } from 'vitest';
 import { LOG_SIZE_ATTR } from '../../lib/core/log/log-size.js';
 import type { MetadataStore, TransactOp } from '../../lib/ports/metadata-store.js';
-import type { LogSimulationOptions } from '../harness/sim.js';
-import { failureMessage, runLogSimulation, seedSubset, seedsFor } from '../harness/sim.js';
+import type { LogSimulationOptions } from '../support/sim.js';
+import { failureMessage, runLogSimulation, seedSubset, seedsFor } from '../support/sim.js';
 
 const run = (seed: number, wrapStore?: (store: MetadataStore) => MetadataStore) => {
   const options: LogSimulationOptions = {

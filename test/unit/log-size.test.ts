@@ -14,7 +14,7 @@ import { applyRetention } from '../../lib/core/log/retention.js';
 import { timeMarkItem, timeMarks } from '../../lib/core/log/time-index.js';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import type { ItemKey, MetadataStore, QueryInput } from '../../lib/ports/metadata-store.js';
-import { checkStorage } from '../harness/storage.js';
+import { checkStorage } from '../support/storage.js';
 import { memorySluice } from './log-support.js';
 
 const HOUR = 3_600_000;
