@@ -121,7 +121,7 @@ export const CONTEXT = {
   lagAlarms: 'sluice:lagAlarms',
   /** integer ms, default 1000: the produce p99 (RequestLatencyMs, API=Produce) alarm's threshold. */
   produceP99Ms: 'sluice:produceP99Ms',
-  /** boolean, default true: X-Ray active tracing on the functions (Powertools' Tracer). */
+  /** boolean, default true: X-Ray active tracing on the functions (functions/xray.ts). */
   tracing: 'sluice:tracing',
   /** boolean, default false: also serve the web console at `<api url>/console/` (ConsoleSite). */
   console: 'sluice:console',
