@@ -398,6 +398,18 @@ describe('TxnOffsetCommit', () => {
 });
 
 describe('EndTxn', () => {
+  it('a commit writes each partition item once: its marker, nothing more', async () => {
+    const s = await setup();
+    const p = await s.tc.initProducerId('app', 60_000);
+    await s.tc.addPartitions('app', p, [t0, t1]);
+    await s.produce('t', 0, ['a'], p);
+    const updates = () => s.calls.filter((c) => c.op === 'update' && c.key?.sk === 'STATE').length;
+    const before = updates();
+    await s.tc.endTxn('app', p, true);
+    expect(updates() - before).toBe(2);
+    expect(await s.committed('t', 0)).toEqual(['a']);
+  });
+
   it('with no transaction open: INVALID_TXN_STATE naming the id and what was asked', async () => {
     const s = await setup();
     const p = await s.tc.initProducerId('app', 60_000);

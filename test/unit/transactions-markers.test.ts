@@ -164,20 +164,32 @@ describe('a marker for a topic that is gone', () => {
 
 describe('a marker racing other writers of the partition', () => {
   it('two coordinators writing the same marker at once write it once', async () => {
-    for (const extra of [{}, { transactionNumber: 1 }]) {
-      const s = await setup();
-      await s.open();
-      const epoch = extra.transactionNumber === undefined ? 1 : 0;
-      for (const tp of [t0, t1]) {
-        const outcomes = await Promise.all([
-          writeMarker(s.ctx, tp, commit(epoch, extra)),
-          writeMarker(s.ctx, tp, commit(epoch, extra)),
-        ]);
-        expect(outcomes.sort()).toEqual(['already', 'written']);
-      }
-      expect(await s.read('t', 0)).toEqual({ values: ['a'], lso: 2, hw: 2 });
-      expect(await s.read('t', 1)).toEqual({ values: [], lso: 1, hw: 1 });
+    const s = await setup();
+    await s.open();
+    for (const tp of [t0, t1]) {
+      const outcomes = await Promise.all([
+        writeMarker(s.ctx, tp, commit(1)),
+        writeMarker(s.ctx, tp, commit(1)),
+      ]);
+      expect(outcomes.sort()).toEqual(['already', 'written']);
     }
+    expect(await s.read('t', 0)).toEqual({ values: ['a'], lso: 2, hw: 2 });
+    expect(await s.read('t', 1)).toEqual({ values: [], lso: 1, hw: 1 });
+  });
+
+  it('under transaction version 1 too (one epoch, the transaction number tells markers apart)', async () => {
+    const s = await setup();
+    const p = await s.tc.initProducerId('app', 60_000);
+    await s.tc.addPartitions('app', p, [t0]);
+    await s.produce('t', 0, ['a'], p);
+    expect(await s.tc.endTxn('app', p, true, 1)).toEqual(p);
+    // The second transaction adds the partition but writes nothing there: only the producer's state
+    // (epoch, sequence, transaction number) tells the two markers apart.
+    await s.tc.addPartitions('app', p, [t0]);
+    const second = commit(0, { transactionNumber: 2 });
+    const outcomes = await Promise.all([writeMarker(s.ctx, t0, second), writeMarker(s.ctx, t0, second)]);
+    expect(outcomes.sort()).toEqual(['already', 'written']);
+    expect(await s.read('t', 0)).toEqual({ values: ['a'], lso: 3, hw: 3 });
   });
 
   it('a batch of the transaction that lands while its ABORT marker is on the way is closed by it', async () => {
