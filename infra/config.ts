@@ -16,6 +16,18 @@ export const ENV = {
   segmentBucket: 'SLUICE_SEGMENT_BUCKET',
   /** Stable id of this deployment, reported by `GET /v1/cluster`. */
   clusterId: 'SLUICE_CLUSTER_ID',
+  /**
+   * The wait socket's URL (the WebSocket API's stage, `wss://…`), reported by `GET /v1/cluster` as
+   * `waitUrl` so consumers find it (docs/api.md "Waiting on a WebSocket").
+   */
+  waitUrl: 'SLUICE_WAIT_URL',
+  /**
+   * The WebSocket API stage's connection endpoint (`https://…/{stage}`), where the wait function and
+   * the notifier post to connections.
+   */
+  waitEndpoint: 'SLUICE_WAIT_ENDPOINT',
+  /** The HTTP API's id: registrations are checked against its fetch route (the caller's READ grant). */
+  httpApiId: 'SLUICE_HTTP_API_ID',
   /** Largest accepted request body in bytes after decoding (RECORD_LIST_TOO_LARGE above it). */
   maxRequestBytes: 'SLUICE_MAX_REQUEST_BYTES',
   /** Kafka's replica.lag.time.max.ms for this deployment (default 30000). */
@@ -109,7 +121,7 @@ export const CONTEXT = {
   lagAlarms: 'sluice:lagAlarms',
   /** integer ms, default 1000: the produce p99 (RequestLatencyMs, API=Produce) alarm's threshold. */
   produceP99Ms: 'sluice:produceP99Ms',
-  /** boolean, default true: X-Ray active tracing on the functions (Powertools' Tracer). */
+  /** boolean, default true: X-Ray active tracing on the functions (functions/xray.ts). */
   tracing: 'sluice:tracing',
   /** boolean, default false: also serve the web console at `<api url>/console/` (ConsoleSite). */
   console: 'sluice:console',

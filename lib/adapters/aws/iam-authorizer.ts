@@ -9,8 +9,6 @@
  * ARN (with its path) comes from GetRole. Answers are cached for `cacheTtlMs` (default 60 s): a policy
  * change reaches body-named checks within that time, as IAM's own changes propagate within seconds.
  */
-import type { IAMClient } from '@aws-sdk/client-iam';
-import { GetRoleCommand, SimulatePrincipalPolicyCommand } from '@aws-sdk/client-iam';
 import type { AccessCheck } from '../../auth/acl.js';
 import type { Authorizer } from '../../auth/authorizer.js';
 import { INVOKE_ACTION, executeApiArn } from '../../auth/authorizer.js';
@@ -18,9 +16,11 @@ import { SluiceError } from '../../../protocol/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { CallerContext } from '../../http/types.js';
 import { errorName, httpStatusOf } from './errors.js';
+import type { IamPolicyApi } from './iam-query.js';
 
 export interface IamAuthorizerOptions {
-  client: Pick<IAMClient, 'send'>;
+  /** IAM's GetRole and SimulatePrincipalPolicy (lib/adapters/aws/iam-query.ts on AWS). */
+  iam: IamPolicyApi;
   region: string;
   clock: Clock;
   cacheTtlMs?: number;
@@ -68,8 +68,7 @@ export class IamSimulationAuthorizer implements Authorizer {
     const roleName = m[3]!;
     const cached = this.roles.get(`${m[2]} ${roleName}`);
     if (cached && cached.expiresAt > now) return cached.arn;
-    const role = await this.call(() => this.options.client.send(new GetRoleCommand({ RoleName: roleName })));
-    const arn = role.Role?.Arn;
+    const arn = await this.call(() => this.options.iam.getRoleArn(roleName));
     if (!arn) return undefined;
     if (this.roles.size >= this.maxEntries) this.roles.clear();
     this.roles.set(`${m[2]} ${roleName}`, { arn, expiresAt: now + this.ttl });
@@ -81,16 +80,14 @@ export class IamSimulationAuthorizer implements Authorizer {
     let marker: string | undefined;
     do {
       const page = await this.call(() =>
-        this.options.client.send(
-          new SimulatePrincipalPolicyCommand({
-            PolicySourceArn: source,
-            ActionNames: [INVOKE_ACTION],
-            ResourceArns: [...arns],
-            ...(marker ? { Marker: marker } : {}),
-          }),
-        ),
+        this.options.iam.simulatePrincipalPolicy({
+          PolicySourceArn: source,
+          ActionNames: [INVOKE_ACTION],
+          ResourceArns: [...arns],
+          ...(marker ? { Marker: marker } : {}),
+        }),
       );
-      for (const result of page.EvaluationResults ?? []) {
+      for (const result of page.EvaluationResults) {
         for (const specific of result.ResourceSpecificResults ?? []) {
           if (specific.EvalResourceName)
             answers.set(specific.EvalResourceName, specific.EvalResourceDecision === 'allowed');
