@@ -13,7 +13,7 @@
  * Flags: --seconds S (simulated, default 30), --seed N (1), --before.
  */
 import { pathToFileURL } from 'node:url';
-import { storeId } from '../infra/config.js';
+import { storeId } from '../lib/config/environment.js';
 import { createSluice } from '../lib/app.js';
 import { ManualClock, macrotask } from '../lib/adapters/fault/index.js';
 import { latencyModels, withLatency } from '../lib/adapters/latency/index.js';

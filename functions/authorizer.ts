@@ -11,7 +11,7 @@ import { IAMClient } from '@aws-sdk/client-iam';
 import { IamSimulationAuthorizer } from '../lib/adapters/aws/iam-authorizer.js';
 import type { Authorizer } from '../lib/auth/acl.js';
 import { systemClock } from '../lib/ports/clock.js';
-import { ENV } from '../infra/config.js';
+import { ENV } from '../lib/config/environment.js';
 import { required } from './environment.js';
 
 /** `{ authorizer }` when the environment asks for IAM's, else nothing. */

@@ -20,7 +20,7 @@ import {
 } from '../connect/runtime/wakeup.js';
 import type { TaskOutcome, TickOptions } from '../connect/runtime/worker.js';
 import { ConnectWorker } from '../connect/runtime/worker.js';
-import { ENV } from '../infra/config.js';
+import { ENV } from '../lib/config/environment.js';
 import { systemClock } from '../lib/ports/clock.js';
 import type { Sluice } from '../lib/app.js';
 import { createSluice } from '../lib/app.js';

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createAwsClients } from '../lib/adapters/aws/clients.js';
 import { ensureBucket, ensureTable } from '../lib/adapters/aws/schema.js';
-import { ENV, storeId } from '../infra/config.js';
+import { ENV, storeId } from '../lib/config/environment.js';
 import { parseFaultSpec, withFaults } from '../lib/adapters/fault/index.js';
 import type { LatencyModelName } from '../lib/adapters/latency/index.js';
 import { latencyModels, parseLatencyModel, withLatency } from '../lib/adapters/latency/index.js';
