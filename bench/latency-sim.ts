@@ -14,7 +14,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { storeId } from '../lib/config/environment.js';
-import { createSluice } from '../lib/app.js';
+import { createSluice } from '../functions/app.js';
 import { ManualClock, macrotask } from '../lib/adapters/fault/index.js';
 import { latencyModels, withLatency } from '../lib/adapters/latency/index.js';
 import { MemoryMetadataStore } from '../lib/adapters/memory/metadata-store.js';

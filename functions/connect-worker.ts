@@ -6,7 +6,7 @@
  *   sink tasks that consume a topic whose partitions advanced run, until they have caught up.
  * Tasks run under their leases for at most SLUICE_CONNECT_BUDGET_MS, talking to Sluice through the SDK
  * over the router in this process (no network hop, no signed call back into the API): this function's
- * composition root is the whole of Sluice (lib/app.ts), since connectors produce, fetch and commit.
+ * composition root is the whole of Sluice (functions/app.ts), since connectors produce, fetch and commit.
  */
 import { randomUUID } from 'node:crypto';
 import { ConnectStateStore } from '../connect/state-store.js';
@@ -22,12 +22,13 @@ import type { TaskOutcome, TickOptions } from '../connect/runtime/worker.js';
 import { ConnectWorker } from '../connect/runtime/worker.js';
 import { ENV } from '../lib/config/environment.js';
 import { systemClock } from '../lib/ports/clock.js';
-import type { Sluice } from '../lib/app.js';
-import { createSluice } from '../lib/app.js';
+import type { Sluice } from './app.js';
+import { createSluice } from './app.js';
 import { SluiceClient } from '../sdk/index.js';
 import { Herder } from '../connect/herder.js';
 import { reportConnectors } from '../connect/runtime/metrics.js';
 import type { Telemetry } from '../lib/ports/telemetry.js';
+import { coordinatorGroupAdmin } from './connect-group-admin.js';
 import { depsFromEnv, instrumented, telemetryFromEnv } from './environment.js';
 
 const DEFAULT_BUDGET_MS = 45_000;
@@ -70,7 +71,7 @@ export const connectRuntimeOf = (sluice: Sluice, telemetry: Telemetry): ConnectR
     topicNamesOf: async (ids) =>
       new Set((await sluice.catalog.list()).filter((t) => ids.has(t.topicId)).map((t) => t.name)),
     sinkIdleMs: positive(ENV.connectSinkIdleMs, DEFAULT_SINK_IDLE_MS),
-    herder: new Herder(state, sluice.groups),
+    herder: new Herder(state, coordinatorGroupAdmin(sluice.groups)),
     state,
   };
 };
