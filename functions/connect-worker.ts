@@ -10,23 +10,23 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ConnectStateStore } from '../connect/state-store.js';
-import { inProcessFetch } from '../connect/runtime/in-process-fetch.js';
-import type { StreamRecordLike } from '../connect/runtime/wakeup.js';
+import { inProcessFetch } from './in-process-fetch.js';
+import type { StreamRecordLike } from '../connect/worker/wakeup.js';
 import {
   DEFAULT_SINK_IDLE_MS,
   scheduledTick,
   topicIdsOfStreamRecords,
   triggeredTick,
-} from '../connect/runtime/wakeup.js';
-import type { TaskOutcome, TickOptions } from '../connect/runtime/worker.js';
-import { ConnectWorker } from '../connect/runtime/worker.js';
+} from '../connect/worker/wakeup.js';
+import type { TaskOutcome, TickOptions } from '../connect/worker/worker.js';
+import { ConnectWorker } from '../connect/worker/worker.js';
 import { ENV } from '../lib/config/environment.js';
 import { systemClock } from '../lib/ports/clock.js';
 import type { Sluice } from './app.js';
 import { createSluice } from './app.js';
 import { SluiceClient } from '../sdk/index.js';
 import { Herder } from '../connect/herder.js';
-import { reportConnectors } from '../connect/runtime/metrics.js';
+import { reportConnectors } from '../connect/worker/metrics.js';
 import type { Telemetry } from '../lib/ports/telemetry.js';
 import { coordinatorGroupAdmin } from './connect-group-admin.js';
 import { depsFromEnv, instrumented, telemetryFromEnv } from './environment.js';

@@ -20,8 +20,8 @@ import type { Handlers } from './gateway.js';
 import { createGateway } from './gateway.js';
 import { startConnectTimer } from './connect-timer.js';
 import { ConnectStateStore } from '../connect/state-store.js';
-import { inProcessFetch } from '../connect/runtime/in-process-fetch.js';
-import { anyDue } from '../connect/runtime/wakeup.js';
+import { inProcessFetch } from '../functions/in-process-fetch.js';
+import { anyDue } from '../connect/worker/wakeup.js';
 import { SluiceClient } from '../sdk/index.js';
 import type { GatewayAuth } from './auth/gateway-auth.js';
 import { loadGatewayAuth, localKafkaGatewayIdentity } from './auth/gateway-auth.js';
@@ -284,7 +284,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
             log,
             emf: (line) => telemetry.emf(line),
             // Watches the partition items: an invocation starts only for a started source or a sink
-            // whose topics have records past its group's committed offsets (connect/runtime/wakeup.ts).
+            // whose topics have records past its group's committed offsets (connect/worker/wakeup.ts).
             due: async () => {
               const sluice = runtime.sluiceFromEnv();
               const client = new SluiceClient({

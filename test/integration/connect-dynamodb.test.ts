@@ -18,8 +18,8 @@ import {
   StreamResourceNotFoundError,
 } from '../../lib/ports/change-streams.js';
 import { RetriableConnectError, sourcePartitionKey } from '../../connect/plugin.js';
-import { POLL_HEADER } from '../../connect/runtime/source-runner.js';
-import { ConnectWorker } from '../../connect/runtime/worker.js';
+import { POLL_HEADER } from '../../connect/worker/source-runner.js';
+import { ConnectWorker } from '../../connect/worker/worker.js';
 import { ConnectStateStore } from '../../connect/state-store.js';
 import { sluiceFromEnv } from '../../local/runtime.js';
 import { systemClock } from '../../lib/ports/clock.js';
