@@ -7,8 +7,7 @@
  * check and refuses delegation (lib/http/serve.ts). Its own module, so the functions that serve no API
  * route (connect-worker, maintenance) carry no IAM client.
  */
-import { IAMClient } from '@aws-sdk/client-iam';
-import { IamSimulationAuthorizer } from '../lib/adapters/aws/iam-authorizer.js';
+import { createIamAuthorizer } from '../lib/adapters/aws/iam-authorizer.js';
 import type { Authorizer } from '../lib/auth/acl.js';
 import { systemClock } from '../lib/ports/clock.js';
 import { ENV } from '../lib/config/environment.js';
@@ -18,10 +17,6 @@ import { required } from './environment.js';
 export const authorizerFromEnv = (): { authorizer?: Authorizer } =>
   process.env[ENV.authorizer] === 'iam'
     ? {
-        authorizer: new IamSimulationAuthorizer({
-          client: new IAMClient({}),
-          region: required('AWS_REGION'),
-          clock: systemClock,
-        }),
+        authorizer: createIamAuthorizer({ region: required('AWS_REGION'), clock: systemClock }),
       }
     : {};

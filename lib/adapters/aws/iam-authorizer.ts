@@ -9,8 +9,7 @@
  * ARN (with its path) comes from GetRole. Answers are cached for `cacheTtlMs` (default 60 s): a policy
  * change reaches body-named checks within that time, as IAM's own changes propagate within seconds.
  */
-import type { IAMClient } from '@aws-sdk/client-iam';
-import { GetRoleCommand, SimulatePrincipalPolicyCommand } from '@aws-sdk/client-iam';
+import { GetRoleCommand, IAMClient, SimulatePrincipalPolicyCommand } from '@aws-sdk/client-iam';
 import type { AccessCheck } from '../../auth/acl.js';
 import type { Authorizer } from '../../auth/authorizer.js';
 import { INVOKE_ACTION, executeApiArn } from '../../auth/authorizer.js';
@@ -27,6 +26,10 @@ export interface IamAuthorizerOptions {
   /** Bound on cached decisions, so a container serving many principals stays small. */
   maxCacheEntries?: number;
 }
+
+/** The authorizer over an IAM client from the SDK's usual configuration (the composition root's). */
+export const createIamAuthorizer = (options: Omit<IamAuthorizerOptions, 'client'>): IamSimulationAuthorizer =>
+  new IamSimulationAuthorizer({ client: new IAMClient({}), ...options });
 
 const ASSUMED_ROLE = /^arn:(aws[\w-]*):sts::(\d{12}):assumed-role\/([\w+=,.@-]+)\/[^/]+$/;
 const SIMULABLE = /^arn:aws[\w-]*:iam::\d{12}:(user|role)\/[\w+=,.@/-]+$/;
