@@ -1,5 +1,16 @@
 import * as path from 'node:path';
-import { ArnFormat, Duration, Fn, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import {
+  ArnFormat,
+  AssetHashType,
+  Duration,
+  Fn,
+  RemovalPolicy,
+  Stack,
+  Token,
+  Validations,
+} from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -110,6 +121,38 @@ export const SLUICE_NODEJS_DEFAULTS = {
   },
 } satisfies Partial<nodejs.NodejsFunctionProps>;
 
+const TSX_CLI = createRequire(import.meta.url).resolve('tsx/cli');
+
+/**
+ * One API function's code: its entry bundled by infra/bundling.ts (the build the cold-start bench and
+ * `npm run bench:bundle` measure, with the plugin that drops the SDK operations it never calls), run
+ * locally in a child process; the asset is hashed by what it holds. A synth that skips bundling (the
+ * infra tests' `aws:cdk:bundling-stacks`) skips it too.
+ */
+export const functionCode = (entry: string): lambda.Code =>
+  lambda.Code.fromAsset(REPO_ROOT, {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      // Never pulled: the local build always succeeds or throws.
+      image: lambda.Runtime.NODEJS_22_X.bundlingImage,
+      // The staging cache keys on these options (not on `local`): one entry per asset.
+      command: ['npx', 'tsx', 'infra/build-function.ts', path.relative(REPO_ROOT, entry), '/asset-output'],
+      local: {
+        tryBundle(outputDir) {
+          execFileSync(
+            process.execPath,
+            [TSX_CLI, path.join(REPO_ROOT, 'infra', 'build-function.ts'), entry, outputDir],
+            {
+              cwd: REPO_ROOT,
+              stdio: ['ignore', 'inherit', 'inherit'],
+            },
+          );
+          return true;
+        },
+      },
+    },
+  });
+
 /** The cdk-nag finding every pinned function gets, acknowledged with the reason. */
 export const acknowledgeRuntimePin = (fn: lambda.IFunction): void =>
   Validations.of(fn).acknowledge({
@@ -180,8 +223,8 @@ export class SluiceFunctions extends Construct {
 
       functions[job] = new nodejs.NodejsFunction(this, pascal(job), {
         ...SLUICE_NODEJS_DEFAULTS,
-        entry: path.join(entryDir, `${job}.ts`),
-        handler: 'handler',
+        code: functionCode(path.join(entryDir, `${job}.ts`)),
+        handler: 'index.handler',
         description: sizing.description,
         memorySize: sizing.memorySize,
         timeout: sizing.timeout,

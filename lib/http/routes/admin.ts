@@ -14,6 +14,7 @@ import type {
 } from '../../wire/types.js';
 import { SluiceError } from '../../../protocol/errors.js';
 import { TOPIC_ERRORS } from './errors.js';
+import '../validators/admin.js';
 
 export interface AdminRoutesOptions {
   catalog: TopicCatalog;
