@@ -5,9 +5,11 @@
  * segment store. Pure: the same inputs give the same dollars (test/unit/cost-full-model.test.ts).
  *
  * Where time goes, the model follows what the code does: a produce request writes one object to each
- * of the partition's R replica stores (acks=all) and commits in DynamoDB; each consumer group keeps one
- * long poll in flight per partition (the SDK consumer's loop), so a caught-up group holds a fetch
- * function for the whole month and reads the partition item every `pollIntervalMs` while it waits;
+ * of the partition's R replica stores (acks=all) and commits in DynamoDB; each member of a consumer
+ * group keeps one long poll in flight over all the partitions it owns (POST /v1/fetch: the SDK
+ * consumer, `sluice consume` and a Kafka client's Fetch through the gateway alike; `longPollPer`
+ * prices the other ways to wait), so a caught-up member holds a fetch function for the whole month and
+ * reads the items of its partitions every `pollIntervalMs` while it waits;
  * maintenance runs every minute, rolls closed data into 16 MiB segments in the S3 Standard segment
  * store, retires the replica copies after `local.retention.ms` and expires segments after the retention;
  * one run an hour also scans for orphans (listing every store, reading every index page), which
@@ -407,9 +409,10 @@ const maintenanceRunsBill = (
 };
 
 /**
- * A month of caught-up consumers: one long poll in flight per partition and group, billed for its
- * wall time (at least the fetches' own time), reading the partition item every pollIntervalMs while
- * it waits; a poll that times out before the next batch arrives is one more request.
+ * A month of caught-up consumers: one long poll in flight per member (or per partition, as before
+ * issue 28) in each group, billed for its wall time (at least the fetches' own time), reading its
+ * partitions' items every pollIntervalMs while it waits; a poll that times out before the next batch
+ * arrives is one more request.
  */
 const consumerWaitingBill = (
   shape: Shape,

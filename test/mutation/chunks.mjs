@@ -34,7 +34,8 @@ export const chunks = {
   'groups-members': groupsMembers,
   'groups-store': groupsStore,
   'log-produce': ['lib/core/log/produce.ts'],
-  'log-read': logRead,
+  // The fetch bounds the core enforces, in protocol/ since the SDK, the edge and the gateway share them.
+  'log-read': [...logRead, 'protocol/fetch-limits.ts'],
   log: ['lib/core/log/*.ts', '!lib/core/log/produce.ts', ...not(logRead), ...not(six)],
   segments: ['lib/core/log/segments/**/*.ts'],
   'record-batch': [

@@ -7,15 +7,15 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
 import { splitBatches } from '../../protocol/record-batch/index.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
-import { describeReport } from '../harness/checker.js';
+import { describeReport } from '../support/checker.js';
 import { SluiceError } from '../../sdk/errors.js';
-import type { Kind } from '../harness/scenario.js';
-import { TOPIC, finish, sender } from '../harness/scenario.js';
-import { InterceptedObjectStore, stripFromCommits } from '../harness/seams.js';
-import type { SimWorld } from '../harness/sim.js';
-import { createSimWorld, runLogSimulation } from '../harness/sim.js';
-import { storageViolations } from '../harness/storage.js';
-import { makeRecords } from '../harness/workload.js';
+import type { Kind } from '../support/scenario.js';
+import { TOPIC, finish, sender } from '../support/scenario.js';
+import { InterceptedObjectStore, stripFromCommits } from '../support/seams.js';
+import type { SimWorld } from '../support/sim.js';
+import { createSimWorld, runLogSimulation } from '../support/sim.js';
+import { storageViolations } from '../support/storage.js';
+import { makeRecords } from '../support/workload.js';
 
 const COMMIT = { ops: ['update'], sk: 'STATE' } as const;
 

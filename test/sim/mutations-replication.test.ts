@@ -13,14 +13,14 @@ import { readPartitionState } from '../../lib/core/log/context.js';
 import { replicatePartition } from '../../lib/core/replication/replicator.js';
 import type { MetadataStore, UpdateAction } from '../../lib/ports/metadata-store.js';
 import { storageUnavailable } from '../../lib/ports/storage-errors.js';
-import { runReplicationSimulation } from '../harness/replication-sim.js';
+import { runReplicationSimulation } from '../support/replication-sim.js';
 import {
   InterceptedMetadataStore,
   InterceptedObjectStore,
   gate,
   isCommit,
   stripFromCommits,
-} from '../harness/seams.js';
+} from '../support/seams.js';
 
 const SEEDS = Array.from({ length: 40 }, (_, i) => 1 + i);
 

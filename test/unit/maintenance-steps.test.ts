@@ -12,7 +12,7 @@ import { keys } from '../../lib/core/keys.js';
 import { asPartitionState } from '../../lib/core/log/partition-state.js';
 import type { QueryInput } from '../../lib/ports/metadata-store.js';
 import { storageUnavailable, throttled } from '../../lib/ports/storage-errors.js';
-import { InterceptedMetadataStore, InterceptedObjectStore } from '../harness/seams.js';
+import { InterceptedMetadataStore, InterceptedObjectStore } from '../support/seams.js';
 import { TestClock, memorySluice } from './log-support.js';
 import { T0, segmentSetup } from './segment-support.js';
 

@@ -11,7 +11,7 @@ import { IDEMPOTENCY_WINDOW_MS, materializeTail } from '../../lib/core/log/mater
 import type { PartitionState, TailEntry } from '../../lib/core/log/partition-state.js';
 import { asPartitionState, initialPartitionState } from '../../lib/core/log/partition-state.js';
 import type { Item, MetadataStore } from '../../lib/ports/metadata-store.js';
-import { InterceptedMetadataStore } from '../harness/seams.js';
+import { InterceptedMetadataStore } from '../support/seams.js';
 
 const TOPIC = 'topic';
 const NOW = 1_700_000_000_000;

@@ -15,8 +15,8 @@ import type { ProduceRecord } from '../../lib/core/log/produce.js';
 import { LogAppender } from '../../lib/core/log/produce.js';
 import type { EncodeOptions } from '../../protocol/record-batch/index.js';
 import { decodeRecordBatch, encodeRecordBatch, splitBatches } from '../../protocol/record-batch/index.js';
-import type { MetadataCall } from '../harness/seams.js';
-import { InterceptedMetadataStore, InterceptedObjectStore } from '../harness/seams.js';
+import type { MetadataCall } from '../support/seams.js';
+import { InterceptedMetadataStore, InterceptedObjectStore } from '../support/seams.js';
 import { TestClock } from './log-support.js';
 
 export const T0 = 1_700_000_000_000;

@@ -12,8 +12,8 @@ import { readPartitionState } from '../../lib/core/log/context.js';
 import type { UpdateAction } from '../../lib/ports/metadata-store.js';
 import type { Telemetry } from '../../lib/ports/telemetry.js';
 import { storageUnavailable } from '../../lib/ports/storage-errors.js';
-import type { MetadataCall, ObjectCall } from '../harness/seams.js';
-import { InterceptedMetadataStore, InterceptedObjectStore, isStateUpdate } from '../harness/seams.js';
+import type { MetadataCall, ObjectCall } from '../support/seams.js';
+import { InterceptedMetadataStore, InterceptedObjectStore, isStateUpdate } from '../support/seams.js';
 import { TestClock } from './log-support.js';
 
 export const LAG_MS = 1_000;

@@ -16,7 +16,7 @@ import {
   retireLocalCopies,
 } from '../../lib/core/log/segments/local-retention.js';
 import type { Item } from '../../lib/ports/metadata-store.js';
-import { InterceptedMetadataStore } from '../harness/seams.js';
+import { InterceptedMetadataStore } from '../support/seams.js';
 import { readsRecorded } from './segment-support.js';
 
 const TOPIC = 'topic';

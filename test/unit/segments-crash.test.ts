@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FaultFilter, FaultKind } from '../../lib/adapters/fault/index.js';
 import { FaultInjector, FaultyMetadataStore, FaultyObjectStore } from '../../lib/adapters/fault/index.js';
-import { InterceptedMetadataStore } from '../harness/seams.js';
+import { InterceptedMetadataStore } from '../support/seams.js';
 import type { SegmentSetup } from './segment-support.js';
 import { T0, referencedObjects, segmentSetup, snapshot } from './segment-support.js';
 

@@ -1,5 +1,5 @@
 /**
- * Checks a recorded history (test/harness/history.ts) against Sluice's invariants, in the spirit of
+ * Checks a recorded history (test/support/history.ts) against Sluice's invariants, in the spirit of
  * Jepsen's Kafka checker: sends and polls of one topic's partitions, a final full read with faults
  * off, and consumer-group heartbeats and commits. Pure: no clocks, no I/O. Returns counts of each
  * violation with a few examples, so a failing test says what went wrong and where.

@@ -1,5 +1,5 @@
 /**
- * The history a workload records for the checker (test/harness/checker.ts), in the spirit of Jepsen:
+ * The history a workload records for the checker (test/support/checker.ts), in the spirit of Jepsen:
  * every operation has an invoke and a complete time and an outcome —
  * - `ok`: it happened, with the result recorded;
  * - `fail`: a definite failure (a 4xx Kafka error: nothing was written);

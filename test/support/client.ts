@@ -10,7 +10,7 @@ import type * as wire from '../../lib/wire/types.js';
 import { nodeHttpFetch } from '../../sdk/node-http.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../../sdk/producer.js';
 import { Transport, path } from '../../sdk/transport.js';
-import { routerFetch } from '../support/router-fetch.js';
+import { routerFetch } from './router-fetch.js';
 
 /** A record as bytes, which is how the workloads write and compare them (the wire carries base64). */
 export interface BytesRecord {

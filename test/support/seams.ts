@@ -3,105 +3,64 @@
  * operation (hold a commit, bump an epoch just before an object write) or rewrite what Sluice asks the
  * store to do (strip a condition — a planted bug). Production code has no flags for any of this.
  */
+import type { MetadataCall, ObjectCall } from '../../lib/adapters/forwarding.js';
+import { ForwardingMetadataStore, ForwardingObjectStore } from '../../lib/adapters/forwarding.js';
 import type {
   Condition,
   Item,
   ItemKey,
   MetadataStore,
-  QueryInput,
-  QueryPage,
-  TransactOp,
   UpdateAction,
   UpdateOptions,
   WriteOptions,
 } from '../../lib/ports/metadata-store.js';
-import type { ByteRange, ObjectListPage, ObjectStore } from '../../lib/ports/object-store.js';
+import type { ObjectStore } from '../../lib/ports/object-store.js';
 
-export interface MetadataCall {
-  op: 'get' | 'put' | 'update' | 'delete' | 'query' | 'transact' | 'batchWrite';
-  key?: ItemKey;
-  actions?: readonly UpdateAction[];
-  options?: UpdateOptions;
-}
+export type { MetadataCall, ObjectCall };
 
-/** Runs `around(call, run)` for every operation; `run` performs it (possibly with rewritten options). */
-export class InterceptedMetadataStore implements MetadataStore {
+/** Runs `around(call, run)` for every operation; `run` performs it (a put or update with rewritten options). */
+export class InterceptedMetadataStore extends ForwardingMetadataStore {
   constructor(
-    readonly inner: MetadataStore,
-    private readonly around: <T>(
+    inner: MetadataStore,
+    private readonly hook: <T>(
       call: MetadataCall,
       run: (options?: UpdateOptions) => Promise<T>,
     ) => Promise<T>,
-  ) {}
-
-  get(key: ItemKey, options?: { consistent?: boolean }): Promise<Item | undefined> {
-    return this.around({ op: 'get', key }, () => this.inner.get(key, options));
+  ) {
+    super(inner);
   }
 
-  put(item: Item, options?: WriteOptions): Promise<void> {
-    return this.around({ op: 'put', key: item, ...(options ? { options } : {}) }, (o) =>
+  protected override around<T>(call: MetadataCall, run: () => Promise<T>): Promise<T> {
+    return this.hook(call, () => run());
+  }
+
+  override put(item: Item, options?: WriteOptions): Promise<void> {
+    return this.hook({ op: 'put', key: item, ...(options ? { options } : {}) }, (o) =>
       this.inner.put(item, o ?? options),
     );
   }
 
-  update(key: ItemKey, actions: readonly UpdateAction[], options?: UpdateOptions): Promise<Item | undefined> {
-    return this.around({ op: 'update', key, actions, ...(options ? { options } : {}) }, (o) =>
+  override update(
+    key: ItemKey,
+    actions: readonly UpdateAction[],
+    options?: UpdateOptions,
+  ): Promise<Item | undefined> {
+    return this.hook({ op: 'update', key, actions, ...(options ? { options } : {}) }, (o) =>
       this.inner.update(key, actions, o ?? options),
     );
   }
-
-  delete(key: ItemKey, options?: WriteOptions): Promise<void> {
-    return this.around({ op: 'delete', key }, () => this.inner.delete(key, options));
-  }
-
-  query(input: QueryInput): Promise<QueryPage> {
-    return this.around({ op: 'query' }, () => this.inner.query(input));
-  }
-
-  transact(ops: readonly TransactOp[]): Promise<void> {
-    return this.around({ op: 'transact' }, () => this.inner.transact(ops));
-  }
-
-  batchWrite(writes: { puts?: readonly Item[]; deletes?: readonly ItemKey[] }): Promise<void> {
-    return this.around({ op: 'batchWrite' }, () => this.inner.batchWrite(writes));
-  }
 }
 
-export interface ObjectCall {
-  op: 'put' | 'get' | 'delete' | 'list';
-  key?: string;
-}
-
-export class InterceptedObjectStore implements ObjectStore {
+export class InterceptedObjectStore extends ForwardingObjectStore {
   constructor(
-    readonly inner: ObjectStore,
-    private readonly around: <T>(call: ObjectCall, run: () => Promise<T>) => Promise<T>,
-  ) {}
-
-  get id(): string {
-    return this.inner.id;
+    inner: ObjectStore,
+    private readonly hook: <T>(call: ObjectCall, run: () => Promise<T>) => Promise<T>,
+  ) {
+    super(inner);
   }
 
-  get location(): string {
-    return this.inner.location;
-  }
-
-  put(key: string, body: Uint8Array): Promise<void> {
-    return this.around({ op: 'put', key }, () => this.inner.put(key, body));
-  }
-
-  get(key: string, range?: ByteRange): Promise<Uint8Array> {
-    return this.around({ op: 'get', key }, () => this.inner.get(key, range));
-  }
-
-  delete(keys: readonly string[]): Promise<void> {
-    return this.around({ op: 'delete', ...(keys[0] !== undefined ? { key: keys[0] } : {}) }, () =>
-      this.inner.delete(keys),
-    );
-  }
-
-  list(prefix: string, options?: { cursor?: string; limit?: number }): Promise<ObjectListPage> {
-    return this.around({ op: 'list', key: prefix }, () => this.inner.list(prefix, options));
+  protected override around<T>(call: ObjectCall, run: () => Promise<T>): Promise<T> {
+    return this.hook(call, run);
   }
 }
 

@@ -7,6 +7,8 @@
  * bytes it was admitted against what its quota allows over the same span.
  */
 import { ManualClock, drive } from '../../lib/adapters/fault/manual-clock.js';
+import type { MetadataCall } from '../../lib/adapters/forwarding.js';
+import { ForwardingMetadataStore } from '../../lib/adapters/forwarding.js';
 import type { Random } from '../../lib/adapters/fault/random.js';
 import { seededRandom } from '../../lib/adapters/fault/random.js';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
@@ -52,33 +54,27 @@ export interface QuotaSimResult {
 }
 
 /** A store whose every call waits a seeded latency before and after it takes effect. */
-const latent = (
-  inner: MetadataStore,
-  clock: Clock,
-  random: Random,
-  [min, max]: readonly [number, number],
-) => {
-  const wait = () => clock.sleep(min + random() * (max - min));
-  const wrap =
-    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
-    async (...args: A): Promise<R> => {
+class LatentStore extends ForwardingMetadataStore {
+  constructor(
+    inner: MetadataStore,
+    private readonly clock: Clock,
+    private readonly random: Random,
+    private readonly latencyMs: readonly [number, number],
+  ) {
+    super(inner);
+  }
+
+  protected override async around<T>(_call: MetadataCall, run: () => Promise<T>): Promise<T> {
+    const [min, max] = this.latencyMs;
+    const wait = () => this.clock.sleep(min + this.random() * (max - min));
+    await wait();
+    try {
+      return await run();
+    } finally {
       await wait();
-      try {
-        return await call(...args);
-      } finally {
-        await wait();
-      }
-    };
-  return {
-    get: wrap(inner.get.bind(inner)),
-    put: wrap(inner.put.bind(inner)),
-    update: wrap(inner.update.bind(inner)),
-    delete: wrap(inner.delete.bind(inner)),
-    query: wrap(inner.query.bind(inner)),
-    transact: wrap(inner.transact.bind(inner)),
-    batchWrite: wrap(inner.batchWrite.bind(inner)),
-  } satisfies MetadataStore;
-};
+    }
+  }
+}
 
 export const runQuotaSim = async ({
   seed,
@@ -99,8 +95,8 @@ export const runQuotaSim = async ({
   const managers = Array.from({ length: instances }, (_, i) => {
     const skew = (random() * 2 - 1) * skewMs;
     const clock: Clock = { now: () => truth.now() + skew, sleep: (ms) => truth.sleep(ms) };
-    const store = latent(shared, truth, random, latencyMs);
-    const rates = latent(rateStoreFor(i, shared), truth, random, latencyMs);
+    const store = new LatentStore(shared, truth, random, latencyMs);
+    const rates = new LatentStore(rateStoreFor(i, shared), truth, random, latencyMs);
     // The configs come from the shared store; the rates from the one the instance counts in.
     const configs = new ClientQuotaManager({ store, clock });
     const counting = new ClientQuotaManager({ store: rates, clock });
