@@ -209,15 +209,24 @@ const main = async () => {
           ],
           [
             'one long poll per member (POST /v1/fetch), 1,024 MB',
-            { memoryMb: { ...base.memoryMb, fetch: 1024 } },
+            { longPollPer: 'member', memoryMb: { ...base.memoryMb, fetch: 1024 } },
           ],
-          [`one long poll per member, ${base.memoryMb.fetch} MB (built: right-sized)`, {}],
-          ['one long poll per member, 128 MB', { memoryMb: { ...base.memoryMb, fetch: 128 } }],
+          [
+            `one long poll per member, ${base.memoryMb.fetch} MB (built: the SDK's fallback without a socket)`,
+            { longPollPer: 'member' },
+          ],
+          [
+            'one long poll per member, 128 MB',
+            { longPollPer: 'member', memoryMb: { ...base.memoryMb, fetch: 128 } },
+          ],
           [
             `one long poll per member, ${base.memoryMb.fetch} MB, woken by reading the table's stream (not built)`,
             { longPollPer: 'member-stream' },
           ],
-          ['WebSocket notified by the metadata stream (chosen, not built)', { longPollPer: 'websocket' }],
+          [
+            'WebSocket notified by the metadata stream, only caught-up members registered (built, the default)',
+            {},
+          ],
         ] as [string, Partial<Deployment>][]
       ).map(([name, change]) => [
         name,

@@ -33,8 +33,12 @@ import {
   createMaintenance,
   createQuotas,
   createTransactions,
+  createWaiting,
   serveOptionsOf,
 } from '../lib/services.js';
+import type { ConnectionNotifier } from '../lib/ports/connections.js';
+import type { Waiters } from '../lib/core/log/waiters.js';
+import type { WaitSocket } from '../lib/http/wait-socket.js';
 
 export type { SluiceConfig, SluiceDeps } from '../lib/services.js';
 export { SLUICE_VERSION } from '../lib/services.js';
@@ -54,6 +58,14 @@ export interface Sluice {
   routes: Route[];
   /** The router of one function (API Gateway sends it only its routes), or of all of them. */
   router(job?: Job): Router;
+  /**
+   * Waiting consumers and the wait socket, telling connections through `notifier` (built once per
+   * notifier); `httpApi` names the HTTP API whose routes grant READ (lib/http/wait-socket.ts).
+   */
+  waiting(
+    notifier: ConnectionNotifier,
+    httpApi?: { apiId: string; stage: string; accountId: string },
+  ): { waiters: Waiters; socket: WaitSocket };
 }
 
 export const createSluice = (deps: SluiceDeps): Sluice => {
@@ -66,6 +78,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
   const routeDeps = {
     catalog: core.catalog,
     clusterId: deps.config.clusterId,
+    ...(deps.config.waitUrl ? { waitUrl: deps.config.waitUrl } : {}),
     version: SLUICE_VERSION,
     onTopicDeleted: (topic: { topicId: string }) =>
       maintenance.purgeTopic(topic.topicId).then(() => undefined),
@@ -80,6 +93,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     quotas,
   };
   const routers = new Map<string, Router>();
+  const waiting = new Map<ConnectionNotifier, { waiters: Waiters; socket: WaitSocket }>();
   return {
     ...core,
     producer,
@@ -88,6 +102,14 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     maintenance,
     quotas,
     routes: bindRoutes(ROUTES, routeDeps, options.quotas),
+    waiting: (notifier, httpApi) => {
+      let built = waiting.get(notifier);
+      if (!built) {
+        built = createWaiting(deps, core, notifier, httpApi);
+        waiting.set(notifier, built);
+      }
+      return built;
+    },
     router: (job) => {
       const key = job ?? 'all';
       let router = routers.get(key);

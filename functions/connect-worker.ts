@@ -54,7 +54,12 @@ export interface ConnectRuntime {
 /** A worker over a Sluice of its own; the id names the container in task statuses. */
 export const connectRuntimeOf = (sluice: Sluice, telemetry: Telemetry): ConnectRuntime => {
   const state = new ConnectStateStore(sluice.store);
-  const client = new SluiceClient({ url: 'http://sluice.internal', fetch: inProcessFetch(sluice.router()) });
+  // A task runs for a bounded budget in an invocation billed while it runs: its consumers long-poll.
+  const client = new SluiceClient({
+    url: 'http://sluice.internal',
+    fetch: inProcessFetch(sluice.router()),
+    waitUrl: false,
+  });
   const worker = new ConnectWorker({
     state,
     client,

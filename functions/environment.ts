@@ -134,6 +134,7 @@ export const storageFromEnv = (meters: { metadata?: StorageMeter; objects?: Stor
 /** The configuration the environment sets. */
 export const configFromEnv = (): SluiceConfig => ({
   clusterId: process.env[ENV.clusterId] ?? 'sluice',
+  ...(process.env[ENV.waitUrl] ? { waitUrl: process.env[ENV.waitUrl] } : {}),
   maxRequestBytes: positiveInteger(ENV.maxRequestBytes, DEFAULT_MAX_REQUEST_BYTES),
   replicaLagTimeMaxMs: positiveInteger(ENV.replicaLagTimeMaxMs, 30_000),
   sequenceGapWaitMs: SEQUENCE_GAP_WAIT_MS,

@@ -16,6 +16,8 @@ import { SegmentStorage } from './constructs/segment-storage.js';
 import { SluiceFunctions } from './constructs/sluice-functions.js';
 import { DeadLetters, Monitoring } from './monitoring.js';
 import { ConsoleSite } from './constructs/console-site.js';
+import { WaitSocket } from './constructs/wait-socket.js';
+import { ENV } from '../lib/config/environment.js';
 
 /** Props win over the `sluice:*` context values, which win over the defaults. */
 export interface SluiceStackProps extends StackProps {
@@ -81,6 +83,8 @@ export class SluiceStack extends Stack {
   readonly monitoring: Monitoring;
   /** The web console beside the API, when enabled. */
   readonly console?: ConsoleSite;
+  /** Where caught-up consumers wait: the WebSocket API and the notifier on the table's stream. */
+  readonly waitSocket: WaitSocket;
 
   constructor(scope: Construct, id: string, props: SluiceStackProps = {}) {
     super(scope, id, {
@@ -125,6 +129,15 @@ export class SluiceStack extends Stack {
         ? { throttleBurstLimit: protection.apiThrottleBurstLimit }
         : {}),
     });
+    this.waitSocket = new WaitSocket(this, 'WaitSocket', {
+      handler: this.functions.functions.wait,
+      notifier: this.functions.functions['wait-notifier'],
+      metadataTable: this.metadata.table,
+      httpApiId: this.api.httpApi.apiId,
+      streamFailure: deadLetters.streamFailure,
+    });
+    // GET /v1/cluster names it, so the SDK's consumers find it.
+    admin.addEnvironment(ENV.waitUrl, this.waitSocket.url);
     applyAccountProtection(
       { stage: this.api.stage, functions: this.functions.functions, table: this.metadata.table },
       protection,
@@ -173,6 +186,10 @@ export class SluiceStack extends Stack {
     }
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the HTTP API' });
+    new CfnOutput(this, 'WaitUrl', {
+      value: this.waitSocket.url,
+      description: 'The wait socket (WebSocket API) where caught-up consumers wait',
+    });
     new CfnOutput(this, 'TableName', { value: this.metadata.tableName, description: 'Metadata table' });
     new CfnOutput(this, 'BucketNames', {
       value: Fn.join(',', this.storage.bucketNames),

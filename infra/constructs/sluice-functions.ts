@@ -31,6 +31,8 @@ export const SLUICE_JOBS = [
   'connect',
   'connect-worker',
   'maintenance',
+  'wait',
+  'wait-notifier',
 ] as const;
 export type SluiceJob = (typeof SLUICE_JOBS)[number];
 
@@ -41,7 +43,7 @@ export type SluiceJob = (typeof SLUICE_JOBS)[number];
  * client (lib/auth/delegation.ts): the route's own path for that client, and the gateway's right to
  * act for it.
  */
-const API_JOBS: ReadonlySet<SluiceJob> = new Set(['admin', 'produce', 'fetch', 'groups', 'connect']);
+const API_JOBS: ReadonlySet<SluiceJob> = new Set(['admin', 'produce', 'fetch', 'groups', 'connect', 'wait']);
 
 interface JobSizing {
   readonly memorySize: number;
@@ -82,6 +84,18 @@ const SIZING: Record<SluiceJob, JobSizing> = {
     memorySize: 1024,
     timeout: Duration.minutes(5),
     description: 'Sluice scheduled maintenance',
+  },
+  // The wait socket's routes: a registration is a read, two small writes and a read per partition.
+  wait: {
+    memorySize: 128,
+    timeout: Duration.seconds(10),
+    description: 'Sluice wait socket (WebSocket routes)',
+  },
+  // One stream batch: a Query per changed partition, a read and a write per waiting member told.
+  'wait-notifier': {
+    memorySize: 128,
+    timeout: Duration.seconds(30),
+    description: 'Sluice wait notifier (tells waiting consumers from the table stream)',
   },
 };
 
@@ -266,6 +280,11 @@ export class SluiceFunctions extends Construct {
     storage.grantReadObjects(functions.maintenance);
     storage.grantPutObjects(functions.maintenance);
     storage.grantDeleteObjects(functions.maintenance);
+
+    // Registrations, their partition items and the connection's caller; the check reads partitions.
+    table.grantReadWriteData(functions.wait);
+    // Reads waiters and partitions, marks registrations told, forgets connections that are gone.
+    table.grantReadWriteData(functions['wait-notifier']);
 
     const { segments } = props;
     segments?.grantRead(functions.fetch);

@@ -15,6 +15,18 @@ export const ENV = {
   segmentBucket: 'SLUICE_SEGMENT_BUCKET',
   /** Stable id of this deployment, reported by `GET /v1/cluster`. */
   clusterId: 'SLUICE_CLUSTER_ID',
+  /**
+   * The wait socket's URL (the WebSocket API's stage, `wss://…`), reported by `GET /v1/cluster` as
+   * `waitUrl` so consumers find it (docs/api.md "Waiting on a WebSocket").
+   */
+  waitUrl: 'SLUICE_WAIT_URL',
+  /**
+   * The WebSocket API stage's connection endpoint (`https://…/{stage}`), where the wait function and
+   * the notifier post to connections.
+   */
+  waitEndpoint: 'SLUICE_WAIT_ENDPOINT',
+  /** The HTTP API's id: registrations are checked against its fetch route (the caller's READ grant). */
+  httpApiId: 'SLUICE_HTTP_API_ID',
   /** Largest accepted request body in bytes after decoding (RECORD_LIST_TOO_LARGE above it). */
   maxRequestBytes: 'SLUICE_MAX_REQUEST_BYTES',
   /** Kafka's replica.lag.time.max.ms for this deployment (default 30000). */
