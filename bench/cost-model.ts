@@ -456,6 +456,8 @@ const NOTIFIER = { memoryMb: 128, ms: 20, msPerQuery: 5 };
 const WAIT_FUNCTION = { memoryMb: 128, ms: 20 };
 /** The SDK consumer's re-check while it waits on the socket (sdk/consumer.ts socketRecheckMs). */
 const SOCKET_RECHECK_SEC = 300;
+/** The SDK consumer's socketDirectAfterMs: after a wait this long it registers without an empty fetch. */
+const SOCKET_DIRECT_AFTER_SEC = 1;
 /** How long a registration's items live (lib/core/log/waiters.ts WAIT_TTL_MS); rewritten at half. */
 const WAIT_TTL_SEC = 3 * 3600;
 /** API Gateway closes a WebSocket after 2 hours; the SDK opens another. */
@@ -466,11 +468,12 @@ const SOCKET_LIFETIME_SEC = 2 * 3600;
  * member waits. A member waits only once a fetch came back empty: it registers (one frame in, the wait
  * function: the connection's registration read and written, each owned partition's item read for the
  * check), is told once by the notifier (the registration read and marked told, the partition's item
- * read; one frame out), fetches what arrived (consume's) and once more (empty, priced here) before it
- * registers again. The per-partition items that let the notifier find it are written when it connects
+ * read; one frame out), fetches what arrived (consume's) and, after a wait of a second or more,
+ * registers again with no empty fetch between; after a shorter wait it fetches once more (empty,
+ * priced here) before it registers (sdk/consumer.ts socketDirectAfterMs). The per-partition items that let the notifier find it are written when it connects
  * and every half TTL, not per registration. A member that finds data in that next fetch does not wait:
- * with λ produce requests a second into its partitions and a cycle of `busy` seconds (two fetches and
- * a registration), it waits min(λ, stream batches a second) × e^(−λ·busy) times a second (a Poisson
+ * with λ produce requests a second into its partitions and a cycle of `busy` seconds (one or two
+ * fetches and a registration), it waits min(λ, stream batches a second) × e^(−λ·busy) times a second (a Poisson
  * arrival misses the busy window with probability e^(−λ·busy)), so at high throughput few messages
  * are sent. Besides: the connection minutes, a re-check every 5 minutes (a registration and a fetch),
  * a new connection every 2 hours, and the notifier on the table's stream (one invocation per stream
@@ -486,14 +489,21 @@ const webSocketWaitingBill = (
   const owned = shape.partitions / shape.membersPerGroup;
   const arrivalsPerMemberSec = requestsPerSec / shape.membersPerGroup;
   const fetchMs = msFor(durations.fetch, usage, d.memoryMb.fetch);
-  const busySec = (2 * fetchMs + WAIT_FUNCTION.ms) / 1000;
-  const wakesPerMemberSec =
-    Math.min(arrivalsPerMemberSec, STREAM_POLLS_PER_SEC) * Math.exp(-arrivalsPerMemberSec * busySec);
-  const wakes = members * wakesPerMemberSec * SECONDS_PER_MONTH;
+  // After a wait of at least SOCKET_DIRECT_AFTER_SEC (probability e^(−λ·D)) the member registers
+  // right after the fetch that reads what woke it; after a shorter one it fetches once more first.
+  const direct = Math.exp(-arrivalsPerMemberSec * SOCKET_DIRECT_AFTER_SEC);
+  const busyDirectSec = (fetchMs + WAIT_FUNCTION.ms) / 1000;
+  const busyPollSec = (2 * fetchMs + WAIT_FUNCTION.ms) / 1000;
+  const arrivals = Math.min(arrivalsPerMemberSec, STREAM_POLLS_PER_SEC);
+  const directWakesPerMemberSec = arrivals * direct * Math.exp(-arrivalsPerMemberSec * busyDirectSec);
+  const polledWakesPerMemberSec = arrivals * (1 - direct) * Math.exp(-arrivalsPerMemberSec * busyPollSec);
+  const wakes = members * (directWakesPerMemberSec + polledWakesPerMemberSec) * SECONDS_PER_MONTH;
   const rechecks = (members * SECONDS_PER_MONTH) / SOCKET_RECHECK_SEC;
   const connects = (members * SECONDS_PER_MONTH) / SOCKET_LIFETIME_SEC;
   const registrations = wakes + rechecks;
-  const emptyFetches = registrations;
+  // A wake's fetch reads what woke it (consume's); the fetch after a short wait that comes back
+  // empty, and a re-check's, are priced here.
+  const emptyFetches = members * polledWakesPerMemberSec * SECONDS_PER_MONTH + rechecks;
   // The registration item: ids, one offset and topic per owned partition (a write unit per KiB).
   const registrationUnits = Math.ceil((200 + 80 * owned) / 1024);
   const itemRewrites = (members * owned * SECONDS_PER_MONTH) / (WAIT_TTL_SEC / 2);

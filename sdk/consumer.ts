@@ -48,6 +48,13 @@ export interface ConsumerOptions {
    * API Gateway's 10-minute idle timeout): what bounds the wait of a notification that was lost.
    */
   socketRecheckMs?: number;
+  /**
+   * A consumer woken after waiting at least this long on the socket (default 1000) registers again as
+   * soon as the fetch that follows leaves it caught up: records arrive sparsely, so a fetch at once
+   * would most likely come back empty. Woken sooner, it fetches once more first, and registers only if
+   * that comes back empty: records arrive often, and the fetch usually finds the next ones.
+   */
+  socketDirectAfterMs?: number;
   /** Kafka's max.partition.fetch.bytes: one partition's share of a fetch (default 1 MiB). */
   maxPartitionBytes?: number;
   /** Commit positions this often in a group (default 5000; 0 commits only on revoke and stop). */
@@ -166,6 +173,8 @@ export class Consumer {
   private channel: Promise<WaitChannel | undefined> | undefined;
   /** Until when the consumer long-polls because the socket failed. */
   private socketFailedUntil = 0;
+  /** How long the last wait on the socket lasted (0 after a fetch that did not wait). */
+  private lastWaitMs = 0;
 
   constructor(
     private readonly transport: Transport,
@@ -617,8 +626,23 @@ export class Consumer {
     // A partition that failed retriably answers at once; without a pause the loop would spin on it.
     if (retryLater && outcomes.every((o) => 'error' in o || o.records.length === 0))
       await sleep(PARTITION_RETRY_MS, stopping);
-    else if (channel && outcomes.every((o) => !('error' in o) && o.records.length === 0))
+    else if (channel && outcomes.every((o) => !('error' in o)) && this.waitsNow(outcomes, asked))
       await this.waitOnSocket(channel, stopping);
+    else this.lastWaitMs = 0;
+  }
+
+  /**
+   * Whether a consumer with a socket waits on it after this answer: when it brought nothing, or when
+   * it left every partition at its high watermark (or LSO) after a long wait (socketDirectAfterMs),
+   * with no empty fetch first; the server's check after storing the registration finds anything that
+   * committed since this answer, so waiting early never misses a record.
+   */
+  private waitsNow(outcomes: PartitionFetchOutcome[], asked: { owned: OwnedPartition }[]): boolean {
+    if (outcomes.every((o) => 'records' in o && o.records.length === 0)) return true;
+    return (
+      this.lastWaitMs >= (this.options.socketDirectAfterMs ?? 1_000) &&
+      asked.every(({ owned }) => owned.atEof)
+    );
   }
 
   /**
@@ -630,6 +654,7 @@ export class Consumer {
     const live = [...this.owned.values()].filter((p) => !p.revoked && p.position !== undefined);
     if (live.length === 0 || stopping.aborted) return;
     const wait = new AbortController();
+    const waitedFrom = Date.now();
     this.poll = wait;
     const stop = () => wait.abort();
     stopping.addEventListener('abort', stop, { once: true });
@@ -643,6 +668,7 @@ export class Consumer {
         { signal: wait.signal, timeoutMs: this.options.socketRecheckMs ?? 300_000 },
       );
       if (outcome === 'unavailable') this.socketFailedUntil = Date.now() + SOCKET_RETRY_MS;
+      this.lastWaitMs = Date.now() - waitedFrom;
     } finally {
       stopping.removeEventListener('abort', stop);
       if (this.poll === wait) this.poll = undefined;

@@ -40,9 +40,9 @@ describe('a failing step', () => {
     const [c, d] = [await s.sluice.catalog.get('c'), await s.sluice.catalog.get('d')];
     const { maintenance } = s.sluice;
     const index = maintenance.indexTail.bind(maintenance);
-    vi.spyOn(maintenance, 'indexTail').mockImplementation(async (topicId, p) => {
+    vi.spyOn(maintenance, 'indexTail').mockImplementation(async (topicId, p, ...rest) => {
       if (topicId === d.topicId && p === 1) throw new Error('index down');
-      return index(topicId, p);
+      return index(topicId, p, ...rest);
     });
     vi.spyOn(maintenance, 'rollSegments').mockRejectedValueOnce(new Error('roll down'));
     // The index pages of c-0 and d-0 cannot be read: d-0's retention, c-0's cleaner and both orphan

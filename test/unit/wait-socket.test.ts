@@ -133,14 +133,29 @@ const channelOf = (s: Setup, id: string): WaitChannel & { registrations: number 
 };
 
 /** Consumes until `count` records arrived (or fails after `ms`): what it got, in order per partition. */
-const consume = async (s: Setup, channel: WaitChannel, count: number, ms = 4_000) => {
+const consume = async (
+  s: Setup,
+  channel: WaitChannel,
+  count: number,
+  ms = 4_000,
+  requests: { fetches: number } = { fetches: 0 },
+  socketDirectAfterMs?: number,
+) => {
+  const inner = inProcessFetch(s.sluice.router());
   const client = new SluiceClient({
     url: 'http://sluice.internal',
-    fetch: inProcessFetch(s.sluice.router()),
+    fetch: (input, init) => {
+      if (String(input).endsWith('/v1/fetch')) requests.fetches += 1;
+      return inner(input, init);
+    },
     waitChannel: () => Promise.resolve(channel),
   });
   // A wake that is missed stays missed for the whole test: the re-check is far beyond it.
-  const consumer = client.consumer({ socketRecheckMs: 600_000, maxWaitMs: 20_000 });
+  const consumer = client.consumer({
+    socketRecheckMs: 600_000,
+    maxWaitMs: 20_000,
+    ...(socketDirectAfterMs === undefined ? {} : { socketDirectAfterMs }),
+  });
   consumer.subscribe({ topics: ['t'], fromBeginning: true });
   const got: ConsumedRecord[] = [];
   let reached: () => void = () => {};
@@ -201,26 +216,39 @@ describe('waiting on a WebSocket: the wake race', () => {
     expect(s.connections.readies('c1')).toBe(6);
   });
 
-  it('wakes a caught-up consumer from the stream when a record commits later', async () => {
-    const s = await setup();
-    const channel = channelOf(s, 'c1');
-    const consumed = consume(s, channel, 3);
-    const sent: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      // Wait until the consumer is registered at the end of the log and not yet told, then produce.
-      const topicId = (await s.sluice.catalog.get('t')).topicId;
-      for (let t = 0; t < 400; t++) {
-        const item = await s.store.get(keys.waitingConnection('c1'));
-        const offs = item?.['offs'] as Record<string, number> | undefined;
-        if (item && item['told'] !== true && offs?.[`${topicId}#1`] === i) break;
-        await new Promise((r) => setTimeout(r, 5));
+  for (const [directAfterMs, fetchesPerWake] of [
+    [0, 1],
+    [600_000, 2],
+  ] as const)
+    it(`wakes a caught-up consumer from the stream when a record commits later: ${fetchesPerWake} fetch(es) a wake when socketDirectAfterMs is ${directAfterMs}`, async () => {
+      const s = await setup();
+      const channel = channelOf(s, 'c1');
+      const requests = { fetches: 0 };
+      const consumed = consume(s, channel, 3, 4_000, requests, directAfterMs);
+      const sent: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        // Wait until the consumer is registered at the end of the log and not yet told, then produce.
+        const topicId = (await s.sluice.catalog.get('t')).topicId;
+        for (let t = 0; t < 400; t++) {
+          const item = await s.store.get(keys.waitingConnection('c1'));
+          const offs = item?.['offs'] as Record<string, number> | undefined;
+          if (item && item['told'] !== true && offs?.[`${topicId}#1`] === i) break;
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        sent.push(await s.produce(1));
       }
-      sent.push(await s.produce(1));
-    }
-    const { outcome, got } = await consumed;
-    expect(outcome).toBe('done');
-    expect(got.map((r) => Buffer.from(r.value!).toString())).toEqual(sent);
-  });
+      const { outcome, got } = await consumed;
+      expect(outcome).toBe('done');
+      expect(got.map((r) => Buffer.from(r.value!).toString())).toEqual(sent);
+      // The first fetch finds the log empty. After a long wait (sparse records) a wake's fetch reads
+      // the record and, its answer at the high watermark, the consumer registers again at once; after
+      // a short one it fetches once more (empty here) first, as records that come often would be found.
+      // (The last wake's second fetch may not come before the consumer stops.)
+      if (fetchesPerWake === 1) expect(requests.fetches).toBe(1 + sent.length);
+      else expect(requests.fetches).toBeGreaterThanOrEqual(2 * sent.length);
+      expect(channel.registrations).toBeGreaterThanOrEqual(sent.length);
+      expect(channel.registrations).toBeLessThanOrEqual(1 + sent.length);
+    });
 });
 
 describe('waiting on a WebSocket: frames', () => {
