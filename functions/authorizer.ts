@@ -9,21 +9,16 @@
  * directly (lib/adapters/aws/iam-query.ts), not @aws-sdk/client-iam: two calls did not pay for its
  * weight in every bundle.
  */
-import { IamSimulationAuthorizer } from '../lib/adapters/aws/iam-authorizer.js';
-import { IamQueryClient } from '../lib/adapters/aws/iam-query.js';
+import { createIamAuthorizer } from '../lib/adapters/aws/iam-authorizer.js';
 import type { Authorizer } from '../lib/auth/acl.js';
 import { systemClock } from '../lib/ports/clock.js';
-import { ENV } from '../infra/config.js';
+import { ENV } from '../lib/config/environment.js';
 import { required } from './environment.js';
 
 /** `{ authorizer }` when the environment asks for IAM's, else nothing. */
 export const authorizerFromEnv = (): { authorizer?: Authorizer } =>
   process.env[ENV.authorizer] === 'iam'
     ? {
-        authorizer: new IamSimulationAuthorizer({
-          iam: new IamQueryClient({ region: required('AWS_REGION') }),
-          region: required('AWS_REGION'),
-          clock: systemClock,
-        }),
+        authorizer: createIamAuthorizer({ region: required('AWS_REGION'), clock: systemClock }),
       }
     : {};

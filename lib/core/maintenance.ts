@@ -10,7 +10,7 @@ import type { Item } from '../ports/metadata-store.js';
 import { ConditionFailedError } from '../ports/metadata-store.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { dataObjectPrefix, keys, segmentObjectPrefix } from './keys.js';
-import { queryAll } from './query-all.js';
+import { queryAll } from '../ports/query-all.js';
 import type { LogContext } from './log/context.js';
 import { compactPartition } from './log/compaction.js';
 import { materializeTail } from './log/materialize.js';

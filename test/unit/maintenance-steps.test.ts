@@ -7,7 +7,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
-import { createSluice } from '../../lib/app.js';
+import { createSluice } from '../../functions/app.js';
 import { keys } from '../../lib/core/keys.js';
 import { asPartitionState } from '../../lib/core/log/partition-state.js';
 import type { QueryInput } from '../../lib/ports/metadata-store.js';

@@ -17,6 +17,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { CallerContext } from '../../http/types.js';
 import { errorName, httpStatusOf } from './errors.js';
 import type { IamPolicyApi } from './iam-query.js';
+import { IamQueryClient } from './iam-query.js';
 
 export interface IamAuthorizerOptions {
   /** IAM's GetRole and SimulatePrincipalPolicy (lib/adapters/aws/iam-query.ts on AWS). */
@@ -27,6 +28,10 @@ export interface IamAuthorizerOptions {
   /** Bound on cached decisions, so a container serving many principals stays small. */
   maxCacheEntries?: number;
 }
+
+/** The authorizer over IAM's Query API in `region`'s partition (the composition root's). */
+export const createIamAuthorizer = (options: Omit<IamAuthorizerOptions, 'iam'>): IamSimulationAuthorizer =>
+  new IamSimulationAuthorizer({ iam: new IamQueryClient({ region: options.region }), ...options });
 
 const ASSUMED_ROLE = /^arn:(aws[\w-]*):sts::(\d{12}):assumed-role\/([\w+=,.@-]+)\/[^/]+$/;
 const SIMULABLE = /^arn:aws[\w-]*:iam::\d{12}:(user|role)\/[\w+=,.@/-]+$/;

@@ -25,7 +25,7 @@ import type { Condition, Item, MetadataStore, TransactOp } from '../../ports/met
 import { ConditionFailedError, TransactionCanceledError } from '../../ports/metadata-store.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { dataObjectKey, keys, segmentObjectKey } from '../keys.js';
-import { queryAll } from '../query-all.js';
+import { queryAll } from '../../ports/query-all.js';
 import type { Record as KafkaRecord } from '../../../protocol/record-batch/index.js';
 import { decodeRecordBatch, encodeRecordBatch } from '../../../protocol/record-batch/index.js';
 import type { TopicConfig } from '../topics/configs.js';

@@ -11,7 +11,7 @@
 import type { Condition, MetadataStore, UpdateAction } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { keys } from '../keys.js';
-import { queryAll, queryPages } from '../query-all.js';
+import { queryAll, queryPages } from '../../ports/query-all.js';
 import type { TopicConfig } from '../topics/configs.js';
 import type { Item } from '../../ports/metadata-store.js';
 import { isRetired, pageEnd, pageEntries, retiredPageItem } from './batch-index.js';

@@ -9,7 +9,7 @@
 import type { Item, MetadataStore } from '../../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../../ports/metadata-store.js';
 import { keys } from '../../keys.js';
-import { queryAll, queryPages } from '../../query-all.js';
+import { queryAll, queryPages } from '../../../ports/query-all.js';
 import type { TopicConfig } from '../../topics/configs.js';
 import { isRetired, pageEnd, pageEntries, retiredPageItem } from '../batch-index.js';
 import { bytesOf, FIRST_LOCAL_ATTR, noCleanerSwapSince } from '../log-size.js';

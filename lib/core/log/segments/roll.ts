@@ -18,7 +18,7 @@ import type { Condition, Item, MetadataStore, TransactOp } from '../../../ports/
 import { TransactionCanceledError } from '../../../ports/metadata-store.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { keys, pad, segmentObjectKey } from '../../keys.js';
-import { queryAll } from '../../query-all.js';
+import { queryAll } from '../../../ports/query-all.js';
 import type { TopicConfig } from '../../topics/configs.js';
 import type { IndexedEntry } from '../batch-index.js';
 import { indexEntries, pageEnd, pageEntries } from '../batch-index.js';
