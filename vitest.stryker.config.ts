@@ -24,7 +24,24 @@ export default defineConfig({
       [
         // Vitest's 5 s default fails the slowest unit tests in the initial run on a loaded machine; a
         // mutant's own time limit is Stryker's (timeoutMS), so a longer test timeout loosens nothing.
-        { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 60_000 } },
+        // Left out: two suites of the deployed functions' wiring that need a process of their own (they
+        // stub the environment a handler reads at import, and X-Ray's SDK, once loaded, instruments
+        // every client made after it); with one module graph across files they fail the initial run.
+        {
+          extends: true,
+          test: {
+            name: 'unit',
+            include: ['test/unit/**/*.test.ts'],
+            exclude: [
+              'test/unit/telemetry-tracing.test.ts',
+              'test/unit/function-authorizers.test.ts',
+              // Compares the committed validators with ones generated from the schemas at test time;
+              // in Stryker's sandbox the core the schemas import is instrumented, so they differ.
+              'test/unit/request-validators.test.ts',
+            ],
+            testTimeout: 60_000,
+          },
+        },
         { extends: true, test: { name: 'sim', include: ['test/sim/**/*.test.ts'], testTimeout: 120_000 } },
       ] satisfies TestProjectInlineConfiguration[]
     ).filter((project) => projects.includes(project.test.name)),

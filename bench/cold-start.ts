@@ -5,22 +5,26 @@
  * the bundle (Lambda's init phase) and to serve a first request (the first invoke: SDK clients,
  * credentials, first connections). Repeated `--runs` times (default 5); the median is reported.
  *
- * With `--before <git ref>` (e.g. `main`) the functions of that commit are bundled too, as they were
- * bundled then, and their cold starts measured in the same run, interleaved run by run with this
- * tree's, so the two columns share the machine's load.
+ * With `--before <git ref>` (e.g. `e5e9779`, the last build before precompiled validators and the
+ * SDK schema plugin) the functions of that commit are bundled too, as they were bundled then (that
+ * commit's own infra/bundling.ts when it has one), and their cold starts measured in the same run,
+ * interleaved run by run with this tree's, so the two columns share the machine's load. Each line
+ * gives the bundle's size beside its cold start; `npm run bench:bundle` says what a bundle holds.
  *
  * Flags: --runs 5, --before <ref>, --json (only the final JSON line). The last stdout line is one JSON
  * object.
  */
 import { execFile, execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
 import { build } from 'esbuild';
-import { REPO_ROOT, REQUIRE_BANNER, functionBuildOptions } from '../infra/bundling.js';
+import { REPO_ROOT, REQUIRE_BANNER, buildFunction } from '../infra/bundling.js';
 import { LOCAL_CREDENTIALS } from '../lib/adapters/aws/clients.js';
 import { encodeRecordBatch } from '../protocol/record-batch/encode.js';
 import { SluiceClient } from '../sdk/client.js';
@@ -33,19 +37,30 @@ type Job = (typeof JOBS)[number];
 
 /** The CDK app's bundling (infra/bundling.ts) of one function of this tree. */
 export const bundleFunction = async (job: string, outDir: string): Promise<string> => {
-  const outfile = join(outDir, job, 'index.mjs');
-  await build(functionBuildOptions(join(REPO_ROOT, 'functions', `${job}.ts`), outfile));
-  return outfile;
+  await buildFunction(join(REPO_ROOT, 'functions', `${job}.ts`), join(outDir, job));
+  return join(outDir, job, 'index.mjs');
 };
 
 /**
- * One function of an earlier commit, bundled as the CDK app bundled every function before the
- * per-function composition roots (the same esbuild options, without the aliases).
+ * One function of an earlier commit, bundled with that commit's esbuild options
+ * (infra/bundling.ts's functionBuildOptions, which the CDK app used then), or, before that module
+ * existed (before the per-function composition roots), with the options the CDK app passed then.
  */
 const bundleFunctionAt = async (tree: string, job: Job, outDir: string): Promise<string> => {
   const outfile = join(outDir, `${job}-before`, 'index.mjs');
+  const entry = join(tree, 'functions', `${job}.ts`);
+  const bundling = join(tree, 'infra', 'bundling.ts');
+  if (existsSync(bundling)) {
+    const then = (await import(pathToFileURL(bundling).href)) as {
+      functionBuildOptions?: (entry: string, outfile: string) => Parameters<typeof build>[0];
+    };
+    if (then.functionBuildOptions) {
+      await build(then.functionBuildOptions(entry, outfile));
+      return outfile;
+    }
+  }
   await build({
-    entryPoints: [join(tree, 'functions', `${job}.ts`)],
+    entryPoints: [entry],
     outfile,
     bundle: true,
     platform: 'node',

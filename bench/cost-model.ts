@@ -5,9 +5,11 @@
  * segment store. Pure: the same inputs give the same dollars (test/unit/cost-full-model.test.ts).
  *
  * Where time goes, the model follows what the code does: a produce request writes one object to each
- * of the partition's R replica stores (acks=all) and commits in DynamoDB; each consumer group keeps one
- * long poll in flight per partition (the SDK consumer's loop), so a caught-up group holds a fetch
- * function for the whole month and reads the partition item every `pollIntervalMs` while it waits;
+ * of the partition's R replica stores (acks=all) and commits in DynamoDB; each member of a consumer
+ * group that has caught up waits on the wait socket (the SDK consumer's default: no function held,
+ * each wake paid once; webSocketWaitingBill), or where it has none keeps one long poll in flight over
+ * all the partitions it owns (POST /v1/fetch: `sluice consume` without a group and a Kafka client's
+ * Fetch through the gateway; `longPollPer` prices each way to wait);
  * maintenance runs every minute, rolls closed data into 16 MiB segments in the S3 Standard segment
  * store, retires the replica copies after `local.retention.ms` and expires segments after the retention;
  * one run an hour also scans for orphans (listing every store, reading every index page), which
@@ -68,12 +70,13 @@ export interface Deployment {
   fetchMaxWaitMs: number;
   pollIntervalMs: number;
   /**
-   * How a caught-up consumer waits. 'member' (as built): the SDK consumer keeps one long poll (POST
+   * How a caught-up consumer waits. 'websocket' (as built, the SDK consumer's default): no function
+   * while waiting; a connection to an API Gateway WebSocket API on which the member registers once
+   * caught up and that a function on the metadata table's stream notifies, then a plain fetch (priced
+   * under consume). 'member': the SDK consumer without a wait socket keeps one long poll (POST
    * /v1/fetch) in flight over all its partitions, a fetch function held for its wall time that reads
    * every owned partition's item each pollIntervalMs. 'partition': one long poll per owned partition
-   * (the SDK before issue 28). 'websocket' (what-if, not built): no function while waiting; a
-   * connection to an API Gateway WebSocket API that a function on the metadata table's stream
-   * notifies, then a plain fetch (priced under consume). 'member-stream' (what-if, not built): the
+   * (the SDK before issue 28). 'member-stream' (what-if, not built): the
    * member's long poll as built, woken by reading the metadata table's stream (GetRecords on each shard
    * every pollIntervalMs) instead of re-reading the partition items; still a function held while it
    * waits.
@@ -98,7 +101,8 @@ export const deployment = (replicationFactor: number, storeClass: StoreClass): D
   orphanGraceHours: 0.25,
   fetchMaxWaitMs: 5_000,
   pollIntervalMs: 100,
-  longPollPer: 'member',
+  // The SDK consumer waits on the wait socket (sdk/consumer.ts); 'member' is its fallback.
+  longPollPer: 'websocket',
   heartbeatIntervalMs: 5_000,
   autoCommitIntervalMs: 5_000,
 });
@@ -407,9 +411,10 @@ const maintenanceRunsBill = (
 };
 
 /**
- * A month of caught-up consumers: one long poll in flight per partition and group, billed for its
- * wall time (at least the fetches' own time), reading the partition item every pollIntervalMs while
- * it waits; a poll that times out before the next batch arrives is one more request.
+ * A month of caught-up consumers: one long poll in flight per member (or per partition, as before
+ * issue 28) in each group, billed for its wall time (at least the fetches' own time), reading its
+ * partitions' items every pollIntervalMs while it waits; a poll that times out before the next batch
+ * arrives is one more request.
  */
 const consumerWaitingBill = (
   shape: Shape,
@@ -421,7 +426,8 @@ const consumerWaitingBill = (
   const pollsPerArrival = Math.max(1, Math.ceil(1 / (arrivalsPerSec * (d.fetchMaxWaitMs / 1000))));
   const emptyPolls = fetches * (pollsPerArrival - 1);
   const busySec = (fetches * msFor(durations.fetch, usage, d.memoryMb.fetch)) / 1000;
-  if (d.longPollPer === 'websocket') return webSocketWaitingBill(shape, gibPerMonth, { d, usage, prices });
+  if (d.longPollPer === 'websocket')
+    return webSocketWaitingBill(shape, gibPerMonth, { d, usage, durations, prices });
   const pollers = d.longPollPer === 'partition' ? shape.partitions : shape.membersPerGroup;
   const heldSec = Math.max(shape.consumerGroups * pollers * SECONDS_PER_MONTH, busySec);
   const rounds = ((heldSec - busySec) * 1000) / d.pollIntervalMs;
@@ -444,32 +450,92 @@ const consumerWaitingBill = (
 
 /** DynamoDB Streams' Lambda trigger polls each shard about four times a second. */
 const STREAM_POLLS_PER_SEC = 4;
-/** The notifier: a 128 MB function of about 20 ms per stream batch. */
-const NOTIFIER = { memoryMb: 128, ms: 20 };
+/** The notifier: a 128 MB function of about 20 ms per stream batch, plus a Query per changed partition. */
+const NOTIFIER = { memoryMb: 128, ms: 20, msPerQuery: 5 };
+/** The wait function: a 128 MB function of about 20 ms per registration (a put, a batch write, the check). */
+const WAIT_FUNCTION = { memoryMb: 128, ms: 20 };
+/** The SDK consumer's re-check while it waits on the socket (sdk/consumer.ts socketRecheckMs). */
+const SOCKET_RECHECK_SEC = 300;
+/** The SDK consumer's socketDirectAfterMs: after a wait this long it registers without an empty fetch. */
+const SOCKET_DIRECT_AFTER_SEC = 1;
+/** How long a registration's items live (lib/core/log/waiters.ts WAIT_TTL_MS); rewritten at half. */
+const WAIT_TTL_SEC = 3 * 3600;
+/** API Gateway closes a WebSocket after 2 hours; the SDK opens another. */
+const SOCKET_LIFETIME_SEC = 2 * 3600;
 
 /**
- * The what-if of waiting on a WebSocket: every member holds a connection all month; a notifier on the
- * metadata table's stream (one invocation per stream batch, at most STREAM_POLLS_PER_SEC) reads the
- * topic's subscribers (one read unit) and sends each group member whose partitions advanced one
- * message per batch; the member then fetches without waiting (that fetch is consume's).
+ * Waiting on a WebSocket, as built (lib/core/log/waiters.ts, sdk/consumer.ts): no function while a
+ * member waits. A member waits only once a fetch came back empty: it registers (one frame in, the wait
+ * function: the connection's registration read and written, each owned partition's item read for the
+ * check), is told once by the notifier (the registration read and marked told, the partition's item
+ * read; one frame out), fetches what arrived (consume's) and, after a wait of a second or more,
+ * registers again with no empty fetch between; after a shorter wait it fetches once more (empty,
+ * priced here) before it registers (sdk/consumer.ts socketDirectAfterMs). The per-partition items that let the notifier find it are written when it connects
+ * and every half TTL, not per registration. A member that finds data in that next fetch does not wait:
+ * with λ produce requests a second into its partitions and a cycle of `busy` seconds (one or two
+ * fetches and a registration), it waits min(λ, stream batches a second) × e^(−λ·busy) times a second (a Poisson
+ * arrival misses the busy window with probability e^(−λ·busy)), so at high throughput few messages
+ * are sent. Besides: the connection minutes, a re-check every 5 minutes (a registration and a fetch),
+ * a new connection every 2 hours, and the notifier on the table's stream (one invocation per stream
+ * batch, a Query per changed partition; the trigger's own stream reads are free).
  */
 const webSocketWaitingBill = (
   shape: Shape,
   gibPerMonth: number,
-  { usage, prices }: Pick<Inputs, 'd' | 'usage' | 'prices'>,
+  { d, usage, durations, prices }: Inputs,
 ): Bill => {
   const requestsPerSec = requestsPer(gibPerMonth, usage) / SECONDS_PER_MONTH;
-  const batchesPerSec = Math.min(requestsPerSec, STREAM_POLLS_PER_SEC);
-  const perMemberPerSec = Math.min(requestsPerSec / shape.membersPerGroup, batchesPerSec);
   const members = shape.consumerGroups * shape.membersPerGroup;
-  const messages = members * perMemberPerSec * SECONDS_PER_MONTH;
+  const owned = shape.partitions / shape.membersPerGroup;
+  const arrivalsPerMemberSec = requestsPerSec / shape.membersPerGroup;
+  const fetchMs = msFor(durations.fetch, usage, d.memoryMb.fetch);
+  // After a wait of at least SOCKET_DIRECT_AFTER_SEC (probability e^(−λ·D)) the member registers
+  // right after the fetch that reads what woke it; after a shorter one it fetches once more first.
+  const direct = Math.exp(-arrivalsPerMemberSec * SOCKET_DIRECT_AFTER_SEC);
+  const busyDirectSec = (fetchMs + WAIT_FUNCTION.ms) / 1000;
+  const busyPollSec = (2 * fetchMs + WAIT_FUNCTION.ms) / 1000;
+  const arrivals = Math.min(arrivalsPerMemberSec, STREAM_POLLS_PER_SEC);
+  const directWakesPerMemberSec = arrivals * direct * Math.exp(-arrivalsPerMemberSec * busyDirectSec);
+  const polledWakesPerMemberSec = arrivals * (1 - direct) * Math.exp(-arrivalsPerMemberSec * busyPollSec);
+  const wakes = members * (directWakesPerMemberSec + polledWakesPerMemberSec) * SECONDS_PER_MONTH;
+  const rechecks = (members * SECONDS_PER_MONTH) / SOCKET_RECHECK_SEC;
+  const connects = (members * SECONDS_PER_MONTH) / SOCKET_LIFETIME_SEC;
+  const registrations = wakes + rechecks;
+  // A wake's fetch reads what woke it (consume's); the fetch after a short wait that comes back
+  // empty, and a re-check's, are priced here.
+  const emptyFetches = members * polledWakesPerMemberSec * SECONDS_PER_MONTH + rechecks;
+  // The registration item: ids, one offset and topic per owned partition (a write unit per KiB).
+  const registrationUnits = Math.ceil((200 + 80 * owned) / 1024);
+  const itemRewrites = (members * owned * SECONDS_PER_MONTH) / (WAIT_TTL_SEC / 2);
+  // Frames: a registration in and a ready out per wake; a registration per re-check; $connect/$disconnect.
+  const messages = 2 * wakes + rechecks + 2 * connects;
   const connectionMinutes = (members * SECONDS_PER_MONTH) / 60;
+  const batchesPerSec = Math.min(requestsPerSec, STREAM_POLLS_PER_SEC);
   const notifierRuns = batchesPerSec * SECONDS_PER_MONTH;
+  const queries = Math.min(requestsPerSec, STREAM_POLLS_PER_SEC * shape.partitions) * SECONDS_PER_MONTH;
+  const units = {
+    // The registration written; marked told on a wake; the partition items now and then.
+    writeUnits: (registrations + wakes) * registrationUnits + itemRewrites,
+    // Registration: the last one read, every owned partition's item read (the check). Wake: the
+    // registration and the partition's item read by the notifier. Empty fetch: every owned item.
+    // Notifier: a Query per changed partition.
+    readUnits:
+      registrations * (registrationUnits + owned * usage.stateReadUnits) +
+      wakes * (registrationUnits + usage.stateReadUnits) +
+      emptyFetches * owned * usage.stateReadUnits +
+      queries,
+  };
   return bill({
-    dynamodb: dynamo({ writeUnits: 0, readUnits: notifierRuns }, prices),
-    lambdaRequests: invocations(notifierRuns, prices),
-    lambdaCompute: notifierRuns * gbSeconds(NOTIFIER.memoryMb, NOTIFIER.ms) * prices.lambda.perGbSecond,
+    dynamodb: dynamo(units, prices),
+    lambdaRequests: invocations(notifierRuns + registrations + connects * 2 + emptyFetches, prices),
+    lambdaCompute:
+      (notifierRuns * gbSeconds(NOTIFIER.memoryMb, NOTIFIER.ms) +
+        queries * gbSeconds(NOTIFIER.memoryMb, NOTIFIER.msPerQuery) +
+        (registrations + connects * 2) * gbSeconds(WAIT_FUNCTION.memoryMb, WAIT_FUNCTION.ms)) *
+        lambdaRate(d, prices) +
+      emptyFetches * gbSeconds(d.memoryMb.fetch, durations.fetch.fixedMs) * lambdaRate(d, prices),
     apiGateway:
+      perMillionApi(emptyFetches, prices) +
       (messages * prices.webSocket.perMillionMessages) / 1e6 +
       (connectionMinutes * prices.webSocket.perMillionConnectionMinutes) / 1e6,
   });

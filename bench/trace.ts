@@ -7,8 +7,9 @@
  * every S3 and DynamoDB call as a span. Benchmarks only: nothing here is in a deployed bundle.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { ItemKey, MetadataStore, UpdateAction } from '../lib/ports/metadata-store.js';
-import type { ObjectStore } from '../lib/ports/object-store.js';
+import type { MetadataCall, ObjectCall, ObjectOp } from '../lib/adapters/forwarding.js';
+import { ForwardingMetadataStore, ForwardingObjectStore } from '../lib/adapters/forwarding.js';
+import type { ItemKey } from '../lib/ports/metadata-store.js';
 import type * as RuntimeModule from '../local/runtime.js';
 import type { StorageLayer } from '../local/runtime.js';
 import type { FetchLike } from '../sdk/transport.js';
@@ -103,8 +104,8 @@ export const installTracing = (runtime: Runtime, base?: StorageLayer): (() => vo
   runtime.setStorageLayer((storage) => {
     const inner = layer ? layer(storage) : storage;
     return {
-      store: tracedMetadataStore(inner.store),
-      objectStores: inner.objectStores.map(tracedObjectStore),
+      store: new TracedMetadataStore(inner.store),
+      objectStores: inner.objectStores.map((s) => new TracedObjectStore(s)),
     };
   });
   return () => {
@@ -131,30 +132,35 @@ const itemKind = (key: ItemKey): string => {
   return sk.includes('#') ? `${sk.slice(0, sk.indexOf('#'))}#` : sk;
 };
 
-const isCommit = (key: ItemKey, actions: readonly UpdateAction[]): boolean =>
-  key['sk'] === 'STATE' && actions.some((a) => 'append' in a && a.set === 'tail');
+const isCommit = (call: MetadataCall): boolean =>
+  call.op === 'update' &&
+  call.key?.sk === 'STATE' &&
+  (call.actions ?? []).some((a) => 'append' in a && a.set === 'tail');
 
-const tracedMetadataStore = (inner: MetadataStore): MetadataStore => ({
-  get: (key, options) => record('read', `ddb.get ${itemKind(key)}`, () => inner.get(key, options)),
-  put: (item, options) => record('write', `ddb.put ${itemKind(item)}`, () => inner.put(item, options)),
-  update: (key, actions, options) =>
-    isCommit(key, actions)
-      ? record('commit', 'ddb.update STATE (commit)', () => inner.update(key, actions, options))
-      : record('write', `ddb.update ${itemKind(key)}`, () => inner.update(key, actions, options)),
-  delete: (key, options) => record('write', `ddb.delete ${itemKind(key)}`, () => inner.delete(key, options)),
-  query: (input) => record('read', 'ddb.query', () => inner.query(input)),
-  transact: (ops) => record('write', 'ddb.transact', () => inner.transact(ops)),
-  batchWrite: (writes) => record('write', 'ddb.batchWrite', () => inner.batchWrite(writes)),
-});
-
-const tracedObjectStore = (inner: ObjectStore): ObjectStore => {
-  const store: ObjectStore = Object.create(inner) as ObjectStore;
-  return Object.assign(store, {
-    put: (key: string, body: Uint8Array) => record('put', `s3.put ${inner.id}`, () => inner.put(key, body)),
-    get: (...args: Parameters<ObjectStore['get']>) =>
-      record('read', `s3.get ${inner.id}`, () => inner.get(...args)),
-    delete: (keys: readonly string[]) => record('write', `s3.delete ${inner.id}`, () => inner.delete(keys)),
-    list: (...args: Parameters<ObjectStore['list']>) =>
-      record('read', `s3.list ${inner.id}`, () => inner.list(...args)),
-  });
+/** What a metadata call was for, and its span's label. */
+const metadataSpan = (call: MetadataCall): [SpanKind, string] => {
+  if (isCommit(call)) return ['commit', 'ddb.update STATE (commit)'];
+  const kind: SpanKind = call.op === 'get' || call.op === 'query' ? 'read' : 'write';
+  const keyed = call.op === 'get' || call.op === 'put' || call.op === 'update' || call.op === 'delete';
+  return [kind, keyed && call.key ? `ddb.${call.op} ${itemKind(call.key)}` : `ddb.${call.op}`];
 };
+
+class TracedMetadataStore extends ForwardingMetadataStore {
+  protected override around<T>(call: MetadataCall, run: () => Promise<T>): Promise<T> {
+    const [kind, label] = metadataSpan(call);
+    return record(kind, label, run);
+  }
+}
+
+const objectSpanKinds: Record<ObjectOp, SpanKind> = {
+  put: 'put',
+  get: 'read',
+  delete: 'write',
+  list: 'read',
+};
+
+class TracedObjectStore extends ForwardingObjectStore {
+  protected override around<T>(call: ObjectCall, run: () => Promise<T>): Promise<T> {
+    return record(objectSpanKinds[call.op], `s3.${call.op} ${this.inner.id}`, run);
+  }
+}

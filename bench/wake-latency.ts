@@ -1,14 +1,20 @@
 /**
- * `npm run bench:wake-latency`: how long a caught-up consumer's long poll takes to answer a record,
- * through the local stack `npm start` runs (in-process, DynamoDB Local + s3rver). A consumer keeps a
- * `POST /v1/fetch` long poll (maxWaitMs 5 s) at the partition's end; after a random pause a producer
- * sends one record; the figure is from the produce's answer (the record is committed) to the poll's
- * answer holding it, and from the produce's start. Repeated `--samples` times (default 40); p50 and
- * p99 reported. The poll re-reads the partition item every pollIntervalMs (100 ms), so the wait after
- * the commit is up to one interval plus a read. Figures from the shared machine are indicative.
+ * `npm run bench:wake-latency`: how long a caught-up consumer takes to get a record, through the local
+ * stack `npm start` runs (in-process, DynamoDB Local + s3rver), both ways it can wait, in one run:
+ * - `poll`: a `POST /v1/fetch` long poll (maxWaitMs 5 s) at the partition's end, which re-reads the
+ *   partition item every pollIntervalMs (100 ms), so the wait after the commit is up to one interval
+ *   plus a read;
+ * - `socket`: a registration on the wait socket (ws://…/v1/wait) at the partition's end; the stream
+ *   emulation hands the commit to the notifier, which sends `ready`, and the consumer then fetches
+ *   (maxWaitMs 0): the figure is to that fetch's answer.
+ * After a random pause a producer sends one record; the figure is from the produce's answer (the
+ * record is committed) to the consumer's answer holding it, and from the produce's start. Repeated
+ * `--samples` times (default 40) per mode; p50 and p99 reported. Figures from the shared machine are
+ * indicative.
  *
  * Flags: --samples N, --json. The last stdout line is one JSON object.
  */
+import { WebSocket } from 'ws';
 import { startLocalStack } from '../local/stack.js';
 import { SluiceClient, nodeHttpFetch } from '../sdk/index.js';
 import { flags, numberFlag } from './flags.js';
@@ -25,42 +31,80 @@ const main = async () => {
     const client = new SluiceClient({ url: stack.url, fetch });
     await client.admin().createTopic({ name: 'wake', partitions: 1 });
     const producer = client.producer();
-    const afterAck: number[] = [];
-    const afterSend: number[] = [];
     let offset = 0;
-    for (let i = 0; i < samples; i++) {
-      const polled = fetch(`${stack.url}/v1/fetch`, {
+    const fetchAt = async (at: number) => {
+      const response = await fetch(`${stack.url}/v1/fetch`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ partitions: [{ topic: 'wake', partition: 0, offset }], maxWaitMs: 5_000 }),
-      }).then(async (response) => ({ at: performance.now(), body: (await response.json()) as unknown }));
-      // Let the poll reach its wait, then a random point in the poll interval.
-      await new Promise((resolve) => setTimeout(resolve, 150 + Math.random() * 200));
-      const sentAt = performance.now();
-      await producer.sendBatch('wake', 0, [{ value: new TextEncoder().encode(`r${i}`) }]);
-      const ackedAt = performance.now();
-      const answer = await polled;
-      const next = (answer.body as { partitions?: { nextOffset?: number }[] }).partitions?.[0]?.nextOffset;
-      if (next !== offset + 1)
-        throw new Error(`poll ${i} answered without the record: ${JSON.stringify(answer.body)}`);
-      afterAck.push(Math.max(0, answer.at - ackedAt));
-      afterSend.push(answer.at - sentAt);
-      offset += 1;
-    }
-    const a = summarize(afterAck);
-    const s = summarize(afterSend);
-    console.log(
-      `wake latency over ${samples} polls: after the produce's answer p50 ${round(a.p50, 1)} / p99 ${round(a.p99, 1)} ms; ` +
-        `after the produce was sent p50 ${round(s.p50, 1)} / p99 ${round(s.p99, 1)} ms`,
-    );
-    console.log(
-      JSON.stringify({
-        bench: 'wake-latency',
-        samples,
+        body: JSON.stringify({ partitions: [{ topic: 'wake', partition: 0, offset: at }], maxWaitMs: 0 }),
+      });
+      return (await response.json()) as { partitions?: { nextOffset?: number }[] };
+    };
+    const measure = async (wait: (at: number) => Promise<{ at: number; body: unknown }>) => {
+      const afterAck: number[] = [];
+      const afterSend: number[] = [];
+      for (let i = 0; i < samples; i++) {
+        const answered = wait(offset);
+        // Let the consumer reach its wait, then a random point in the poll interval.
+        await new Promise((resolve) => setTimeout(resolve, 150 + Math.random() * 200));
+        const sentAt = performance.now();
+        await producer.sendBatch('wake', 0, [{ value: new TextEncoder().encode(`r${offset}`) }]);
+        const ackedAt = performance.now();
+        const answer = await answered;
+        const next = (answer.body as { partitions?: { nextOffset?: number }[] }).partitions?.[0]?.nextOffset;
+        if (next !== offset + 1)
+          throw new Error(`wait ${i} answered without the record: ${JSON.stringify(answer.body)}`);
+        afterAck.push(Math.max(0, answer.at - ackedAt));
+        afterSend.push(answer.at - sentAt);
+        offset += 1;
+      }
+      const a = summarize(afterAck);
+      const s = summarize(afterSend);
+      return {
         afterAckMs: { p50: round(a.p50, 1), p99: round(a.p99, 1) },
         afterSendMs: { p50: round(s.p50, 1), p99: round(s.p99, 1) },
-      }),
+      };
+    };
+    const poll = await measure((at) =>
+      fetch(`${stack.url}/v1/fetch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ partitions: [{ topic: 'wake', partition: 0, offset: at }], maxWaitMs: 5_000 }),
+      }).then(async (response) => ({ at: performance.now(), body: (await response.json()) as unknown })),
     );
+    // The wait socket: one connection, a registration per wait, a fetch once told.
+    const { waitUrl } = await client.admin().cluster();
+    if (!waitUrl) throw new Error('the local stack names no wait socket');
+    const ws = new WebSocket(waitUrl);
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    let told: (() => void) | undefined;
+    ws.on('message', (data: Buffer) => {
+      const frame = JSON.parse(String(data)) as { type: string };
+      if (frame.type !== 'ready') throw new Error(`the wait socket answered ${String(data)}`);
+      told?.();
+    });
+    const socket = await measure(async (at) => {
+      const ready = new Promise<void>((resolve) => (told = resolve));
+      ws.send(
+        JSON.stringify({ action: 'wait', partitions: [{ topic: 'wake', partition: 0, fetchOffset: at }] }),
+      );
+      await ready;
+      const body = await fetchAt(at);
+      return { at: performance.now(), body };
+    });
+    ws.close();
+    for (const [mode, r] of [
+      ['long poll (POST /v1/fetch, maxWaitMs 5000)', poll],
+      ['wait socket (ready, then a fetch)', socket],
+    ] as const)
+      console.log(
+        `wake latency, ${mode}, over ${samples} waits: after the produce's answer p50 ${r.afterAckMs.p50} / p99 ${r.afterAckMs.p99} ms; ` +
+          `after the produce was sent p50 ${r.afterSendMs.p50} / p99 ${r.afterSendMs.p99} ms`,
+      );
+    console.log(JSON.stringify({ bench: 'wake-latency', samples, poll, socket }));
   } finally {
     await stack.stop();
   }

@@ -10,8 +10,8 @@ import { SluiceClient } from '../sdk/client.js';
 import type { StreamsQueries } from '../sdk/streams.js';
 import type { Consumer, ConsumerOptions } from '../sdk/consumer.js';
 import type { ConsumedRecord } from '../sdk/types.js';
-import type { PartitionReadOptions } from '../sdk/partition-reader.js';
-import { readPartition } from '../sdk/partition-reader.js';
+import type { PartitionsReadOptions } from '../sdk/partition-reader.js';
+import { readPartitions } from '../sdk/partition-reader.js';
 import { SluiceError } from '../sdk/errors.js';
 import type { FetchLike } from '../sdk/transport.js';
 import type { Producer, ProducerOptions } from '../sdk/producer.js';
@@ -26,6 +26,7 @@ import type {
   GroupDescription,
   GroupSummary,
   HealthStatus,
+  IsolationLevel,
   ListOffsetsResult,
   OffsetCommitResult,
   OffsetSpec,
@@ -74,8 +75,8 @@ export class SluiceApi {
   /** The one SDK client every command goes through. */
   private readonly sdk: SluiceClient;
   private readonly admin: Admin;
-  /** The SDK's consumer, for its binary fetch. */
-  private readonly consumer: Consumer;
+  /** The SDK's consumers by isolation level, for their fetch of many partitions. */
+  private readonly consumers = new Map<IsolationLevel, Consumer>();
   /** The fetch and signing requests go through, for clients built beside this one (a Streams app's). */
   private readonly fetch: FetchLike | undefined;
   private readonly signing: SluiceApiOptions['signing'];
@@ -101,9 +102,19 @@ export class SluiceApi {
       },
     });
     this.admin = this.sdk.admin();
-    // Only its fetch is used: the command line runs its own loops (stop at the high watermark, one
-    // partition after another, its own out-of-range policy).
-    this.consumer = this.sdk.consumer();
+  }
+
+  /**
+   * The consumer whose fetch reads at `isolationLevel`. Only its fetch is used: the command line runs
+   * its own loop (stop at the end of the log, its own out-of-range policy).
+   */
+  private consumer(isolationLevel: IsolationLevel): Consumer {
+    let consumer = this.consumers.get(isolationLevel);
+    if (!consumer) {
+      consumer = this.sdk.consumer({ isolationLevel });
+      this.consumers.set(isolationLevel, consumer);
+    }
+    return consumer;
   }
 
   /** DescribeClientQuotas (kafka-configs.sh --describe). */
@@ -191,19 +202,20 @@ export class SluiceApi {
   }
 
   /**
-   * Reads one partition with the SDK's partition reader over its consumer's binary fetch, each
-   * record rendered in `encoding` exactly as the JSON fetch renders it.
+   * Reads partitions with the SDK's partition reader, one fetch per poll over all of them (POST
+   * /v1/fetch), each record rendered in `encoding` exactly as the JSON fetch renders it.
    */
-  readPartition(
-    options: Omit<PartitionReadOptions, 'deliver'> & {
+  readPartitions(
+    options: Omit<PartitionsReadOptions, 'deliver'> & {
       encoding: Encoding;
-      deliver(records: FetchedRecord[], nextOffset: number): Promise<boolean>;
+      isolationLevel: IsolationLevel;
+      deliver(partition: number, records: FetchedRecord[], nextOffset: number): Promise<boolean>;
     },
   ): Promise<'caught-up' | 'stopped'> {
-    const { encoding, deliver, ...read } = options;
-    return readPartition(this.consumer, {
+    const { encoding, isolationLevel, deliver, ...read } = options;
+    return readPartitions(this.consumer(isolationLevel), {
       ...read,
-      deliver: (batch) => deliver(renderRecords(batch.records, encoding), batch.nextOffset),
+      deliver: (batch) => deliver(batch.partition, renderRecords(batch.records, encoding), batch.nextOffset),
     });
   }
 

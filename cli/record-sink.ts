@@ -3,7 +3,7 @@
  * unless print.* says more), Sluice's detailed view, or JSON; and the sink that prints them up to
  * --max and remembers, per partition, what it printed (what a group member may commit).
  */
-import type { Encoding, FetchedRecord } from './api.js';
+import type { Encoding, FetchedRecord, IsolationLevel } from './api.js';
 import type { Context } from './command.js';
 import { formatCount, formatRate } from './format.js';
 import { ProgressLine } from './progress.js';
@@ -128,6 +128,8 @@ export class RecordSink {
 export interface SinkSettings {
   topic: string;
   encoding: Encoding;
+  /** Kafka's isolation.level: read_committed reads to the last stable offset, without aborted records. */
+  isolationLevel: IsolationLevel;
   follow: boolean;
   sink: RecordSink;
   /** Aborted on Ctrl-C, when --max is reached, or when a partition fails. */

@@ -19,6 +19,7 @@ import type { Herder, OffsetEntry } from './herder.js';
 import { PLUGINS, findPlugin } from './plugins.js';
 import { TRANSFORMS } from './transforms/chain.js';
 import { PREDICATES } from './transforms/routing.js';
+import '../lib/http/validators/connect.js';
 
 const BASE = '/v1/connect';
 

@@ -18,7 +18,7 @@ import type { StorageMeter } from '../lib/ports/meter.js';
 import type { MetadataStore } from '../lib/ports/metadata-store.js';
 import type { ObjectStore } from '../lib/ports/object-store.js';
 import type { SluiceConfig, SluiceDeps } from '../lib/services.js';
-import { DEFAULT_MAX_REQUEST_BYTES, ENV, SEGMENT_STORE_ID, storeId } from '../infra/config.js';
+import { DEFAULT_MAX_REQUEST_BYTES, ENV, SEGMENT_STORE_ID, storeId } from '../lib/config/environment.js';
 import type { InvocationKeys, TelemetrySink } from './telemetry.js';
 import { PowertoolsTelemetry } from './telemetry.js';
 
@@ -134,6 +134,7 @@ export const storageFromEnv = (meters: { metadata?: StorageMeter; objects?: Stor
 /** The configuration the environment sets. */
 export const configFromEnv = (): SluiceConfig => ({
   clusterId: process.env[ENV.clusterId] ?? 'sluice',
+  ...(process.env[ENV.waitUrl] ? { waitUrl: process.env[ENV.waitUrl] } : {}),
   maxRequestBytes: positiveInteger(ENV.maxRequestBytes, DEFAULT_MAX_REQUEST_BYTES),
   replicaLagTimeMaxMs: positiveInteger(ENV.replicaLagTimeMaxMs, 30_000),
   sequenceGapWaitMs: SEQUENCE_GAP_WAIT_MS,

@@ -7,18 +7,22 @@
 import { ON_BEHALF_OF_HEADER } from '../lib/auth/delegation.js';
 import { nodeHttpFetch } from '../sdk/node-http.js';
 import { RECORD_BATCH_MEDIA_TYPE } from '../sdk/producer.js';
+import { SluiceError } from '../sdk/errors.js';
 import { sigV4Fetch } from '../sdk/sigv4.js';
 import { GroupsBackend } from './groups-backend.js';
 import { clientQuotaFetch } from './quota-context.js';
 import type { FetchLike } from '../sdk/transport.js';
 import { Transport, path } from '../sdk/transport.js';
 import type {
+  AbortedTransaction,
   AlterClientQuotasRequest,
   BatchResult,
   ClientQuotaEntry,
   ClusterDescription,
   IsolationLevel,
   ListOffsetsResult,
+  MultiFetchResult,
+  PartitionFetchAnswer,
   ProducerIdentity,
   TopicDescription,
   TopicSummary,
@@ -33,6 +37,25 @@ export interface SluiceBackendOptions {
   headers?: Record<string, string>;
 }
 
+export type { AbortedTransaction } from '../lib/wire/types.js';
+
+/** One partition of a Fetch: Kafka's FetchPartition. */
+export interface PartitionFetchRequest {
+  topic: string;
+  partition: number;
+  offset: number;
+  /** Kafka's partition_max_bytes. */
+  maxBytes: number;
+}
+
+/** Kafka's Fetch over many partitions: the answer's byte budget, the wait and the isolation level. */
+export interface MultiFetchRequest {
+  partitions: readonly PartitionFetchRequest[];
+  maxBytes: number;
+  maxWaitMs: number;
+  isolationLevel: IsolationLevel;
+}
+
 export interface FetchedPartition {
   /** Whole stored RecordBatches, with their true base offsets. */
   records: Uint8Array;
@@ -44,10 +67,10 @@ export interface FetchedPartition {
   abortedTransactions?: AbortedTransaction[];
 }
 
-export interface AbortedTransaction {
-  producerId: number;
-  firstOffset: number;
-}
+/** A partition's answer: its batches, or its own error (with the log's bounds when out of range). */
+export type PartitionFetchOutcome =
+  | ({ topic: string; partition: number } & FetchedPartition)
+  | { topic: string; partition: number; error: SluiceError };
 
 /** The transactional producer a transaction call comes from. */
 export interface TransactionalProducer {
@@ -151,43 +174,33 @@ export class SluiceBackend {
     });
   }
 
-  /** The binary fetch: stored batches from `offset`, long-polling up to `maxWaitMs`. */
-  async fetch(
-    topic: string,
-    partition: number,
-    offset: number,
-    maxBytes: number,
-    maxWaitMs: number,
-    signal?: AbortSignal,
-    isolationLevel: IsolationLevel = 'read_uncommitted',
-  ): Promise<FetchedPartition> {
-    const answer = await this.transport.send({
-      method: 'GET',
-      path: path`/v1/topics/${topic}/partitions/${partition}/records`,
-      query: {
-        offset,
-        maxBytes,
-        maxWaitMs,
-        isolationLevel: isolationLevel === 'read_committed' ? isolationLevel : undefined,
+  /**
+   * Kafka's Fetch in one request (POST /v1/fetch): every partition's stored batches from its offset,
+   * one long poll over all of them of up to `maxWaitMs`. Each partition answers in request order with
+   * its batches or its own error; an answer that does not is a broken server, never a partial read.
+   */
+  async fetchMany(request: MultiFetchRequest, signal?: AbortSignal): Promise<PartitionFetchOutcome[]> {
+    const answer = await this.transport.json<MultiFetchResult>({
+      method: 'POST',
+      path: '/v1/fetch',
+      json: {
+        maxBytes: request.maxBytes,
+        maxWaitMs: request.maxWaitMs,
+        ...(request.isolationLevel === 'read_committed' ? { isolationLevel: 'read_committed' } : {}),
+        partitions: request.partitions.map(({ topic, partition, offset, maxBytes }) => ({
+          topic,
+          partition,
+          offset,
+          maxBytes,
+        })),
       },
-      accept: RECORD_BATCH_MEDIA_TYPE,
-      extraTimeoutMs: maxWaitMs,
+      extraTimeoutMs: request.maxWaitMs,
       ...(signal ? { signal } : {}),
     });
-    const header = (name: string): number => Number(answer.headers.get(name) ?? NaN);
-    const lso = answer.headers.get('sluice-last-stable-offset');
-    return {
-      records: answer.body,
-      highWatermark: header('sluice-high-watermark'),
-      logStartOffset: header('sluice-log-start-offset'),
-      nextOffset: header('sluice-next-offset'),
-      ...(lso === null
-        ? {}
-        : {
-            lastStableOffset: Number(lso),
-            abortedTransactions: parseAborted(answer.headers.get('sluice-aborted-transactions')),
-          }),
-    };
+    const answered = answer?.partitions;
+    if (!Array.isArray(answered) || answered.length !== request.partitions.length)
+      throw brokenAnswer('does not answer every partition asked');
+    return answered.map((p, i) => partitionOutcome(request.partitions[i]!, p));
   }
 
   listOffsets(
@@ -279,14 +292,57 @@ export class SluiceBackend {
   }
 }
 
-/** The sluice-aborted-transactions header: a JSON list; anything else is a broken answer. */
-const parseAborted = (raw: string | null): AbortedTransaction[] => {
-  const list: unknown = JSON.parse(raw ?? '[]');
-  if (!Array.isArray(list)) throw new Error('sluice-aborted-transactions is not a list');
+const brokenAnswer = (what: string): SluiceError =>
+  new SluiceError('UNKNOWN_SERVER_ERROR', `the fetch answer ${what}`, { retriable: false });
+
+const isOffset = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
+
+/** One partition of POST /v1/fetch's answer, checked against what was asked. */
+const partitionOutcome = (asked: PartitionFetchRequest, p: PartitionFetchAnswer): PartitionFetchOutcome => {
+  if (p?.topic !== asked.topic || p.partition !== asked.partition)
+    throw brokenAnswer('is not in the order asked');
+  const id = { topic: asked.topic, partition: asked.partition };
+  if (p.error !== undefined) {
+    const { code, message, retriable } = p.error;
+    if (typeof code !== 'string') throw brokenAnswer(`has an error without a code for ${asked.topic}`);
+    const details: Record<string, unknown> = {};
+    if (isOffset(p.highWatermark)) details['highWatermark'] = p.highWatermark;
+    if (isOffset(p.logStartOffset)) details['logStartOffset'] = p.logStartOffset;
+    return {
+      ...id,
+      error: new SluiceError(code, String(message), { retriable: retriable === true, details }),
+    };
+  }
+  if (
+    !isOffset(p.highWatermark) ||
+    !isOffset(p.logStartOffset) ||
+    !isOffset(p.nextOffset) ||
+    (p.lastStableOffset !== undefined && !isOffset(p.lastStableOffset)) ||
+    typeof p.recordBatches !== 'string'
+  )
+    throw brokenAnswer(`has a partition without its numbers: ${asked.topic}-${asked.partition}`);
+  return {
+    ...id,
+    records: new Uint8Array(Buffer.from(p.recordBatches, 'base64')),
+    highWatermark: p.highWatermark,
+    logStartOffset: p.logStartOffset,
+    nextOffset: p.nextOffset,
+    ...(p.lastStableOffset === undefined
+      ? {}
+      : {
+          lastStableOffset: p.lastStableOffset,
+          abortedTransactions: parseAborted(p.abortedTransactions),
+        }),
+  };
+};
+
+/** A read_committed partition's aborted transactions: a list of (producer id, first offset) pairs. */
+const parseAborted = (list: unknown): AbortedTransaction[] => {
+  if (!Array.isArray(list)) throw brokenAnswer('lists no aborted transactions for a read_committed read');
   return list.map((e: unknown) => {
-    const { producerId, firstOffset } = e as AbortedTransaction;
+    const { producerId, firstOffset } = (e ?? {}) as AbortedTransaction;
     if (!Number.isSafeInteger(producerId) || !Number.isSafeInteger(firstOffset))
-      throw new Error('sluice-aborted-transactions holds a malformed entry');
+      throw brokenAnswer('holds a malformed aborted transaction');
     return { producerId, firstOffset };
   });
 };

@@ -2,7 +2,8 @@ import { Aws, CfnOutput, Fn, Stack, Validations } from 'aws-cdk-lib';
 import type { CfnElement } from 'aws-cdk-lib';
 import type { StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { DEFAULT_MAX_REQUEST_BYTES, readContextSettings } from './config.js';
+import { DEFAULT_MAX_REQUEST_BYTES } from '../lib/config/environment.js';
+import { readContextSettings } from './config.js';
 import type { AccountProtection } from './account-protection.js';
 import { applyAccountProtection, readProtectionContext } from './account-protection.js';
 import { KafkaGateway } from './constructs/kafka-gateway.js';
@@ -15,6 +16,8 @@ import { SegmentStorage } from './constructs/segment-storage.js';
 import { SluiceFunctions } from './constructs/sluice-functions.js';
 import { DeadLetters, Monitoring } from './monitoring.js';
 import { ConsoleSite } from './constructs/console-site.js';
+import { WaitSocket } from './constructs/wait-socket.js';
+import { ENV } from '../lib/config/environment.js';
 
 /** Props win over the `sluice:*` context values, which win over the defaults. */
 export interface SluiceStackProps extends StackProps {
@@ -80,6 +83,8 @@ export class SluiceStack extends Stack {
   readonly monitoring: Monitoring;
   /** The web console beside the API, when enabled. */
   readonly console?: ConsoleSite;
+  /** Where caught-up consumers wait: the WebSocket API and the notifier on the table's stream. */
+  readonly waitSocket: WaitSocket;
 
   constructor(scope: Construct, id: string, props: SluiceStackProps = {}) {
     super(scope, id, {
@@ -124,6 +129,15 @@ export class SluiceStack extends Stack {
         ? { throttleBurstLimit: protection.apiThrottleBurstLimit }
         : {}),
     });
+    this.waitSocket = new WaitSocket(this, 'WaitSocket', {
+      handler: this.functions.functions.wait,
+      notifier: this.functions.functions['wait-notifier'],
+      metadataTable: this.metadata.table,
+      httpApiId: this.api.httpApi.apiId,
+      streamFailure: deadLetters.streamFailure,
+    });
+    // GET /v1/cluster names it, so the SDK's consumers find it.
+    admin.addEnvironment(ENV.waitUrl, this.waitSocket.url);
     applyAccountProtection(
       { stage: this.api.stage, functions: this.functions.functions, table: this.metadata.table },
       protection,
@@ -172,6 +186,10 @@ export class SluiceStack extends Stack {
     }
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the HTTP API' });
+    new CfnOutput(this, 'WaitUrl', {
+      value: this.waitSocket.url,
+      description: 'The wait socket (WebSocket API) where caught-up consumers wait',
+    });
     new CfnOutput(this, 'TableName', { value: this.metadata.tableName, description: 'Metadata table' });
     new CfnOutput(this, 'BucketNames', {
       value: Fn.join(',', this.storage.bucketNames),

@@ -1,9 +1,13 @@
 /**
  * Sluice's core services built from storage ports and configuration: the topic catalog, the log, its
  * fetcher, consumer groups, transactions, the producer and maintenance. Every composition root builds
- * from here: each Lambda function (functions/<job>.ts) the services its routes need, lib/app.ts all of
+ * from here: each Lambda function (functions/<job>.ts) the services its routes need, functions/app.ts all of
  * them. Nothing here imports Connect, Streams or an AWS SDK, so a function bundle holds only its job.
  */
+import { randomUUID } from 'node:crypto';
+import type { ConnectionNotifier } from './ports/connections.js';
+import { Waiters } from './core/log/waiters.js';
+import { WaitSocket } from './http/wait-socket.js';
 import type { Clock } from './ports/clock.js';
 import type { MetadataStore } from './ports/metadata-store.js';
 import type { ObjectStore } from './ports/object-store.js';
@@ -28,6 +32,8 @@ export const SLUICE_VERSION = '0.1.0';
 
 export interface SluiceConfig {
   clusterId: string;
+  /** The wait socket's URL, reported by GET /v1/cluster (docs/api.md "Waiting on a WebSocket"). */
+  waitUrl?: string;
   maxRequestBytes?: number;
   /** How long a topic registry entry may be served from memory on the produce/fetch path. */
   topicCacheTtlMs?: number;
@@ -211,3 +217,31 @@ const partitionOffsets = (fetcher: Fetcher): PartitionOffsets => ({
   forTimestamp: async (topic, partition, timestampMs) =>
     (await fetcher.listOffsets(topic, partition, timestampMs)).offset,
 });
+
+/**
+ * Waiting consumers (lib/core/log/waiters.ts) and the wait socket's edge over them, sending through
+ * `notifier`: the wait function and the notifier on the table's stream build this, and nothing else.
+ */
+export const createWaiting = (
+  deps: Pick<SluiceDeps, 'store' | 'clock' | 'newId' | 'authorizer'>,
+  core: Pick<LogServices, 'catalog'>,
+  notifier: ConnectionNotifier,
+  httpApi?: { apiId: string; stage: string; accountId: string },
+): { waiters: Waiters; socket: WaitSocket } => {
+  const waiters = new Waiters({
+    store: deps.store,
+    catalog: core.catalog,
+    clock: deps.clock,
+    notifier,
+    newId: deps.newId ?? (() => randomUUID()),
+  });
+  const socket = new WaitSocket({
+    waiters,
+    notifier,
+    store: deps.store,
+    clock: deps.clock,
+    ...(deps.authorizer ? { authorizer: deps.authorizer } : {}),
+    ...(httpApi ? { httpApi } : {}),
+  });
+  return { waiters, socket };
+};

@@ -1,16 +1,16 @@
 /**
- * The local stack's Sluice: one instance of the whole of it (lib/app.ts) per process, built from the
+ * The local stack's Sluice: one instance of the whole of it (functions/app.ts) per process, built from the
  * same environment as the deployed functions (functions/environment.ts), serving every function's
  * routes in-process. Here, and only here, sit the hooks of the local stack and the benchmarks: a layer
  * over the stores (fault injection, the AWS latency model), an invocation scope (traces), the
  * authorizer of SLUICE_AUTH=iam, the telemetry sink (local/telemetry-sink.ts) and request meters. No
  * deployed function imports this module.
  */
-import type { Sluice } from '../lib/app.js';
-import { createSluice } from '../lib/app.js';
+import type { Sluice } from '../functions/app.js';
+import { createSluice } from '../functions/app.js';
 import type { ApiGatewayV2Event, ApiGatewayV2Result } from '../lib/http/apigw.js';
 import { requestFromEvent, resultFromResponse } from '../lib/http/apigw.js';
-import type { Job } from '../lib/http/route-table.js';
+import type { Job } from '../functions/route-table.js';
 import type { Authorizer } from '../lib/auth/authorizer.js';
 import { StorageMeter } from '../lib/ports/meter.js';
 import type { MetadataStore } from '../lib/ports/metadata-store.js';
@@ -25,6 +25,12 @@ import {
   telemetryFromEnv,
 } from '../functions/environment.js';
 import type { TelemetrySink } from '../functions/telemetry.js';
+import type { WebSocketEvent, WebSocketResult } from '../lib/http/wait-socket.js';
+import { notifyStreamBatch } from '../lib/http/wait-socket.js';
+import type { ChangeFeed } from './stream-emulation.js';
+import { withChangeFeed } from './stream-emulation.js';
+import { LocalConnections } from './wait-gateway.js';
+import { LOCAL_API } from './auth/gateway-auth.js';
 
 /** The stores a layer wraps (the segment store is left as it is). */
 export interface Storage {
@@ -33,6 +39,10 @@ export interface Storage {
 }
 
 let instance: Sluice | undefined;
+/** The local stand-in for the metadata table's stream (local/stream-emulation.ts). */
+let changeFeed: ChangeFeed | undefined;
+/** The local WebSocket API's connections (local/wait-gateway.ts): where the wait socket posts. */
+export const localConnections = new LocalConnections();
 let authorizer: Authorizer | undefined;
 
 /**
@@ -86,12 +96,29 @@ export const invocations: Record<Job, number> = { admin: 0, produce: 0, fetch: 0
 /** The process's Sluice, built on first use from SLUICE_* and AWS_* variables. */
 export const sluiceFromEnv = (): Sluice => {
   if (instance) return instance;
-  const { segmentStore, ...built } = storageFromEnv(meters);
+  const { segmentStore, ...raw } = storageFromEnv(meters);
+  // The stream sees the writes that took effect, under any fault or latency layer.
+  const fed = withChangeFeed(raw.store, (line) => telemetryFromEnv().log('error', line));
+  const built = { ...raw, store: fed.store };
   const layered = storageLayer ? storageLayer(built) : built;
   const deps = depsFromEnv({ ...layered, ...(segmentStore ? { segmentStore } : {}) });
-  instance = createSluice({ ...deps, ...(authorizer ? { authorizer } : {}) });
-  return instance;
+  const sluice = createSluice({ ...deps, ...(authorizer ? { authorizer } : {}) });
+  instance = sluice;
+  // The event source mapping on the stream: each batch goes to the wait notifier's handler.
+  fed.feed.handler = (records) =>
+    notifyStreamBatch(sluice.waiting(localConnections, LOCAL_API).waiters, records);
+  changeFeed = fed.feed;
+  return sluice;
 };
+
+/** The wait socket's handler (the wait function's), over the process's Sluice. */
+export const waitSocketHandler =
+  () =>
+  (event: WebSocketEvent): Promise<WebSocketResult> =>
+    sluiceFromEnv().waiting(localConnections, LOCAL_API).socket.handle(event);
+
+/** Resolves once every stream batch emulated so far was handled by the notifier (benchmarks, tests). */
+export const streamDrained = (): Promise<void> => changeFeed?.drained() ?? Promise.resolve();
 
 /** For tests and the local stack: drop the cached instance so the next call rebuilds it. */
 export const resetSluice = (): void => {

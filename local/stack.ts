@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createAwsClients } from '../lib/adapters/aws/clients.js';
 import { ensureBucket, ensureTable } from '../lib/adapters/aws/schema.js';
-import { ENV, storeId } from '../infra/config.js';
+import { ENV, storeId } from '../lib/config/environment.js';
 import { parseFaultSpec, withFaults } from '../lib/adapters/fault/index.js';
 import type { LatencyModelName } from '../lib/adapters/latency/index.js';
 import { latencyModels, parseLatencyModel, withLatency } from '../lib/adapters/latency/index.js';
@@ -18,10 +18,11 @@ import type { StorageLayer } from './runtime.js';
 import { resolveEndpoints, startEmulators } from './emulators.js';
 import type { Handlers } from './gateway.js';
 import { createGateway } from './gateway.js';
+import { WAIT_SOCKET_PATH, attachWaitSocket } from './wait-gateway.js';
 import { startConnectTimer } from './connect-timer.js';
 import { ConnectStateStore } from '../connect/state-store.js';
-import { inProcessFetch } from '../connect/runtime/in-process-fetch.js';
-import { anyDue } from '../connect/runtime/wakeup.js';
+import { inProcessFetch } from '../functions/in-process-fetch.js';
+import { anyDue } from '../connect/worker/wakeup.js';
 import { SluiceClient } from '../sdk/index.js';
 import type { GatewayAuth } from './auth/gateway-auth.js';
 import { loadGatewayAuth, localKafkaGatewayIdentity } from './auth/gateway-auth.js';
@@ -183,7 +184,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       ...(env[ENV.maxRequestBytes] ? { [ENV.maxRequestBytes]: env[ENV.maxRequestBytes] } : {}),
       ...(env[ENV.replicaLagTimeMaxMs] ? { [ENV.replicaLagTimeMaxMs]: env[ENV.replicaLagTimeMaxMs] } : {}),
     };
-    const previousEnv = Object.fromEntries(Object.keys(functionEnv).map((k) => [k, process.env[k]]));
+    const previousEnv = Object.fromEntries(
+      [...Object.keys(functionEnv), ENV.waitUrl].map((k) => [k, process.env[k]]),
+    );
     Object.assign(process.env, functionEnv);
     const runtime = await import('./runtime.js');
     const latencyModel = options.latencyModel ?? parseLatencyModel(env['SLUICE_LATENCY_MODEL']);
@@ -204,11 +207,22 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
 
     const server = createGateway(handlers, log, gatewayAuth, telemetry);
     server.keepAliveTimeout = 65_000;
+    // The WebSocket API beside the HTTP API, on the same port (ws://…/v1/wait).
+    const waitSocket = attachWaitSocket(server, {
+      handler: runtime.waitSocketHandler,
+      connections: runtime.localConnections,
+      ...(gatewayAuth ? { auth: gatewayAuth } : {}),
+      log,
+    });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(options.port ?? 8787, '127.0.0.1', () => resolve());
     });
     const { port } = server.address() as AddressInfo;
+    // Where clients find the wait socket (GET /v1/cluster's waitUrl), as the deployed admin function's
+    // SLUICE_WAIT_URL names the WebSocket API's stage.
+    process.env[ENV.waitUrl] = `ws://127.0.0.1:${port}${WAIT_SOCKET_PATH}`;
+    runtime.resetSluice();
 
     let running: Promise<unknown> | undefined;
     const runMaintenance = () => {
@@ -284,7 +298,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
             log,
             emf: (line) => telemetry.emf(line),
             // Watches the partition items: an invocation starts only for a started source or a sink
-            // whose topics have records past its group's committed offsets (connect/runtime/wakeup.ts).
+            // whose topics have records past its group's committed offsets (connect/worker/wakeup.ts).
             due: async () => {
               const sluice = runtime.sluiceFromEnv();
               const client = new SluiceClient({
@@ -317,6 +331,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
         await connect?.stop();
         if (options.stackFile) await rm(options.stackFile, { force: true });
         await running?.catch(() => undefined);
+        waitSocket.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();

@@ -14,7 +14,9 @@ import { Producer } from './producer.js';
 import type { Retrier, RetryDeps, RetryOptions } from './retry.js';
 import { createRetrier } from './retry.js';
 import type { AwsCredentials, AwsCredentialsProvider } from './sigv4.js';
-import { sigV4Fetch } from './sigv4.js';
+import { sigV4Fetch, signedHeaders } from './sigv4.js';
+import type { WaitChannel } from './wait-socket.js';
+import { WebSocketWaitChannel } from './wait-socket.js';
 import type { FetchLike } from './transport.js';
 import { Transport } from './transport.js';
 
@@ -43,11 +45,20 @@ export interface SluiceClientOptions {
   credentials?: AwsCredentials | AwsCredentialsProvider;
   /** A profile of ~/.aws/config for the default chain; only with `region`. */
   profile?: string;
+  /**
+   * Where consumers wait once caught up (docs/api.md "Waiting on a WebSocket"): a `ws://`/`wss://` URL,
+   * or false for none (they long-poll). Default: GET /v1/cluster's `waitUrl`, asked once per client.
+   */
+  waitUrl?: string | false;
+  /** Opens consumers' wait channels instead of a WebSocket (tests run the wait socket in-process). */
+  waitChannel?: () => Promise<WaitChannel | undefined>;
 }
 
 export class SluiceClient {
   private readonly transport: Transport;
   private readonly retrier: Retrier;
+  private readonly openWaitChannel: () => Promise<WaitChannel | undefined>;
+  private waitUrl: Promise<string | undefined> | undefined;
 
   constructor({
     url,
@@ -59,6 +70,8 @@ export class SluiceClient {
     region,
     credentials,
     profile,
+    waitUrl,
+    waitChannel,
   }: SluiceClientOptions) {
     const send =
       region === undefined
@@ -79,6 +92,28 @@ export class SluiceClient {
     });
     const { sleep, random, ...policy } = retry;
     this.retrier = createRetrier(policy, { ...(sleep ? { sleep } : {}), ...(random ? { random } : {}) });
+    // The upgrade request is signed as every request is (API Gateway's IAM authorizer on $connect).
+    const signer =
+      region === undefined
+        ? undefined
+        : signedHeaders({
+            region,
+            ...(credentials ? { credentials } : {}),
+            ...(profile ? { profile } : {}),
+          });
+    if (waitUrl !== undefined) this.waitUrl = Promise.resolve(waitUrl === false ? undefined : waitUrl);
+    this.openWaitChannel =
+      waitChannel ??
+      (async () => {
+        this.waitUrl ??= this.admin()
+          .cluster()
+          .then((c) => c.waitUrl)
+          .catch(() => undefined);
+        const url = await this.waitUrl;
+        return url === undefined
+          ? undefined
+          : new WebSocketWaitChannel({ url, ...(signer ? { headers: signer } : {}) });
+      });
   }
 
   admin(): Admin {
@@ -90,7 +125,7 @@ export class SluiceClient {
   }
 
   consumer(options: ConsumerOptions = {}): Consumer {
-    return new Consumer(this.transport, this.retrier, options);
+    return new Consumer(this.transport, this.retrier, options, this.openWaitChannel);
   }
 
   /** Kafka Connect's REST API: connectors, their status, lifecycle and offsets. */

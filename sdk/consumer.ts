@@ -17,6 +17,7 @@ import { RECORD_BATCH_MEDIA_TYPE } from './producer.js';
 import type { Retrier } from './retry.js';
 import type { ConsumerGroupMetadata } from './transaction-manager.js';
 import type { Transport } from './transport.js';
+import type { WaitChannel } from './wait-socket.js';
 import { path } from './transport.js';
 import type {
   ConsumedRecord,
@@ -34,8 +35,26 @@ export interface ConsumerOptions {
    * one past the budget, so a budget near the producers' batch size reads up to twice what it returns.
    */
   maxBytes?: number;
-  /** Long-poll wait of each fetch in ms (default 5000, at most 20000). */
+  /** Long-poll wait of each fetch in ms (default 5000, at most 20000), when it does not wait on the socket. */
   maxWaitMs?: number;
+  /**
+   * How a caught-up consumer waits: `socket` (default, where the deployment has a wait socket) registers
+   * its positions over one WebSocket and fetches again when told (no function runs while it waits);
+   * `poll` holds a long poll of `maxWaitMs` instead. Without a usable socket it polls.
+   */
+  waitMode?: 'socket' | 'poll';
+  /**
+   * While waiting on the socket, fetch again after this long even if not told (default 300000, under
+   * API Gateway's 10-minute idle timeout): what bounds the wait of a notification that was lost.
+   */
+  socketRecheckMs?: number;
+  /**
+   * A consumer woken after waiting at least this long on the socket (default 1000) registers again as
+   * soon as the fetch that follows leaves it caught up: records arrive sparsely, so a fetch at once
+   * would most likely come back empty. Woken sooner, it fetches once more first, and registers only if
+   * that comes back empty: records arrive often, and the fetch usually finds the next ones.
+   */
+  socketDirectAfterMs?: number;
   /** Kafka's max.partition.fetch.bytes: one partition's share of a fetch (default 1 MiB). */
   maxPartitionBytes?: number;
   /** Commit positions this often in a group (default 5000; 0 commits only on revoke and stop). */
@@ -118,6 +137,9 @@ export interface PartitionFetchRequest {
 /** A partition's part of a multi-partition fetch: its records, or its own error. */
 export type PartitionFetchOutcome = FetchedBatch | { topic: string; partition: number; error: SluiceError };
 
+/** After the socket failed, how long the consumer long-polls before it tries the socket again. */
+const SOCKET_RETRY_MS = 30_000;
+
 /** How long the loop leaves a partition whose fetch failed retriably before asking again. */
 const PARTITION_RETRY_MS = 200;
 
@@ -147,11 +169,19 @@ export class Consumer {
   private wakeIdle: (() => void) | undefined;
   /** Where the next poll starts its partition list (Kafka rotates it, so no partition starves). */
   private rotation = 0;
+  /** The wait socket, once asked for (undefined inside: the deployment has none, or it would not open). */
+  private channel: Promise<WaitChannel | undefined> | undefined;
+  /** Until when the consumer long-polls because the socket failed. */
+  private socketFailedUntil = 0;
+  /** How long the last wait on the socket lasted (0 after a fetch that did not wait). */
+  private lastWaitMs = 0;
 
   constructor(
     private readonly transport: Transport,
     private readonly retry: Retrier,
     options: ConsumerOptions = {},
+    /** Opens the consumer's wait socket (SluiceClient: at GET /v1/cluster's waitUrl). */
+    private readonly openChannel?: () => Promise<WaitChannel | undefined>,
   ) {
     this.options = {
       maxBytes: 4 * 1024 * 1024,
@@ -547,10 +577,12 @@ export class Consumer {
     const stop = () => poll.abort();
     stopping.addEventListener('abort', stop, { once: true });
     let outcomes: PartitionFetchOutcome[];
+    // With a wait socket the fetch answers at once; a caught-up consumer then waits on the socket.
+    const channel = await this.waitChannel();
     try {
       outcomes = await this.fetchMany(
         asked.map(({ owned, offset }) => ({ topic: owned.topic, partition: owned.partition, offset })),
-        { maxWaitMs: this.options.maxWaitMs, signal: poll.signal },
+        { maxWaitMs: channel ? 0 : this.options.maxWaitMs, signal: poll.signal },
       );
     } catch (error) {
       // The assignment changed or the consumer stops: the next cycle polls what is owned then.
@@ -594,6 +626,61 @@ export class Consumer {
     // A partition that failed retriably answers at once; without a pause the loop would spin on it.
     if (retryLater && outcomes.every((o) => 'error' in o || o.records.length === 0))
       await sleep(PARTITION_RETRY_MS, stopping);
+    else if (channel && outcomes.every((o) => !('error' in o)) && this.waitsNow(outcomes, asked))
+      await this.waitOnSocket(channel, stopping);
+    else this.lastWaitMs = 0;
+  }
+
+  /**
+   * Whether a consumer with a socket waits on it after this answer: when it brought nothing, or when
+   * it left every partition at its high watermark (or LSO) after a long wait (socketDirectAfterMs),
+   * with no empty fetch first; the server's check after storing the registration finds anything that
+   * committed since this answer, so waiting early never misses a record.
+   */
+  private waitsNow(outcomes: PartitionFetchOutcome[], asked: { owned: OwnedPartition }[]): boolean {
+    if (outcomes.every((o) => 'records' in o && o.records.length === 0)) return true;
+    return (
+      this.lastWaitMs >= (this.options.socketDirectAfterMs ?? 1_000) &&
+      asked.every(({ owned }) => owned.atEof)
+    );
+  }
+
+  /**
+   * Caught up: registers every owned partition at its position and waits to be told one has data
+   * (or the re-check timer, or an assignment change, which ends it as it ends a poll). A record that
+   * commits while the registration is made is found by the server's check after storing it.
+   */
+  private async waitOnSocket(channel: WaitChannel, stopping: AbortSignal): Promise<void> {
+    const live = [...this.owned.values()].filter((p) => !p.revoked && p.position !== undefined);
+    if (live.length === 0 || stopping.aborted) return;
+    const wait = new AbortController();
+    const waitedFrom = Date.now();
+    this.poll = wait;
+    const stop = () => wait.abort();
+    stopping.addEventListener('abort', stop, { once: true });
+    try {
+      const outcome = await channel.wait(
+        {
+          action: 'wait',
+          partitions: live.map((p) => ({ topic: p.topic, partition: p.partition, fetchOffset: p.position! })),
+          ...(this.options.isolationLevel === 'read_committed' ? { isolationLevel: 'read_committed' } : {}),
+        },
+        { signal: wait.signal, timeoutMs: this.options.socketRecheckMs ?? 300_000 },
+      );
+      if (outcome === 'unavailable') this.socketFailedUntil = Date.now() + SOCKET_RETRY_MS;
+      this.lastWaitMs = Date.now() - waitedFrom;
+    } finally {
+      stopping.removeEventListener('abort', stop);
+      if (this.poll === wait) this.poll = undefined;
+    }
+  }
+
+  /** The wait socket to use now, or undefined to long-poll (none, or it failed lately). */
+  private async waitChannel(): Promise<WaitChannel | undefined> {
+    if (this.options.waitMode === 'poll' || !this.openChannel || Date.now() < this.socketFailedUntil)
+      return undefined;
+    this.channel ??= this.openChannel().catch(() => undefined);
+    return this.channel;
   }
 
   /** Hands a batch to the handlers; resolves the partition's position after it. */
@@ -651,6 +738,8 @@ export class Consumer {
     const commit = this.failure === undefined;
     await this.remove([...this.owned.keys()], commit).catch((error: unknown) => this.fail(error));
     await this.member?.leave().catch(() => undefined);
+    (await this.channel)?.close();
+    this.channel = undefined;
   }
 }
 

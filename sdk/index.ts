@@ -10,8 +10,8 @@ export type { BatchOutcome, BatchSender, RecordAccumulatorOptions } from './reco
 export { Consumer } from './consumer.js';
 export { TransactionManager, isFatalTransactionError } from './transaction-manager.js';
 export type { ConsumerGroupMetadata, TransactionOffset, TransactionState } from './transaction-manager.js';
-export { FOLLOW_WAIT_MS, readPartition } from './partition-reader.js';
-export type { PartitionReadOptions } from './partition-reader.js';
+export { FOLLOW_WAIT_MS, readPartition, readPartitions } from './partition-reader.js';
+export type { PartitionReadOptions, PartitionsReadOptions } from './partition-reader.js';
 export { ConnectAdmin } from './connect.js';
 export type {
   ConfigInfos,

@@ -121,6 +121,27 @@ export const sigV4Fetch = (options: SigV4Options): FetchLike => {
   };
 };
 
+/**
+ * The SigV4 headers of a GET of `url` (a WebSocket's upgrade request, signed as its https:// twin, as
+ * API Gateway's IAM authorizer checks `$connect`).
+ */
+export const signedHeaders = (
+  options: Omit<SigV4Options, 'fetch'>,
+): ((url: string) => Promise<Record<string, string>>) => {
+  let captured: Record<string, string> = {};
+  const capture = sigV4Fetch({
+    ...options,
+    fetch: (_input, init) => {
+      captured = headerRecord(init.headers);
+      return Promise.resolve(new Response(null, { status: 204 }));
+    },
+  });
+  return async (url) => {
+    await capture(url.replace(/^ws(s?):/, 'http$1:'), { method: 'GET' });
+    return captured;
+  };
+};
+
 const headerRecord = (headers: RequestInit['headers']): Record<string, string> => {
   const out: Record<string, string> = {};
   if (headers === undefined) return out;

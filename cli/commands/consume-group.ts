@@ -32,7 +32,7 @@ export const consumeInGroup = async (
   settings: SinkSettings,
   group: GroupSettings,
 ): Promise<void> => {
-  const { topic, sink, stop, follow, encoding } = settings;
+  const { topic, sink, stop, follow, encoding, isolationLevel } = settings;
   // A clear UNKNOWN_TOPIC_OR_PARTITION before joining a group that could never be assigned anything.
   await ctx.api.describeTopic(topic);
   const consumer = ctx.api.groupConsumer({
@@ -40,6 +40,7 @@ export const consumeInGroup = async (
     memberId: randomUUID(),
     autoCommitIntervalMs: group.commitIntervalMs,
     maxWaitMs: follow ? FOLLOW_WAIT_MS : EOF_WAIT_MS,
+    isolationLevel,
   });
   consumer.subscribe({ topics: [topic], fromBeginning: group.reset === 'earliest' });
   const owned = new Set<number>();

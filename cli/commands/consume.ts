@@ -3,7 +3,7 @@
  * point, until the end of the log or (`--follow`) by long polls until Ctrl-C; with `--group` as a member
  * of a consumer group that owns what the server assigns and commits what it printed.
  */
-import type { OffsetSpec, TopicDescription } from '../api.js';
+import type { IsolationLevel, OffsetSpec, TopicDescription } from '../api.js';
 import { ENCODINGS } from '../api.js';
 import type { CommandSpec, Context } from '../command.js';
 import type { Values } from '../command.js';
@@ -79,13 +79,16 @@ export const resolveStart = async (
 const describeFrom = (from: StartPosition): string =>
   typeof from === 'string' ? from : 'offset' in from ? `offset ${from.offset}` : `@${from.timestamp}`;
 
-/** Without a group: the chosen partitions from --from; one after another, or all at once when following. */
+/**
+ * Without a group: the chosen partitions from --from, all in one fetch per poll (Kafka's Fetch), each
+ * left out of the poll once it reached the end of the log unless following.
+ */
 const consumeAssigned = async (
   ctx: Context,
   settings: ConsumeSettings,
   chosen: number | 'all',
 ): Promise<void> => {
-  const { topic, encoding, follow, from, sink, stop } = settings;
+  const { topic, encoding, follow, from, sink, stop, isolationLevel } = settings;
   const description = await ctx.api.describeTopic(topic);
   const count = description.partitions.length;
   if (chosen !== 'all' && chosen >= count) {
@@ -93,35 +96,19 @@ const consumeAssigned = async (
   }
   const partitions = chosen === 'all' ? Array.from({ length: count }, (_, i) => i) : [chosen];
   const starts = await Promise.all(partitions.map((p) => resolveStart(ctx, description, p, from)));
-  const read = (p: number, offset: number): Promise<unknown> =>
-    ctx.api.readPartition({
-      topic,
-      partition: p,
-      offset,
-      follow,
-      encoding,
-      signal: stop.signal,
-      deliver: (records, next) => sink.deliver(p, records, next),
-    });
-  if (follow) {
+  if (follow)
     ctx.note(
       `Following ${topic} ${describePartitions(partitions)} from ${describeFrom(from)}; Ctrl-C stops.`,
     );
-    // One failing partition stops the others, or their long polls would keep the process alive.
-    await Promise.all(
-      partitions.map((p, i) =>
-        read(p, starts[i] ?? 0).catch((error: unknown) => {
-          stop.abort();
-          throw error;
-        }),
-      ),
-    );
-    return;
-  }
-  for (const [i, p] of partitions.entries()) {
-    if (stop.signal.aborted) break;
-    await read(p, starts[i] ?? 0);
-  }
+  await ctx.api.readPartitions({
+    topic,
+    partitions: partitions.map((partition, i) => ({ partition, offset: starts[i] ?? 0 })),
+    follow,
+    encoding,
+    isolationLevel,
+    signal: stop.signal,
+    deliver: (partition, records, next) => sink.deliver(partition, records, next),
+  });
 };
 
 export const consume: CommandSpec = {
@@ -151,6 +138,12 @@ export const consume: CommandSpec = {
       valueName: 'E',
       description: 'utf8 (default) | base64 | json: how values print',
     },
+    'isolation-level': {
+      type: 'string',
+      valueName: 'L',
+      description:
+        'read_uncommitted (default) | read_committed: stop at the last stable offset, leave out aborted transactions',
+    },
     details: {
       type: 'boolean',
       description: 'print partition, offset, key and value on each line (default: the value alone, as Kafka)',
@@ -178,7 +171,8 @@ export const consume: CommandSpec = {
       type: 'string',
       multiple: true,
       valueName: 'K=V',
-      description: 'auto.offset.reset=earliest|latest: where a group without committed offsets starts',
+      description:
+        'auto.offset.reset=earliest|latest: where a group without committed offsets starts; isolation.level=L as --isolation-level',
     },
   },
   examples: [
@@ -187,6 +181,7 @@ export const consume: CommandSpec = {
     'sluice consume orders --details',
     'sluice consume orders --partition 2 --from @2024-05-01T00:00:00Z',
     'sluice consume orders --group billing --follow',
+    'sluice consume orders --from-beginning --isolation-level read_committed',
   ],
   async run(ctx, { args: [topic], values }) {
     const options = new Options(withConsumerAliases(values), consume);
@@ -203,6 +198,7 @@ export const consume: CommandSpec = {
         : parseStartPosition(fromText, consume);
     const max = options.int('max', { min: 1 }) ?? Number.POSITIVE_INFINITY;
     const encoding = options.choice('encoding', ENCODINGS) ?? 'utf8';
+    const isolationLevel = options.choice('isolation-level', ISOLATION_LEVELS) ?? 'read_uncommitted';
     const timeoutMs = options.int('timeout-ms', { min: 1 });
     const follow = options.flag('follow') || timeoutMs !== undefined;
     const commitIntervalMs = options.int('commit-interval-ms', { min: 100 }) ?? 5_000;
@@ -233,6 +229,7 @@ export const consume: CommandSpec = {
     const settings: ConsumeSettings = {
       topic: topic!,
       encoding,
+      isolationLevel,
       follow,
       from,
       sink,
@@ -282,7 +279,10 @@ const withConsumerAliases = (values: Values): Values => {
     out['from'] = 'earliest';
   } else if (reset !== undefined && out['from'] === undefined) out['from'] = reset;
   if (out['max'] === undefined && values['max-messages'] !== undefined) out['max'] = values['max-messages'];
+  const isolation = consumer.get('isolation.level');
+  if (isolation !== undefined && out['isolation-level'] === undefined) out['isolation-level'] = isolation;
   return out;
 };
 
-const CONSUMER_SETTINGS = ['auto.offset.reset', 'session.timeout.ms'] as const;
+const CONSUMER_SETTINGS = ['auto.offset.reset', 'isolation.level', 'session.timeout.ms'] as const;
+const ISOLATION_LEVELS: readonly IsolationLevel[] = ['read_uncommitted', 'read_committed'];

@@ -1,12 +1,23 @@
 import * as path from 'node:path';
-import { ArnFormat, Duration, Fn, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import {
+  ArnFormat,
+  AssetHashType,
+  Duration,
+  Fn,
+  RemovalPolicy,
+  Stack,
+  Token,
+  Validations,
+} from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { BUNDLE_ALIASES, BUNDLE_EXTERNALS, REPO_ROOT, REQUIRE_BANNER } from '../bundling.js';
-import { ENV, NODE_OPTIONS_VALUE } from '../config.js';
+import { ENV, NODE_OPTIONS_VALUE } from '../../lib/config/environment.js';
 import type { LogStorage } from './log-storage.js';
 import type { MetadataTable } from './metadata-table.js';
 import type { SegmentStorage } from './segment-storage.js';
@@ -20,6 +31,8 @@ export const SLUICE_JOBS = [
   'connect',
   'connect-worker',
   'maintenance',
+  'wait',
+  'wait-notifier',
 ] as const;
 export type SluiceJob = (typeof SLUICE_JOBS)[number];
 
@@ -30,7 +43,7 @@ export type SluiceJob = (typeof SLUICE_JOBS)[number];
  * client (lib/auth/delegation.ts): the route's own path for that client, and the gateway's right to
  * act for it.
  */
-const API_JOBS: ReadonlySet<SluiceJob> = new Set(['admin', 'produce', 'fetch', 'groups', 'connect']);
+const API_JOBS: ReadonlySet<SluiceJob> = new Set(['admin', 'produce', 'fetch', 'groups', 'connect', 'wait']);
 
 interface JobSizing {
   readonly memorySize: number;
@@ -72,6 +85,18 @@ const SIZING: Record<SluiceJob, JobSizing> = {
     timeout: Duration.minutes(5),
     description: 'Sluice scheduled maintenance',
   },
+  // The wait socket's routes: a registration is a read, two small writes and a read per partition.
+  wait: {
+    memorySize: 128,
+    timeout: Duration.seconds(10),
+    description: 'Sluice wait socket (WebSocket routes)',
+  },
+  // One stream batch: a Query per changed partition, a read and a write per waiting member told.
+  'wait-notifier': {
+    memorySize: 128,
+    timeout: Duration.seconds(30),
+    description: 'Sluice wait notifier (tells waiting consumers from the table stream)',
+  },
 };
 
 export { REPO_ROOT } from '../bundling.js';
@@ -109,6 +134,38 @@ export const SLUICE_NODEJS_DEFAULTS = {
     tsconfig: path.join(REPO_ROOT, 'tsconfig.json'),
   },
 } satisfies Partial<nodejs.NodejsFunctionProps>;
+
+const TSX_CLI = createRequire(import.meta.url).resolve('tsx/cli');
+
+/**
+ * One API function's code: its entry bundled by infra/bundling.ts (the build the cold-start bench and
+ * `npm run bench:bundle` measure, with the plugin that drops the SDK operations it never calls), run
+ * locally in a child process; the asset is hashed by what it holds. A synth that skips bundling (the
+ * infra tests' `aws:cdk:bundling-stacks`) skips it too.
+ */
+export const functionCode = (entry: string): lambda.Code =>
+  lambda.Code.fromAsset(REPO_ROOT, {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      // Never pulled: the local build always succeeds or throws.
+      image: lambda.Runtime.NODEJS_22_X.bundlingImage,
+      // The staging cache keys on these options (not on `local`): one entry per asset.
+      command: ['npx', 'tsx', 'infra/build-function.ts', path.relative(REPO_ROOT, entry), '/asset-output'],
+      local: {
+        tryBundle(outputDir) {
+          execFileSync(
+            process.execPath,
+            [TSX_CLI, path.join(REPO_ROOT, 'infra', 'build-function.ts'), entry, outputDir],
+            {
+              cwd: REPO_ROOT,
+              stdio: ['ignore', 'inherit', 'inherit'],
+            },
+          );
+          return true;
+        },
+      },
+    },
+  });
 
 /** The cdk-nag finding every pinned function gets, acknowledged with the reason. */
 export const acknowledgeRuntimePin = (fn: lambda.IFunction): void =>
@@ -180,8 +237,8 @@ export class SluiceFunctions extends Construct {
 
       functions[job] = new nodejs.NodejsFunction(this, pascal(job), {
         ...SLUICE_NODEJS_DEFAULTS,
-        entry: path.join(entryDir, `${job}.ts`),
-        handler: 'handler',
+        code: functionCode(path.join(entryDir, `${job}.ts`)),
+        handler: 'index.handler',
         description: sizing.description,
         memorySize: sizing.memorySize,
         timeout: sizing.timeout,
@@ -223,6 +280,11 @@ export class SluiceFunctions extends Construct {
     storage.grantReadObjects(functions.maintenance);
     storage.grantPutObjects(functions.maintenance);
     storage.grantDeleteObjects(functions.maintenance);
+
+    // Registrations, their partition items and the connection's caller; the check reads partitions.
+    table.grantReadWriteData(functions.wait);
+    // Reads waiters and partitions, marks registrations told, forgets connections that are gone.
+    table.grantReadWriteData(functions['wait-notifier']);
 
     const { segments } = props;
     segments?.grantRead(functions.fetch);

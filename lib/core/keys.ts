@@ -12,6 +12,18 @@ export const keys = {
   deletedTopic: (topicId: string) => ({ pk: 'DELETED_TOPICS', sk: topicId }),
   deletedTopicsPk: 'DELETED_TOPICS',
   partitionPk: (topicId: string, partition: number) => `P#${topicId}#${partition}`,
+  /**
+   * A consumer connection waiting on a partition (lib/core/log/waiters.ts): all of a partition's
+   * waiters under one key, so the notifier finds them with one Query.
+   */
+  waiter: (topicId: string, partition: number, connectionId: string) => ({
+    pk: `W#${topicId}#${partition}`,
+    sk: `C#${connectionId}`,
+  }),
+  waitersPk: (topicId: string, partition: number) => `W#${topicId}#${partition}`,
+  /** A waiting connection's current registration (which partitions, which generation) and its caller. */
+  waitingConnection: (connectionId: string) => ({ pk: `WC#${connectionId}`, sk: 'WAIT' }),
+  connectionCaller: (connectionId: string) => ({ pk: `WC#${connectionId}`, sk: 'CALLER' }),
   /** Leader epoch, replicas, ISR, next offset, log start, the recent tail of commits, producer state. */
   partitionState: (topicId: string, partition: number) => ({
     pk: keys.partitionPk(topicId, partition),

@@ -4,7 +4,8 @@
  * request can push a DynamoDB key or item past its service limit (a 2 KiB partition key, a 400 KB
  * item), which would otherwise surface as a storage failure instead of the client's mistake.
  */
-import { OFFSETS_PER_COMMIT } from '../core/groups/commit-limit.js';
+import { OFFSETS_PER_COMMIT } from '../../protocol/commit-limit.js';
+import { MAX_FETCH_PARTITIONS } from '../../protocol/fetch-limits.js';
 import { SluiceError } from '../../protocol/errors.js';
 
 export const EDGE_LIMITS = {
@@ -21,6 +22,8 @@ export const EDGE_LIMITS = {
   maxSubscriptionChars: 64 * 1024,
   /** Partitions in one offset commit, which is one all-or-nothing transaction (enforced by the core). */
   maxCommitPartitions: OFFSETS_PER_COMMIT,
+  /** Partitions one POST /v1/fetch may name (its answer is one Lambda response). */
+  maxFetchPartitions: MAX_FETCH_PARTITIONS,
 } as const;
 
 const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;

@@ -1,32 +1,38 @@
 /**
- * Run-time validation of request bodies against the schemas docs/openapi.json publishes
- * (lib/wire/schemas.ts): the schema a route declares is the check its requests pass, so the
- * document and the edge cannot disagree. A body that does not match is refused with 400
- * INVALID_REQUEST naming the first field that fails, before anything is read or written.
+ * Validation of request bodies against the schemas docs/openapi.json publishes (lib/wire/schemas.ts):
+ * the schema a route declares is the check its requests pass, so the document and the edge cannot
+ * disagree. A body that does not match is refused with 400 INVALID_REQUEST naming the first field that
+ * fails, before anything is read or written.
+ *
+ * The validators are compiled ahead of time (local/request-validators.ts, `npm run validators`) into
+ * lib/http/validators/<module>.js, which each route module imports: importing one registers its
+ * validators here. So a function carries no JSON Schema compiler and only the validators of the routes
+ * it serves (test/infra/bundle.test.ts); test/unit/request-validators.test.ts fails when a generated
+ * file is stale.
  */
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import type { ErrorObject } from 'ajv/dist/2020.js';
 import { invalidRequest } from '../../protocol/errors.js';
 import type { SluiceError } from '../../protocol/errors.js';
-import { SCHEMAS } from '../wire/schemas.js';
 
-const DOCUMENT_ID = 'sluice:request-schemas';
+/** A compiled validator, as ajv's standalone code generation writes it. */
+export interface RequestValidator {
+  (value: unknown): boolean;
+  errors?: ErrorObject[] | null;
+}
 
-let ajv: Ajv2020 | undefined;
-const compiled = new Map<string, ValidateFunction>();
+const validators = new Map<string, RequestValidator>();
 
-/** The validator of one named schema, compiled on first use (a cold start compiles only what it serves). */
-const validatorOf = (schema: string): ValidateFunction => {
-  let validate = compiled.get(schema);
-  if (validate) return validate;
-  if (!(schema in SCHEMAS)) throw new Error(`no schema ${schema} in lib/wire/schemas.ts`);
-  if (!ajv) {
-    // strict: false because the schemas carry OpenAPI's `components` wrapper and descriptions.
-    ajv = new Ajv2020({ strict: false, allErrors: false });
-    ajv.addSchema({ $id: DOCUMENT_ID, components: { schemas: SCHEMAS } });
-  }
-  validate = ajv.compile({ $ref: `${DOCUMENT_ID}#/components/schemas/${schema}` });
-  compiled.set(schema, validate);
+/** Called by the generated modules (lib/http/validators/*.js) when a route module imports them. */
+export const registerRequestValidators = (table: Readonly<Record<string, RequestValidator>>): void => {
+  for (const [schema, validate] of Object.entries(table)) validators.set(schema, validate);
+};
+
+const validatorOf = (schema: string): RequestValidator => {
+  const validate = validators.get(schema);
+  if (!validate)
+    throw new Error(
+      `no validator for schema ${schema}: its route module imports none (npm run validators writes lib/http/validators)`,
+    );
   return validate;
 };
 

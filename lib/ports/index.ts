@@ -4,3 +4,4 @@ export * from './storage-errors.js';
 export * from './clock.js';
 export * from './meter.js';
 export * from './telemetry.js';
+export type { ConnectionNotifier, PostOutcome } from './connections.js';

@@ -32,6 +32,11 @@ const answer = (properties: Record<string, Schema>, description?: string): Schem
   required: Object.keys(properties),
   properties,
 });
+/** An answer with optional fields besides its required ones. */
+const withOptional = (schema: Schema, optional: Record<string, Schema>): Schema => ({
+  ...schema,
+  properties: { ...(schema as { properties: Record<string, Schema> }).properties, ...optional },
+});
 /** A request object: unknown fields rejected. */
 const request = (properties: Record<string, Schema>, required: string[]): Schema => ({
   type: 'object',
@@ -176,17 +181,20 @@ export const SCHEMAS: Record<string, Schema> = {
   ),
   Health: answer({ status: { const: 'ok' } }),
   Principal: answer({ principal: str("the caller's IAM principal ARN") }),
-  Cluster: answer({
-    clusterId: str(),
-    version: str(),
-    stores: array(
-      answer({
-        id: str('store id, e.g. s0'),
-        location: str(),
-        kind: { type: 'string', enum: ['standard', 'express'] },
-      }),
-    ),
-  }),
+  Cluster: withOptional(
+    answer({
+      clusterId: str(),
+      version: str(),
+      stores: array(
+        answer({
+          id: str('store id, e.g. s0'),
+          location: str(),
+          kind: { type: 'string', enum: ['standard', 'express'] },
+        }),
+      ),
+    }),
+    { waitUrl: str('the wait socket (wss://…) where caught-up consumers wait, when the deployment has one') },
+  ),
   // Kafka's own codes answer a bad name, count or config (INVALID_TOPIC_EXCEPTION, INVALID_PARTITIONS,
   // INVALID_REPLICATION_FACTOR, INVALID_CONFIG), whatever the value's type: the schema leaves them to those.
   CreateTopic: request(

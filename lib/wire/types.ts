@@ -28,6 +28,8 @@ export interface ClusterDescription {
   clusterId: string;
   version: string;
   stores: StoreDescription[];
+  /** Where caught-up consumers wait (docs/api.md "Waiting on a WebSocket"); absent: no wait socket. */
+  waitUrl?: string;
 }
 
 /** A replica store: S3 Standard (regional) or S3 Express One Zone (a directory bucket in one zone). */
@@ -435,3 +437,30 @@ export interface StreamsApplicationList {
     stores: number;
   }[];
 }
+
+/**
+ * The wait socket (docs/api.md "Waiting on a WebSocket"): what a caught-up consumer sends over its
+ * WebSocket, and the frames it is sent back.
+ */
+export interface WaitFrame {
+  action: 'wait';
+  partitions: { topic: string; partition: number; fetchOffset: number }[];
+  isolationLevel?: 'read_uncommitted' | 'read_committed';
+}
+
+/** One of the registered partitions has data at or past its fetchOffset (sent once per registration). */
+export interface ReadyFrame {
+  type: 'ready';
+  partitions: { topic: string; partition: number }[];
+}
+
+/** A frame refused whole (nothing registered). */
+export interface ErrorFrame {
+  type: 'error';
+  error: ErrorBody;
+}
+
+export type WaitSocketFrame = ReadyFrame | ErrorFrame;
+
+/** The largest frame the wait socket reads (API Gateway's WebSocket message limit). */
+export const MAX_WAIT_FRAME_BYTES = 128 * 1024;

@@ -37,7 +37,10 @@ describe('Connect data trigger', () => {
   });
 
   it('maps the stream into the connect-worker function, filtered to partition state items', () => {
-    const mappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping');
+    // The other mapping on the stream is the wait notifier's (test/infra/wait-socket.test.ts).
+    const mappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').filter(
+      ([, m]) => referencedId(props(m).FunctionName) === workerId,
+    );
     expect(mappings).toHaveLength(1);
     const mapping = props(mappings[0]![1]);
     expect(referencedId(mapping.FunctionName)).toBe(workerId);

@@ -25,7 +25,17 @@ type Alarm = {
   EvaluationPeriods: number;
 };
 
-const JOBS = ['Admin', 'Produce', 'Fetch', 'Groups', 'Connect', 'ConnectWorker', 'Maintenance'];
+const JOBS = [
+  'Admin',
+  'Produce',
+  'Fetch',
+  'Groups',
+  'Connect',
+  'ConnectWorker',
+  'Maintenance',
+  'Wait',
+  'WaitNotifier',
+];
 
 describe('monitoring', () => {
   let template: Template;

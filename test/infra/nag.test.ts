@@ -61,6 +61,9 @@ describe('cdk-nag AwsSolutions', () => {
       'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:user/*]',
       'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:role/*]',
     ];
+    // Posting to the wait socket's connections (infra/constructs/wait-socket.ts).
+    const connections =
+      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<WaitSocketApiBD7269D4>/live/*/@connections/*]';
     // X-Ray's segment writes have no resource-level permissions (infra/monitoring.ts).
     const xray = 'AwsSolutions-IAM5[Resource::*]';
     const sorted = (lists: Record<string, string[]>) =>
@@ -91,6 +94,17 @@ describe('cdk-nag AwsSolutions', () => {
         'Sluice/DeadLetters/Queue': ['AwsSolutions-SQS3'],
         'Sluice/Monitoring/Alarms': ['AwsSolutions-SNS2'],
         'Sluice/Api/HttpApi/GET--v1--health': ['AwsSolutions-APIG4'],
+        'Sluice/Functions/Wait': ['AwsSolutions-L1'],
+        'Sluice/Functions/WaitNotifier': ['AwsSolutions-L1'],
+        'Sluice/Functions/WaitRole': [...simulation, connections, xray],
+        'Sluice/Functions/WaitNotifierRole': [
+          connections,
+          'AwsSolutions-IAM5[Resource::<MetadataTable.Arn>/stream/*]',
+          xray,
+        ],
+        'Sluice/WaitSocket/Api/$disconnect-Route': ['AwsSolutions-APIG4'],
+        'Sluice/WaitSocket/Api/$default-Route': ['AwsSolutions-APIG4'],
+        'Sluice/WaitSocket/Api/wait-Route': ['AwsSolutions-APIG4'],
       }),
     );
     for (const rules of Object.values(acks)) {

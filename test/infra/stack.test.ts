@@ -15,8 +15,27 @@ import {
 } from './template.js';
 import type { CfnResource, PolicyStatement } from './template.js';
 
-type Job = 'admin' | 'produce' | 'fetch' | 'groups' | 'connect' | 'connect-worker' | 'maintenance';
-const JOBS: Job[] = ['admin', 'produce', 'fetch', 'groups', 'connect', 'connect-worker', 'maintenance'];
+type Job =
+  | 'admin'
+  | 'produce'
+  | 'fetch'
+  | 'groups'
+  | 'connect'
+  | 'connect-worker'
+  | 'maintenance'
+  | 'wait'
+  | 'wait-notifier';
+const JOBS: Job[] = [
+  'admin',
+  'produce',
+  'fetch',
+  'groups',
+  'connect',
+  'connect-worker',
+  'maintenance',
+  'wait',
+  'wait-notifier',
+];
 
 // API.md, written out independently of infra/constructs/sluice-api.ts: route key → serving function.
 const API_MD_ROUTES: Record<string, Job> = {
@@ -87,6 +106,8 @@ const SIZING: Record<Job, { memory: number; timeoutSeconds: number }> = {
   connect: { memory: 256, timeoutSeconds: 15 },
   'connect-worker': { memory: 1024, timeoutSeconds: 90 },
   maintenance: { memory: 1024, timeoutSeconds: 300 },
+  wait: { memory: 128, timeoutSeconds: 10 },
+  'wait-notifier': { memory: 128, timeoutSeconds: 30 },
 };
 
 const TABLE_WRITES = [
@@ -138,17 +159,21 @@ describe('HTTP API', () => {
   function routes(): { key: string; auth: unknown; target: Job | undefined }[] {
     const all = resources(template);
     const jobByFunctionId = new Map(JOBS.map((j) => [functionIds[j], j]));
-    return resourcesOfType(template, 'AWS::ApiGatewayV2::Route').map(([, route]) => {
-      const p = props(route);
-      const integrationId = JSON.stringify(p.Target).match(/"Ref":"([A-Za-z0-9]+)"/)?.[1] ?? '';
-      const integration: CfnResource | undefined = all[integrationId];
-      const functionId = integration ? referencedId(props(integration).IntegrationUri) : undefined;
-      return {
-        key: String(p.RouteKey),
-        auth: p.AuthorizationType,
-        target: jobByFunctionId.get(functionId ?? ''),
-      };
-    });
+    // The HTTP API's routes (the wait socket's WebSocket API is test/infra/wait-socket.test.ts's).
+    const httpApiId = stack.getLogicalId(stack.api.httpApi.node.defaultChild as CfnElement);
+    return resourcesOfType(template, 'AWS::ApiGatewayV2::Route')
+      .filter(([, route]) => referencedId(props(route).ApiId) === httpApiId)
+      .map(([, route]) => {
+        const p = props(route);
+        const integrationId = JSON.stringify(p.Target).match(/"Ref":"([A-Za-z0-9]+)"/)?.[1] ?? '';
+        const integration: CfnResource | undefined = all[integrationId];
+        const functionId = integration ? referencedId(props(integration).IntegrationUri) : undefined;
+        return {
+          key: String(p.RouteKey),
+          auth: p.AuthorizationType,
+          target: jobByFunctionId.get(functionId ?? ''),
+        };
+      });
   }
 
   it('has exactly the routes of API.md', () => {
@@ -173,8 +198,11 @@ describe('HTTP API', () => {
   });
 
   it('has an auto-deployed $default stage with throttling and JSON access logs to a log group', () => {
-    template.resourceCountIs('AWS::ApiGatewayV2::Stage', 1);
-    const [[, stage]] = resourcesOfType(template, 'AWS::ApiGatewayV2::Stage') as [[string, CfnResource]];
+    // Two stages: this one and the wait socket's (test/infra/wait-socket.test.ts).
+    template.resourceCountIs('AWS::ApiGatewayV2::Stage', 2);
+    const [[, stage]] = resourcesOfType(template, 'AWS::ApiGatewayV2::Stage').filter(
+      ([, st]) => props(st).StageName === '$default',
+    ) as [[string, CfnResource]];
     const p = props(stage);
     expect(p.StageName).toBe('$default');
     expect(p.AutoDeploy).toBe(true);
@@ -368,9 +396,16 @@ describe('functions', () => {
       SLUICE_SEGMENT_BUCKET: { Ref: 'Segments' },
       NODE_OPTIONS: '--enable-source-maps',
       // API functions check body-named resources and delegated (Kafka gateway) callers.
-      ...(['admin', 'produce', 'fetch', 'groups', 'connect'].includes(job)
+      ...(['admin', 'produce', 'fetch', 'groups', 'connect', 'wait'].includes(job)
         ? { SLUICE_AUTHORIZER: 'iam' }
         : {}),
+      // The wait socket: where its functions post, what admin reports as waitUrl, the HTTP API the
+      // wait function checks registrations against (test/infra/wait-socket.test.ts).
+      ...(job === 'admin' ? { SLUICE_WAIT_URL: expect.anything() as unknown } : {}),
+      ...(job === 'wait' || job === 'wait-notifier'
+        ? { SLUICE_WAIT_ENDPOINT: expect.anything() as unknown }
+        : {}),
+      ...(job === 'wait' ? { SLUICE_HTTP_API_ID: expect.anything() as unknown } : {}),
     });
   });
 
@@ -391,7 +426,7 @@ describe('functions', () => {
     );
     expect(new Set(logGroupIds).size).toBe(JOBS.length);
     const groups = resourcesOfType(template, 'AWS::Logs::LogGroup');
-    expect(groups).toHaveLength(JOBS.length + 1); // + API access logs
+    expect(groups).toHaveLength(JOBS.length + 2); // + the HTTP API's and the wait socket's access logs
     for (const id of logGroupIds) expect(groups.map(([g]) => g)).toContain(id);
     for (const [, group] of groups) expect(props(group).RetentionInDays).toBe(30);
   });
@@ -449,7 +484,7 @@ describe('IAM', () => {
     );
   });
 
-  it.each(['admin', 'produce', 'fetch', 'groups', 'connect'] as const)(
+  it.each(['admin', 'produce', 'fetch', 'groups', 'connect', 'wait'] as const)(
     '%s may simulate this account’s users’ and roles’ policies and read roles, and no other IAM action',
     (api) => {
       const iamStatements = statements[api].filter((s) =>
@@ -465,7 +500,9 @@ describe('IAM', () => {
         { Effect: 'Allow', Action: 'iam:SimulatePrincipalPolicy', Resource: [arn('role'), arn('user')] },
         { Effect: 'Allow', Action: 'iam:GetRole', Resource: arn('role') },
       ]);
-      for (const job of JOBS.filter((j) => !['admin', 'produce', 'fetch', 'groups', 'connect'].includes(j)))
+      for (const job of JOBS.filter(
+        (j) => !['admin', 'produce', 'fetch', 'groups', 'connect', 'wait'].includes(j),
+      ))
         expect(statements[job].some((s) => [s.Action].flat().some((a) => String(a).startsWith('iam:')))).toBe(
           false,
         );
@@ -578,6 +615,7 @@ describe('outputs', () => {
       'BucketNames',
       'SegmentBucket',
       'TableName',
+      'WaitUrl',
     ]);
     expect(outputs.TableName?.Value).toEqual({ Ref: 'MetadataTable' });
     expect(JSON.stringify(outputs.ApiUrl?.Value)).toContain('execute-api');

@@ -1,11 +1,11 @@
 /**
- * Replication through `npm start` with real store processes (test/harness/replication-live.ts, short
+ * Replication through `npm start` with real store processes (test/support/replication-live.ts, short
  * phases; `npm run replication:live` runs the long ones): RF=3, min.insync.replicas=2, acks=all under a
  * steady produce stream while follower stores are frozen with SIGSTOP, restored, and the leader's store
  * is killed with SIGKILL.
  */
 import { expect, it } from 'vitest';
-import { runLiveReplication } from '../harness/replication-live.js';
+import { runLiveReplication } from '../support/replication-live.js';
 
 const LAG_MS = 1_500;
 

@@ -3,9 +3,9 @@
  * member-epoch fencing of commits, and committed offsets read back.
  */
 import { describe, expect, it } from 'vitest';
-import { check } from '../harness/checker.js';
-import type { CommitOp, HeartbeatOp, OffsetFetchOp, Outcome } from '../harness/history.js';
-import { HistoryRecorder } from '../harness/history.js';
+import { check } from '../support/checker.js';
+import type { CommitOp, HeartbeatOp, OffsetFetchOp, Outcome } from '../support/history.js';
+import { HistoryRecorder } from '../support/history.js';
 
 const world = () => {
   let wall = 0;

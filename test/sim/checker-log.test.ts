@@ -3,10 +3,10 @@
  * legitimate look-alikes (retried non-idempotent writes, concurrent reads) not reported.
  */
 import { describe, expect, it } from 'vitest';
-import type { Violation } from '../harness/checker.js';
-import { VIOLATIONS, check } from '../harness/checker.js';
-import type { Outcome, PollOp, SendOp } from '../harness/history.js';
-import { HistoryRecorder } from '../harness/history.js';
+import type { Violation } from '../support/checker.js';
+import { VIOLATIONS, check } from '../support/checker.js';
+import type { Outcome, PollOp, SendOp } from '../support/history.js';
+import { HistoryRecorder } from '../support/history.js';
 
 const recorder = () => new HistoryRecorder(() => 0);
 

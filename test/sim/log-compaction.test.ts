@@ -6,7 +6,7 @@
  * SLUICE_SEED=<n> npx vitest run --project sim test/sim/log-compaction.test.ts
  */
 import { describe, expect, it } from 'vitest';
-import { failureMessage, runLogSimulation, seedSubset, seedsFor } from '../harness/sim.js';
+import { failureMessage, runLogSimulation, seedSubset, seedsFor } from '../support/sim.js';
 
 describe('compaction under seeded faults', () => {
   const seeds = seedsFor(8000, 30);

@@ -5,16 +5,16 @@
  * invariants (DESIGN "Invariants" 1-4 and 6).
  */
 import { describe, expect, it } from 'vitest';
-import { describeReport } from '../harness/checker.js';
+import { describeReport } from '../support/checker.js';
 import { SluiceError } from '../../sdk/errors.js';
-import type { Kind } from '../harness/scenario.js';
-import { TOPIC, finish, sender } from '../harness/scenario.js';
-import { InterceptedObjectStore, gate } from '../harness/seams.js';
-import type { SimWorld } from '../harness/sim.js';
-import { SIM_ORPHAN_GRACE_MS, createSimWorld } from '../harness/sim.js';
-import { storageViolations } from '../harness/storage.js';
-import type { WorkloadContext } from '../harness/workload.js';
-import { makeRecords, runProducer } from '../harness/workload.js';
+import type { Kind } from '../support/scenario.js';
+import { TOPIC, finish, sender } from '../support/scenario.js';
+import { InterceptedObjectStore, gate } from '../support/seams.js';
+import type { SimWorld } from '../support/sim.js';
+import { SIM_ORPHAN_GRACE_MS, createSimWorld } from '../support/sim.js';
+import { storageViolations } from '../support/storage.js';
+import type { WorkloadContext } from '../support/workload.js';
+import { makeRecords, runProducer } from '../support/workload.js';
 
 const COMMIT = { ops: ['update'], sk: 'STATE' } as const;
 

@@ -6,8 +6,8 @@
  * SLUICE_SEED=<n> npx vitest run --project sim test/sim/log-faults.test.ts
  */
 import { describe, expect, it } from 'vitest';
-import type { LogSimulationResult } from '../harness/sim.js';
-import { failureMessage, runLogSimulation, seedSubset, seedsFor } from '../harness/sim.js';
+import type { LogSimulationResult } from '../support/sim.js';
+import { failureMessage, runLogSimulation, seedSubset, seedsFor } from '../support/sim.js';
 
 const FILE = 'test/sim/log-faults.test.ts';
 

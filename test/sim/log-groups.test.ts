@@ -7,7 +7,7 @@
  * SLUICE_SEED=<n> npx vitest run --project sim test/sim/log-groups.test.ts
  */
 import { describe, expect, it } from 'vitest';
-import { failureMessage, runLogSimulation, seedSubset, seedsFor } from '../harness/sim.js';
+import { failureMessage, runLogSimulation, seedSubset, seedsFor } from '../support/sim.js';
 
 describe('a consumer group under seeded faults', () => {
   const seeds = seedsFor(9000, 70);

@@ -4,7 +4,7 @@
  * collection. Replay a failing seed with SLUICE_SEED=<n> npx vitest run --project sim test/sim/log-hot-partition.test.ts
  */
 import { describe, expect, it } from 'vitest';
-import { failureMessage, runLogSimulation, seedsFor } from '../harness/sim.js';
+import { failureMessage, runLogSimulation, seedsFor } from '../support/sim.js';
 
 describe('one hot partition under seeded faults', () => {
   it.each(seedsFor(5000, 80))('seed %i', async (seed) => {

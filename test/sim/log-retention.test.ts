@@ -8,11 +8,11 @@
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
 import { isRetired, pageEnd } from '../../lib/core/log/batch-index.js';
-import { describeReport } from '../harness/checker.js';
-import { TOPIC, finish, sender } from '../harness/scenario.js';
-import { createSimWorld, failureMessage, runLogSimulation, seedSubset, seedsFor } from '../harness/sim.js';
-import { storageViolations } from '../harness/storage.js';
-import { makeRecords } from '../harness/workload.js';
+import { describeReport } from '../support/checker.js';
+import { TOPIC, finish, sender } from '../support/scenario.js';
+import { createSimWorld, failureMessage, runLogSimulation, seedSubset, seedsFor } from '../support/sim.js';
+import { storageViolations } from '../support/storage.js';
+import { makeRecords } from '../support/workload.js';
 
 describe('retention under seeded faults', () => {
   const seeds = seedsFor(7000, 40);

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
-import { failureMessage, runLogSimulation, seedSubset, seedsFor } from '../harness/sim.js';
+import { failureMessage, runLogSimulation, seedSubset, seedsFor } from '../support/sim.js';
 
 const SEGMENTS = { 'segment.bytes': '4096', 'segment.ms': '2000', 'local.retention.ms': '1000' };
 

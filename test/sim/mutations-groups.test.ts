@@ -5,12 +5,12 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GroupDraft } from '../../lib/core/groups/group.js';
-import { check, describeReport } from '../harness/checker.js';
-import { tpId } from '../harness/group-workload.js';
-import type { HeartbeatOp } from '../harness/history.js';
-import { errorName, outcomeOfError } from '../harness/history.js';
-import type { SimWorld } from '../harness/sim.js';
-import { createSimWorld, runLogSimulation } from '../harness/sim.js';
+import { check, describeReport } from '../support/checker.js';
+import { tpId } from '../support/group-workload.js';
+import type { HeartbeatOp } from '../support/history.js';
+import { errorName, outcomeOfError } from '../support/history.js';
+import type { SimWorld } from '../support/sim.js';
+import { createSimWorld, runLogSimulation } from '../support/sim.js';
 
 const TOPIC = 't';
 

@@ -8,19 +8,19 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock, drive } from '../../lib/adapters/fault/index.js';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
-import { createSluice } from '../../lib/app.js';
+import { createSluice } from '../../functions/app.js';
 import { readPartitionState } from '../../lib/core/log/context.js';
 import { replicatePartition } from '../../lib/core/replication/replicator.js';
 import type { MetadataStore, UpdateAction } from '../../lib/ports/metadata-store.js';
 import { storageUnavailable } from '../../lib/ports/storage-errors.js';
-import { runReplicationSimulation } from '../harness/replication-sim.js';
+import { runReplicationSimulation } from '../support/replication-sim.js';
 import {
   InterceptedMetadataStore,
   InterceptedObjectStore,
   gate,
   isCommit,
   stripFromCommits,
-} from '../harness/seams.js';
+} from '../support/seams.js';
 import { stateAttr } from '../../lib/core/log/partition-codec.js';
 
 const SEEDS = Array.from({ length: 40 }, (_, i) => 1 + i);

@@ -1,12 +1,12 @@
 /**
- * The shared quota rate under concurrency, several instances and clock skew (test/harness/quota-sim.ts):
+ * The shared quota rate under concurrency, several instances and clock skew (test/support/quota-sim.ts):
  * a client offering ten times its quota is held within 10 % of it over a simulated minute, whether it
  * honours the throttle time or retries at once, and every throttled answer says how long to wait. A
  * planted per-instance bucket (each instance counting in a store of its own) must be caught.
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
-import { runQuotaSim } from '../harness/quota-sim.js';
+import { runQuotaSim } from '../support/quota-sim.js';
 
 const held = (ratio: number) => Math.abs(ratio - 1) <= 0.1;
 

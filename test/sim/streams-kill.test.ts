@@ -16,8 +16,8 @@ import { TaskRunner } from '../../streams/runtime/task-runner.js';
 import { MetadataStateBackend } from '../../streams/state/metadata-backend.js';
 import { StreamTask } from '../../streams/task.js';
 import type { GroupMember } from '../../sdk/index.js';
-import { Instance, createStreamsWorld, instanceStore } from '../harness/streams-world.js';
-import type { StreamsWorld } from '../harness/streams-world.js';
+import { Instance, createStreamsWorld, instanceStore } from '../support/streams-world.js';
+import type { StreamsWorld } from '../support/streams-world.js';
 
 const WORDS = ['ant', 'bee', 'cat', 'dog', 'eel'];
 const APP = 'kill';

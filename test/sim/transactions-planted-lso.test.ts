@@ -3,13 +3,13 @@
  * watermark (open transactions ignored), so read_committed reads run into open transactions.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { checkTransactions } from '../harness/txn-checker.js';
-import { runTransactionSim } from '../harness/txn-sim.js';
+import { checkTransactions } from '../support/txn-checker.js';
+import { runTransactionSim } from '../support/txn-sim.js';
 import type * as Lso from '../../lib/core/transactions/lso.js';
 
 vi.mock('../../lib/core/transactions/lso.js', async (original) => ({
   ...(await original<typeof Lso>()),
-  lastStableOffset: (state: { hw: number }) => state.hw,
+  lastStableOffset: (state: { highWatermark: number }) => state.highWatermark,
 }));
 
 const SEEDS = 20;

@@ -11,8 +11,8 @@ import type {
   UpdateAction,
   UpdateOptions,
 } from '../../lib/ports/metadata-store.js';
-import { checkTransactions } from '../harness/txn-checker.js';
-import { OUT, runTransactionSim } from '../harness/txn-sim.js';
+import { checkTransactions } from '../support/txn-checker.js';
+import { OUT, runTransactionSim } from '../support/txn-sim.js';
 
 const SEEDS = 40;
 

@@ -1,9 +1,9 @@
 /**
- * Transactions under crashes and store faults, 300 seeds (test/harness/txn-sim.ts, txn-checker.ts).
+ * Transactions under crashes and store faults, 300 seeds (test/support/txn-sim.ts, txn-checker.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { checkTransactions } from '../harness/txn-checker.js';
-import { runTransactionSim } from '../harness/txn-sim.js';
+import { checkTransactions } from '../support/txn-checker.js';
+import { runTransactionSim } from '../support/txn-sim.js';
 
 const SEEDS = Number(process.env['TXN_SIM_SEEDS'] ?? 300);
 

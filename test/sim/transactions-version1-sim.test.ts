@@ -1,11 +1,11 @@
 /**
  * Transactions under crashes and store faults, as Kafka clients whose EndTxn is v0-v4 run them
  * (transaction version 1: one epoch for every transaction of an instance, sequences going on), with the
- * same checker as the KIP-890 run (test/harness/txn-sim.ts, txn-checker.ts).
+ * same checker as the KIP-890 run (test/support/txn-sim.ts, txn-checker.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { checkTransactions } from '../harness/txn-checker.js';
-import { runTransactionSim } from '../harness/txn-sim.js';
+import { checkTransactions } from '../support/txn-checker.js';
+import { runTransactionSim } from '../support/txn-sim.js';
 
 const SEEDS = Number(process.env['TXN_SIM_SEEDS'] ?? 300);
 

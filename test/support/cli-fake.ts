@@ -49,8 +49,23 @@ export const fakeApi = (answer: (request: Request) => Answer | Promise<Answer>) 
       headers: { 'content-type': 'application/json' },
     });
   };
-  // POST /v1/fetch (the SDK consumer's one poll) is answered through the single-partition fake.
-  return { fetch: withMultiFetch(fetch), requests };
+  // POST /v1/fetch (the SDK consumer's one poll) is answered through the single-partition fake;
+  // `polls` keeps each poll's body (its partitions), `requests` the single reads it was answered by.
+  const polls: Request[] = [];
+  const multi = withMultiFetch(fetch);
+  const outer: FetchLike = async (input, init) => {
+    const url = new URL(input);
+    if (url.pathname === '/v1/fetch')
+      polls.push({
+        method: init.method ?? 'GET',
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        headers: Object.fromEntries(Object.entries((init.headers ?? {}) as Record<string, string>)),
+        body: JSON.parse(String(init.body)),
+      });
+    return multi(input, init);
+  };
+  return { fetch: outer, requests, polls };
 };
 
 /** A fetch answer, written as JSON by the tests, as the server sends it to the SDK: one RecordBatch per record. */

@@ -4,17 +4,9 @@
  * interleave like network calls. Used by the simulation tests and the benchmark.
  */
 import type { Clock } from '../../lib/ports/clock.js';
-import type {
-  Item,
-  ItemKey,
-  MetadataStore,
-  QueryInput,
-  QueryPage,
-  TransactOp,
-  UpdateAction,
-  UpdateOptions,
-  WriteOptions,
-} from '../../lib/ports/metadata-store.js';
+import type { MetadataCall } from '../../lib/adapters/forwarding.js';
+import { ForwardingMetadataStore } from '../../lib/adapters/forwarding.js';
+import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 import type { GroupTopics, PartitionOffsets } from '../../lib/core/groups/types.js';
 
 interface PartitionLog {
@@ -138,54 +130,18 @@ export const seededRandom = (seed: number): (() => number) => {
  * A store whose every call first waits 0..maxTurns event-loop turns, so concurrent requests interleave
  * between their reads and their conditional writes the way network round trips make them.
  */
-export class InterleavingStore implements MetadataStore {
+export class InterleavingStore extends ForwardingMetadataStore {
   constructor(
-    private readonly inner: MetadataStore,
+    inner: MetadataStore,
     private readonly random: () => number,
     private readonly maxTurns = 3,
-  ) {}
+  ) {
+    super(inner);
+  }
 
-  private async pause(): Promise<void> {
+  protected override async around<T>(_call: MetadataCall, run: () => Promise<T>): Promise<T> {
     const turns = Math.floor(this.random() * (this.maxTurns + 1));
     for (let i = 0; i < turns; i++) await yieldTurn();
-  }
-
-  async get(key: ItemKey, options?: { consistent?: boolean }): Promise<Item | undefined> {
-    await this.pause();
-    return this.inner.get(key, options);
-  }
-
-  async put(item: Item, options?: WriteOptions): Promise<void> {
-    await this.pause();
-    return this.inner.put(item, options);
-  }
-
-  async update(
-    key: ItemKey,
-    actions: readonly UpdateAction[],
-    options?: UpdateOptions,
-  ): Promise<Item | undefined> {
-    await this.pause();
-    return this.inner.update(key, actions, options);
-  }
-
-  async delete(key: ItemKey, options?: WriteOptions): Promise<void> {
-    await this.pause();
-    return this.inner.delete(key, options);
-  }
-
-  async query(input: QueryInput): Promise<QueryPage> {
-    await this.pause();
-    return this.inner.query(input);
-  }
-
-  async transact(ops: readonly TransactOp[]): Promise<void> {
-    await this.pause();
-    return this.inner.transact(ops);
-  }
-
-  async batchWrite(writes: { puts?: readonly Item[]; deletes?: readonly ItemKey[] }): Promise<void> {
-    await this.pause();
-    return this.inner.batchWrite(writes);
+    return run();
   }
 }

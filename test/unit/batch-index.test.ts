@@ -5,8 +5,8 @@ import { materializeTail } from '../../lib/core/log/materialize.js';
 import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import type { Item, MetadataStore } from '../../lib/ports/metadata-store.js';
-import { listOffsetsViolations } from '../harness/list-offsets.js';
-import { checkStorage, storageViolations } from '../harness/storage.js';
+import { listOffsetsViolations } from '../support/list-offsets.js';
+import { checkStorage, storageViolations } from '../support/storage.js';
 import { memorySluice } from './log-support.js';
 
 const BATCH = { 'content-type': 'application/vnd.kafka.record-batch' };

@@ -271,39 +271,48 @@ describe('consume', () => {
     const api = logApi();
     const result = await cli(['consume', 'orders', '--from-beginning', '--max-messages', '4'], api.fetch);
     expect(result.code).toBe(EXIT_OK);
-    expect(result.stdout).toBe('v0.0\nv0.1\nv0.2\nv1.5\n');
+    // One poll over both partitions brings 0-1 of partition 0 and 5-6 of partition 1.
+    expect(result.stdout).toBe('v0.0\nv0.1\nv1.5\nv1.6\n');
     const offsets = await cli(
       ['consume', 'orders', '--property', 'print.offset=true', '--property', 'print.value=false'],
       api.fetch,
     );
-    expect(offsets.stdout).toBe('Offset:0\nOffset:1\nOffset:2\nOffset:5\nOffset:6\n');
+    expect(offsets.stdout).toBe('Offset:0\nOffset:1\nOffset:5\nOffset:6\nOffset:2\n');
     const keyed = await cli(
       ['consume', 'orders', '--property', 'print.key=true', '--property', 'key.separator=|'],
       api.fetch,
     );
-    expect(keyed.stdout).toBe('k0|v0.0\nnull|v0.1\nk2|v0.2\nnull|v1.5\nk6|v1.6\n');
+    expect(keyed.stdout).toBe('k0|v0.0\nnull|v0.1\nnull|v1.5\nk6|v1.6\nk2|v0.2\n');
     const mixed = await cli(['consume', 'orders', '--details', '--property', 'print.key=true'], api.fetch);
     expect(mixed.code).toBe(EXIT_USAGE);
   });
 
-  it('prints every partition from earliest to the end, partition by partition (--details)', async () => {
+  it('prints every partition from earliest to the end, one fetch per poll over all of them (--details)', async () => {
     const api = logApi();
     const result = await cli(['consume', 'orders', '--from', 'earliest', '--details'], api.fetch);
     expect(result.code).toBe(EXIT_OK);
     expect(result.stdout.split('\n')).toEqual([
       'Partition:0\tOffset:0\tk0\tv0.0',
       'Partition:0\tOffset:1\tnull\tv0.1',
-      'Partition:0\tOffset:2\tk2\tv0.2',
       'Partition:1\tOffset:5\tnull\tv1.5',
       'Partition:1\tOffset:6\tk6\tv1.6',
+      'Partition:0\tOffset:2\tk2\tv0.2',
       '',
     ]);
     expect(result.stderr).toMatch(/^Consumed 5 records in .+\.\n$/);
-    expect(api.requests.filter((r) => r.path.endsWith('/records')).map((r) => r.query['offset'])).toEqual([
-      '0',
-      '2',
-      '5',
+    // Two polls: both partitions, then partition 0 alone (partition 1 reached its high watermark).
+    expect(
+      api.polls.map((r) =>
+        r.body.partitions.map((p: { partition: number; offset: number }) => [p.partition, p.offset]),
+      ),
+    ).toEqual([
+      [
+        [0, 0],
+        [1, 5],
+      ],
+      [[0, 2]],
     ]);
+    expect(api.polls.every((r) => r.body.maxWaitMs === 0 && r.body.isolationLevel === undefined)).toBe(true);
   });
 
   it("shows a running count on a terminal while the records go to a pipe, and Kafka's record format", async () => {
@@ -334,9 +343,9 @@ describe('consume', () => {
     expect(stdout.split('\n')).toEqual([
       'Partition:0\tk0\tv0.0',
       'Partition:0\tnull\tv0.1',
-      'Partition:0\tk2\tv0.2',
       'Partition:1\tnull\tv1.5',
       'Partition:1\tk6\tv1.6',
+      'Partition:0\tk2\tv0.2',
       '',
     ]);
     const lines = stderr.split('\r\x1b[2K').filter((l) => l.includes('records consumed'));
@@ -376,8 +385,42 @@ describe('consume', () => {
   it('explains an offset outside the log', async () => {
     const result = await cli(['consume', 'orders', '--partition', '0', '--from', '9'], logApi().fetch);
     expect(result.code).toBe(EXIT_API_ERROR);
-    expect(result.stderr).toContain('error: OFFSET_OUT_OF_RANGE (HTTP 416)');
+    expect(result.stderr).toContain('error: OFFSET_OUT_OF_RANGE: offset 9 is outside');
     expect(result.stderr).toContain('hint: the log holds offsets 0 to 3; try --from earliest or latest');
+  });
+
+  it('asks again for a partition whose error is retriable, and ends with it once it keeps failing', async () => {
+    let failures = 1;
+    const flaky = fakeApi((r) =>
+      r.path === '/v1/topics/orders/partitions/1/records' && failures-- > 0
+        ? [503, envelope('NOT_LEADER_OR_FOLLOWER', 'moving', true)]
+        : logAnswer(r),
+    );
+    const recovered = await cli(['consume', 'orders', '--details'], flaky.fetch);
+    expect(recovered.code).toBe(EXIT_OK);
+    expect(recovered.stdout.trim().split('\n')).toHaveLength(5);
+    const down = fakeApi((r) =>
+      r.path === '/v1/topics/orders/partitions/1/records'
+        ? [503, envelope('NOT_LEADER_OR_FOLLOWER', 'moving', true)]
+        : logAnswer(r),
+    );
+    const failed = await cli(['consume', 'orders'], down.fetch);
+    expect(failed.code).toBe(EXIT_API_ERROR);
+    expect(failed.stderr).toContain('error: NOT_LEADER_OR_FOLLOWER: moving');
+    // Partition 0 was read meanwhile; partition 1 was asked in four polls before its error ended the read.
+    expect(failed.stdout).toBe('v0.0\nv0.1\nv0.2\n');
+    expect(
+      down.polls.filter((p) => p.body.partitions.some((x: { partition: number }) => x.partition === 1)),
+    ).toHaveLength(4);
+    const fatal = fakeApi((r) =>
+      r.path === '/v1/topics/orders/partitions/1/records'
+        ? [404, envelope('UNKNOWN_TOPIC_OR_PARTITION', 'gone')]
+        : logAnswer(r),
+    );
+    expect((await cli(['consume', 'orders'], fatal.fetch)).stderr).toContain(
+      'error: UNKNOWN_TOPIC_OR_PARTITION',
+    );
+    expect(fatal.polls).toHaveLength(1);
   });
 
   it('rejects a partition the topic does not have', async () => {

@@ -313,7 +313,7 @@ describe('sluiceMonthly', () => {
     // 0.25 MiB/s over 4 partitions: a 1 MiB batch every 16 s per partition → 4 polls per batch.
     const slow = sluiceMonthly(
       { ...shape, ingressMiBPerSec: 0.25 },
-      deployment(1, 'standard'),
+      { ...deployment(1, 'standard'), longPollPer: 'member' },
       usageAt(1),
       DURATION_MODEL,
     );
@@ -330,6 +330,30 @@ describe('sluiceMonthly', () => {
       DURATION_MODEL,
     );
     expect(perMember.byActivity.consumerWaiting.lambdaCompute).toBeCloseTo(280.3214016 / 4, 6);
+  });
+
+  it('waits on the WebSocket by default: idle members cost their connection, a re-check every 5 minutes and a new socket every 2 hours', () => {
+    expect(deployment(1, 'standard').longPollPer).toBe('websocket');
+    // Next to nothing arrives: 2 members, 2,628,000 s. Re-checks 17,520 (a frame and an empty fetch
+    // each), connections 730 ($connect and $disconnect frames), 87,600 connection minutes.
+    const idle = sluiceMonthly(
+      { ...shape, ingressMiBPerSec: 1e-9 },
+      deployment(1, 'standard'),
+      usageAt(1),
+      DURATION_MODEL,
+    );
+    const api = idle.byActivity.consumerWaiting.apiGateway;
+    expect(api).toBeCloseTo(17_520 / 1e6 + (17_520 + 2 * 730) / 1e6 + (87_600 * 0.25) / 1e6, 6);
+    expect(idle.byActivity.consumerWaiting.lambdaCompute).toBeLessThan(0.01);
+  });
+
+  it('sends a member that keeps getting data few messages: wakes fall as the rate rises past its fetch cycle', () => {
+    const waiting = (ingressMiBPerSec: number) =>
+      sluiceMonthly({ ...shape, ingressMiBPerSec }, deployment(1, 'standard'), usageAt(1), DURATION_MODEL)
+        .byActivity.consumerWaiting.apiGateway;
+    // Stream batches cap the wakes at 4 a second per member; past that, e^(−λ·busy) takes them down.
+    expect(waiting(8)).toBeLessThan(waiting(4));
+    expect(waiting(64)).toBeLessThan(waiting(8) / 10);
   });
 
   it('bills x86_64 at its own GB-s price', () => {

@@ -9,7 +9,7 @@ import { pageEntries } from '../../lib/core/log/batch-index.js';
 import type { PartitionState } from '../../lib/core/log/partition-state.js';
 import { segmentEndOf } from '../../lib/core/log/segments/segment-index.js';
 import { storageUnavailable, throttled } from '../../lib/ports/storage-errors.js';
-import { InterceptedObjectStore } from '../harness/seams.js';
+import { InterceptedObjectStore } from '../support/seams.js';
 import { T0, segmentSetup } from './segment-support.js';
 
 /** A segment store that fails every GET while `down.segments` is set. */

@@ -18,7 +18,7 @@ import {
   stateAttr,
 } from '../../lib/core/log/partition-codec.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
-import { InterceptedMetadataStore } from '../harness/seams.js';
+import { InterceptedMetadataStore } from '../support/seams.js';
 
 const TOPIC = 'topic';
 const NOW = 1_700_000_000_000;

@@ -4,6 +4,8 @@
  * ones that regress silently: pin them.
  */
 import { describe, expect, it } from 'vitest';
+import type { MetadataCall } from '../../lib/adapters/forwarding.js';
+import { ForwardingMetadataStore } from '../../lib/adapters/forwarding.js';
 import { keys } from '../../lib/core/keys.js';
 import { pageEntries } from '../../lib/core/log/batch-index.js';
 import { materializeTail } from '../../lib/core/log/materialize.js';
@@ -81,16 +83,12 @@ describe('a materialization pass', () => {
 
 /** The store's requests by operation, as a caller makes them (the memory store's batch write puts items itself). */
 const countingStore = (inner: MetadataStore) => {
-  const requests: Record<string, number> = {};
-  const store = new Proxy(inner, {
-    get(target, name, receiver) {
-      const value: unknown = Reflect.get(target, name, receiver);
-      if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
-        requests[String(name)] = (requests[String(name)] ?? 0) + 1;
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
+  const requests: Partial<Record<MetadataCall['op'], number>> = {};
+  const store = new (class extends ForwardingMetadataStore {
+    protected override around<T>(call: MetadataCall, run: () => Promise<T>): Promise<T> {
+      requests[call.op] = (requests[call.op] ?? 0) + 1;
+      return run();
+    }
+  })(inner);
   return { store, requests };
 };

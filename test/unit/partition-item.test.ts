@@ -4,14 +4,18 @@
  */
 import { describe, expect, it } from 'vitest';
 import { dataObjectKey, keys } from '../../lib/core/keys.js';
+import type { Item } from '../../lib/ports/metadata-store.js';
 import type { TailEntry } from '../../lib/core/log/partition-state.js';
 import { tailOffsets } from '../../lib/core/log/partition-state.js';
 import {
+  decodePartitionState,
   decodeTailEntry,
+  encodePartitionItem,
   encodeTailEntry,
   initialPartitionState,
   topicIdOf,
 } from '../../lib/core/log/partition-codec.js';
+import { LOG_SIZE_ATTR } from '../../lib/core/log/log-size.js';
 
 const entry = (n: number): TailEntry => ({
   objectKey: 'd/x',
@@ -46,6 +50,8 @@ describe('a new partition item', () => {
       lc: { s1: 1234, s0: 1234, s2: 1234 },
       tx: {},
       mk: {},
+      // The log's byte total (lib/core/log/log-size.ts): nothing yet.
+      sz: 0,
     });
     const item = initialPartitionState('T1', 'orders', 0, ['s0']);
     expect([item['lc'], item['leader']]).toEqual([{ s0: 0 }, 's0']);
@@ -72,6 +78,22 @@ describe('the partition item as read', () => {
   it('gives each tail entry its base offset from tailBase', () => {
     expect(tailOffsets({ tailBase: 40, tail: [entry(3), entry(1), entry(5)] })).toEqual([40, 43, 44]);
     expect(tailOffsets({ tailBase: 7, tail: [] })).toEqual([]);
+  });
+
+  it('carries the log size under its long name, undefined when the item does not know it', () => {
+    const item = initialPartitionState('T1', 'orders', 0, ['s0']);
+    expect(decodePartitionState(item).logSizeBytes).toBe(0);
+    expect(decodePartitionState({ ...item, [LOG_SIZE_ATTR]: 42 }).logSizeBytes).toBe(42);
+    // Encoding stores the long name under the short attribute, never under its own name.
+    const encoded = encodePartitionItem('T1', decodePartitionState({ ...item, [LOG_SIZE_ATTR]: 42 }));
+    expect([encoded[LOG_SIZE_ATTR], encoded['logSizeBytes']]).toEqual([42, undefined]);
+    // Unknown: absent (an item from before the total was kept), or a difference added to nothing.
+    const unknown: Item = { ...item };
+    delete unknown[LOG_SIZE_ATTR];
+    expect(decodePartitionState(unknown).logSizeBytes).toBeUndefined();
+    expect(
+      decodePartitionState({ ...unknown, [LOG_SIZE_ATTR]: -(2 ** 52) + 300 }).logSizeBytes,
+    ).toBeUndefined();
   });
 });
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/core/keys.js';
 import { idempotencyHash } from '../../lib/core/log/idempotency.js';
-import { isCommit } from '../harness/seams.js';
+import { isCommit } from '../support/seams.js';
 import type { Cluster } from './produce-support.js';
 import { T0, batch, produceCluster, records } from './produce-support.js';
 import { stateAttr } from '../../lib/core/log/partition-codec.js';

@@ -5,8 +5,8 @@
  */
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
-import type { SluiceConfig } from '../../lib/app.js';
-import { createSluice } from '../../lib/app.js';
+import type { SluiceConfig } from '../../functions/app.js';
+import { createSluice } from '../../functions/app.js';
 import { keys } from '../../lib/core/keys.js';
 import type { LogContext } from '../../lib/core/log/context.js';
 import type { PartitionState } from '../../lib/core/log/partition-state.js';
@@ -15,8 +15,8 @@ import type { ProduceRecord } from '../../lib/core/log/produce.js';
 import { LogAppender } from '../../lib/core/log/produce.js';
 import type { EncodeOptions } from '../../protocol/record-batch/index.js';
 import { decodeRecordBatch, encodeRecordBatch, splitBatches } from '../../protocol/record-batch/index.js';
-import type { MetadataCall } from '../harness/seams.js';
-import { InterceptedMetadataStore, InterceptedObjectStore } from '../harness/seams.js';
+import type { MetadataCall } from '../support/seams.js';
+import { InterceptedMetadataStore, InterceptedObjectStore } from '../support/seams.js';
 import { TestClock } from './log-support.js';
 
 export const T0 = 1_700_000_000_000;

@@ -55,8 +55,12 @@ describe('FAILOVER', () => {
 
   it('truncates what the new leader lacks, caps every LEO at its log end, and reports the cut', async () => {
     const p = await partition({ leos: [4, 2] });
+    const before = await p.state();
     const outcome = await p.elect({ type: 'FAILOVER', exclude: [p.leader] });
     const s = await p.state();
+    // The log's byte total loses the dropped entry's bytes, in the same write.
+    expect(s.logSizeBytes).toBe(before.logSizeBytes! - before.tail[4]!.sizeInBytes);
+    expect(s.logSizeBytes).toBe(s.tail.reduce((sum, e) => sum + e.sizeInBytes, 0));
     expect(outcome).toEqual({ state: s, elected: true, unclean: false, truncated: { from: 5, to: 4 } });
     expect([s.leader, s.isr, s.nextOffset, s.tail.length, s.highWatermark]).toEqual([
       p.f1,

@@ -6,14 +6,14 @@
 import { expect } from 'vitest';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
-import { createSluice } from '../../lib/app.js';
+import { createSluice } from '../../functions/app.js';
 import { keys } from '../../lib/core/keys.js';
 import { readPartitionState } from '../../lib/core/log/context.js';
 import type { UpdateAction } from '../../lib/ports/metadata-store.js';
 import type { Telemetry } from '../../lib/ports/telemetry.js';
 import { storageUnavailable } from '../../lib/ports/storage-errors.js';
-import type { MetadataCall, ObjectCall } from '../harness/seams.js';
-import { InterceptedMetadataStore, InterceptedObjectStore, isStateUpdate } from '../harness/seams.js';
+import type { MetadataCall, ObjectCall } from '../support/seams.js';
+import { InterceptedMetadataStore, InterceptedObjectStore, isStateUpdate } from '../support/seams.js';
 import { TestClock } from './log-support.js';
 import { stateAttr } from '../../lib/core/log/partition-codec.js';
 

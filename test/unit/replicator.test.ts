@@ -10,7 +10,7 @@ import { dataObjectPrefix } from '../../lib/core/keys.js';
 import { replicatePartition } from '../../lib/core/replication/replicator.js';
 import type { UpdateAction } from '../../lib/ports/metadata-store.js';
 import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
-import type { MetadataCall } from '../harness/seams.js';
+import type { MetadataCall } from '../support/seams.js';
 import { LAG_MS, replicationCluster } from './replication-support.js';
 import { stateAttr } from '../../lib/core/log/partition-codec.js';
 

@@ -6,16 +6,24 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { keys } from '../../lib/core/keys.js';
-import { RETIRED_PAGE_TTL_MS, pageItem, retiredPageItem } from '../../lib/core/log/batch-index.js';
+import {
+  RETIRED_PAGE_TTL_MS,
+  pageEnd,
+  pageEntries,
+  pageItem,
+  retiredPageItem,
+} from '../../lib/core/log/batch-index.js';
+import { segmentItem } from '../../lib/core/log/segments/segment-index.js';
 import type { TailEntry } from '../../lib/core/log/partition-state.js';
 import { encodeTailEntry, initialPartitionState } from '../../lib/core/log/partition-codec.js';
+import { LOG_SIZE_ATTR } from '../../lib/core/log/log-size.js';
 import type { LocalRetentionConfig } from '../../lib/core/log/segments/local-retention.js';
 import {
   localLimits,
   locallyRetiredPageItem,
   retireLocalCopies,
 } from '../../lib/core/log/segments/local-retention.js';
-import { InterceptedMetadataStore } from '../harness/seams.js';
+import { InterceptedMetadataStore } from '../support/seams.js';
 import { readsRecorded } from './segment-support.js';
 
 const TOPIC = 'topic';
@@ -51,9 +59,17 @@ const partition = async (segEnd: number | 'unrolled' = 10) => {
     tailBase: 14,
     nextOffset: 15,
     tail: [encodeTailEntry(entry('d/f', 50, NOW, 1), TOPIC)],
+    // The log's byte total: 700 of pages (their segments hold the same bytes) and 50 of tail.
+    [LOG_SIZE_ATTR]: 750,
     ...(segEnd === 'unrolled' ? {} : { segEnd }),
   });
   for (const page of pages) await store.put(page);
+  // The segment index below segEnd: a segment per page, holding the same bytes.
+  for (const page of pages) {
+    const chunks = pageEntries(page).map(({ baseOffset, entry: e }) => ({ ...e, baseOffset }));
+    if (segEnd !== 'unrolled' && pageEnd(page) <= segEnd)
+      await store.put(segmentItem(TOPIC, 0, `g/${page.sk}`, chunks, NOW));
+  }
   const page = async (offset: number) => (await store.get(keys.batch(TOPIC, 0, offset)))!;
   return { store, pages, page };
 };

@@ -16,7 +16,7 @@ import { timeMarkItem } from '../../lib/core/log/time-index.js';
 import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 import { TransactionCanceledError } from '../../lib/ports/metadata-store.js';
-import { InterceptedMetadataStore } from '../harness/seams.js';
+import { InterceptedMetadataStore } from '../support/seams.js';
 import type { SegmentSetup } from './segment-support.js';
 import { T0, readsRecorded, segmentSetup } from './segment-support.js';
 import { stateAttr } from '../../lib/core/log/partition-codec.js';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FaultFilter, FaultKind } from '../../lib/adapters/fault/index.js';
 import { FaultInjector, FaultyMetadataStore, FaultyObjectStore } from '../../lib/adapters/fault/index.js';
-import { InterceptedMetadataStore } from '../harness/seams.js';
+import { InterceptedMetadataStore } from '../support/seams.js';
 import type { SegmentSetup } from './segment-support.js';
 import { T0, referencedObjects, segmentSetup, snapshot } from './segment-support.js';
 
@@ -20,10 +20,9 @@ const STEPS: Step[] = [
   ['before the segment object is written', 'segments', { ops: ['put'] }, 'failBefore'],
   ['after the segment object is written', 'segments', { ops: ['put'] }, 'failAfter'],
   ['re-reading the pages for the swap', 'metadata', { ops: ['get'], sk: 'B#' }, 'failBefore'],
+  // The swap raises segEnd with the segment item (one transaction).
   ['before the swap transaction', 'metadata', { ops: ['transact'] }, 'failBefore'],
   ['after the swap transaction took effect', 'metadata', { ops: ['transact'] }, 'failAfter'],
-  ['before segEnd is raised', 'metadata', { ops: ['update'], sk: 'STATE' }, 'failBefore'],
-  ['after segEnd is raised', 'metadata', { ops: ['update'], sk: 'STATE' }, 'failAfter'],
   ['before the merged time mark is written', 'metadata', { ops: ['put'], sk: 'T#' }, 'failBefore'],
   ['before the merged marks are deleted', 'metadata', { ops: ['batchWrite'] }, 'failBefore'],
 ];

@@ -3,7 +3,7 @@ import { keys } from '../../lib/core/keys.js';
 import { pageEntries } from '../../lib/core/log/batch-index.js';
 import { MARK_SPAN, timeMarks } from '../../lib/core/log/time-index.js';
 import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
-import { listOffsetsViolations } from '../harness/list-offsets.js';
+import { listOffsetsViolations } from '../support/list-offsets.js';
 import { memorySluice } from './log-support.js';
 
 describe('time marks', () => {

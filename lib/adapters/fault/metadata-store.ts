@@ -2,69 +2,30 @@
  * A MetadataStore decorator that injects faults (see injector.ts) into any store: in-memory for
  * simulations, or the real DynamoDB adapter inside the Lambda handlers when SLUICE_FAULTS is set.
  */
-import type {
-  Item,
-  ItemKey,
-  MetadataStore,
-  QueryInput,
-  QueryPage,
-  TransactOp,
-  UpdateAction,
-  UpdateOptions,
-  WriteOptions,
-} from '../../ports/metadata-store.js';
+import type { MetadataCall } from '../forwarding.js';
+import { ForwardingMetadataStore } from '../forwarding.js';
+import type { Item, ItemKey, MetadataStore } from '../../ports/metadata-store.js';
 import type { FaultInjector, FaultTarget } from './injector.js';
 
-export class FaultyMetadataStore implements MetadataStore {
+export class FaultyMetadataStore extends ForwardingMetadataStore {
   constructor(
-    readonly inner: MetadataStore,
+    inner: MetadataStore,
     readonly injector: FaultInjector,
-  ) {}
-
-  get(key: ItemKey, options?: { consistent?: boolean }): Promise<Item | undefined> {
-    return this.injector.around(target('get', key), () => this.inner.get(key, options));
+  ) {
+    super(inner);
   }
 
-  put(item: Item, options?: WriteOptions): Promise<void> {
-    return this.injector.around(target('put', item), () => this.inner.put(item, options));
-  }
-
-  update(key: ItemKey, actions: readonly UpdateAction[], options?: UpdateOptions): Promise<Item | undefined> {
-    return this.injector.around(target('update', key), () => this.inner.update(key, actions, options));
-  }
-
-  delete(key: ItemKey, options?: WriteOptions): Promise<void> {
-    return this.injector.around(target('delete', key), () => this.inner.delete(key, options));
-  }
-
-  query(input: QueryInput): Promise<QueryPage> {
-    return this.injector.around({ store: 'metadata', op: 'query', pk: input.pk }, () =>
-      this.inner.query(input),
-    );
-  }
-
-  transact(ops: readonly TransactOp[]): Promise<void> {
-    const first = ops[0];
-    const key =
-      first === undefined
-        ? undefined
-        : 'put' in first
-          ? first.put
-          : 'update' in first
-            ? first.update
-            : 'delete' in first
-              ? first.delete
-              : first.check;
-    return this.injector.around(target('transact', key), () => this.inner.transact(ops));
+  protected override around<T>(call: MetadataCall, run: () => Promise<T>): Promise<T> {
+    return this.injector.around(target(call), run);
   }
 
   /**
    * Batch writes are not atomic, so their "after" fault is partial: a random prefix of the writes
    * lands, then the caller gets the ambiguous error.
    */
-  async batchWrite(writes: { puts?: readonly Item[]; deletes?: readonly ItemKey[] }): Promise<void> {
+  override async batchWrite(writes: { puts?: readonly Item[]; deletes?: readonly ItemKey[] }): Promise<void> {
     const first = writes.puts?.[0] ?? writes.deletes?.[0];
-    const t = target('batchWrite', first);
+    const t = target({ op: 'batchWrite', ...(first ? { key: first } : {}) });
     const kind = this.injector.decide(t);
     if (kind === undefined) return this.inner.batchWrite(writes);
     if (kind === 'failBefore') throw this.injector.beforeError(t);
@@ -85,8 +46,9 @@ export class FaultyMetadataStore implements MetadataStore {
   }
 }
 
-const target = (op: string, key: ItemKey | undefined): FaultTarget => ({
+/** The item a call names (a query names its partition key only). */
+const target = (call: MetadataCall): FaultTarget => ({
   store: 'metadata',
-  op,
-  ...(key ? { pk: key.pk, sk: key.sk } : {}),
+  op: call.op,
+  ...(call.key ? { pk: call.key.pk, sk: call.key.sk } : call.input ? { pk: call.input.pk } : {}),
 });

@@ -4,18 +4,10 @@
  * handlers' code path is unchanged and only the waiting is added. Waiting costs no CPU, which is the
  * point: on AWS a produce mostly waits on S3 and DynamoDB round trips.
  */
-import type {
-  Item,
-  ItemKey,
-  MetadataStore,
-  QueryInput,
-  QueryPage,
-  TransactOp,
-  UpdateAction,
-  UpdateOptions,
-  WriteOptions,
-} from '../../ports/metadata-store.js';
-import type { ByteRange, ObjectListPage, ObjectStore } from '../../ports/object-store.js';
+import type { MetadataStore } from '../../ports/metadata-store.js';
+import type { ByteRange, ObjectStore } from '../../ports/object-store.js';
+import type { MetadataCall, ObjectCall } from '../forwarding.js';
+import { ForwardingMetadataStore, ForwardingObjectStore } from '../forwarding.js';
 import type { Random } from '../fault/random.js';
 import { seededRandom } from '../fault/random.js';
 import type { Distribution, LatencyModel } from './model.js';
@@ -61,23 +53,22 @@ const after = async <T>(
   return result;
 };
 
-export class LatencyObjectStore implements ObjectStore {
+export class LatencyObjectStore extends ForwardingObjectStore {
   constructor(
-    readonly inner: ObjectStore,
+    inner: ObjectStore,
     readonly model: LatencyModel,
     private readonly random: Random = seededRandom(1),
     private readonly timer: Timer = realTimer,
-  ) {}
-
-  get id(): string {
-    return this.inner.id;
+  ) {
+    super(inner);
   }
 
-  get location(): string {
-    return this.inner.location;
+  protected override around<T>(call: ObjectCall, run: () => Promise<T>): Promise<T> {
+    return after(this.timer, this.model.object[call.op], this.random, run);
   }
 
-  put(key: string, body: Uint8Array): Promise<void> {
+  /** The body's transfer adds to the request's time. */
+  override put(key: string, body: Uint8Array): Promise<void> {
     return after(
       this.timer,
       this.model.object.put,
@@ -87,62 +78,26 @@ export class LatencyObjectStore implements ObjectStore {
     );
   }
 
-  async get(key: string, range?: ByteRange): Promise<Uint8Array> {
+  override async get(key: string, range?: ByteRange): Promise<Uint8Array> {
     // First byte, then the body at the per-request throughput.
-    const bytes = await after(this.timer, this.model.object.get, this.random, () =>
-      this.inner.get(key, range),
-    );
+    const bytes = await super.get(key, range);
     await this.timer.sleep(transferMs(this.model, bytes.length));
     return bytes;
   }
-
-  delete(keys: readonly string[]): Promise<void> {
-    return after(this.timer, this.model.object.delete, this.random, () => this.inner.delete(keys));
-  }
-
-  list(prefix: string, options?: { cursor?: string; limit?: number }): Promise<ObjectListPage> {
-    return after(this.timer, this.model.object.list, this.random, () => this.inner.list(prefix, options));
-  }
 }
 
-export class LatencyMetadataStore implements MetadataStore {
+export class LatencyMetadataStore extends ForwardingMetadataStore {
   constructor(
-    readonly inner: MetadataStore,
+    inner: MetadataStore,
     readonly model: LatencyModel,
     private readonly random: Random = seededRandom(0),
     private readonly timer: Timer = realTimer,
-  ) {}
-
-  get(key: ItemKey, options?: { consistent?: boolean }): Promise<Item | undefined> {
-    return after(this.timer, this.model.metadata.get, this.random, () => this.inner.get(key, options));
+  ) {
+    super(inner);
   }
 
-  put(item: Item, options?: WriteOptions): Promise<void> {
-    return after(this.timer, this.model.metadata.put, this.random, () => this.inner.put(item, options));
-  }
-
-  update(key: ItemKey, actions: readonly UpdateAction[], options?: UpdateOptions): Promise<Item | undefined> {
-    return after(this.timer, this.model.metadata.update, this.random, () =>
-      this.inner.update(key, actions, options),
-    );
-  }
-
-  delete(key: ItemKey, options?: WriteOptions): Promise<void> {
-    return after(this.timer, this.model.metadata.delete, this.random, () => this.inner.delete(key, options));
-  }
-
-  query(input: QueryInput): Promise<QueryPage> {
-    return after(this.timer, this.model.metadata.query, this.random, () => this.inner.query(input));
-  }
-
-  transact(ops: readonly TransactOp[]): Promise<void> {
-    return after(this.timer, this.model.metadata.transact, this.random, () => this.inner.transact(ops));
-  }
-
-  batchWrite(writes: { puts?: readonly Item[]; deletes?: readonly ItemKey[] }): Promise<void> {
-    return after(this.timer, this.model.metadata.batchWrite, this.random, () =>
-      this.inner.batchWrite(writes),
-    );
+  protected override around<T>(call: MetadataCall, run: () => Promise<T>): Promise<T> {
+    return after(this.timer, this.model.metadata[call.op], this.random, run);
   }
 }
 

@@ -14,6 +14,7 @@ import { SluiceError } from '../../../protocol/errors.js';
 import { keys } from '../keys.js';
 import { TopicGoneError } from './context.js';
 import { markHash } from './idempotency.js';
+import { logSizeChange } from './log-size.js';
 import type { PartitionState, TailEntry } from './partition-state.js';
 import { tailOffsets } from './partition-state.js';
 import {
@@ -94,6 +95,7 @@ export const commitBatch = async (store: MetadataStore, input: CommitInput): Pro
   const actions: UpdateAction[] = [
     { set: 'nextOffset', add: entry.offsetCount },
     { set: 'tail', append: [encodeTailEntry(entry, input.topicId)] },
+    logSizeChange(entry.sizeInBytes),
     ...replica.actions,
   ];
   if (producer) {

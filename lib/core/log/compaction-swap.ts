@@ -7,12 +7,13 @@
  * write outlasted the swap deadline is not swapped in ('deadline').
  */
 import type { Clock } from '../../ports/clock.js';
-import type { MetadataStore, TransactOp } from '../../ports/metadata-store.js';
+import type { Condition, MetadataStore, TransactOp } from '../../ports/metadata-store.js';
 import { TransactionCanceledError } from '../../ports/metadata-store.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { dataObjectKey, keys, segmentObjectKey } from '../keys.js';
 import type { IndexedEntry } from './batch-index.js';
 import { encodePageEntries, isRetired, pageEntries } from './batch-index.js';
+import { cleanerSwapActions } from './log-size.js';
 import type { PartitionState } from './partition-state.js';
 
 /** Entries (and bytes) per new object and per swap transaction. */
@@ -182,6 +183,20 @@ export class Rewriter {
         condition: { path: 'e', op: '=', value: page['e']! },
       });
     }
+    // The log's byte total moves with the swap (log-size.ts), and only while the entries are live and in
+    // the tier that counts them: not yet below the log start, nor batch pages a roll has put below the
+    // segment index since the pass read it.
+    const first = group[0]!.located.baseOffset;
+    const live: Condition[] = [{ exists: 'pk' }, { path: 'logStartOffset', op: '<=', value: first }];
+    if (!isSegmentEntry(group[0]!.located))
+      live.push({ or: [{ notExists: 'segEnd' }, { path: 'segEnd', op: '<=', value: first }] });
+    ops.push({
+      update: keys.partitionState(this.topicId, this.state.partition),
+      actions: cleanerSwapActions(
+        group.reduce((sum, p) => sum + p.bytes.length - p.located.entry.sizeInBytes, 0),
+      ),
+      condition: { and: live },
+    });
     return ops;
   }
 }

@@ -23,7 +23,7 @@
 import type { Item, MetadataStore } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { keys } from '../keys.js';
-import { queryAll } from '../query-all.js';
+import { queryAll } from '../../ports/query-all.js';
 import type { Record as KafkaRecord } from '../../../protocol/record-batch/index.js';
 import { decodeRecordBatch, encodeRecordBatch } from '../../../protocol/record-batch/index.js';
 import type { TopicConfig } from '../topics/configs.js';

@@ -11,10 +11,7 @@ import { highWatermarkOf } from '../replication/replica-state.js';
 import type { AbortedTransaction, IsolationLevel } from '../transactions/lso.js';
 import { lastStableOffset } from '../transactions/lso.js';
 
-export const MAX_WAIT_MS = 20_000;
-export const MAX_FETCH_BYTES = 4 * 1024 * 1024;
-/** Partitions one multi-partition fetch may name (a member owning more sends several). */
-export const MAX_FETCH_PARTITIONS = 1000;
+export { MAX_FETCH_BYTES, MAX_FETCH_PARTITIONS, MAX_WAIT_MS } from '../../../protocol/fetch-limits.js';
 
 export interface FetchRequest {
   offset: number;

@@ -33,6 +33,8 @@ export interface MaterializeOptions {
    * the item is read.
    */
   state?: PartitionState;
+  /** Called with the partition item as the trim left it (its new image, no extra read). */
+  trimmed?: (state: PartitionState) => void;
 }
 
 /** Returns the number of entries moved (0 when there was nothing to do or another materializer won). */
@@ -104,7 +106,11 @@ export const materializeTail = async (
         value: state.producers[pid]!.lastTimestamp,
       })),
     ];
-    await store.update(key, actions, { condition: { and: unchanged } });
+    const after = await store.update(key, actions, {
+      condition: { and: unchanged },
+      ...(options.trimmed ? { returnValues: 'allNew' as const } : {}),
+    });
+    if (after && options.trimmed) options.trimmed(decodePartitionState(after));
   } catch (error) {
     if (error instanceof ConditionFailedError) return 0;
     throw error;

@@ -10,10 +10,14 @@ import type { AttributeValue, Item } from '../../ports/metadata-store.js';
 import { dataObjectKey, keys } from '../keys.js';
 import type { PartitionState, ProducerState, TailEntry } from './partition-state.js';
 import { newPartitionState } from './partition-state.js';
+import { LOG_SIZE_ATTR, logSizeOf } from './log-size.js';
 
 /**
  * Each field's stored attribute name. Fields not listed are stored under their own name (topic,
- * partition, leader, leaderEpoch, replicas, isr, nextOffset, logStartOffset, tailBase, tail, deleted).
+ * partition, leader, leaderEpoch, replicas, isr, nextOffset, logStartOffset, tailBase, tail, deleted),
+ * except `logSizeBytes`, stored under log-size.ts's `LOG_SIZE_ATTR`: that module owns the log's byte
+ * total and the attributes beside it (`sz rk cg lk`), which writers change by difference in update
+ * expressions, never by rewriting the item.
  */
 export const stateAttr = {
   producers: 'pr',
@@ -71,6 +75,8 @@ export const encodePartitionState = (
         ? Object.fromEntries(Object.entries(state.producers).map(([id, p]) => [id, encodeProducerState(p)]))
         : (value as AttributeValue);
   }
+  delete out['logSizeBytes'];
+  if (state.logSizeBytes !== undefined) out[LOG_SIZE_ATTR] = state.logSizeBytes;
   out['tail'] = state.tail.map((e) => encodeTailEntry(e, topicId));
   return out;
 };
@@ -111,6 +117,7 @@ export const decodePartitionState = (item: Item): PartitionState => {
           )
         : value;
   }
+  out['logSizeBytes'] = logSizeOf(item);
   const topicId = topicIdOf(item);
   const tail = item['tail'];
   out['tail'] = Array.isArray(tail) ? tail.map((e) => decodeTailEntry(String(e), topicId)) : [];

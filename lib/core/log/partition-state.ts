@@ -89,6 +89,8 @@ export interface PartitionState {
   lastMarkedTransactions: Record<string, number>;
   /** Set when the topic is deleted, before maintenance purges the item: every commit tests it. */
   deleted?: boolean;
+  /** Stored bytes of [logStartOffset, nextOffset) (stored `sz`; log-size.ts); undefined when unknown. */
+  logSizeBytes?: number;
 }
 
 /** A new partition: empty at offset 0, the first replica leading, every replica in sync and caught up now. */
@@ -117,6 +119,7 @@ export const newPartitionState = (
   lastCaughtUpTimeMs: Object.fromEntries(replicas.map((r) => [r, now])),
   ongoingTransactions: {},
   lastMarkedTransactions: {},
+  logSizeBytes: 0,
 });
 
 /** Base offsets of the tail entries, from tailBase and each entry's span. */

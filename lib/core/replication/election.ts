@@ -17,6 +17,7 @@ import { retryOnConflict } from '../groups/cas-retry.js';
 import { keys } from '../keys.js';
 import { readPartitionState } from '../log/context.js';
 import { markHash } from '../log/idempotency.js';
+import { bytesOf, logSizeChange } from '../log/log-size.js';
 import type { PartitionState } from '../log/partition-state.js';
 import { tailOffsets } from '../log/partition-state.js';
 import { decodePartitionState, encodeTailEntry, stateAttr } from '../log/partition-codec.js';
@@ -178,6 +179,7 @@ const truncation = (topic: Topic, state: PartitionState, cut: number): UpdateAct
   const actions: UpdateAction[] = [
     { set: 'nextOffset', value: cut },
     { set: 'tail', value: kept.map((e) => encodeTailEntry(e, topic.topicId)) },
+    logSizeChange(-bytesOf(state.tail.slice(kept.length))),
     ...state.replicas.map((r): UpdateAction => ({
       set: [stateAttr.logEndOffsets, r],
       value: Math.min(logEndOffsetOf(state, r), cut),

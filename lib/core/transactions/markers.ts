@@ -26,6 +26,7 @@ import {
   producerAttr,
   stateAttr,
 } from '../log/partition-codec.js';
+import { logSizeChange } from '../log/log-size.js';
 import { explainReplicaFailure, replicaCommitClauses } from '../replication/commit-clauses.js';
 import { replicatePartition } from '../replication/replicator.js';
 
@@ -172,6 +173,7 @@ export const writeMarker = async (
     const actions: UpdateAction[] = [
       { set: 'nextOffset', add: 1 },
       { set: 'tail', append: [encodeTailEntry(entry, topic.topicId)] },
+      logSizeChange(entry.sizeInBytes),
       ...replica.actions,
       {
         set: [stateAttr.producers, pid],

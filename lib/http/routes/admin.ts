@@ -14,10 +14,13 @@ import type {
 } from '../../wire/types.js';
 import { SluiceError } from '../../../protocol/errors.js';
 import { TOPIC_ERRORS } from './errors.js';
+import '../validators/admin.js';
 
 export interface AdminRoutesOptions {
   catalog: TopicCatalog;
   clusterId: string;
+  /** The wait socket's URL, when the deployment has one. */
+  waitUrl?: string;
   version: string;
   /** Called after a topic is deleted, to purge its data (maintenance also does it). */
   onTopicDeleted?: (topic: Topic) => Promise<void>;
@@ -63,12 +66,13 @@ export const ADMIN_ROUTES = [
     ok: { 200: 'Cluster' },
     errors: [],
     handler:
-      ({ catalog, clusterId, version }) =>
+      ({ catalog, clusterId, version, waitUrl }) =>
       async () =>
         json(200, {
           clusterId,
           version,
           stores: catalog.stores.map((s) => ({ ...s })),
+          ...(waitUrl ? { waitUrl } : {}),
         } satisfies ClusterDescription),
   }),
   defineRoute<AdminRoutesOptions>({

@@ -20,6 +20,7 @@ import type {
   HeartbeatResponse,
 } from '../../wire/types.js';
 import { GROUP_ERRORS, TOPIC_ERRORS, queryParam } from './errors.js';
+import '../validators/groups.js';
 
 export interface GroupRoutesOptions {
   groups: GroupCoordinator;

@@ -25,6 +25,7 @@ import type {
 } from '../../wire/types.js';
 import { json } from '../types.js';
 import { TOPIC_ERRORS, queryParam } from './errors.js';
+import '../validators/log.js';
 
 export const RECORD_BATCH_MEDIA_TYPE = 'application/vnd.kafka.record-batch';
 

@@ -14,6 +14,7 @@ import type { ClientQuotaEntry } from '../../wire/types.js';
 import { defineRoute } from '../define-route.js';
 import { json } from '../types.js';
 import { queryParam } from './errors.js';
+import '../validators/quotas.js';
 
 export interface QuotaRoutesOptions {
   quotas: ClientQuotaManager;

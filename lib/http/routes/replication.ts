@@ -5,6 +5,7 @@ import { electLeaders } from '../../core/replication/elect-leaders.js';
 import { defineRoute } from '../define-route.js';
 import { json } from '../types.js';
 import { TOPIC_ERRORS } from './errors.js';
+import '../validators/replication.js';
 
 export interface ReplicationRoutesOptions {
   log: LogContext;

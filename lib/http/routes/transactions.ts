@@ -12,6 +12,7 @@ import type {
 import { defineRoute } from '../define-route.js';
 import { json } from '../types.js';
 import { TOPIC_ERRORS } from './errors.js';
+import '../validators/transactions.js';
 
 export interface TransactionRoutesOptions {
   transactions: TransactionCoordinator;
