@@ -75,9 +75,10 @@ describe('measureUsage: counts of Sluice’s own code on the metered memory stor
     expect(rf3.idleRun.fixed.segment.lists).toBe(0);
     expect(rf3.idleRun.fixed.metadata.writeUnits).toBe(1);
     expect(rf3.idleRun.perPartition.replica.lists).toBe(1);
-    // Measured: 9 since retention walks the index from its start page by page (8 before, when it
-    // read whole indexes, which the per-byte figure above counted instead).
-    expect(rf3.idleRun.perPartition.metadata.readUnits).toBe(9);
+    // Measured: the partition item, read once for every step (its byte total and the first unit
+    // retention kept say nothing is due), 2 units for RF=3's larger item; 9 when retention walked the
+    // index from its start page by page, 8 when it read whole indexes.
+    expect(rf3.idleRun.perPartition.metadata.readUnits).toBe(2);
     // The scan lists every store once (a page per 1,000 objects) and reads each partition's state
     // and index; its successful claim costs what the failed one does.
     expect(rf3.orphanScan.fixed.replica.lists).toBe(3);
