@@ -1,6 +1,34 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** Every folder of code that runs (everything but infra/, test/ and the benchmarks). */
+const RUNTIME = [
+  'lib/**/*.ts',
+  'sdk/**/*.ts',
+  'cli/**/*.ts',
+  'connect/**/*.ts',
+  'streams/**/*.ts',
+  'functions/**/*.ts',
+  'gateway/**/*.ts',
+  'protocol/**/*.ts',
+  'local/**/*.ts',
+];
+// A file's no-restricted-imports is the last matching block's, so each block lists every pattern
+// that applies to its folder; these are the ones several folders share.
+const AWS_SDK = {
+  group: ['@aws-sdk/*', 'aws-lambda'],
+  message: 'Only lib/adapters/aws may import the AWS SDK.',
+};
+const NO_INFRA = {
+  group: ['**/infra/**'],
+  message: 'Runtime code never imports infra/: the names both share are in lib/config/environment.ts.',
+};
+const LIB_INWARD = {
+  group: ['**/connect/**', '**/streams/**', '**/functions/**', '**/local/**'],
+  message:
+    'lib/ never imports connect/, streams/ or a composition root (functions/, local/): they import lib/.',
+};
+
 export default tseslint.config(
   {
     ignores: [
@@ -24,19 +52,20 @@ export default tseslint.config(
     },
   },
   {
+    // Runtime code never imports the CDK app: the names both share are in lib/config/environment.ts.
+    files: RUNTIME,
+    rules: { 'no-restricted-imports': ['error', { patterns: [NO_INFRA] }] },
+  },
+  {
+    // lib/ is imported by connect/, streams/ and the composition roots, never the other way round.
+    files: ['lib/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [NO_INFRA, LIB_INWARD] }] },
+  },
+  {
     // The core must not know AWS or where it runs.
     files: ['lib/**/*.ts'],
     ignores: ['lib/adapters/aws/**'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: ['@aws-sdk/*', 'aws-lambda'], message: 'Only lib/adapters/aws may import the AWS SDK.' },
-          ],
-        },
-      ],
-    },
+    rules: { 'no-restricted-imports': ['error', { patterns: [AWS_SDK, NO_INFRA, LIB_INWARD] }] },
   },
   {
     files: ['lib/core/**/*.ts'],
@@ -45,14 +74,15 @@ export default tseslint.config(
         'error',
         { name: 'process', message: 'lib/core reads no process state; pass configuration in.' },
       ],
-      // The core knows nothing of HTTP, AWS or where it runs (this repeats lib/'s AWS patterns, as a
-      // file's no-restricted-imports is the last block's that matches it).
+      // The core knows nothing of HTTP, AWS or where it runs.
       'no-restricted-imports': [
         'error',
         {
           patterns: [
-            { group: ['@aws-sdk/*', 'aws-lambda'], message: 'Only lib/adapters/aws may import the AWS SDK.' },
+            AWS_SDK,
             { group: ['**/http/**', '**/adapters/**'], message: 'lib/core imports no HTTP edge or adapter.' },
+            NO_INFRA,
+            LIB_INWARD,
           ],
         },
       ],
@@ -67,6 +97,43 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['**/lib/core/**'], message: 'sdk/ imports protocol/ and lib/wire, never lib/core.' },
+            NO_INFRA,
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The composition roots and the other clients reach AWS through lib/adapters/aws only.
+    files: ['functions/**/*.ts', 'connect/**/*.ts', 'streams/**/*.ts', 'cli/**/*.ts', 'gateway/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [AWS_SDK, NO_INFRA] }] },
+  },
+  {
+    // The Connect worker is a client of the SDK: it knows neither the core nor Connect's server part.
+    files: ['connect/worker/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                '**/lib/core/**',
+                '**/lib/services.js',
+                '**/lib/http/**',
+                '**/functions/**',
+                '**/connect/herder.js',
+                '**/connect/rest.js',
+                '**/connect/access.js',
+                '../herder.js',
+                '../rest.js',
+                '../access.js',
+              ],
+              message:
+                'The Connect worker reaches Sluice through the SDK (SluiceClient) only, and not the herder.',
+            },
+            AWS_SDK,
+            NO_INFRA,
           ],
         },
       ],
@@ -108,6 +175,7 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['**/lib/**', '**/sdk/**', '**/cli/**', '@aws-sdk/*'], message: 'protocol/ is a leaf.' },
+            NO_INFRA,
           ],
         },
       ],

@@ -12,7 +12,17 @@ import { join } from 'node:path';
 import { REPO_ROOT, buildFunction } from '../infra/bundling.js';
 import { flags, numberFlag } from './flags.js';
 
-const JOBS = ['admin', 'produce', 'fetch', 'groups', 'connect', 'connect-worker', 'maintenance'] as const;
+const JOBS = [
+  'admin',
+  'produce',
+  'fetch',
+  'groups',
+  'connect',
+  'connect-worker',
+  'maintenance',
+  'wait',
+  'wait-notifier',
+] as const;
 
 /** A bundle input's group: its npm package, or the first two directories of Sluice's own files. */
 export const contributorOf = (input: string): string => {

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { BatchWriteItemCommand, CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import pg from 'pg';
 import { s3SinkMeter } from '../connect/connectors/s3-sink.js';
-import { ConnectWorker } from '../connect/runtime/worker.js';
+import { ConnectWorker } from '../connect/worker/worker.js';
 import { ConnectStateStore } from '../connect/state-store.js';
 import { createAwsClients } from '../lib/adapters/aws/clients.js';
 import { ensureBucket } from '../lib/adapters/aws/schema.js';

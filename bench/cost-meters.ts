@@ -5,8 +5,8 @@
 import { ManualClock } from '../lib/adapters/fault/index.js';
 import { MemoryMetadataStore } from '../lib/adapters/memory/metadata-store.js';
 import { MemoryObjectStore } from '../lib/adapters/memory/object-store.js';
-import { createSluice } from '../lib/app.js';
-import type { Sluice } from '../lib/app.js';
+import { createSluice } from '../functions/app.js';
+import type { Sluice } from '../functions/app.js';
 import { keys } from '../lib/core/keys.js';
 import { itemSize, StorageMeter } from '../lib/ports/meter.js';
 import type { MeterReading } from '../lib/ports/meter.js';

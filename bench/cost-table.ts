@@ -33,6 +33,7 @@ import type { Deployment, Shape, StoreClass } from './cost-model.js';
 import { PRICE_SOURCES, PRICES } from './cost-prices.js';
 import type { MeasuredUsage } from './cost-usage.js';
 import { measureUsage, usageRunFor } from './cost-usage.js';
+import { indexWalk, NEVER } from './cost-usage-runs.js';
 import { flags } from './flags.js';
 
 const MiB = 2 ** 20;
@@ -147,6 +148,24 @@ const main = async () => {
     }
   }
 
+  // The same months with retention.bytes set on the topic too: what each run reads over the index held
+  // is measured again with it (retention by bytes reads the log's byte total in the partition item).
+  const RETENTION_BYTES = { 'retention.bytes': String(2 ** 40) };
+  const byBytes = await Promise.all(
+    [0, 3].map(async (i) => {
+      const c = atMiB[i]!;
+      const walk = await indexWalk(c.rf, NEVER, RETENTION_BYTES);
+      return { c, walk, usage: { ...c.usage, readUnitsPerIndexByte: walk } };
+    }),
+  );
+  const byBytesRows = byBytes.map(({ c, walk, usage: u }) => [
+    c.label.replace('Sluice ', ''),
+    String(r3(walk * 4096)),
+    ...SHAPES.map((s) =>
+      usd(billTotal(sluiceMonthly(s, deployment(c.rf, c.cls), u, durations).byActivity.maintenance)),
+    ),
+  ]);
+
   const others = ['Kinesis on-demand', 'MSK Serverless', 'Confluent Basic', 'Confluent Standard'];
   const u1 = atMiB[0]!.usage;
   const base = deployment(1, 'standard');
@@ -196,6 +215,10 @@ const main = async () => {
       ],
       activityRows,
     ),
+    '',
+    'Maintenance with `retention.bytes` set on the topic as well as `retention.ms` (the read units a run spends per 4 KiB of index held, measured with it):',
+    '',
+    table(['Deployment', 'RRU per 4 KiB of index', ...SHAPES.map((s) => s.name)], byBytesRows),
     '',
     'How a caught-up consumer waits, priced per option (RF=1 Standard, "consumers waiting" only):',
     '',

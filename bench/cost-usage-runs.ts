@@ -62,16 +62,21 @@ export const NEVER = 1000 * DAY;
  * batch page and segment item, retention and local retention read theirs): its read units over two
  * sizes of an index of many small entries and segments, so DynamoDB's rounding of each query to 4 KiB
  * does not swamp the slope. Measured with the scan on every run (interval 0) and never (`NEVER`):
- * the same runs, so the difference is the scan's.
+ * the same runs, so the difference is the scan's. `configs`: the topic's (a `retention.bytes` the runs
+ * never reach, to price retention by bytes).
  */
-export const indexWalk = async (replicas: number, orphanScanIntervalMs: number): Promise<number> => {
+export const indexWalk = async (
+  replicas: number,
+  orphanScanIntervalMs: number,
+  configs: Record<string, string> = {},
+): Promise<number> => {
   const partitions = 4;
   const { clock, metadata, sluice, meters } = meteredSluice(replicas, orphanScanIntervalMs);
   await sluice.catalog.create({
     name: TOPIC,
     partitions,
     replicationFactor: replicas,
-    configs: { 'segment.bytes': String(64 * 1024) },
+    configs: { 'segment.bytes': String(64 * 1024), ...configs },
   });
   const { topicId } = await sluice.catalog.get(TOPIC);
   const value = new Uint8Array(1024).fill(3);

@@ -9,7 +9,7 @@
  * does, and what the orphan scan adds to the runs that make it (hourly as deployed: the model prices
  * each at its own rate). Exact and repeatable; no emulators, no network.
  */
-import type { Sluice } from '../lib/app.js';
+import type { Sluice } from '../functions/app.js';
 import { keys } from '../lib/core/keys.js';
 import { encodeRecordBatch } from '../protocol/record-batch/index.js';
 import { fromTopicPartitions } from '../lib/core/groups/partition-map.js';

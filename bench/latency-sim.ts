@@ -13,8 +13,8 @@
  * Flags: --seconds S (simulated, default 30), --seed N (1), --before.
  */
 import { pathToFileURL } from 'node:url';
-import { storeId } from '../infra/config.js';
-import { createSluice } from '../lib/app.js';
+import { storeId } from '../lib/config/environment.js';
+import { createSluice } from '../functions/app.js';
 import { ManualClock, macrotask } from '../lib/adapters/fault/index.js';
 import { latencyModels, withLatency } from '../lib/adapters/latency/index.js';
 import { MemoryMetadataStore } from '../lib/adapters/memory/metadata-store.js';

@@ -19,7 +19,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type * as RuntimeModule from '../local/runtime.js';
 import type { StorageLayer } from '../local/runtime.js';
-import { storeId } from '../infra/config.js';
+import { storeId } from '../lib/config/environment.js';
 import { latencyModels, withLatency } from '../lib/adapters/latency/index.js';
 import { MemoryMetadataStore } from '../lib/adapters/memory/metadata-store.js';
 import { MemoryObjectStore } from '../lib/adapters/memory/object-store.js';

@@ -2,7 +2,7 @@
  * A fetch for the SDK that records every call's job (which function served it), body sizes and
  * latency, so a benchmark can count API Gateway billing units and Lambda time as the client saw them.
  */
-import { matchRoute } from '../lib/http/route-table.js';
+import { matchRoute } from '../functions/route-table.js';
 import { nodeHttpFetch } from '../sdk/node-http.js';
 import type { FetchLike } from '../sdk/transport.js';
 

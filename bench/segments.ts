@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { ManualClock } from '../lib/adapters/fault/index.js';
 import { MemoryMetadataStore } from '../lib/adapters/memory/metadata-store.js';
 import { MemoryObjectStore } from '../lib/adapters/memory/object-store.js';
-import { createSluice } from '../lib/app.js';
+import { createSluice } from '../functions/app.js';
 import { keys } from '../lib/core/keys.js';
 import { encodeRecordBatch } from '../protocol/record-batch/index.js';
 import { MAX_FETCH_BYTES } from '../lib/core/log/fetch.js';

@@ -15,8 +15,8 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { MemoryMetadataStore } from '../lib/adapters/memory/metadata-store.js';
 import { MemoryObjectStore } from '../lib/adapters/memory/object-store.js';
-import { createSluice } from '../lib/app.js';
-import type { Sluice } from '../lib/app.js';
+import { createSluice } from '../functions/app.js';
+import type { Sluice } from '../functions/app.js';
 import { systemClock } from '../lib/ports/clock.js';
 import type { Telemetry } from '../lib/ports/telemetry.js';
 import { PowertoolsTelemetry } from '../functions/telemetry.js';

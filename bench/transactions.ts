@@ -20,8 +20,8 @@
  * loop), --batch B (100), --seed N (1).
  */
 import { pathToFileURL } from 'node:url';
-import { storeId } from '../infra/config.js';
-import { createSluice } from '../lib/app.js';
+import { storeId } from '../lib/config/environment.js';
+import { createSluice } from '../functions/app.js';
 import { ManualClock, macrotask } from '../lib/adapters/fault/index.js';
 import type { LatencyModelName } from '../lib/adapters/latency/index.js';
 import { latencyModels, withLatency } from '../lib/adapters/latency/index.js';

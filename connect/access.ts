@@ -17,7 +17,7 @@ import { groupRead, topicReads, topicWrite } from '../lib/auth/acl.js';
 import type { BodyChecks } from '../lib/auth/authorizer.js';
 import type { HttpRequest } from '../lib/http/types.js';
 import { listOf } from './config-def.js';
-import { groupIdOf } from './herder.js';
+import { groupIdOf } from './tasks.js';
 import { findPlugin } from './plugins.js';
 
 /** The topic name that stands for "every topic": `*` is a literal in the checked ARN. */

@@ -1,12 +1,11 @@
 /**
  * The Connect herder: what each REST call does to connector state, answering in Kafka Connect's
  * bodies (ConnectorInfo, ConnectorStateInfo, ConnectorOffsets). Sink connectors' offsets are the
- * committed offsets of their consumer group `connect-{name}`; source offsets live in the state store.
+ * committed offsets of their consumer group `connect-{name}`, read and altered through the group
+ * admin the composition root hands it (connect/group-admin.ts); source offsets live in the state store.
  */
 import { SluiceError, invalidRequest } from '../protocol/errors.js';
-import type { GroupCoordinator } from '../lib/core/groups/coordinator.js';
-import { CONNECT_LIMITS, checkConnectorConfig, keysOf } from './connector-config.js';
-import { valueOf } from './config-def.js';
+import { checkConnectorConfig } from './connector-config.js';
 import type {
   ConnectorInfo,
   ConnectorOffset,
@@ -14,35 +13,17 @@ import type {
   ExpandedConnectors,
   TaskStatus,
 } from '../lib/wire/connect.js';
-import type { AnyPlugin, SourceMap } from './plugin.js';
-import { findPlugin } from './plugins.js';
+import type { ConnectGroupAdmin } from './group-admin.js';
+import type { SourceMap } from './plugin.js';
 import type { ConnectStateStore, ConnectorRecord, TargetState, TaskRecord } from './state-store.js';
 import { notFound } from './state-store.js';
+import { groupIdOf, taskConfigsOf } from './tasks.js';
 
 export const WORKER_ID = 'sluice-connect';
-export const groupIdOf = (connector: string): string => `connect-${connector}`;
 
 export type { ConnectorInfo, ConnectorStatus, TaskStatus };
 /** One entry of KIP-875's offsets, in and out. */
 export type OffsetEntry = ConnectorOffset;
-
-const pluginOf = (record: ConnectorRecord): AnyPlugin => {
-  const plugin = findPlugin(record.config['connector.class'] ?? '');
-  if (!plugin)
-    throw new SluiceError('UNKNOWN_SERVER_ERROR', `connector ${record.name} names no installed plugin`);
-  return plugin;
-};
-
-/** The task configs a connector runs now (recomputed from its config: deterministic). */
-export const taskConfigsOf = (record: ConnectorRecord): Record<string, string>[] => {
-  const plugin = pluginOf(record);
-  // Clamped as well as validated: a record stored before the bound must not allocate without one.
-  const maxTasks = Math.min(
-    Number(valueOf(keysOf(plugin), record.config, 'tasks.max')) || 1,
-    CONNECT_LIMITS.maxTasks,
-  );
-  return plugin.taskConfigs(record.config, maxTasks);
-};
 
 const INITIAL_STATES: Record<string, TargetState> = {
   RUNNING: 'STARTED',
@@ -53,7 +34,7 @@ const INITIAL_STATES: Record<string, TargetState> = {
 export class Herder {
   constructor(
     private readonly state: ConnectStateStore,
-    private readonly groups: GroupCoordinator,
+    private readonly groups: ConnectGroupAdmin,
   ) {}
 
   async names(): Promise<string[]> {
@@ -175,7 +156,7 @@ export class Herder {
         })),
       };
     }
-    const { offsets } = await this.groups.fetchOffsets(groupIdOf(name));
+    const offsets = await this.groups.listConsumerGroupOffsets(groupIdOf(name));
     return {
       offsets: offsets.map((o) => ({
         partition: { kafka_topic: o.topic, kafka_partition: o.partition },
@@ -194,13 +175,9 @@ export class Herder {
       return;
     }
     const offsets = entries.map((e) => parseSinkOffset(e));
-    const { results } = await this.groups.commitOffsets(groupIdOf(name), {
-      memberId: null,
-      memberEpoch: null,
-      offsets: offsets.map((o) => ({ ...o, metadata: '' })),
-    });
-    const failed = results.find((r) => 'error' in r);
-    if (failed && 'error' in failed)
+    const results = await this.groups.alterConsumerGroupOffsets(groupIdOf(name), offsets);
+    const failed = results.find((r) => r.error !== undefined);
+    if (failed?.error)
       throw new SluiceError(
         failed.error.code as never,
         `${failed.topic}-${failed.partition}: ${failed.error.message}`,
@@ -226,7 +203,7 @@ export class Herder {
 
   private async deleteGroupQuietly(name: string): Promise<void> {
     try {
-      await this.groups.deleteGroup(groupIdOf(name));
+      await this.groups.deleteConsumerGroups(groupIdOf(name));
     } catch (error) {
       if (!(error instanceof SluiceError && error.code === 'GROUP_ID_NOT_FOUND')) throw error;
     }

@@ -1,6 +1,6 @@
 /**
  * What a connector plugin is (Kafka Connect's Connector/Task split): a class name, its settings, how
- * it divides work into task configs, and the task that does the work. The runtime (connect/runtime)
+ * it divides work into task configs, and the task that does the work. The worker (connect/worker)
  * drives tasks; plugins never see leases, groups or offsets storage.
  */
 import type { ConnectorType } from '../lib/wire/connect.js';

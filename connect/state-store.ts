@@ -11,7 +11,7 @@
 import { SluiceError } from '../protocol/errors.js';
 import type { AttributeValue, Item, MetadataStore, TransactOp } from '../lib/ports/metadata-store.js';
 import { ConditionFailedError } from '../lib/ports/metadata-store.js';
-import { queryAll } from '../lib/core/query-all.js';
+import { queryAll } from '../lib/ports/query-all.js';
 import type { ConnectorType, SourceMap } from './plugin.js';
 import { sourcePartitionKey } from './plugin.js';
 

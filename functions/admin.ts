@@ -1,7 +1,7 @@
 /**
  * Lambda entry point and composition root of the admin function: the cluster, topics and their
  * configs, segments, leader election, client quotas and the transaction listings
- * (lib/http/route-table.ts), within the callers' client quotas. Deleting a topic purges its data at
+ * (functions/route-table.ts), within the callers' client quotas. Deleting a topic purges its data at
  * once (maintenance would later), so the log's maintenance is built here too. With
  * SLUICE_AUTHORIZER=iam (the CDK app sets it) a delegated caller is checked with IAM's policy simulator.
  */

@@ -5,23 +5,20 @@
  * (Sluice-On-Behalf-Of, sent by the Kafka gateway) are checked with IAM's policy simulator, for the
  * caller API Gateway authenticated. Without it a function checks nothing beyond API Gateway's path
  * check and refuses delegation (lib/http/serve.ts). Its own module, so the functions that serve no API
- * route (connect-worker, maintenance) carry no IAM client.
+ * route (connect-worker, maintenance) carry no IAM client. IAM is called through its Query protocol
+ * directly (lib/adapters/aws/iam-query.ts), not @aws-sdk/client-iam: two calls did not pay for its
+ * weight in every bundle.
  */
-import { IAMClient } from '@aws-sdk/client-iam';
-import { IamSimulationAuthorizer } from '../lib/adapters/aws/iam-authorizer.js';
+import { createIamAuthorizer } from '../lib/adapters/aws/iam-authorizer.js';
 import type { Authorizer } from '../lib/auth/acl.js';
 import { systemClock } from '../lib/ports/clock.js';
-import { ENV } from '../infra/config.js';
+import { ENV } from '../lib/config/environment.js';
 import { required } from './environment.js';
 
 /** `{ authorizer }` when the environment asks for IAM's, else nothing. */
 export const authorizerFromEnv = (): { authorizer?: Authorizer } =>
   process.env[ENV.authorizer] === 'iam'
     ? {
-        authorizer: new IamSimulationAuthorizer({
-          client: new IAMClient({}),
-          region: required('AWS_REGION'),
-          clock: systemClock,
-        }),
+        authorizer: createIamAuthorizer({ region: required('AWS_REGION'), clock: systemClock }),
       }
     : {};

@@ -6,28 +6,29 @@
  *   sink tasks that consume a topic whose partitions advanced run, until they have caught up.
  * Tasks run under their leases for at most SLUICE_CONNECT_BUDGET_MS, talking to Sluice through the SDK
  * over the router in this process (no network hop, no signed call back into the API): this function's
- * composition root is the whole of Sluice (lib/app.ts), since connectors produce, fetch and commit.
+ * composition root is the whole of Sluice (functions/app.ts), since connectors produce, fetch and commit.
  */
 import { randomUUID } from 'node:crypto';
 import { ConnectStateStore } from '../connect/state-store.js';
-import { inProcessFetch } from '../connect/runtime/in-process-fetch.js';
-import type { StreamRecordLike } from '../connect/runtime/wakeup.js';
+import { inProcessFetch } from './in-process-fetch.js';
+import type { StreamRecordLike } from '../connect/worker/wakeup.js';
 import {
   DEFAULT_SINK_IDLE_MS,
   scheduledTick,
   topicIdsOfStreamRecords,
   triggeredTick,
-} from '../connect/runtime/wakeup.js';
-import type { TaskOutcome, TickOptions } from '../connect/runtime/worker.js';
-import { ConnectWorker } from '../connect/runtime/worker.js';
-import { ENV } from '../infra/config.js';
+} from '../connect/worker/wakeup.js';
+import type { TaskOutcome, TickOptions } from '../connect/worker/worker.js';
+import { ConnectWorker } from '../connect/worker/worker.js';
+import { ENV } from '../lib/config/environment.js';
 import { systemClock } from '../lib/ports/clock.js';
-import type { Sluice } from '../lib/app.js';
-import { createSluice } from '../lib/app.js';
+import type { Sluice } from './app.js';
+import { createSluice } from './app.js';
 import { SluiceClient } from '../sdk/index.js';
 import { Herder } from '../connect/herder.js';
-import { reportConnectors } from '../connect/runtime/metrics.js';
+import { reportConnectors } from '../connect/worker/metrics.js';
 import type { Telemetry } from '../lib/ports/telemetry.js';
+import { coordinatorGroupAdmin } from './connect-group-admin.js';
 import { depsFromEnv, instrumented, telemetryFromEnv } from './environment.js';
 
 const DEFAULT_BUDGET_MS = 45_000;
@@ -75,7 +76,7 @@ export const connectRuntimeOf = (sluice: Sluice, telemetry: Telemetry): ConnectR
     topicNamesOf: async (ids) =>
       new Set((await sluice.catalog.list()).filter((t) => ids.has(t.topicId)).map((t) => t.name)),
     sinkIdleMs: positive(ENV.connectSinkIdleMs, DEFAULT_SINK_IDLE_MS),
-    herder: new Herder(state, sluice.groups),
+    herder: new Herder(state, coordinatorGroupAdmin(sluice.groups)),
     state,
   };
 };

@@ -1,6 +1,6 @@
 /**
  * Lambda entry point and composition root of the connect function: Kafka Connect's REST API under
- * /v1/connect (lib/http/route-table.ts), over the connector state in the metadata table, within the
+ * /v1/connect (functions/route-table.ts), over the connector state in the metadata table, within the
  * callers' client quotas. With SLUICE_AUTHORIZER=iam (the CDK app sets it) the topics a connector's
  * config names and a delegated caller are checked with IAM's policy simulator. Connector tasks run in
  * the connect-worker function.
@@ -16,6 +16,7 @@ import { routesOfJob, serve } from '../lib/http/serve.js';
 import type { SluiceDeps } from '../lib/services.js';
 import { createGroups, createLogServices, createQuotas, serveOptionsOf } from '../lib/services.js';
 import { authorizerFromEnv } from './authorizer.js';
+import { coordinatorGroupAdmin } from './connect-group-admin.js';
 import { depsFromEnv, httpHandler } from './environment.js';
 
 /** The routes API Gateway sends this function. */
@@ -28,7 +29,7 @@ export const connectRouter = (deps: SluiceDeps): Router => {
   const groups = createGroups(deps, createLogServices(deps));
   return serve(
     CONNECT_FUNCTION_ROUTES,
-    { herder: new Herder(new ConnectStateStore(deps.store), groups) },
+    { herder: new Herder(new ConnectStateStore(deps.store), coordinatorGroupAdmin(groups)) },
     { ...serveOptionsOf(deps, createQuotas(deps)), bodyChecks: CONNECT_BODY_CHECKS },
   );
 };

@@ -18,7 +18,7 @@ import type { StorageMeter } from '../lib/ports/meter.js';
 import type { MetadataStore } from '../lib/ports/metadata-store.js';
 import type { ObjectStore } from '../lib/ports/object-store.js';
 import type { SluiceConfig, SluiceDeps } from '../lib/services.js';
-import { DEFAULT_MAX_REQUEST_BYTES, ENV, SEGMENT_STORE_ID, storeId } from '../infra/config.js';
+import { DEFAULT_MAX_REQUEST_BYTES, ENV, SEGMENT_STORE_ID, storeId } from '../lib/config/environment.js';
 import type { InvocationKeys, TelemetrySink } from './telemetry.js';
 import { PowertoolsTelemetry } from './telemetry.js';
 

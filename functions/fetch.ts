@@ -1,6 +1,6 @@
 /**
  * Lambda entry point and composition root of the fetch function: Fetch (one partition or many, with
- * the long poll), ListOffsets and Streams' interactive queries (lib/http/route-table.ts), over the log
+ * the long poll), ListOffsets and Streams' interactive queries (functions/route-table.ts), over the log
  * and the metadata table, within the callers' client quotas. With SLUICE_AUTHORIZER=iam (the CDK app
  * sets it) the topics POST /v1/fetch names in its body and a delegated caller are checked with IAM's
  * policy simulator. It writes nothing.

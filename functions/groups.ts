@@ -1,6 +1,6 @@
 /**
  * Lambda entry point and composition root of the groups function: consumer groups, their offsets, the
- * classic protocol and the Streams applications listing (lib/http/route-table.ts), within the callers'
+ * classic protocol and the Streams applications listing (functions/route-table.ts), within the callers'
  * client quotas. With SLUICE_AUTHORIZER=iam (the CDK app sets it) the topics a heartbeat, commit or
  * reset names and a delegated caller are checked with IAM's policy simulator.
  */

@@ -1,6 +1,6 @@
 /**
  * Lambda entry point and composition root of the produce function: Produce, InitProducerId and the
- * transaction routes a producer calls (lib/http/route-table.ts), over the log, groups (TxnOffsetCommit)
+ * transaction routes a producer calls (functions/route-table.ts), over the log, groups (TxnOffsetCommit)
  * and the transaction coordinator, within the callers' client quotas. With SLUICE_AUTHORIZER=iam (the
  * CDK app sets it) a transaction's body-named topics and group and a delegated caller are checked with
  * IAM's policy simulator. Nothing of Connect, Streams or the other routes is built here, so none of it

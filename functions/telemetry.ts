@@ -2,8 +2,9 @@
  * The Telemetry port (lib/ports/telemetry.ts) on Powertools for AWS Lambda: log lines through its
  * Logger (structured JSON carrying the request id and the Kafka resource), metrics through its
  * Metrics as CloudWatch Embedded Metric Format (log lines CloudWatch turns into metrics: no
- * PutMetricData call on the request path), and, when the function runs with active X-Ray tracing, its
- * Tracer (the S3 and DynamoDB clients captured, so every call is a subsegment of the invocation's).
+ * PutMetricData call on the request path), and, when the function runs with active X-Ray tracing,
+ * X-Ray subsegments written to the daemon (functions/xray.ts: the invocation, and every S3 and
+ * DynamoDB call as a subsegment of it).
  *
  * Each invocation runs in a scope (AsyncLocalStorage): its resource keys go on every line it logs and
  * its metric points are buffered and written once at its end, one EMF document per distinct set of
@@ -21,6 +22,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { LogLevel, ResourceKeys, Telemetry } from '../lib/ports/telemetry.js';
 import type { DimensionsOf, MetricName } from '../lib/telemetry/registry.js';
 import { METRICS, METRICS_NAMESPACE, METRICS_SERVICE } from '../lib/telemetry/registry.js';
+import { XRayTracer } from './xray.js';
 
 /** Where the local stack sends what Lambda writes to stdout. */
 export interface TelemetrySink {
@@ -86,35 +88,27 @@ class SinkMetrics extends Metrics {
   }
 }
 
-/** The slice of Powertools' Tracer this module uses (loaded only when tracing is active). */
-interface TracerLike {
-  captureAWSv3Client<T>(client: T): T;
-  getSegment(): { addNewSubsegment(name: string): TracedSegment } | undefined;
-  setSegment(segment: unknown): void;
-}
-interface TracedSegment {
-  addAnnotation(key: string, value: string | number | boolean): void;
-  close(): void;
-}
-
 /**
  * X-Ray is on when Lambda runs the function with active tracing (it sets the daemon's address) and
- * POWERTOOLS_TRACE_ENABLED does not turn it off. Only then is the X-Ray SDK loaded: its
- * continuation-local storage hooks every promise, a cost a function without tracing need not pay.
+ * POWERTOOLS_TRACE_ENABLED does not turn it off (functions/xray.ts; the setting keeps its Powertools
+ * name, as the CDK app and operators know it).
  */
 const tracingActive = (): boolean =>
   process.env['AWS_XRAY_DAEMON_ADDRESS'] !== undefined &&
   process.env['AWS_LAMBDA_FUNCTION_NAME'] !== undefined &&
   process.env['POWERTOOLS_TRACE_ENABLED'] !== 'false';
 
-const loadTracer = async (): Promise<TracerLike | undefined> => {
-  if (!tracingActive()) return undefined;
-  const { Tracer } = await import('@aws-lambda-powertools/tracer');
-  return new Tracer({ serviceName: METRICS_SERVICE }) as unknown as TracerLike;
-};
+/** Made once per container, before the first invocation builds its clients. */
+const tracer = tracingActive() ? new XRayTracer(process.env['AWS_XRAY_DAEMON_ADDRESS']!) : undefined;
 
-/** Loaded once per container, before the first invocation builds its clients. */
-const tracer = await loadTracer();
+/** The invocation subsegment's annotations: the Kafka resource it served. */
+const annotationsOf = (keys: InvocationKeys) => ({
+  API: keys.API,
+  topic: keys.topic,
+  partition: keys.partition,
+  group: keys.group,
+  connector: keys.connector,
+});
 
 const LOG_METHODS = { debug: 'debug', info: 'info', warn: 'warn', error: 'error' } as const;
 
@@ -135,7 +129,7 @@ export class PowertoolsTelemetry implements Telemetry {
 
   /** The S3 or DynamoDB client, with its calls as X-Ray subsegments when tracing is active. */
   traced<T>(client: T): T {
-    return tracer ? tracer.captureAWSv3Client(client) : client;
+    return tracer ? tracer.instrument(client) : client;
   }
 
   /**
@@ -144,20 +138,12 @@ export class PowertoolsTelemetry implements Telemetry {
    */
   async run<T>(keys: InvocationKeys, invocation: () => Promise<T>): Promise<T> {
     const scope: Scope = { keys: { ...keys }, points: [] };
-    const parent = tracer?.getSegment();
-    const segment = parent?.addNewSubsegment(`## ${keys.function ?? 'invocation'}`);
-    if (segment) tracer!.setSegment(segment);
     try {
-      return await this.scopes.run(scope, invocation);
+      const inScope = () => this.scopes.run(scope, invocation);
+      return await (tracer
+        ? tracer.run(`## ${keys.function ?? 'invocation'}`, () => annotationsOf(scope.keys), inScope)
+        : inScope());
     } finally {
-      if (segment) {
-        for (const key of ['API', 'topic', 'partition', 'group', 'connector'] as const) {
-          const value = scope.keys[key];
-          if (value !== undefined) segment.addAnnotation(key, value);
-        }
-        segment.close();
-        tracer!.setSegment(parent);
-      }
       this.publish(scope.points);
     }
   }

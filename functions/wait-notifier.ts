@@ -8,7 +8,7 @@ import { ApiGatewayConnections } from '../lib/adapters/aws/connection-notifier.j
 import type { StreamRecordLike } from '../lib/http/wait-socket.js';
 import { notifyStreamBatch } from '../lib/http/wait-socket.js';
 import { createLogServices, createWaiting } from '../lib/services.js';
-import { ENV } from '../infra/config.js';
+import { ENV } from '../lib/config/environment.js';
 import { depsFromEnv, instrumented, required, telemetryFromEnv } from './environment.js';
 
 let waiters: ReturnType<typeof createWaiting>['waiters'] | undefined;

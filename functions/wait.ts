@@ -8,7 +8,7 @@
 import { ApiGatewayConnections } from '../lib/adapters/aws/connection-notifier.js';
 import type { WebSocketEvent, WebSocketResult } from '../lib/http/wait-socket.js';
 import { createLogServices, createWaiting } from '../lib/services.js';
-import { ENV } from '../infra/config.js';
+import { ENV } from '../lib/config/environment.js';
 import { authorizerFromEnv } from './authorizer.js';
 import { depsFromEnv, instrumented, required } from './environment.js';
 

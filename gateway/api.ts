@@ -7,7 +7,6 @@ import type { Message } from '../protocol/kafka/codec.js';
 import type { RequestHeader } from '../protocol/kafka/frame.js';
 import type { MessageSchema } from '../protocol/kafka/schema.js';
 import { kafkaErrorCode } from '../protocol/kafka/error-codes.js';
-import type { SaslAuthenticator } from './sasl.js';
 import type { SluiceBackend } from './sluice.js';
 
 export interface BrokerAddress {
@@ -15,6 +14,19 @@ export interface BrokerAddress {
   host: string;
   port: number;
   rack: string | null;
+}
+
+/** Who a connection authenticated as, and until when (KIP-368 session lifetime). */
+export interface SaslSession {
+  principal: string;
+  /** Epoch ms after which the connection must re-authenticate. */
+  expiresAt: number;
+}
+
+/** How SASL/OAUTHBEARER tokens are verified (gateway/sasl.ts's presignedWhoami). */
+export interface SaslAuthenticator {
+  /** The principal a bearer token proves, or throws SaslFailure (gateway/sasl.ts). */
+  verify(token: string): Promise<SaslSession>;
 }
 
 /** What every handler may use: the backend and who this gateway says it is. */

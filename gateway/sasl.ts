@@ -7,27 +7,15 @@
  * a principal only until it expires (at most MAX_TOKEN_SECONDS).
  */
 import type { FetchLike } from '../sdk/transport.js';
-import type { ConnectionContext, GatewayContext } from './api.js';
+import type { ConnectionContext, GatewayContext, SaslAuthenticator, SaslSession } from './api.js';
 
 export const OAUTHBEARER = 'OAUTHBEARER';
 
 /** The longest token lifetime accepted: a stolen token is worth no more than EKS's (15 minutes). */
 export const MAX_TOKEN_SECONDS = 900;
 
-/** Who a connection authenticated as, and until when (KIP-368 session lifetime). */
-export interface SaslSession {
-  principal: string;
-  /** Epoch ms after which the connection must re-authenticate. */
-  expiresAt: number;
-}
-
 /** A failed authentication: its message goes back to the client in SaslAuthenticate's errorMessage. */
 export class SaslFailure extends Error {}
-
-export interface SaslAuthenticator {
-  /** The principal a bearer token proves, or throws SaslFailure. */
-  verify(token: string): Promise<SaslSession>;
-}
 
 const SOH = '\u0001';
 

@@ -5,11 +5,10 @@
  */
 import type { AddressInfo, Server, Socket } from 'node:net';
 import { createServer } from 'node:net';
-import type { ApiHandler, BrokerAddress, GatewayContext } from './api.js';
+import type { ApiHandler, BrokerAddress, GatewayContext, SaslAuthenticator } from './api.js';
 import type { ConnectionLimits } from './connection.js';
 import { Connection, RequestMemory } from './connection.js';
 import { API_HANDLERS } from './apis/index.js';
-import type { SaslAuthenticator } from './sasl.js';
 import { SluiceBackend } from './sluice.js';
 import type { SluiceBackendOptions } from './sluice.js';
 

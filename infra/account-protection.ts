@@ -9,7 +9,7 @@
 import type * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import { ROUTE_TABLE } from '../lib/http/route-table.js';
+import { ROUTE_TABLE } from '../functions/route-table.js';
 
 /** CDK context keys of the account-level protection. */
 export const PROTECTION_CONTEXT = {

@@ -18,12 +18,12 @@ export const REQUIRE_BANNER =
 
 /**
  * Modules replaced in every deployed bundle: the SDK's default credential chain by the environment
- * provider, which is all Lambda needs (functions/lambda-credentials.ts), and semver, which only the
- * X-Ray SDK's AWS SDK v2 patcher uses (functions/semver-absent.ts).
+ * provider, which is all Lambda needs (functions/lambda-credentials.ts), and the SDK's event-stream
+ * codec, which only operations Sluice never calls use (functions/event-streams-absent.ts).
  */
 export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   '@aws-sdk/credential-provider-node': path.join(REPO_ROOT, 'functions', 'lambda-credentials.ts'),
-  semver: path.join(REPO_ROOT, 'functions', 'semver-absent.ts'),
+  '@smithy/core/event-streams': path.join(REPO_ROOT, 'functions', 'event-streams-absent.ts'),
 };
 
 /** pg's optional native binding (pg-native) is never installed; pg falls back to pure JS. */

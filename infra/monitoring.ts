@@ -95,7 +95,7 @@ export interface MonitoringProps {
   /** A function whose errors are above this percentage of its invocations alarms. @default 5 */
   readonly errorRatePercent?: number;
   /**
-   * X-Ray active tracing on the functions: Powertools' Tracer then records each invocation with its
+   * X-Ray active tracing on the functions: functions/xray.ts then records each invocation with its
    * S3 and DynamoDB calls as subsegments (X-Ray's default sampling: one request a second and 5% more).
    * @default true
    */

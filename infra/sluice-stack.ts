@@ -2,7 +2,8 @@ import { Aws, CfnOutput, Fn, Stack, Validations } from 'aws-cdk-lib';
 import type { CfnElement } from 'aws-cdk-lib';
 import type { StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { DEFAULT_MAX_REQUEST_BYTES, readContextSettings } from './config.js';
+import { DEFAULT_MAX_REQUEST_BYTES } from '../lib/config/environment.js';
+import { readContextSettings } from './config.js';
 import type { AccountProtection } from './account-protection.js';
 import { applyAccountProtection, readProtectionContext } from './account-protection.js';
 import { KafkaGateway } from './constructs/kafka-gateway.js';
@@ -16,7 +17,7 @@ import { SluiceFunctions } from './constructs/sluice-functions.js';
 import { DeadLetters, Monitoring } from './monitoring.js';
 import { ConsoleSite } from './constructs/console-site.js';
 import { WaitSocket } from './constructs/wait-socket.js';
-import { ENV } from './config.js';
+import { ENV } from '../lib/config/environment.js';
 
 /** Props win over the `sluice:*` context values, which win over the defaults. */
 export interface SluiceStackProps extends StackProps {

@@ -1,7 +1,7 @@
 /**
  * Sluice's core services built from storage ports and configuration: the topic catalog, the log, its
  * fetcher, consumer groups, transactions, the producer and maintenance. Every composition root builds
- * from here: each Lambda function (functions/<job>.ts) the services its routes need, lib/app.ts all of
+ * from here: each Lambda function (functions/<job>.ts) the services its routes need, functions/app.ts all of
  * them. Nothing here imports Connect, Streams or an AWS SDK, so a function bundle holds only its job.
  */
 import { randomUUID } from 'node:crypto';

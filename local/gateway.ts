@@ -1,7 +1,7 @@
 /**
  * The local API Gateway: turns each HTTP request into an API Gateway HTTP API event (payload format
  * 2.0, binary bodies base64 with isBase64Encoded), calls the handler export of the function that owns
- * the route (lib/http/route-table.ts) — the very code Lambda runs — and writes its result back.
+ * the route (functions/route-table.ts) — the very code Lambda runs — and writes its result back.
  * Bodies also travel as bytes beside their lazy base64 text (apigw.ts `RAW_BODY`), so a megabyte batch
  * is not encoded and decoded again on the machine the benchmarks measure.
  */
@@ -10,8 +10,8 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { ApiGatewayV2Event, ApiGatewayV2Result } from '../lib/http/apigw.js';
 import { RAW_BODY, attachRawBody, resultFromResponse } from '../lib/http/apigw.js';
-import type { Job } from '../lib/http/route-table.js';
-import { matchRoute, pathExists } from '../lib/http/route-table.js';
+import type { Job } from '../functions/route-table.js';
+import { matchRoute, pathExists } from '../functions/route-table.js';
 import { canonicalRequestPath } from '../lib/http/request-path.js';
 import { errorEnvelope } from '../lib/http/router.js';
 import { SluiceError } from '../protocol/errors.js';

@@ -18,7 +18,7 @@ import { LOG_ROUTES } from '../lib/http/routes/log.js';
 import { QUOTA_ROUTES } from '../lib/http/routes/quotas.js';
 import { REPLICATION_ROUTES } from '../lib/http/routes/replication.js';
 import { TRANSACTION_ROUTES } from '../lib/http/routes/transactions.js';
-import { ROUTES } from '../lib/http/routes/index.js';
+import { ROUTES } from '../functions/routes.js';
 import { SCHEMAS } from '../lib/wire/schemas.js';
 
 /** Where the generated modules live, relative to the repository root. */

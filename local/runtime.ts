@@ -1,16 +1,16 @@
 /**
- * The local stack's Sluice: one instance of the whole of it (lib/app.ts) per process, built from the
+ * The local stack's Sluice: one instance of the whole of it (functions/app.ts) per process, built from the
  * same environment as the deployed functions (functions/environment.ts), serving every function's
  * routes in-process. Here, and only here, sit the hooks of the local stack and the benchmarks: a layer
  * over the stores (fault injection, the AWS latency model), an invocation scope (traces), the
  * authorizer of SLUICE_AUTH=iam, the telemetry sink (local/telemetry-sink.ts) and request meters. No
  * deployed function imports this module.
  */
-import type { Sluice } from '../lib/app.js';
-import { createSluice } from '../lib/app.js';
+import type { Sluice } from '../functions/app.js';
+import { createSluice } from '../functions/app.js';
 import type { ApiGatewayV2Event, ApiGatewayV2Result } from '../lib/http/apigw.js';
 import { requestFromEvent, resultFromResponse } from '../lib/http/apigw.js';
-import type { Job } from '../lib/http/route-table.js';
+import type { Job } from '../functions/route-table.js';
 import type { Authorizer } from '../lib/auth/authorizer.js';
 import { StorageMeter } from '../lib/ports/meter.js';
 import type { MetadataStore } from '../lib/ports/metadata-store.js';

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createAwsClients } from '../lib/adapters/aws/clients.js';
 import { ensureBucket, ensureTable } from '../lib/adapters/aws/schema.js';
-import { ENV, storeId } from '../infra/config.js';
+import { ENV, storeId } from '../lib/config/environment.js';
 import { parseFaultSpec, withFaults } from '../lib/adapters/fault/index.js';
 import type { LatencyModelName } from '../lib/adapters/latency/index.js';
 import { latencyModels, parseLatencyModel, withLatency } from '../lib/adapters/latency/index.js';
@@ -21,8 +21,8 @@ import { createGateway } from './gateway.js';
 import { WAIT_SOCKET_PATH, attachWaitSocket } from './wait-gateway.js';
 import { startConnectTimer } from './connect-timer.js';
 import { ConnectStateStore } from '../connect/state-store.js';
-import { inProcessFetch } from '../connect/runtime/in-process-fetch.js';
-import { anyDue } from '../connect/runtime/wakeup.js';
+import { inProcessFetch } from '../functions/in-process-fetch.js';
+import { anyDue } from '../connect/worker/wakeup.js';
 import { SluiceClient } from '../sdk/index.js';
 import type { GatewayAuth } from './auth/gateway-auth.js';
 import { loadGatewayAuth, localKafkaGatewayIdentity } from './auth/gateway-auth.js';
@@ -298,7 +298,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
             log,
             emf: (line) => telemetry.emf(line),
             // Watches the partition items: an invocation starts only for a started source or a sink
-            // whose topics have records past its group's committed offsets (connect/runtime/wakeup.ts).
+            // whose topics have records past its group's committed offsets (connect/worker/wakeup.ts).
             due: async () => {
               const sluice = runtime.sluiceFromEnv();
               const client = new SluiceClient({

@@ -9,21 +9,9 @@
  * - B → base64; SS, NS, BS → arrays of the same conversions, in the order DynamoDB returned them.
  */
 
-/** One DynamoDB attribute value, as the Streams API returns it (exactly one member is set). */
-export interface DynamoValue {
-  S?: string;
-  N?: string;
-  B?: Uint8Array;
-  SS?: string[];
-  NS?: string[];
-  BS?: Uint8Array[];
-  M?: Record<string, DynamoValue>;
-  L?: DynamoValue[];
-  NULL?: boolean;
-  BOOL?: boolean;
-}
+import type { DynamoItem, DynamoValue } from '../../lib/ports/change-streams.js';
 
-export type DynamoItem = Record<string, DynamoValue>;
+export type { DynamoItem, DynamoValue };
 
 export type PlainJson = string | number | boolean | null | PlainJson[] | { [name: string]: PlainJson };
 

@@ -5,7 +5,7 @@
  * hours) counts as read. Across streams of one table (each disabling and re-enabling of the stream
  * makes a new one), every shard of an older stream comes before any shard of a newer one.
  */
-import type { StreamShard } from './dynamodb-streams-port.js';
+import type { StreamShard } from '../../lib/ports/change-streams.js';
 
 export interface ShardRef extends StreamShard {
   tableName: string;

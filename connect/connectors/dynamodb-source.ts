@@ -22,12 +22,13 @@ import type { PlainJson } from './dynamodb-json.js';
 import { itemToJson, valueToJson } from './dynamodb-json.js';
 import type { ShardRef } from './dynamodb-shards.js';
 import { compareSequenceNumbers, readableShards, shardKey } from './dynamodb-shards.js';
-import type { ChangeRecord, ChangeStreams, StreamDescription } from './dynamodb-streams-port.js';
+import type { ChangeRecord, ChangeStreams, StreamDescription } from '../../lib/ports/change-streams.js';
 import {
+  ChangeStreamsUnavailableError,
   ExpiredIteratorError,
   StreamResourceNotFoundError,
   TrimmedDataError,
-} from './dynamodb-streams-port.js';
+} from '../../lib/ports/change-streams.js';
 
 /** How often the shard list is described again while no shard has ended (new shards appear rarely). */
 const SHARD_REFRESH_MS = 10_000;
@@ -291,16 +292,39 @@ const partitionOf = (shard: { streamArn: string; shardId: string }): SourceMap =
   shardId: shard.shardId,
 });
 
+/** The port's "did not answer" as Connect's retriable error (errors.retry.timeout applies to it). */
+export const retriableOutages = (streams: ChangeStreams): ChangeStreams => {
+  const translated = async <T>(call: () => Promise<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (error) {
+      throw error instanceof ChangeStreamsUnavailableError
+        ? new RetriableConnectError(error.message, error)
+        : error;
+    }
+  };
+  return {
+    tableStreams: (tableName) => translated(() => streams.tableStreams(tableName)),
+    describeStream: (streamArn) => translated(() => streams.describeStream(streamArn)),
+    shardIterator: (streamArn, shardId, position) =>
+      translated(() => streams.shardIterator(streamArn, shardId, position)),
+    getRecords: (shardIterator, limit) => translated(() => streams.getRecords(shardIterator, limit)),
+    close: () => streams.close(),
+  };
+};
+
 /** Builds the task and lists its shards (the runtime reads their stored offsets before the first poll). */
 export const createDynamoDbStreamsSourceTask = async (
   config: Record<string, string>,
   context: TaskContext,
 ): Promise<SourceTask> => {
   const { createAwsChangeStreams } = await import('../../lib/adapters/aws/dynamodb-streams.js');
-  const streams = createAwsChangeStreams({
-    endpoint: config['dynamodb.service.endpoint'] ?? '',
-    region: config['aws.region'] ?? '',
-  });
+  const streams = retriableOutages(
+    createAwsChangeStreams({
+      endpoint: config['dynamodb.service.endpoint'] ?? '',
+      region: config['aws.region'] ?? '',
+    }),
+  );
   const task = new DynamoDbStreamsSourceTask(streams, config, context.log);
   // A throttled or briefly absent service at start should not fail the task for good.
   for (let attempt = 0; ; attempt++) {

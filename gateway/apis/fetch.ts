@@ -16,7 +16,7 @@
 import type { Message } from '../../protocol/kafka/codec.js';
 import { ERROR } from '../../protocol/kafka/error-codes.js';
 import { Fetch } from '../../protocol/kafka/messages/fetch.js';
-import { MAX_FETCH_BYTES } from '../../lib/core/log/fetch-limits.js';
+import { MAX_FETCH_BYTES } from '../../protocol/fetch-limits.js';
 import { EDGE_LIMITS, isValidTopicName } from '../../lib/http/limits.js';
 import type { IsolationLevel } from '../../lib/wire/types.js';
 import type { ApiHandler, RequestContext } from '../api.js';

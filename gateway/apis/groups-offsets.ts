@@ -4,7 +4,7 @@
  * epoch (KIP-848) and is fenced by it; one without a member (generation -1) is Kafka's simple
  * consumer's, accepted only while the group has no members.
  */
-import { OFFSETS_PER_COMMIT } from '../../lib/core/groups/commit-limit.js';
+import { OFFSETS_PER_COMMIT } from '../../protocol/commit-limit.js';
 import type { Message } from '../../protocol/kafka/codec.js';
 import { ERROR, kafkaErrorCode } from '../../protocol/kafka/error-codes.js';
 import { OffsetCommit, OffsetDelete, OffsetFetch } from '../../protocol/kafka/messages/group-offsets.js';

@@ -3,7 +3,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3express from 'aws-cdk-lib/aws-s3express';
 import { Construct } from 'constructs';
-import { TMP_PREFIX, storeId } from '../config.js';
+import { TMP_PREFIX, storeId } from '../../lib/config/environment.js';
 
 export interface LogStorageProps {
   /**

@@ -2,7 +2,7 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { TABLE } from '../config.js';
+import { TABLE } from '../../lib/config/environment.js';
 
 export interface MetadataTableProps {
   /**

@@ -2,7 +2,7 @@ import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { SEGMENT_STORE_ID } from '../config.js';
+import { SEGMENT_STORE_ID } from '../../lib/config/environment.js';
 
 export interface SegmentStorageProps {
   /** Receives the segment bucket's server access logs (prefix `segments/`). */

@@ -10,8 +10,8 @@ import { Construct } from 'constructs';
 
 import type { RouteGrant } from '../../lib/auth/grants.js';
 import { adminGrants, consumeGrants, createTopicGrants, produceGrants } from '../../lib/auth/grants.js';
-import type { Job } from '../../lib/http/route-table.js';
-import { ROUTE_TABLE } from '../../lib/http/route-table.js';
+import type { Job } from '../../functions/route-table.js';
+import { ROUTE_TABLE } from '../../functions/route-table.js';
 
 /** The functions that serve HTTP routes (maintenance is scheduled, not routed). */
 export type ApiJob = Job;

@@ -17,7 +17,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { BUNDLE_ALIASES, BUNDLE_EXTERNALS, REPO_ROOT, REQUIRE_BANNER } from '../bundling.js';
-import { ENV, NODE_OPTIONS_VALUE } from '../config.js';
+import { ENV, NODE_OPTIONS_VALUE } from '../../lib/config/environment.js';
 import type { LogStorage } from './log-storage.js';
 import type { MetadataTable } from './metadata-table.js';
 import type { SegmentStorage } from './segment-storage.js';

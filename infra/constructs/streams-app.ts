@@ -14,12 +14,12 @@ import { parseStreamsConfig } from '../../streams/runtime/config.js';
 import { sourceTopicsOf } from '../../streams/lambda/positions.js';
 import { topicNameOf } from '../../streams/task.js';
 import type { Topology } from '../../streams/topology.js';
-import { ENV, NODE_OPTIONS_VALUE } from '../config.js';
+import { ENV, NODE_OPTIONS_VALUE } from '../../lib/config/environment.js';
 import type { MetadataTable } from './metadata-table.js';
 import type { SluiceApi } from './sluice-api.js';
 import { REPO_ROOT, SLUICE_NODEJS_DEFAULTS, acknowledgeRuntimePin } from './sluice-functions.js';
 
-/** The module name streams/lambda/entry.ts imports the app from; esbuild aliases it to `entry`. */
+/** The module name functions/streams-app-entry.ts imports the app from; esbuild aliases it to `entry`. */
 const APP_MODULE = 'sluice-streams-app';
 
 export interface StreamsAppProps {
@@ -95,7 +95,7 @@ export class StreamsApp extends Construct {
     const config = { ...props.config, 'bootstrap.servers': api.httpApi.apiEndpoint };
     this.function = new nodejs.NodejsFunction(this, 'Processor', {
       ...SLUICE_NODEJS_DEFAULTS,
-      entry: path.join(REPO_ROOT, 'streams/lambda/entry.ts'),
+      entry: path.join(REPO_ROOT, 'functions/streams-app-entry.ts'),
       handler: 'handler',
       description: `Sluice Streams app ${appId}`,
       memorySize: props.memorySize ?? 1024,

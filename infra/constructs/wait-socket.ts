@@ -8,7 +8,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ENV } from '../config.js';
+import { ENV } from '../../lib/config/environment.js';
 
 export interface WaitSocketProps {
   /** The wait function (functions/wait.ts): every route of the WebSocket API. */

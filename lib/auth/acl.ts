@@ -39,7 +39,7 @@ export interface RouteAcl {
 
 /**
  * Route (`METHOD pattern`) → the Kafka ACL its path grants: the ACL table, derived from the route
- * definitions (lib/http/routes/index.ts), which name each route's ACL beside its handler.
+ * definitions (functions/routes.ts), which name each route's ACL beside its handler.
  */
 export const aclTable = (
   routes: readonly { method: HttpMethod; path: string; acl?: RouteAcl | undefined }[],

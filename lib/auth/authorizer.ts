@@ -83,7 +83,7 @@ export const impliedAccessGuard =
       bodyNamed: ReadonlySet<string>;
       /** Answers that list a group's topics (route definitions' `listsGroupTopics`). */
       offsetListings: ReadonlySet<string>;
-      /** Each route's own ACL (lib/http/route-table.ts ROUTE_ACLS), to check a delegated caller's path. */
+      /** Each route's own ACL (functions/route-table.ts ROUTE_ACLS), to check a delegated caller's path. */
       acls: Readonly<Record<string, RouteAcl>>;
     },
     bodyChecks: Readonly<Record<string, BodyChecks>> = {},

@@ -10,15 +10,17 @@ import type { Item } from '../ports/metadata-store.js';
 import { ConditionFailedError } from '../ports/metadata-store.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { dataObjectPrefix, keys, segmentObjectPrefix } from './keys.js';
-import { queryAll } from './query-all.js';
+import { queryAll } from '../ports/query-all.js';
 import type { LogContext } from './log/context.js';
 import { compactPartition } from './log/compaction.js';
 import { materializeTail } from './log/materialize.js';
 import { pageEntries } from './log/batch-index.js';
+import type { PartitionState } from './log/partition-state.js';
 import { asPartitionState } from './log/partition-state.js';
 import { applyRetention } from './log/retention.js';
 import { retireLocalCopies } from './log/segments/local-retention.js';
 import { rollSegment } from './log/segments/roll.js';
+import { segmentEndOf } from './log/segments/segment-index.js';
 import { effectiveConfig } from './topics/configs.js';
 import { replicatePartition } from './replication/replicator.js';
 
@@ -137,22 +139,39 @@ export class Maintenance {
     for (const topic of await catalog.list()) {
       for (let p = 0; p < topic.partitions; p++) {
         report.partitions++;
+        const config = effectiveConfig(topic.configs);
+        // One read of the partition item serves every step until one of them changes what the next
+        // decides on; a partition with nothing to do costs that read alone.
+        let state: PartitionState | undefined;
+        await attempt(`read ${topic.name}-${p}`, async () => {
+          const item = await store.get(keys.partitionState(topic.topicId, p), { consistent: true });
+          state = item && asPartitionState(item);
+        });
+        if (!state) continue;
         await attempt(`index ${topic.name}-${p}`, async () => {
-          report.entriesIndexed += await this.indexTail(topic.topicId, p);
+          report.entriesIndexed += await this.indexTail(topic.topicId, p, state, (after) => {
+            state = after;
+          });
         });
         await attempt(`roll ${topic.name}-${p}`, async () => {
-          const config = effectiveConfig(topic.configs);
-          report.segmentsRolled += await this.rollSegments(topic.topicId, p, config, deadline);
-          report.localPagesRetired += await retireLocalCopies(store, topic.topicId, p, config, clock.now());
+          const rolled = await this.rollSegments(topic.topicId, p, config, deadline, state);
+          report.segmentsRolled += rolled;
+          if (rolled > 0) state = undefined;
+          report.localPagesRetired += await retireLocalCopies(
+            store,
+            topic.topicId,
+            p,
+            config,
+            clock.now(),
+            state,
+          );
         });
         await attempt(`retention ${topic.name}-${p}`, async () => {
-          const config = effectiveConfig(topic.configs);
           report.batchesExpired += (
-            await applyRetention(store, topic.topicId, p, config, clock.now())
+            await applyRetention(store, topic.topicId, p, config, clock.now(), state)
           ).batchesDeleted;
         });
         await attempt(`compaction ${topic.name}-${p}`, async () => {
-          const config = effectiveConfig(topic.configs);
           if (!config['cleanup.policy'].includes('compact')) return;
           const result = await compactPartition(this.options.log, topic.topicId, p, config, clock.now());
           report.recordsCompacted += result.recordsRemoved;
@@ -231,15 +250,30 @@ export class Maintenance {
     for (const [store, lag] of Object.entries(health.maxLag)) telemetry.metric('MaxLag', lag, { store });
   }
 
-  /** Moves the whole tail of one partition into the index (several passes when it is long). */
-  async indexTail(topicId: string, partition: number): Promise<number> {
+  /**
+   * Moves the whole tail of one partition into the index (several passes when it is long). `state`: the
+   * partition item as just read, for the first pass; `trimmed` hears of the item as each trim left it.
+   */
+  async indexTail(
+    topicId: string,
+    partition: number,
+    state?: PartitionState,
+    trimmed?: (state: PartitionState) => void,
+  ): Promise<number> {
     const { store, clock, producerExpirationMs, maxProducersPerPartition } = this.options.log;
     let total = 0;
+    // Each pass starts from the item as the last trim left it (commits since then only add to the tail).
+    let read = state;
     for (let pass = 0; pass < 16; pass++) {
       const moved = await materializeTail(store, topicId, partition, {
         now: clock.now(),
         producerExpirationMs,
         maxProducers: maxProducersPerPartition,
+        ...(read ? { state: read } : {}),
+        trimmed: (after) => {
+          read = after;
+          trimmed?.(after);
+        },
       });
       total += moved;
       if (moved === 0) break;
@@ -247,16 +281,22 @@ export class Maintenance {
     return total;
   }
 
-  /** Rolls every closed segment of one partition, until none is closed or the run's budget is spent. */
+  /**
+   * Rolls every closed segment of one partition, until none is closed or the run's budget is spent.
+   * `state`: the partition item as just read; nothing is read when it shows the segment index reaching
+   * the tail already.
+   */
   async rollSegments(
     topicId: string,
     partition: number,
     config: Parameters<typeof rollSegment>[3],
     deadline = this.options.log.clock.now() + this.runBudgetMs,
+    state?: PartitionState,
   ): Promise<number> {
     const { log } = this.options;
     const segmentStore = log.segmentStore;
     if (!segmentStore) return 0;
+    if (state && Math.max(segmentEndOf(state), state.logStartOffset) >= state.tailBase) return 0;
     let rolled = 0;
     while (log.clock.now() < deadline) {
       const result = await rollSegment({ ...log, segmentStore }, topicId, partition, config, { deadline });

@@ -1,8 +1,8 @@
 /**
  * One definition per route: its method and path, the function that serves it, its Kafka ACL, its
  * request and response schemas, the Kafka error codes it answers with, and its handler. The route
- * table (API Gateway's routes, lib/http/route-table.ts), the OpenAPI document (lib/wire/openapi.ts)
- * and the ACL table are derived from the one list of these (lib/http/routes/index.ts), so a route
+ * table (API Gateway's routes, functions/route-table.ts), the OpenAPI document (lib/wire/openapi.ts)
+ * and the ACL table are derived from the one list of these (functions/routes.ts), so a route
  * cannot exist in one and be missing from another.
  */
 import type { ErrorCode } from '../../protocol/errors.js';

@@ -4,8 +4,8 @@
  * request can push a DynamoDB key or item past its service limit (a 2 KiB partition key, a 400 KB
  * item), which would otherwise surface as a storage failure instead of the client's mistake.
  */
-import { OFFSETS_PER_COMMIT } from '../core/groups/commit-limit.js';
-import { MAX_FETCH_PARTITIONS } from '../core/log/fetch-limits.js';
+import { OFFSETS_PER_COMMIT } from '../../protocol/commit-limit.js';
+import { MAX_FETCH_PARTITIONS } from '../../protocol/fetch-limits.js';
 import { SluiceError } from '../../protocol/errors.js';
 
 export const EDGE_LIMITS = {

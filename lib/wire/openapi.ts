@@ -132,7 +132,7 @@ const operation = (op: Operation) => {
   };
 };
 
-/** The OpenAPI 3.1 document of the API, derived from the route definitions (lib/http/routes/index.ts). */
+/** The OpenAPI 3.1 document of the API, derived from the route definitions (functions/routes.ts). */
 export const openApiDocument = (version: string, routes: readonly Operation[]): Record<string, unknown> => {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of routes) (paths[op.path] ??= {})[op.method.toLowerCase()] = operation(op);

@@ -11,7 +11,7 @@ import { INVOKE_ACTION, PolicyAuthorizer, executeApiArn } from '../../lib/auth/a
 import { kafkaGatewayGrants } from '../../lib/auth/grants.js';
 import type { PolicyDocument } from '../../lib/auth/policy.js';
 import { SluiceError, isSluiceError } from '../../protocol/errors.js';
-import type { RouteSpec } from '../../lib/http/route-table.js';
+import type { RouteSpec } from '../../functions/route-table.js';
 import { canonicalRequestPath } from '../../lib/http/request-path.js';
 import type { LocalCredential } from './files.js';
 import { loadCredentials, loadPolicies } from './files.js';

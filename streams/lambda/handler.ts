@@ -8,24 +8,19 @@
  * the app's source partitions): the run reads the watermarks itself, so a retried or coalesced event
  * does the same thing.
  *
- * Configuration, as the construct sets it (and as a test sets it against the local stack):
- * SLUICE_STREAMS_CONFIG (Kafka Streams' config names, as JSON), SLUICE_TABLE_NAME (state),
- * SLUICE_STREAMS_SIGV4_REGION (sign API calls; unset locally) and the AWS SDK's usual variables.
+ * The clients and the config come in as a StreamsWiring: the composition root of the function
+ * (functions/streams-app.ts) builds it from the environment, a test may build its own. Nothing here
+ * knows the environment, the AWS SDK or the deployment.
  */
-import { createAwsClients } from '../../lib/adapters/aws/clients.js';
-import { DynamoMetadataStore } from '../../lib/adapters/aws/dynamodb-metadata-store.js';
-import { SluiceError } from '../../protocol/errors.js';
-import { ENV } from '../../infra/config.js';
-import { SluiceClient, nodeHttpFetch } from '../../sdk/index.js';
+import type { ResourceKeys, Telemetry } from '../../lib/ports/telemetry.js';
+import type { SluiceClient } from '../../sdk/index.js';
 import type { Topology } from '../topology.js';
-import { MetadataStateBackend } from '../state/metadata-backend.js';
+import type { MetadataStateBackend } from '../state/metadata-backend.js';
 import type { StreamsConfig } from '../runtime/config.js';
-import { parseStreamsConfig } from '../runtime/config.js';
 import { KafkaStreams } from '../runtime/kafka-streams.js';
 import type { BoundedRunReport } from './bounded-run.js';
 import { runBounded } from './bounded-run.js';
 import { committedPosition, sourceHighWatermarks } from './positions.js';
-import { PowertoolsTelemetry } from '../../functions/telemetry.js';
 
 /** The part of Lambda's context object a run uses. */
 export interface LambdaContext {
@@ -56,35 +51,10 @@ export interface StreamsWiring {
   state: MetadataStateBackend;
 }
 
-/** The clients a container builds once, from the environment. */
-export const streamsWiringFromEnv = (env: NodeJS.ProcessEnv = process.env): StreamsWiring => {
-  const raw = env[ENV.streamsConfig];
-  if (!raw) throw new SluiceError('INVALID_CONFIG', `${ENV.streamsConfig} is required`);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new SluiceError('INVALID_CONFIG', `${ENV.streamsConfig} is not JSON`);
-  }
-  if (
-    typeof parsed !== 'object' ||
-    parsed === null ||
-    Array.isArray(parsed) ||
-    Object.values(parsed).some((v) => typeof v !== 'string')
-  )
-    throw new SluiceError('INVALID_CONFIG', `${ENV.streamsConfig} must be an object of string configs`);
-  const config = parseStreamsConfig(parsed as Record<string, string>);
-  const tableName = env[ENV.tableName];
-  if (!tableName) throw new SluiceError('INVALID_CONFIG', `${ENV.tableName} is required`);
-  const region = env[ENV.streamsSigningRegion];
-  const client = new SluiceClient({
-    url: config.bootstrapServers,
-    fetch: nodeHttpFetch(),
-    ...(region ? { region } : {}),
-  });
-  const store = new DynamoMetadataStore({ client: createAwsClients().dynamodb, tableName });
-  return { config, client, state: new MetadataStateBackend(store, config.applicationId) };
-};
+/** Telemetry that scopes one invocation (functions/telemetry.ts's PowertoolsTelemetry on Lambda). */
+export interface InvocationTelemetry extends Telemetry {
+  run<T>(keys: ResourceKeys & { function?: string }, invocation: () => Promise<T>): Promise<T>;
+}
 
 /** One bounded run of the app with these clients (what the handler does per invocation). */
 export const runStreamsOnce = async (
@@ -104,14 +74,20 @@ export const runStreamsOnce = async (
   });
 };
 
-/** The Lambda handler of the app whose module exports `topology`. */
-export const streamsHandler = (topology: () => Topology) => {
+/**
+ * The Lambda handler of the app whose module exports `topology`; `wiring` is called once, on the
+ * first invocation (the container keeps its clients).
+ */
+export const boundedRunHandler = (
+  topology: () => Topology,
+  wiringOf: () => StreamsWiring,
+  telemetry: InvocationTelemetry,
+) => {
   let wiring: StreamsWiring | undefined;
   let built: Topology | undefined;
-  const telemetry = new PowertoolsTelemetry();
   return async (event: StreamsWakeup, context: LambdaContext): Promise<StreamsRunResult> => {
     const started = Date.now();
-    wiring ??= streamsWiringFromEnv();
+    wiring ??= wiringOf();
     built ??= topology();
     const group = wiring.config.applicationId;
     return telemetry.run({ function: 'streams', group }, async () => {

@@ -9,7 +9,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PolicyDocument } from '../../lib/auth/policy.js';
 import { evaluatePolicies } from '../../lib/auth/policy.js';
-import { ROUTE_TABLE } from '../../lib/http/route-table.js';
+import { ROUTE_TABLE } from '../../functions/route-table.js';
 import { sluiceApp } from './app.js';
 import { props, resourcesOfType } from './template.js';
 

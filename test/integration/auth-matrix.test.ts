@@ -1,12 +1,12 @@
 /**
- * The authorization matrix: every route of lib/http/route-table.ts × (allowed, implicitly denied,
+ * The authorization matrix: every route of functions/route-table.ts × (allowed, implicitly denied,
  * explicitly denied, unsigned, tampered body or query, tampered date, expired) through `npm start`'s
  * gateway in SLUICE_AUTH=iam mode, over real sockets against DynamoDB Local and s3rver. Every refusal must leave every table
  * item and object as it was, and must not reach the handler at all (no invocation, no read).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
-import { ROUTE_ACLS, ROUTE_TABLE } from '../../lib/http/route-table.js';
+import { ROUTE_ACLS, ROUTE_TABLE } from '../../functions/route-table.js';
 import { createAwsClients } from '../../lib/adapters/aws/clients.js';
 import { DynamoMetadataStore } from '../../lib/adapters/aws/dynamodb-metadata-store.js';
 import { registerStores } from '../../streams/query/registry.js';

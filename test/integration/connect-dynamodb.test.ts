@@ -11,11 +11,15 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DYNAMODB_SOURCE } from '../../connect/connectors/dynamodb-source-plugin.js';
+import { retriableOutages } from '../../connect/connectors/dynamodb-source.js';
 import { createAwsChangeStreams } from '../../lib/adapters/aws/dynamodb-streams.js';
-import { StreamResourceNotFoundError } from '../../connect/connectors/dynamodb-streams-port.js';
+import {
+  ChangeStreamsUnavailableError,
+  StreamResourceNotFoundError,
+} from '../../lib/ports/change-streams.js';
 import { RetriableConnectError, sourcePartitionKey } from '../../connect/plugin.js';
-import { POLL_HEADER } from '../../connect/runtime/source-runner.js';
-import { ConnectWorker } from '../../connect/runtime/worker.js';
+import { POLL_HEADER } from '../../connect/worker/source-runner.js';
+import { ConnectWorker } from '../../connect/worker/worker.js';
 import { ConnectStateStore } from '../../connect/state-store.js';
 import { sluiceFromEnv } from '../../local/runtime.js';
 import { systemClock } from '../../lib/ports/clock.js';
@@ -99,16 +103,22 @@ describe('the DynamoDB Streams adapter on DynamoDB Local', () => {
   it('answers in its own errors: retriable when unreachable, refusals without AWS names', async () => {
     const unreachable = createAwsChangeStreams({ endpoint: 'http://127.0.0.1:9' });
     const down = await unreachable.tableStreams('orders').catch((e: unknown) => e);
-    unreachable.close();
-    expect(down).toBeInstanceOf(RetriableConnectError);
+    expect(down).toBeInstanceOf(ChangeStreamsUnavailableError);
     expect((down as Error).message).toBe(
       'DynamoDB Streams did not answer a read of the streams of table orders; will retry',
     );
+    // The connector reads the port through retriableOutages: the same outage is Connect's retriable error.
+    const viaConnector = await retriableOutages(unreachable)
+      .tableStreams('orders')
+      .catch((e: unknown) => e);
+    unreachable.close();
+    expect(viaConnector).toBeInstanceOf(RetriableConnectError);
+    expect((viaConnector as Error).message).toBe((down as Error).message);
 
     const streams = createAwsChangeStreams({ endpoint: inject('dynamodbEndpoint') });
     expect(await streams.tableStreams(`absent-${randomUUID()}`)).toEqual([]);
     const refused = await streams.getRecords('not-an-iterator', 10).catch((e: unknown) => e);
-    expect(refused).not.toBeInstanceOf(RetriableConnectError);
+    expect(refused).not.toBeInstanceOf(ChangeStreamsUnavailableError);
     expect((refused as Error).message).toBe(
       'DynamoDB Streams refused a read of a shard: Invalid ShardIterator',
     );

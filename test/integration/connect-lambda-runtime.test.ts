@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectWorker } from '../../connect/runtime/worker.js';
+import { ConnectWorker } from '../../connect/worker/worker.js';
 import { ConnectStateStore } from '../../connect/state-store.js';
 import { sluiceFromEnv } from '../../local/runtime.js';
 import { systemClock } from '../../lib/ports/clock.js';

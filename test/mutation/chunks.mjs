@@ -25,11 +25,17 @@ const codecs = ['lz4', 'zstd', 'snappy', 'compression', 'xxh64'].map(
 /** @type {Record<string, string[]>} */
 export const chunks = {
   six,
-  'groups-requests': ['lib/core/groups/**/*.ts', ...not([...six, ...groupsMembers, ...groupsStore])],
+  'groups-requests': [
+    'lib/core/groups/**/*.ts',
+    // The commit bound the core enforces, in protocol/ since the SDK and the edge split commits by it.
+    'protocol/commit-limit.ts',
+    ...not([...six, ...groupsMembers, ...groupsStore]),
+  ],
   'groups-members': groupsMembers,
   'groups-store': groupsStore,
   'log-produce': ['lib/core/log/produce.ts'],
-  'log-read': logRead,
+  // The fetch bounds the core enforces, in protocol/ since the SDK, the edge and the gateway share them.
+  'log-read': [...logRead, 'protocol/fetch-limits.ts'],
   log: ['lib/core/log/*.ts', '!lib/core/log/produce.ts', ...not(logRead), ...not(six)],
   segments: ['lib/core/log/segments/**/*.ts'],
   'record-batch': [

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock, drive } from '../../lib/adapters/fault/index.js';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
-import { createSluice } from '../../lib/app.js';
+import { createSluice } from '../../functions/app.js';
 import { readPartitionState } from '../../lib/core/log/context.js';
 import { replicatePartition } from '../../lib/core/replication/replicator.js';
 import type { MetadataStore, UpdateAction } from '../../lib/ports/metadata-store.js';

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { matchRoute } from '../../lib/http/route-table.js';
+import { matchRoute } from '../../functions/route-table.js';
 import type { Exchange } from './router-fetch.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -5,8 +5,8 @@
  * separator, and a literal segment in another case. Generic over ROUTE_TABLE, so a route added later
  * is enumerated too (issue 23); the unit, integration and fuzz suites all use it.
  */
-import type { RouteSpec } from '../../lib/http/route-table.js';
-import { ROUTE_TABLE } from '../../lib/http/route-table.js';
+import type { RouteSpec } from '../../functions/route-table.js';
+import { ROUTE_TABLE } from '../../functions/route-table.js';
 
 /** A value for each path parameter the route table uses; any new one gets `x1`. */
 export const SAMPLE_PARAMS: Readonly<Record<string, string>> = {

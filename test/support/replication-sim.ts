@@ -11,8 +11,8 @@
  * Every fetch is checked against the largest HW observed so far (no read past the HW), and the final
  * read must hold every acknowledged acks=all record at its offset, and every record a consumer saw.
  */
-import { createSluice } from '../../lib/app.js';
-import type { Sluice } from '../../lib/app.js';
+import { createSluice } from '../../functions/app.js';
+import type { Sluice } from '../../functions/app.js';
 import { ManualClock, drive, seededRandom } from '../../lib/adapters/fault/index.js';
 import type { Random } from '../../lib/adapters/fault/random.js';
 import { randomInt } from '../../lib/adapters/fault/random.js';

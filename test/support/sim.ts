@@ -4,8 +4,8 @@
  * could vary between runs (faults, workload choices, object and topic ids, interleavings) derives from
  * the seed, so a failure replays with SLUICE_SEED=<n>.
  */
-import type { Sluice } from '../../lib/app.js';
-import { createSluice } from '../../lib/app.js';
+import type { Sluice } from '../../functions/app.js';
+import { createSluice } from '../../functions/app.js';
 import { Maintenance } from '../../lib/core/maintenance.js';
 import { GroupCoordinator } from '../../lib/core/groups/index.js';
 import { isSluiceError } from '../../protocol/errors.js';

@@ -3,7 +3,9 @@
  * - 2: a partition's index and tail entries tile [logStartOffset, nextOffset) with no hole or overlap;
  * - 6: every entry points at an object that exists in each in-sync store, covers its byte range, and
  *   decodes with matching CRCs into exactly the offsets it claims; and, once maintenance has run past
- *   the grace period, no unreferenced object is left.
+ *   the grace period, no unreferenced object is left;
+ * - the partition item's byte total (`logSizeBytes`, lib/core/log/log-size.ts) is the bytes of the
+ *   entries that tile [logStartOffset, nextOffset), each offset counted in the tier that indexes it.
  */
 import type { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import type { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
@@ -26,6 +28,8 @@ export interface StorageReport {
   overlaps: string[];
   /** Objects of the topic that no entry references. */
   unreferenced: string[];
+  /** Partitions whose byte total is not the bytes of their live entries. */
+  sizes: string[];
 }
 
 type Entry = Pick<TailEntry, 'o' | 'b' | 'l' | 'n' | 'c'>;
@@ -46,6 +50,7 @@ export const checkStorage = async (
     holes: [],
     overlaps: [],
     unreferenced: [],
+    sizes: [],
   };
   const items = store.dump();
   const byId = new Map(objectStores.map((s) => [s.id, s]));
@@ -99,11 +104,13 @@ export const checkStorage = async (
     });
     const sorted = [...entries.entries()].sort((a, b) => a[0] - b[0]);
     let next = state.logStartOffset;
+    let bytes = 0;
     for (const [base, entry] of sorted) {
       if (base + entry.n <= state.logStartOffset) continue;
       if (base > next) report.holes.push(`p${p}: offsets ${next}..${base - 1} have no entry`);
       if (base < next) report.overlaps.push(`p${p}: entry at ${base} overlaps offsets below ${next}`);
       next = Math.max(next, base + entry.n);
+      bytes += entry.l;
       report.entries++;
       referenced.add(entry.o);
       await checkEntry(report, byId, state, p, base, entry);
@@ -112,6 +119,10 @@ export const checkStorage = async (
       report.holes.push(`p${p}: offsets ${next}..${state.nextOffset - 1} have no entry`);
     if (next > state.nextOffset)
       report.overlaps.push(`p${p}: entries reach ${next}, past nextOffset ${state.nextOffset}`);
+    if (state.logSizeBytes !== bytes)
+      report.sizes.push(
+        `p${p}: the partition item counts ${state.logSizeBytes ?? 'unknown'} bytes, its entries hold ${bytes}`,
+      );
   }
   for (const s of objectStores) {
     for (const key of s.keys()) {
@@ -173,4 +184,5 @@ export const storageViolations = (report: StorageReport): string[] => [
   ...report.corrupt,
   ...report.holes,
   ...report.overlaps,
+  ...report.sizes,
 ];

@@ -7,7 +7,7 @@
  */
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
-import { createSluice } from '../../lib/app.js';
+import { createSluice } from '../../functions/app.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 import { systemClock } from '../../lib/ports/clock.js';
 import type { FetchLike } from '../../sdk/index.js';

@@ -18,8 +18,8 @@ import {
 import type { Random } from '../../lib/adapters/fault/index.js';
 import type { Clock } from '../../lib/ports/clock.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
-import { createSluice } from '../../lib/app.js';
-import type { Sluice } from '../../lib/app.js';
+import { createSluice } from '../../functions/app.js';
+import type { Sluice } from '../../functions/app.js';
 import {
   encodeRecordBatch,
   readBatchHeader,

@@ -6,7 +6,7 @@
  * Kafka code of the resource and leaves every stored item as it was.
  */
 import { describe, expect, it } from 'vitest';
-import { createSluice } from '../../lib/app.js';
+import { createSluice } from '../../functions/app.js';
 import { PolicyAuthorizer } from '../../lib/auth/authorizer.js';
 import type { PolicyDocument } from '../../lib/auth/policy.js';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';

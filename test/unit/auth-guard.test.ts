@@ -8,7 +8,7 @@ import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import { impliedChecks } from '../../lib/auth/acl.js';
 import type { Authorizer } from '../../lib/auth/authorizer.js';
-import { createSluice } from '../../lib/app.js';
+import { createSluice } from '../../functions/app.js';
 import type { ApiGatewayV2Event } from '../../lib/http/apigw.js';
 import { requestFromEvent } from '../../lib/http/apigw.js';
 import { describableTopicsOnly } from '../../lib/auth/visibility.js';

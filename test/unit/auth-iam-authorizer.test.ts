@@ -1,8 +1,7 @@
 /** The AWS Authorizer (lib/adapters/aws/iam-authorizer.ts) against a scripted IAM client. */
-import { GetRoleCommand, SimulatePrincipalPolicyCommand } from '@aws-sdk/client-iam';
-import type { SimulatePrincipalPolicyCommandInput } from '@aws-sdk/client-iam';
 import { describe, expect, it } from 'vitest';
 import { IamSimulationAuthorizer } from '../../lib/adapters/aws/iam-authorizer.js';
+import type { IamPolicyApi } from '../../lib/adapters/aws/iam-query.js';
 import { topicDescribe, topicRead } from '../../lib/auth/acl.js';
 import { SluiceError } from '../../protocol/errors.js';
 
@@ -13,37 +12,33 @@ const ARN = (path: string, method = 'GET') =>
 /** An IAM that allows fetching `orders` for every principal and counts its calls. */
 const fakeIam = (options: { pageSize?: number; fail?: unknown } = {}) => {
   const calls: string[] = [];
-  const client = {
-    send: async (command: unknown) => {
+  const client: IamPolicyApi = {
+    getRoleArn: async (roleName) => {
       if (options.fail) throw options.fail;
-      if (command instanceof GetRoleCommand) {
-        calls.push(`GetRole ${command.input.RoleName}`);
-        return { Role: { Arn: `arn:aws:iam::123456789012:role/service/${command.input.RoleName}` } };
-      }
-      if (command instanceof SimulatePrincipalPolicyCommand) {
-        const input: SimulatePrincipalPolicyCommandInput = command.input;
-        calls.push(
-          `Simulate ${input.PolicySourceArn} ${input.ResourceArns!.length}${input.Marker ? ` from ${input.Marker}` : ''}`,
-        );
-        const start = Number(input.Marker ?? 0);
-        const size = options.pageSize ?? 100;
-        const names = input.ResourceArns!.slice(start, start + size);
-        return {
-          EvaluationResults: [
-            {
-              EvalActionName: 'execute-api:Invoke',
-              EvalDecision: 'implicitDeny',
-              ResourceSpecificResults: names.map((name) => ({
-                EvalResourceName: name,
-                EvalResourceDecision: name.includes('/topics/orders/') ? 'allowed' : 'implicitDeny',
-              })),
-            },
-          ],
-          IsTruncated: start + size < input.ResourceArns!.length,
-          ...(start + size < input.ResourceArns!.length ? { Marker: String(start + size) } : {}),
-        };
-      }
-      throw new Error('unexpected command');
+      calls.push(`GetRole ${roleName}`);
+      return `arn:aws:iam::123456789012:role/service/${roleName}`;
+    },
+    simulatePrincipalPolicy: async (input) => {
+      if (options.fail) throw options.fail;
+      calls.push(
+        `Simulate ${input.PolicySourceArn} ${input.ResourceArns.length}${input.Marker ? ` from ${input.Marker}` : ''}`,
+      );
+      const start = Number(input.Marker ?? 0);
+      const size = options.pageSize ?? 100;
+      const names = input.ResourceArns.slice(start, start + size);
+      return {
+        EvaluationResults: [
+          {
+            EvalDecision: 'implicitDeny',
+            ResourceSpecificResults: names.map((name) => ({
+              EvalResourceName: name,
+              EvalResourceDecision: name.includes('/topics/orders/') ? 'allowed' : 'implicitDeny',
+            })),
+          },
+        ],
+        IsTruncated: start + size < input.ResourceArns.length,
+        ...(start + size < input.ResourceArns.length ? { Marker: String(start + size) } : {}),
+      };
     },
   };
   return { client, calls };
@@ -55,7 +50,7 @@ describe('IamSimulationAuthorizer', () => {
   it('simulates a user as itself and answers per check, in order', async () => {
     const { client, calls } = fakeIam();
     const authorizer = new IamSimulationAuthorizer({
-      client,
+      iam: client,
       region: 'eu-west-1',
       clock: clockAt({ now: 0 }),
     });
@@ -70,7 +65,7 @@ describe('IamSimulationAuthorizer', () => {
     const { client, calls } = fakeIam();
     const time = { now: 1_000 };
     const authorizer = new IamSimulationAuthorizer({
-      client,
+      iam: client,
       region: 'eu-west-1',
       clock: clockAt(time),
       cacheTtlMs: 60_000,
@@ -94,7 +89,7 @@ describe('IamSimulationAuthorizer', () => {
   it('follows truncated simulation results to the end', async () => {
     const { client, calls } = fakeIam({ pageSize: 2 });
     const authorizer = new IamSimulationAuthorizer({
-      client,
+      iam: client,
       region: 'eu-west-1',
       clock: clockAt({ now: 0 }),
     });
@@ -111,7 +106,7 @@ describe('IamSimulationAuthorizer', () => {
   it('refuses principals IAM cannot simulate (root, federated users) without calling IAM', async () => {
     const { client, calls } = fakeIam();
     const authorizer = new IamSimulationAuthorizer({
-      client,
+      iam: client,
       region: 'eu-west-1',
       clock: clockAt({ now: 0 }),
     });
@@ -126,14 +121,15 @@ describe('IamSimulationAuthorizer', () => {
   it('builds the implied ARN from the region and the API the request reached', async () => {
     const { client } = fakeIam();
     const seen: string[] = [];
-    const spy = {
-      send: (command: unknown) => {
-        if (command instanceof SimulatePrincipalPolicyCommand) seen.push(...command.input.ResourceArns!);
-        return client.send(command);
+    const spy: IamPolicyApi = {
+      getRoleArn: (name) => client.getRoleArn(name),
+      simulatePrincipalPolicy: (input) => {
+        seen.push(...input.ResourceArns);
+        return client.simulatePrincipalPolicy(input);
       },
     };
     const authorizer = new IamSimulationAuthorizer({
-      client: spy,
+      iam: spy,
       region: 'eu-west-1',
       clock: clockAt({ now: 0 }),
     });
@@ -151,7 +147,7 @@ describe('IamSimulationAuthorizer', () => {
   ])('turns IAM failure %o into %s, with no AWS name in the message', async (fail, code, retriable) => {
     const { client } = fakeIam({ fail: Object.assign(new Error('aws says no'), fail) });
     const authorizer = new IamSimulationAuthorizer({
-      client,
+      iam: client,
       region: 'eu-west-1',
       clock: clockAt({ now: 0 }),
     });

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GatewayAuthResult, GatewayRequest } from '../../local/auth/gateway-auth.js';
 import { createGatewayAuth } from '../../local/auth/gateway-auth.js';
-import { matchRoute } from '../../lib/http/route-table.js';
+import { matchRoute } from '../../functions/route-table.js';
 import type { PolicyDocument } from '../../lib/auth/policy.js';
 import type { TestKey } from '../support/sigv4.js';
 import { signHeaders } from '../support/sigv4.js';

@@ -12,10 +12,11 @@ import { describe, expect, it } from 'vitest';
 import { itemToJson, numberToJson, valueToJson } from '../../connect/connectors/dynamodb-json.js';
 import { readableShards, shardKey } from '../../connect/connectors/dynamodb-shards.js';
 import type { ShardRef } from '../../connect/connectors/dynamodb-shards.js';
-import { DynamoDbStreamsSourceTask } from '../../connect/connectors/dynamodb-source.js';
+import { DynamoDbStreamsSourceTask, retriableOutages } from '../../connect/connectors/dynamodb-source.js';
 import { DYNAMODB_SOURCE } from '../../connect/connectors/dynamodb-source-plugin.js';
 import { createAwsChangeStreams } from '../../lib/adapters/aws/dynamodb-streams.js';
-import type { StreamDescription } from '../../connect/connectors/dynamodb-streams-port.js';
+import type { StreamDescription } from '../../lib/ports/change-streams.js';
+import { ChangeStreamsUnavailableError } from '../../lib/ports/change-streams.js';
 import type { SourceMap } from '../../connect/plugin.js';
 import { RetriableConnectError, sourcePartitionKey } from '../../connect/plugin.js';
 import { validateConnectorConfig } from '../../connect/connector-config.js';
@@ -308,6 +309,25 @@ describe('polls follow the lineage', () => {
       sourcePartition: { streamArn: fake.streamArn, shardId: 's-1' },
       sourceOffset: { sequenceNumber: fake.sequence('s-1', 0) },
     });
+  });
+});
+
+describe('the port’s outages', () => {
+  it('become Connect’s retriable error; every other error passes unchanged', async () => {
+    const fake = lineageStream();
+    const outage = new ChangeStreamsUnavailableError('DynamoDB Streams did not answer; will retry');
+    fake.failNextRead('s-r', outage);
+    const wrapped = retriableOutages(fake);
+    const arn = (await wrapped.tableStreams('orders'))[0]!.streamArn;
+    const iterator = await wrapped.shardIterator(arn, 's-r', { type: 'TRIM_HORIZON' });
+    const failed = await wrapped.getRecords(iterator, 10).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(RetriableConnectError);
+    expect((failed as Error).message).toBe(outage.message);
+    expect((failed as Error).cause).toBe(outage);
+    const refused = new Error('refused');
+    fake.failNextRead('s-r', refused);
+    expect(await wrapped.getRecords(iterator, 10).catch((e: unknown) => e)).toBe(refused);
+    expect((await wrapped.getRecords(iterator, 10)).records.length).toBeGreaterThan(0);
   });
 });
 

@@ -1,6 +1,6 @@
 /** Connect's error handling: tolerance, retries with capped backoff, and DLQ records with Connect's headers. */
 import { describe, expect, it } from 'vitest';
-import { ErrorHandler, ToleranceExceeded, errorPolicyOf } from '../../connect/runtime/error-handler.js';
+import { ErrorHandler, ToleranceExceeded, errorPolicyOf } from '../../connect/worker/error-handler.js';
 import { RetriableConnectError } from '../../connect/plugin.js';
 import type { Message } from '../../sdk/index.js';
 import { TestClock } from './log-support.js';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { validateConnectorConfig } from '../../connect/connector-config.js';
 import { HTTP_SINK } from '../../connect/connectors/http-sink-plugin.js';
-import { sinkTopicsOf } from '../../connect/runtime/sink-topics.js';
+import { sinkTopicsOf } from '../../connect/worker/sink-topics.js';
 
 const base = { name: 'h', 'connector.class': HTTP_SINK.class, 'http.api.url': 'http://127.0.0.1:1/x' };
 const errorsOf = (config: Record<string, string>) => {

@@ -1,6 +1,6 @@
 /** Reading a DynamoDB Streams batch of the metadata table: which topics' partitions advanced. */
 import { describe, expect, it } from 'vitest';
-import { topicIdsOfStreamRecords } from '../../connect/runtime/wakeup.js';
+import { topicIdsOfStreamRecords } from '../../connect/worker/wakeup.js';
 
 const record = (pk: string, sk: string) => ({
   eventSource: 'aws:dynamodb',

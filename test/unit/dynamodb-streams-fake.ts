@@ -10,12 +10,12 @@ import type {
   IteratorPosition,
   RecordsPage,
   StreamDescription,
-} from '../../connect/connectors/dynamodb-streams-port.js';
+} from '../../lib/ports/change-streams.js';
 import {
   ExpiredIteratorError,
   StreamResourceNotFoundError,
   TrimmedDataError,
-} from '../../connect/connectors/dynamodb-streams-port.js';
+} from '../../lib/ports/change-streams.js';
 
 interface FakeShard {
   id: string;

@@ -9,7 +9,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ApiGatewayV2Event, ApiGatewayV2Result } from '../../lib/http/apigw.js';
-import type { Job } from '../../lib/http/route-table.js';
+import type { Job } from '../../functions/route-table.js';
 
 const GATEWAY = 'arn:aws:iam::111122223333:user/kafka-gateway';
 const ALICE = 'arn:aws:iam::111122223333:user/alice';

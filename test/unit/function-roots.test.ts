@@ -1,6 +1,6 @@
 /**
  * Each deployed function's composition root (functions/<job>.ts) serves exactly the routes API Gateway
- * sends it (lib/http/route-table.ts), no more and no fewer, and works on its own: a topic created by
+ * sends it (functions/route-table.ts), no more and no fewer, and works on its own: a topic created by
  * the admin function is produced to by the produce function and read by the fetch function, each over
  * services of its own on the same stores, as three Lambda containers would. Every API function, given
  * an authorizer (functions/authorizer.ts, IAM's on AWS), checks the resources its bodies name and a
@@ -16,8 +16,8 @@ import { maintenanceOf } from '../../functions/maintenance.js';
 import { PRODUCE_FUNCTION_ROUTES, produceRouter } from '../../functions/produce.js';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
-import type { Job } from '../../lib/http/route-table.js';
-import { ROUTE_TABLE } from '../../lib/http/route-table.js';
+import type { Job } from '../../functions/route-table.js';
+import { ROUTE_TABLE } from '../../functions/route-table.js';
 import type { Router } from '../../lib/http/router.js';
 import type { CallerContext, HttpResponse } from '../../lib/http/types.js';
 import type { Authorizer } from '../../lib/auth/acl.js';

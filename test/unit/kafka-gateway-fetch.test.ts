@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
 import type { Authorizer } from '../../lib/auth/authorizer.js';
-import { createSluice } from '../../lib/app.js';
+import { createSluice } from '../../functions/app.js';
 import type { Router } from '../../lib/http/router.js';
 import { Kafka, logLevel } from 'kafkajs';
 import type { ApiHandler } from '../../gateway/api.js';

@@ -1,8 +1,8 @@
 /** A Sluice on in-memory storage with a hand-driven clock, for unit tests of the log. */
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
-import type { SluiceConfig } from '../../lib/app.js';
-import { createSluice } from '../../lib/app.js';
+import type { SluiceConfig } from '../../functions/app.js';
+import { createSluice } from '../../functions/app.js';
 import type { Clock } from '../../lib/ports/clock.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';

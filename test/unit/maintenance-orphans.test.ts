@@ -9,7 +9,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { dataObjectPrefix, keys } from '../../lib/core/keys.js';
 import { pageEntries } from '../../lib/core/log/batch-index.js';
 import { Maintenance } from '../../lib/core/maintenance.js';
-import { queryAll } from '../../lib/core/query-all.js';
+import { queryAll } from '../../lib/ports/query-all.js';
 import type { MetadataStore, QueryInput } from '../../lib/ports/metadata-store.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
 import { memorySluice } from './log-support.js';

@@ -7,7 +7,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
-import { createSluice } from '../../lib/app.js';
+import { createSluice } from '../../functions/app.js';
 import { keys } from '../../lib/core/keys.js';
 import { asPartitionState } from '../../lib/core/log/partition-state.js';
 import type { QueryInput } from '../../lib/ports/metadata-store.js';
@@ -40,9 +40,9 @@ describe('a failing step', () => {
     const [c, d] = [await s.sluice.catalog.get('c'), await s.sluice.catalog.get('d')];
     const { maintenance } = s.sluice;
     const index = maintenance.indexTail.bind(maintenance);
-    vi.spyOn(maintenance, 'indexTail').mockImplementation(async (topicId, p) => {
+    vi.spyOn(maintenance, 'indexTail').mockImplementation(async (topicId, p, ...rest) => {
       if (topicId === d.topicId && p === 1) throw new Error('index down');
-      return index(topicId, p);
+      return index(topicId, p, ...rest);
     });
     vi.spyOn(maintenance, 'rollSegments').mockRejectedValueOnce(new Error('roll down'));
     // The index pages of c-0 and d-0 cannot be read: d-0's retention, c-0's cleaner and both orphan

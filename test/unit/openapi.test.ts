@@ -4,9 +4,9 @@
  * and by hand for the error cases — match its schemas, statuses and error codes.
  */
 import { describe, expect, it } from 'vitest';
-import { SLUICE_VERSION } from '../../lib/app.js';
-import { ROUTE_TABLE } from '../../lib/http/route-table.js';
-import { ROUTES } from '../../lib/http/routes/index.js';
+import { SLUICE_VERSION } from '../../functions/app.js';
+import { ROUTE_TABLE } from '../../functions/route-table.js';
+import { ROUTES } from '../../functions/routes.js';
 import { openApiDocument } from '../../lib/wire/openapi.js';
 import { SluiceClient } from '../../sdk/client.js';
 import type { Exchange } from '../support/router-fetch.js';
@@ -28,7 +28,7 @@ describe('docs/openapi.json', () => {
       (r) => doc.paths[r.pattern]?.[r.method.toLowerCase()] === undefined,
     ).map(
       (r) =>
-        `${routeName(r.method, r.pattern)} (job ${r.job}) is missing from docs/openapi.json: declare it with defineRoute in lib/http/routes/index.ts`,
+        `${routeName(r.method, r.pattern)} (job ${r.job}) is missing from docs/openapi.json: declare it with defineRoute in functions/routes.ts`,
     );
     expect(missing).toEqual([]);
   });
@@ -39,7 +39,7 @@ describe('docs/openapi.json', () => {
     );
     const extra = documented
       .filter((d) => !ROUTE_TABLE.some((r) => r.method === d.method && r.pattern === d.pattern))
-      .map((d) => `${routeName(d.method, d.pattern)} is documented but not in lib/http/route-table.ts`);
+      .map((d) => `${routeName(d.method, d.pattern)} is documented but not in functions/route-table.ts`);
     expect(extra).toEqual([]);
   });
 });

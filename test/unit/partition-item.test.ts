@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { dataObjectKey, keys } from '../../lib/core/keys.js';
+import type { Item } from '../../lib/ports/metadata-store.js';
 import type { TailEntry } from '../../lib/core/log/partition-state.js';
 import {
   asPartitionState,
@@ -37,6 +38,8 @@ describe('a new partition item', () => {
       hw: 0,
       leo: { s1: 0, s0: 0, s2: 0 },
       lc: { s1: 1234, s0: 1234, s2: 1234 },
+      // The log's byte total (lib/core/log/log-size.ts): nothing yet.
+      sz: 0,
     });
     const item = initialPartitionState('T1', 'orders', 0, ['s0']);
     expect([item['lc'], item['leader']]).toEqual([{ s0: 0 }, 's0']);
@@ -65,11 +68,20 @@ describe('the partition item as read', () => {
     expect(tailOffsets({ tailBase: 7, tail: [] })).toEqual([]);
   });
 
-  it('is taken as it is without a tail of strings', () => {
+  it('is taken as it is without a tail of strings, beside the log size under its long name', () => {
     const item = { ...initialPartitionState('T1', 'orders', 0, ['s0']), tail: [entry(2)] as never };
-    expect(asPartitionState(item)).toBe(item);
+    expect(asPartitionState(item)).toStrictEqual({ ...item, logSizeBytes: 0 });
     const { tail: _, ...tailless } = item;
-    expect(asPartitionState(tailless)).toBe(tailless);
+    expect(asPartitionState({ ...tailless, sz: 42 })).toStrictEqual({
+      ...tailless,
+      sz: 42,
+      logSizeBytes: 42,
+    });
+    // Unknown: absent (an item from before the total was kept), or a difference added to nothing.
+    const unknown: Item = { ...tailless };
+    delete unknown['sz'];
+    expect(asPartitionState(unknown).logSizeBytes).toBeUndefined();
+    expect(asPartitionState({ ...unknown, sz: -(2 ** 52) + 300 }).logSizeBytes).toBeUndefined();
   });
 });
 

@@ -5,7 +5,7 @@
  * any guard or handler runs, and changes nothing. The canonical path itself is routed.
  */
 import { describe, expect, it } from 'vitest';
-import { createSluice } from '../../lib/app.js';
+import { createSluice } from '../../functions/app.js';
 import type { AccessCheck } from '../../lib/auth/acl.js';
 import type { Authorizer } from '../../lib/auth/authorizer.js';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';

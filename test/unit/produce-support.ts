@@ -5,8 +5,8 @@
  */
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
-import type { SluiceConfig } from '../../lib/app.js';
-import { createSluice } from '../../lib/app.js';
+import type { SluiceConfig } from '../../functions/app.js';
+import { createSluice } from '../../functions/app.js';
 import { keys } from '../../lib/core/keys.js';
 import type { LogContext } from '../../lib/core/log/context.js';
 import type { PartitionState } from '../../lib/core/log/partition-state.js';

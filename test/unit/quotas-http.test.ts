@@ -5,7 +5,7 @@
  * quota routes as kafka-configs.sh uses them.
  */
 import { describe, expect, it } from 'vitest';
-import { ROUTE_ACLS } from '../../lib/http/route-table.js';
+import { ROUTE_ACLS } from '../../functions/route-table.js';
 import { memorySluice } from './log-support.js';
 
 const client = (id: string) => ({ 'kafka-client-id': id });

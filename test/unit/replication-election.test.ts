@@ -48,8 +48,12 @@ describe('FAILOVER', () => {
 
   it('truncates what the new leader lacks, caps every LEO at its log end, and reports the cut', async () => {
     const p = await partition({ leos: [4, 2] });
+    const before = await p.state();
     const outcome = await p.elect({ type: 'FAILOVER', exclude: [p.leader] });
     const s = await p.state();
+    // The log's byte total loses the dropped entry's bytes, in the same write.
+    expect(s.logSizeBytes).toBe(before.logSizeBytes! - before.tail[4]!.l);
+    expect(s.logSizeBytes).toBe(s.tail.reduce((sum, e) => sum + e.l, 0));
     expect(outcome).toEqual({ state: s, elected: true, unclean: false, truncated: { from: 5, to: 4 } });
     expect([s.leader, s.isr, s.nextOffset, s.tail.length, s.hw]).toEqual([p.f1, [p.f1, p.f2], 4, 4, 2]);
     expect(s.leo).toEqual({ [p.leader]: 4, [p.f1]: 4, [p.f2]: 2 });

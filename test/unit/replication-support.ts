@@ -6,7 +6,7 @@
 import { expect } from 'vitest';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
-import { createSluice } from '../../lib/app.js';
+import { createSluice } from '../../functions/app.js';
 import { keys } from '../../lib/core/keys.js';
 import { readPartitionState } from '../../lib/core/log/context.js';
 import type { UpdateAction } from '../../lib/ports/metadata-store.js';

@@ -15,7 +15,7 @@ import {
   validatorModuleSource,
 } from '../../local/request-validators.js';
 import { validateRequest } from '../../lib/http/request-schema.js';
-import { ROUTES } from '../../lib/http/routes/index.js';
+import { ROUTES } from '../../functions/routes.js';
 
 const ROOT = new URL('../../', import.meta.url);
 

@@ -6,9 +6,9 @@
  * table, the OpenAPI document and the ACL table, because all three are derived from one list.
  */
 import { describe, expect, it } from 'vitest';
-import { ROUTE_ACLS, ROUTE_TABLE } from '../../lib/http/route-table.js';
-import { ROUTES } from '../../lib/http/routes/index.js';
-import type { RouteDeps } from '../../lib/http/routes/index.js';
+import { ROUTE_ACLS, ROUTE_TABLE } from '../../functions/route-table.js';
+import { ROUTES } from '../../functions/routes.js';
+import type { RouteDeps } from '../../functions/routes.js';
 import { bindRoute } from '../../lib/http/define-route.js';
 import type { RouteDefinition } from '../../lib/http/define-route.js';
 import { Router } from '../../lib/http/router.js';

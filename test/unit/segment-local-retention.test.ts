@@ -6,7 +6,14 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { keys } from '../../lib/core/keys.js';
-import { RETIRED_PAGE_TTL_MS, pageItem, retiredPageItem } from '../../lib/core/log/batch-index.js';
+import {
+  RETIRED_PAGE_TTL_MS,
+  pageEnd,
+  pageEntries,
+  pageItem,
+  retiredPageItem,
+} from '../../lib/core/log/batch-index.js';
+import { segmentItem } from '../../lib/core/log/segments/segment-index.js';
 import type { TailEntry } from '../../lib/core/log/partition-state.js';
 import { initialPartitionState } from '../../lib/core/log/partition-state.js';
 import type { LocalRetentionConfig } from '../../lib/core/log/segments/local-retention.js';
@@ -44,9 +51,17 @@ const partition = async (segEnd: number | 'unrolled' = 10) => {
     tailBase: 14,
     nextOffset: 15,
     tail: [entry('d/f', 50, NOW, 1)] as unknown as Item[],
+    // The log's byte total: 700 of pages (their segments hold the same bytes) and 50 of tail.
+    sz: 750,
     ...(segEnd === 'unrolled' ? {} : { segEnd }),
   });
   for (const page of pages) await store.put(page);
+  // The segment index below segEnd: a segment per page, holding the same bytes.
+  for (const page of pages) {
+    const chunks = pageEntries(page).map(({ baseOffset, entry: e }) => ({ ...e, baseOffset }));
+    if (segEnd !== 'unrolled' && pageEnd(page) <= segEnd)
+      await store.put(segmentItem(TOPIC, 0, `g/${page.sk}`, chunks, NOW));
+  }
   const page = async (offset: number) => (await store.get(keys.batch(TOPIC, 0, offset)))!;
   return { store, pages, page };
 };

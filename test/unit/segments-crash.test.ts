@@ -20,10 +20,9 @@ const STEPS: Step[] = [
   ['before the segment object is written', 'segments', { ops: ['put'] }, 'failBefore'],
   ['after the segment object is written', 'segments', { ops: ['put'] }, 'failAfter'],
   ['re-reading the pages for the swap', 'metadata', { ops: ['get'], sk: 'B#' }, 'failBefore'],
+  // The swap raises segEnd with the segment item (one transaction).
   ['before the swap transaction', 'metadata', { ops: ['transact'] }, 'failBefore'],
   ['after the swap transaction took effect', 'metadata', { ops: ['transact'] }, 'failAfter'],
-  ['before segEnd is raised', 'metadata', { ops: ['update'], sk: 'STATE' }, 'failBefore'],
-  ['after segEnd is raised', 'metadata', { ops: ['update'], sk: 'STATE' }, 'failAfter'],
   ['before the merged time mark is written', 'metadata', { ops: ['put'], sk: 'T#' }, 'failBefore'],
   ['before the merged marks are deleted', 'metadata', { ops: ['batchWrite'] }, 'failBefore'],
 ];

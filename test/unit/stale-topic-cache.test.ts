@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
 import { MemoryObjectStore } from '../../lib/adapters/memory/object-store.js';
-import { createSluice } from '../../lib/app.js';
+import { createSluice } from '../../functions/app.js';
 import { TestClock } from './log-support.js';
 
 const twoInstances = () => {

@@ -14,7 +14,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { encodeRecordBatch } from '../../protocol/record-batch/index.js';
-import { inProcessFetch } from '../../connect/runtime/in-process-fetch.js';
+import { inProcessFetch } from '../../functions/in-process-fetch.js';
 import type { Authorizer } from '../../lib/auth/acl.js';
 import { keys } from '../../lib/core/keys.js';
 import { WaitSocket, notifyStreamBatch } from '../../lib/http/wait-socket.js';

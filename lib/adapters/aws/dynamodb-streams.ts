@@ -1,6 +1,7 @@
 /**
- * ChangeStreams over the AWS SDK's DynamoDB Streams client, with the other AWS adapters: the only file that
- * imports it, and the one place that turns the service's exceptions into the connector's errors
+ * ChangeStreams (lib/ports/change-streams.ts) over the AWS SDK's DynamoDB Streams client, with the
+ * other AWS adapters: the only file that imports it, and the one place that turns the service's
+ * exceptions into the port's errors
  * (throttling and outages become retriable, so `errors.retry.timeout` applies; nothing that reaches a
  * task's status trace names an AWS exception or operation).
  */
@@ -13,18 +14,18 @@ import {
   ListStreamsCommand,
 } from '@aws-sdk/client-dynamodb-streams';
 import { LOCAL_CREDENTIALS } from './clients.js';
-import { RetriableConnectError } from '../../../connect/plugin.js';
 import type {
   ChangeRecord,
   ChangeStreams,
   IteratorPosition,
   StreamDescription,
-} from '../../../connect/connectors/dynamodb-streams-port.js';
+} from '../../ports/change-streams.js';
 import {
+  ChangeStreamsUnavailableError,
   ExpiredIteratorError,
   StreamResourceNotFoundError,
   TrimmedDataError,
-} from '../../../connect/connectors/dynamodb-streams-port.js';
+} from '../../ports/change-streams.js';
 
 export interface AwsChangeStreamsOptions {
   /** DynamoDB Local, LocalStack or a VPC endpoint; empty: the region's DynamoDB Streams endpoint. */
@@ -63,7 +64,7 @@ const translate = (error: unknown, what: string): Error => {
   // No HTTP status: the request never got an answer (connection refused, reset, timed out).
   const status = e.$metadata?.httpStatusCode;
   if (RETRIABLE.has(e.name ?? '') || e.$retryable !== undefined || status === undefined || status >= 500)
-    return new RetriableConnectError(`DynamoDB Streams did not answer a read of ${what}; will retry`);
+    return new ChangeStreamsUnavailableError(`DynamoDB Streams did not answer a read of ${what}; will retry`);
   return new Error(`DynamoDB Streams refused a read of ${what}: ${e.message ?? 'unknown error'}`);
 };
 

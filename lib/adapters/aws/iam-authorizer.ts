@@ -9,8 +9,6 @@
  * ARN (with its path) comes from GetRole. Answers are cached for `cacheTtlMs` (default 60 s): a policy
  * change reaches body-named checks within that time, as IAM's own changes propagate within seconds.
  */
-import type { IAMClient } from '@aws-sdk/client-iam';
-import { GetRoleCommand, SimulatePrincipalPolicyCommand } from '@aws-sdk/client-iam';
 import type { AccessCheck } from '../../auth/acl.js';
 import type { Authorizer } from '../../auth/authorizer.js';
 import { INVOKE_ACTION, executeApiArn } from '../../auth/authorizer.js';
@@ -18,15 +16,22 @@ import { SluiceError } from '../../../protocol/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { CallerContext } from '../../http/types.js';
 import { errorName, httpStatusOf } from './errors.js';
+import type { IamPolicyApi } from './iam-query.js';
+import { IamQueryClient } from './iam-query.js';
 
 export interface IamAuthorizerOptions {
-  client: Pick<IAMClient, 'send'>;
+  /** IAM's GetRole and SimulatePrincipalPolicy (lib/adapters/aws/iam-query.ts on AWS). */
+  iam: IamPolicyApi;
   region: string;
   clock: Clock;
   cacheTtlMs?: number;
   /** Bound on cached decisions, so a container serving many principals stays small. */
   maxCacheEntries?: number;
 }
+
+/** The authorizer over IAM's Query API in `region`'s partition (the composition root's). */
+export const createIamAuthorizer = (options: Omit<IamAuthorizerOptions, 'iam'>): IamSimulationAuthorizer =>
+  new IamSimulationAuthorizer({ iam: new IamQueryClient({ region: options.region }), ...options });
 
 const ASSUMED_ROLE = /^arn:(aws[\w-]*):sts::(\d{12}):assumed-role\/([\w+=,.@-]+)\/[^/]+$/;
 const SIMULABLE = /^arn:aws[\w-]*:iam::\d{12}:(user|role)\/[\w+=,.@/-]+$/;
@@ -68,8 +73,7 @@ export class IamSimulationAuthorizer implements Authorizer {
     const roleName = m[3]!;
     const cached = this.roles.get(`${m[2]} ${roleName}`);
     if (cached && cached.expiresAt > now) return cached.arn;
-    const role = await this.call(() => this.options.client.send(new GetRoleCommand({ RoleName: roleName })));
-    const arn = role.Role?.Arn;
+    const arn = await this.call(() => this.options.iam.getRoleArn(roleName));
     if (!arn) return undefined;
     if (this.roles.size >= this.maxEntries) this.roles.clear();
     this.roles.set(`${m[2]} ${roleName}`, { arn, expiresAt: now + this.ttl });
@@ -81,16 +85,14 @@ export class IamSimulationAuthorizer implements Authorizer {
     let marker: string | undefined;
     do {
       const page = await this.call(() =>
-        this.options.client.send(
-          new SimulatePrincipalPolicyCommand({
-            PolicySourceArn: source,
-            ActionNames: [INVOKE_ACTION],
-            ResourceArns: [...arns],
-            ...(marker ? { Marker: marker } : {}),
-          }),
-        ),
+        this.options.iam.simulatePrincipalPolicy({
+          PolicySourceArn: source,
+          ActionNames: [INVOKE_ACTION],
+          ResourceArns: [...arns],
+          ...(marker ? { Marker: marker } : {}),
+        }),
       );
-      for (const result of page.EvaluationResults ?? []) {
+      for (const result of page.EvaluationResults) {
         for (const specific of result.ResourceSpecificResults ?? []) {
           if (specific.EvalResourceName)
             answers.set(specific.EvalResourceName, specific.EvalResourceDecision === 'allowed');

@@ -10,7 +10,7 @@
  */
 import { SluiceError, invalidRequest } from '../../../protocol/errors.js';
 import type { MetadataStore } from '../../ports/metadata-store.js';
-import { OFFSETS_PER_COMMIT } from './commit-limit.js';
+import { OFFSETS_PER_COMMIT } from '../../../protocol/commit-limit.js';
 import { liveMembers } from './group.js';
 import type { GroupItems } from './group-items.js';
 import { groupKeys } from './group-items.js';

@@ -7,7 +7,7 @@
 import { SluiceError } from '../../../protocol/errors.js';
 import type { MetadataStore, TransactOp } from '../../ports/metadata-store.js';
 import { StaleRead } from './cas-retry.js';
-import { OFFSETS_PER_COMMIT } from './commit-limit.js';
+import { OFFSETS_PER_COMMIT } from '../../../protocol/commit-limit.js';
 import { liveMembers, newGroupMeta } from './group.js';
 import type { GroupItems, LoadedGroup } from './group-items.js';
 import { encodeOffset, groupKeys } from './group-items.js';

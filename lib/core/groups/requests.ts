@@ -3,7 +3,7 @@
  * 400 INVALID_REQUEST that names the field, raised before anything is read or written.
  */
 import { invalidRequest } from '../../../protocol/errors.js';
-import { OFFSETS_PER_COMMIT } from './commit-limit.js';
+import { OFFSETS_PER_COMMIT } from '../../../protocol/commit-limit.js';
 import { fromTopicPartitions } from './partition-map.js';
 import type {
   AssignorName,

@@ -14,6 +14,7 @@ import { SluiceError } from '../../../protocol/errors.js';
 import { keys } from '../keys.js';
 import { TopicGoneError } from './context.js';
 import { markHash } from './idempotency.js';
+import { logSizeChange } from './log-size.js';
 import type { PartitionState, TailEntry } from './partition-state.js';
 import { asPartitionState, encodeTailEntry, tailOffsets } from './partition-state.js';
 import { findMaterializedBatch } from './producer-history.js';
@@ -88,6 +89,7 @@ export const commitBatch = async (store: MetadataStore, input: CommitInput): Pro
   const actions: UpdateAction[] = [
     { set: 'nextOffset', add: entry.n },
     { set: 'tail', append: [encodeTailEntry(entry, input.topicId)] },
+    logSizeChange(entry.l),
     ...replica.actions,
   ];
   if (producer) {

@@ -21,11 +21,11 @@
  * older records of its key are gone). The old objects are left to the orphan collector.
  */
 import type { Clock } from '../../ports/clock.js';
-import type { Item, MetadataStore, TransactOp } from '../../ports/metadata-store.js';
+import type { Condition, Item, MetadataStore, TransactOp } from '../../ports/metadata-store.js';
 import { ConditionFailedError, TransactionCanceledError } from '../../ports/metadata-store.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { dataObjectKey, keys, segmentObjectKey } from '../keys.js';
-import { queryAll } from '../query-all.js';
+import { queryAll } from '../../ports/query-all.js';
 import type { Record as KafkaRecord } from '../../../protocol/record-batch/index.js';
 import { decodeRecordBatch, encodeRecordBatch } from '../../../protocol/record-batch/index.js';
 import type { TopicConfig } from '../topics/configs.js';
@@ -33,6 +33,7 @@ import type { PartitionState } from './partition-state.js';
 import { asPartitionState } from './partition-state.js';
 import type { IndexedEntry, LocatedEntry } from './batch-index.js';
 import { encodePageEntries, isRetired, pageEntries } from './batch-index.js';
+import { cleanerSwapActions } from './log-size.js';
 import type { StoredBatch } from './reader.js';
 import { readBatches } from './reader.js';
 import { timeMarkItem, timeMarks } from './time-index.js';
@@ -444,6 +445,18 @@ class Rewriter {
         condition: { path: 'e', op: '=', value: page['e']! },
       });
     }
+    // The log's byte total moves with the swap (log-size.ts), and only while the entries are live and in
+    // the tier that counts them: not yet below the log start, nor batch pages a roll has put below the
+    // segment index since the pass read it.
+    const first = group[0]!.located.baseOffset;
+    const live: Condition[] = [{ exists: 'pk' }, { path: 'logStartOffset', op: '<=', value: first }];
+    if (!isSegmentEntry(group[0]!.located))
+      live.push({ or: [{ notExists: 'segEnd' }, { path: 'segEnd', op: '<=', value: first }] });
+    ops.push({
+      update: keys.partitionState(this.topicId, this.state.partition),
+      actions: cleanerSwapActions(group.reduce((sum, p) => sum + p.bytes.length - p.located.entry.l, 0)),
+      condition: { and: live },
+    });
     return ops;
   }
 }

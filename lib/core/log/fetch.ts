@@ -21,9 +21,9 @@ import { firstEntryReaching } from './time-index.js';
 import { highWatermarkOf } from '../replication/replica-state.js';
 import type { AbortedTransaction, IsolationLevel } from '../transactions/lso.js';
 import { AbortedFilter, abortedTransactions, lastStableOffset } from '../transactions/lso.js';
-import { MAX_WAIT_MS } from './fetch-limits.js';
+import { MAX_WAIT_MS } from '../../../protocol/fetch-limits.js';
 
-export { MAX_FETCH_BYTES, MAX_FETCH_PARTITIONS, MAX_WAIT_MS } from './fetch-limits.js';
+export { MAX_FETCH_BYTES, MAX_FETCH_PARTITIONS, MAX_WAIT_MS } from '../../../protocol/fetch-limits.js';
 
 export interface FetchRequest {
   offset: number;

@@ -32,6 +32,8 @@ export interface MaterializeOptions {
    * the item is read.
    */
   state?: PartitionState;
+  /** Called with the partition item as the trim left it (its new image, no extra read). */
+  trimmed?: (state: PartitionState) => void;
 }
 
 /** Returns the number of entries moved (0 when there was nothing to do or another materializer won). */
@@ -95,7 +97,11 @@ export const materializeTail = async (
       { path: 'ikGen', op: '=', value: state.ikGen },
       ...expired.map((pid): Condition => ({ path: ['pr', pid, 't'], op: '=', value: state.pr[pid]!.t })),
     ];
-    await store.update(key, actions, { condition: { and: unchanged } });
+    const after = await store.update(key, actions, {
+      condition: { and: unchanged },
+      ...(options.trimmed ? { returnValues: 'allNew' as const } : {}),
+    });
+    if (after && options.trimmed) options.trimmed(asPartitionState(after));
   } catch (error) {
     if (error instanceof ConditionFailedError) return 0;
     throw error;

@@ -6,6 +6,7 @@
  */
 import type { AttributeValue, Item } from '../../ports/metadata-store.js';
 import { dataObjectKey, keys } from '../keys.js';
+import { LOG_SIZE_ATTR, logSizeOf } from './log-size.js';
 
 /** A committed batch (one or more RecordBatches stored contiguously in one object). */
 export interface TailEntry {
@@ -91,6 +92,8 @@ export interface PartitionState {
   mk?: Record<string, number>;
   /** Set when the topic is deleted, before maintenance purges the item: every commit tests it. */
   deleted?: boolean;
+  /** Stored bytes of [logStartOffset, nextOffset) (stored `sz`; log-size.ts); undefined when unknown. */
+  logSizeBytes?: number;
 }
 
 export const initialPartitionState = (
@@ -122,6 +125,7 @@ export const initialPartitionState = (
   return {
     ...keys.partitionState(topicId, partition),
     ...(state as unknown as Record<string, AttributeValue>),
+    [LOG_SIZE_ATTR]: 0,
   };
 };
 
@@ -131,11 +135,13 @@ export const initialPartitionState = (
  */
 export const asPartitionState = (item: Item): PartitionState => {
   const tail = item['tail'];
+  const logSizeBytes = logSizeOf(item);
   if (!Array.isArray(tail) || tail.every((e) => typeof e !== 'string'))
-    return item as unknown as PartitionState;
+    return { ...(item as unknown as PartitionState), logSizeBytes };
   const topicId = topicIdOf(item);
   return {
     ...(item as unknown as PartitionState),
+    logSizeBytes,
     tail: tail.map((e) =>
       typeof e === 'string' ? decodeTailEntry(e, topicId) : (e as unknown as TailEntry),
     ),

@@ -22,7 +22,7 @@ import type { ConnectionNotifier } from '../../ports/connections.js';
 import type { MetadataStore } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { keys } from '../keys.js';
-import { queryAll } from '../query-all.js';
+import { queryAll } from '../../ports/query-all.js';
 import { highWatermarkOf } from '../replication/replica-state.js';
 import type { TopicCatalog } from '../topics/catalog.js';
 import type { IsolationLevel } from '../transactions/lso.js';

@@ -7,7 +7,7 @@ import { SluiceError } from '../../../protocol/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Item, MetadataStore, UpdateAction } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
-import { queryAll } from '../query-all.js';
+import { queryAll } from '../../ports/query-all.js';
 import type { ClientQuotaEntry, QuotaEntity, QuotaFilter, QuotaType } from './entity.js';
 import {
   QUOTA_TYPES,

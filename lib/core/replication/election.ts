@@ -17,6 +17,7 @@ import { retryOnConflict } from '../groups/cas-retry.js';
 import { keys } from '../keys.js';
 import { readPartitionState } from '../log/context.js';
 import { markHash } from '../log/idempotency.js';
+import { bytesOf, logSizeChange } from '../log/log-size.js';
 import type { PartitionState } from '../log/partition-state.js';
 import { asPartitionState, encodeTailEntry, tailOffsets } from '../log/partition-state.js';
 import { effectiveConfig } from '../topics/configs.js';
@@ -175,6 +176,7 @@ const truncation = (topic: Topic, state: PartitionState, cut: number): UpdateAct
   const actions: UpdateAction[] = [
     { set: 'nextOffset', value: cut },
     { set: 'tail', value: kept.map((e) => encodeTailEntry(e, topic.topicId)) },
+    logSizeChange(-bytesOf(state.tail.slice(kept.length))),
     ...state.replicas.map((r): UpdateAction => ({
       set: ['leo', r],
       value: Math.min(logEndOffsetOf(state, r), cut),

@@ -20,6 +20,7 @@ import type { LogContext } from '../log/context.js';
 import { TopicGoneError, readPartitionState } from '../log/context.js';
 import type { TailEntry } from '../log/partition-state.js';
 import { encodeTailEntry } from '../log/partition-state.js';
+import { logSizeChange } from '../log/log-size.js';
 import { explainReplicaFailure, replicaCommitClauses } from '../replication/commit-clauses.js';
 import { replicatePartition } from '../replication/replicator.js';
 
@@ -150,6 +151,7 @@ export const writeMarker = async (
     const actions: UpdateAction[] = [
       { set: 'nextOffset', add: 1 },
       { set: 'tail', append: [encodeTailEntry(entry, topic.topicId)] },
+      logSizeChange(entry.l),
       ...replica.actions,
       { set: ['pr', pid], value: { e: marker.producerEpoch, s: sequence, t: now } },
     ];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { streamsWiringFromEnv } from '../../../streams/lambda/handler.js';
+import { streamsWiringFromEnv } from '../../../functions/streams-app.js';
 
 const env = (config: string | undefined, extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
   ...(config === undefined ? {} : { SLUICE_STREAMS_CONFIG: config }),

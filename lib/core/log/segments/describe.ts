@@ -8,7 +8,7 @@
  * segment that still holds live offsets counts whole, as Kafka's does until retention deletes it).
  */
 import type { MetadataStore } from '../../../ports/metadata-store.js';
-import { queryPages } from '../../query-all.js';
+import { queryPages } from '../../../ports/query-all.js';
 import { keys, offsetFromBatchSk, pad } from '../../keys.js';
 import type { LocatedEntry } from '../batch-index.js';
 import { indexEntries, pageEntries } from '../batch-index.js';

@@ -3,8 +3,8 @@
  * tier in one step): the batch index entries from where the segment index ends are read (CRCs checked),
  * cut by `segment.bytes` or closed by `segment.ms`, written once as one segment object to the segment
  * store (whatever the replication factor: the segment store is durable on its own), and indexed by one
- * transaction that puts the segment item only if absent and checks every batch page it was read from
- * is unchanged. A produce object that holds several partitions' batches is split this way: each
+ * transaction that puts the segment item only if absent, checks every batch page it was read from is
+ * unchanged and raises the partition item's `segEnd`. A produce object that holds several partitions' batches is split this way: each
  * partition copies its own byte ranges.
  *
  * Every step can crash or race safely: an object written but not indexed is an orphan the collector
@@ -14,11 +14,11 @@
  * the swap still finds its objects.
  */
 import type { Clock } from '../../../ports/clock.js';
-import type { Item, MetadataStore, TransactOp } from '../../../ports/metadata-store.js';
-import { ConditionFailedError, TransactionCanceledError } from '../../../ports/metadata-store.js';
+import type { Condition, Item, MetadataStore, TransactOp } from '../../../ports/metadata-store.js';
+import { TransactionCanceledError } from '../../../ports/metadata-store.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { keys, pad, segmentObjectKey } from '../../keys.js';
-import { queryAll } from '../../query-all.js';
+import { queryAll } from '../../../ports/query-all.js';
 import type { TopicConfig } from '../../topics/configs.js';
 import type { IndexedEntry } from '../batch-index.js';
 import { indexEntries, pageEnd, pageEntries } from '../batch-index.js';
@@ -28,7 +28,7 @@ import { readBatches } from '../reader.js';
 import { timeMarkItem } from '../time-index.js';
 import type { SegmentChunk } from './format.js';
 import { encodeSegment } from './format.js';
-import { segmentItem, tieredStores } from './segment-index.js';
+import { segmentEndOf, segmentItem, tieredStores } from './segment-index.js';
 
 export interface RollDeps {
   store: MetadataStore;
@@ -75,7 +75,7 @@ const CHUNKS_PER_SEGMENT = 64;
 const MIN_CHUNK_BYTES = 4096;
 /** Batch index entries one segment takes at most (bounds one roll's reads and time). */
 const MAX_ENTRIES = 2048;
-/** Pages one segment may come from: the transaction checks each, beside the one put (limit 100). */
+/** Pages one segment may come from: the transaction checks each, beside the put and the partition item's update (limit 100). */
 const MAX_PAGES = 98;
 /** Entries read from the replica store at once. */
 const READ_CHUNK = 32;
@@ -111,7 +111,9 @@ export const rollSegment = async (
   const writtenAt = clock.now();
   await deps.segmentStore.put(objectKey, encodeSegment(data, chunks));
   const late = clock.now() - writtenAt > (options.swapDeadlineMs ?? 5 * 60_000);
-  const swap = late ? undefined : await swapOps(store, topicId, partition, taken, objectKey, chunks, clock);
+  const swap = late
+    ? undefined
+    : await swapOps(store, state, topicId, partition, taken, objectKey, chunks, clock);
   if (swap) {
     try {
       await store.transact(swap);
@@ -127,7 +129,6 @@ export const rollSegment = async (
   }
   const last = taken.at(-1)!;
   const end = last.baseOffset + last.entry.n;
-  await raiseSegmentEnd(store, topicId, partition, end);
   await mergeTimeMarks(store, topicId, partition, first.baseOffset, end, taken);
   return {
     rolled: {
@@ -239,6 +240,7 @@ const segmentData = async (
  */
 const swapOps = async (
   store: MetadataStore,
+  state: PartitionState,
   topicId: string,
   partition: number,
   taken: readonly IndexedEntry[],
@@ -249,8 +251,28 @@ const swapOps = async (
   const pk = keys.partitionPk(topicId, partition);
   const sks = [...new Set(taken.map((x) => x.page))];
   const pages = await Promise.all(sks.map((sk) => store.get({ pk, sk }, { consistent: true })));
+  const first = taken[0]!;
+  const last = taken.at(-1)!;
+  const end = last.baseOffset + last.entry.n;
+  // segEnd moves with the index it describes (monotone), and only over live entries: the log's byte
+  // total (log-size.ts) counts each offset in the tier that indexes it, and a retention run that
+  // deleted the first entry since it was read has subtracted it already.
+  const live: Condition = {
+    and: [{ exists: 'pk' }, { path: 'logStartOffset', op: '<', value: first.baseOffset + first.entry.n }],
+  };
+  const raise: TransactOp =
+    segmentEndOf(state) < end
+      ? {
+          update: keys.partitionState(topicId, partition),
+          actions: [{ set: 'segEnd', value: end }],
+          condition: {
+            and: [live, { or: [{ notExists: 'segEnd' }, { path: 'segEnd', op: '<', value: end }] }],
+          },
+        }
+      : { check: keys.partitionState(topicId, partition), condition: live };
   const ops: TransactOp[] = [
     { put: segmentItem(topicId, partition, objectKey, chunks, clock.now()), condition: { notExists: 'pk' } },
+    raise,
   ];
   for (const page of pages) {
     if (!page) return undefined;
@@ -264,17 +286,6 @@ const swapOps = async (
     ops.push({ check: { pk, sk: page.sk }, condition: { path: 'e', op: '=', value: page['e']! } });
   }
   return ops;
-};
-
-/** Monotone: a roll that lost a race or arrives late never lowers it. */
-const raiseSegmentEnd = async (store: MetadataStore, topicId: string, partition: number, end: number) => {
-  try {
-    await store.update(keys.partitionState(topicId, partition), [{ set: 'segEnd', value: end }], {
-      condition: { or: [{ notExists: 'segEnd' }, { path: 'segEnd', op: '<', value: end }] },
-    });
-  } catch (error) {
-    if (!(error instanceof ConditionFailedError)) throw error;
-  }
 };
 
 /**

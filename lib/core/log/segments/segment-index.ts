@@ -5,8 +5,9 @@
  * segment items and batch pages alike. Segment items tile [first segment, last segment's end) the way
  * pages tile the batch index.
  *
- * The partition item's `segEnd` says how far the segment index reaches. It is raised after the segment
- * item is written, so it may lag behind it (a roll that crashed in between) but never runs ahead; the
+ * The partition item's `segEnd` says how far the segment index reaches. It is raised in the transaction
+ * that writes the segment item (rolls before that raised it afterwards, so on older data it may lag
+ * behind the index, a roll that crashed in between, but it never runs ahead); the
  * batch pages below `segEnd` stay until local retention retires them, so a reader that trusts a lagging
  * `segEnd` reads the very same bytes from the replica stores.
  */

@@ -13,7 +13,7 @@
  */
 import type { SluiceClient } from '../../sdk/index.js';
 import { SluiceError } from '../../sdk/index.js';
-import { groupIdOf } from '../herder.js';
+import { groupIdOf } from '../tasks.js';
 import type { ConnectorRecord } from '../state-store.js';
 import { isPatternSink, sinkTopicsOf } from './sink-topics.js';
 import type { TickOptions } from './worker.js';

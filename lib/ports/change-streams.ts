@@ -1,10 +1,27 @@
 /**
- * What the DynamoDB Streams source needs from DynamoDB Streams (ListStreams, DescribeStream,
- * GetShardIterator, GetRecords), in its own types, so the task and its tests do not depend on the
- * AWS SDK; lib/adapters/aws/dynamodb-streams.ts is the one implementation over the SDK and the
- * one place that translates the service's exceptions into the errors below.
+ * What the DynamoDB Streams source connector (connect/connectors/dynamodb-source.ts) needs from
+ * DynamoDB Streams (ListStreams, DescribeStream, GetShardIterator, GetRecords), in its own types, so
+ * the task and its tests do not depend on the AWS SDK; lib/adapters/aws/dynamodb-streams.ts is the
+ * one implementation over the SDK and the one place that translates the service's exceptions into
+ * the errors below. A port like the others: the adapter implements it, Connect uses it, and neither
+ * lib/ nor the adapter knows Connect.
  */
-import type { DynamoItem } from './dynamodb-json.js';
+
+/** One DynamoDB attribute value, as the Streams API returns it (exactly one member is set). */
+export interface DynamoValue {
+  S?: string;
+  N?: string;
+  B?: Uint8Array;
+  SS?: string[];
+  NS?: string[];
+  BS?: Uint8Array[];
+  M?: Record<string, DynamoValue>;
+  L?: DynamoValue[];
+  NULL?: boolean;
+  BOOL?: boolean;
+}
+
+export type DynamoItem = Record<string, DynamoValue>;
 
 export interface TableStream {
   streamArn: string;
@@ -86,5 +103,17 @@ export class StreamResourceNotFoundError extends Error {
   constructor(what: string) {
     super(`${what} does not exist`);
     this.name = 'StreamResourceNotFoundError';
+  }
+}
+
+/**
+ * The service did not answer (throttled, unavailable, unreachable): the same read may succeed later.
+ * The connector turns it into its retriable error, so `errors.retry.timeout` applies.
+ */
+export class ChangeStreamsUnavailableError extends Error {
+  readonly retriable = true;
+  constructor(message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'ChangeStreamsUnavailableError';
   }
 }

@@ -4,8 +4,8 @@
  */
 // @ts-expect-error: no such package; esbuild's alias resolves it to the app's module at bundle time.
 import * as app from 'sluice-streams-app';
-import type { Topology } from '../topology.js';
-import { streamsHandler } from './handler.js';
+import type { Topology } from '../streams/topology.js';
+import { streamsHandler } from './streams-app.js';
 
 /** What `npm run streams` also requires of an app module. */
 interface AppModule {

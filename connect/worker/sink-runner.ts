@@ -11,7 +11,7 @@ import type { Clock } from '../../lib/ports/clock.js';
 import type { SluiceClient, TopicPartitions } from '../../sdk/index.js';
 import { SluiceError } from '../../sdk/index.js';
 import { createConverter } from '../converters.js';
-import { groupIdOf } from '../herder.js';
+import { groupIdOf } from '../tasks.js';
 import type { SinkPlugin, SinkRecord, SinkTask, TopicPartitionOffset } from '../plugin.js';
 import type { ConnectStateStore, Lease } from '../state-store.js';
 import { buildChain } from '../transforms/chain.js';

@@ -1,10 +1,12 @@
 /**
  * A fetch that hands SDK requests to Sluice's router in this process (Hono's `app.request` habit):
- * the connector runtime in Lambda talks to Sluice through sdk/, its one client, without a network
+ * the Connect worker in Lambda talks to Sluice through sdk/, its one client, without a network
  * hop or a SigV4-signed call back into its own API, and runs exactly the handlers API Gateway runs.
+ * Wired by the composition root (functions/connect-worker.ts, local/stack.ts): the worker itself
+ * only ever sees a SluiceClient.
  */
-import type { Router } from '../../lib/http/router.js';
-import type { FetchLike } from '../../sdk/index.js';
+import type { Router } from '../lib/http/router.js';
+import type { FetchLike } from '../sdk/index.js';
 
 const bytesOf = async (body: RequestInit['body']): Promise<Uint8Array> => {
   if (body === undefined || body === null) return new Uint8Array();

@@ -1,4 +1,5 @@
-import type { Item, MetadataStore, QueryInput } from '../ports/metadata-store.js';
+/** Paging over the metadata store port, for whoever walks a whole key range (the core, Connect's state). */
+import type { Item, MetadataStore, QueryInput } from './metadata-store.js';
 
 /** Every item a query matches, following the store's pages (for maintenance, never the hot path). */
 export const queryAll = async (store: MetadataStore, input: Omit<QueryInput, 'cursor'>): Promise<Item[]> => {

@@ -1,6 +1,6 @@
 /**
- * The fetch API's limits: a leaf module, so the edges that speak Fetch (the HTTP routes, the Kafka
- * gateway) share the core's numbers without importing its reader.
+ * The fetch API's limits: part of the protocol, so the core enforces them and the edges that speak
+ * Fetch (the HTTP routes, the Kafka gateway) and the SDK share the numbers without reaching the core.
  */
 export const MAX_WAIT_MS = 20_000;
 export const MAX_FETCH_BYTES = 4 * 1024 * 1024;

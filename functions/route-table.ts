@@ -1,16 +1,16 @@
 /**
  * Which function serves which route: API Gateway's route table, and the Kafka ACL each route's path
- * grants. Both are derived from the one list of route definitions (lib/http/routes/index.ts); the CDK
+ * grants. Both are derived from the one list of route definitions (functions/routes.ts); the CDK
  * app and the local gateway both read them, so a route cannot exist in one and not the other.
  */
-import { aclTable } from '../auth/acl.js';
-import type { RouteAcl } from '../auth/acl.js';
-import type { Job } from './define-route.js';
-import { routeKey } from './define-route.js';
-import { ROUTES } from './routes/index.js';
-import type { HttpMethod } from './types.js';
+import { aclTable } from '../lib/auth/acl.js';
+import type { RouteAcl } from '../lib/auth/acl.js';
+import type { Job } from '../lib/http/define-route.js';
+import { routeKey } from '../lib/http/define-route.js';
+import { ROUTES } from './routes.js';
+import type { HttpMethod } from '../lib/http/types.js';
 
-export type { Job } from './define-route.js';
+export type { Job } from '../lib/http/define-route.js';
 
 export interface RouteSpec {
   method: HttpMethod;

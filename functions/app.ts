@@ -2,28 +2,30 @@
  * The whole of Sluice in one process: every service (lib/services.ts), every route, Connect's herder
  * and Streams' interactive queries, and the router of each function or of all of them. The local
  * stack, the Connect runtime (which hosts Sluice in-process) and tests come through here; a deployed
- * HTTP function builds only its own job (functions/<job>.ts).
+ * HTTP function builds only its own job (functions/<job>.ts). A composition root, so it lives beside
+ * them: it wires Connect and Streams into lib/, which imports neither.
  */
-import type { LogContext } from './core/log/context.js';
-import type { LogAppender } from './core/log/produce.js';
-import type { Fetcher } from './core/log/fetch.js';
-import type { Maintenance } from './core/maintenance.js';
-import type { TopicCatalog } from './core/topics/catalog.js';
-import type { MetadataStore } from './ports/metadata-store.js';
-import type { Router } from './http/router.js';
-import type { Job } from './http/route-table.js';
-import type { Route } from './http/types.js';
-import { bindRoutes } from './http/define-route.js';
-import { routesOfJob, serve } from './http/serve.js';
-import { ROUTES } from './http/routes/index.js';
-import type { GroupCoordinator } from './core/groups/index.js';
-import type { TransactionCoordinator } from './core/transactions/index.js';
-import type { ClientQuotaManager } from './core/quotas/index.js';
+import type { LogContext } from '../lib/core/log/context.js';
+import type { LogAppender } from '../lib/core/log/produce.js';
+import type { Fetcher } from '../lib/core/log/fetch.js';
+import type { Maintenance } from '../lib/core/maintenance.js';
+import type { TopicCatalog } from '../lib/core/topics/catalog.js';
+import type { MetadataStore } from '../lib/ports/metadata-store.js';
+import type { Router } from '../lib/http/router.js';
+import type { Job } from './route-table.js';
+import type { Route } from '../lib/http/types.js';
+import { bindRoutes } from '../lib/http/define-route.js';
+import { routesOfJob, serve } from '../lib/http/serve.js';
+import { ROUTES } from './routes.js';
+import type { GroupCoordinator } from '../lib/core/groups/index.js';
+import type { TransactionCoordinator } from '../lib/core/transactions/index.js';
+import type { ClientQuotaManager } from '../lib/core/quotas/index.js';
 import { CONNECT_BODY_CHECKS } from '../connect/access.js';
 import { Herder } from '../connect/herder.js';
 import { ConnectStateStore } from '../connect/state-store.js';
+import { coordinatorGroupAdmin } from './connect-group-admin.js';
 import { InteractiveQueries } from '../streams/query/interactive.js';
-import type { SluiceDeps } from './services.js';
+import type { SluiceDeps } from '../lib/services.js';
 import {
   SLUICE_VERSION,
   createGroups,
@@ -33,13 +35,13 @@ import {
   createTransactions,
   createWaiting,
   serveOptionsOf,
-} from './services.js';
-import type { ConnectionNotifier } from './ports/connections.js';
-import type { Waiters } from './core/log/waiters.js';
-import type { WaitSocket } from './http/wait-socket.js';
+} from '../lib/services.js';
+import type { ConnectionNotifier } from '../lib/ports/connections.js';
+import type { Waiters } from '../lib/core/log/waiters.js';
+import type { WaitSocket } from '../lib/http/wait-socket.js';
 
-export type { SluiceConfig, SluiceDeps } from './services.js';
-export { SLUICE_VERSION } from './services.js';
+export type { SluiceConfig, SluiceDeps } from '../lib/services.js';
+export { SLUICE_VERSION } from '../lib/services.js';
 
 export interface Sluice {
   /** The metadata store everything is built on (the Connect runtime keeps its state there too). */
@@ -87,7 +89,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     groups,
     transactions,
     queries: new InteractiveQueries(deps.store),
-    herder: new Herder(new ConnectStateStore(deps.store), groups),
+    herder: new Herder(new ConnectStateStore(deps.store), coordinatorGroupAdmin(groups)),
     quotas,
   };
   const routers = new Map<string, Router>();

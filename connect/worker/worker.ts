@@ -7,7 +7,7 @@ import type { Clock } from '../../lib/ports/clock.js';
 import { ConditionFailedError, TransactionCanceledError } from '../../lib/ports/metadata-store.js';
 import type { SluiceClient } from '../../sdk/index.js';
 import { SluiceError as ClientError } from '../../sdk/index.js';
-import { taskConfigsOf } from '../herder.js';
+import { taskConfigsOf } from '../tasks.js';
 import { findPlugin } from '../plugins.js';
 import type { ConnectStateStore, ConnectorRecord } from '../state-store.js';
 import { runSinkTask } from './sink-runner.js';

@@ -6,7 +6,7 @@
  */
 import type { SluiceClient } from '../../sdk/index.js';
 import { listOf } from '../config-def.js';
-import { topicPattern } from '../connector-config.js';
+import { compileTopicRegex } from '../topic-regex.js';
 
 /** How often a running sink with topics.regex lists the topics again (Kafka's metadata.max.age.ms is 5 min). */
 export const TOPIC_REFRESH_MS = 10_000;
@@ -16,7 +16,7 @@ export const isPatternSink = (config: Record<string, string>): boolean =>
 
 export const sinkTopicsOf = (config: Record<string, string>, existing: readonly string[]): string[] => {
   if (!isPatternSink(config)) return listOf(config['topics'] ?? '');
-  const pattern = topicPattern((config['topics.regex'] ?? '').trim());
+  const pattern = compileTopicRegex((config['topics.regex'] ?? '').trim());
   return existing.filter((t) => pattern.matches(t)).sort();
 };
 
