@@ -5,7 +5,7 @@
  * the rate do when the store fails, races or answers without the item.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryMetadataStore } from '../../lib/adapters/memory/metadata-store.js';
+import { MemoryMetadataStore } from '../../../../lib/adapters/memory/metadata-store.js';
 import type {
   Item,
   ItemKey,
@@ -14,9 +14,9 @@ import type {
   UpdateAction,
   UpdateOptions,
   WriteOptions,
-} from '../../lib/ports/metadata-store.js';
-import { ConditionFailedError } from '../../lib/ports/metadata-store.js';
-import type { ClientQuotaEntry, QuotaEntity } from '../../lib/core/quotas/index.js';
+} from '../../../../lib/ports/metadata-store.js';
+import { ConditionFailedError } from '../../../../lib/ports/metadata-store.js';
+import type { ClientQuotaEntry, QuotaEntity } from '../../../../lib/core/quotas/index.js';
 import {
   ClientQuotaConfigs,
   ClientQuotaManager,
@@ -28,8 +28,8 @@ import {
   entityKey,
   rateKey,
   resolveQuota,
-} from '../../lib/core/quotas/index.js';
-import { TestClock } from './log-support.js';
+} from '../../../../lib/core/quotas/index.js';
+import { TestClock } from '../../../support/log-support.js';
 
 const principal = { user: 'alice', clientId: 'app-1' };
 
