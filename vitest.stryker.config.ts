@@ -33,11 +33,11 @@ export default defineConfig({
             name: 'unit',
             include: ['test/unit/**/*.test.ts'],
             exclude: [
-              'test/unit/telemetry-tracing.test.ts',
-              'test/unit/function-authorizers.test.ts',
+              'test/unit/functions/telemetry-tracing.test.ts',
+              'test/unit/functions/function-authorizers.test.ts',
               // Compares the committed validators with ones generated from the schemas at test time;
               // in Stryker's sandbox the core the schemas import is instrumented, so they differ.
-              'test/unit/request-validators.test.ts',
+              'test/unit/functions/request-validators.test.ts',
             ],
             testTimeout: 60_000,
           },

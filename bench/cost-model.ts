@@ -2,7 +2,7 @@
  * The full cost of running Sluice for a customer shape, per month and per GiB produced: the requests
  * the code makes (counted by bench/cost-usage.ts, not described), Lambda time from a duration model or
  * measured durations, API Gateway units, and storage for the retention in the replica stores and the
- * segment store. Pure: the same inputs give the same dollars (test/unit/cost-full-model.test.ts).
+ * segment store. Pure: the same inputs give the same dollars (test/unit/bench/cost-full-model.test.ts).
  *
  * Where time goes, the model follows what the code does: a produce request writes one object to each
  * of the partition's R replica stores (acks=all) and commits in DynamoDB; each member of a consumer

@@ -3,7 +3,7 @@
  * custom metrics the functions emit (counted from the registry, lib/telemetry/registry.ts, by the
  * dimension values the shape produces), the EMF and log bytes ingested by CloudWatch Logs, the alarms
  * and dashboard of infra/monitoring.ts, and X-Ray's sampled traces. Pure: same inputs, same dollars
- * (test/unit/cost-telemetry.test.ts).
+ * (test/unit/bench/cost-telemetry.test.ts).
  */
 import type { Shape } from './cost-model.js';
 import { SECONDS_PER_MONTH } from './cost-model.js';

@@ -6,7 +6,7 @@
  * descriptions allowed), registered with lib/http/request-schema.ts when the route module imports it.
  * So a deployed function carries no JSON Schema compiler, and only the validators of the route
  * modules it serves. Build time only: `npm run validators` writes the files, and
- * test/unit/request-validators.test.ts fails when one differs from what this generates.
+ * test/unit/functions/request-validators.test.ts fails when one differs from what this generates.
  */
 import { createRequire } from 'node:module';
 import { Ajv2020 } from 'ajv/dist/2020.js';

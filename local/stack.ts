@@ -195,7 +195,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     const telemetry = new LocalTelemetry(options.telemetryLog ?? log);
     runtime.setTelemetrySink(telemetry);
     // One in-process Sluice serves every function's routes (local/runtime.ts); each deployed function
-    // builds only its own (functions/<job>.ts, test/unit/function-roots.test.ts).
+    // builds only its own (functions/<job>.ts, test/unit/functions/function-roots.test.ts).
     const handlers: Handlers = {
       admin: runtime.httpHandler('admin'),
       produce: runtime.httpHandler('produce'),

@@ -1,6 +1,6 @@
 /**
  * `npm run validators`: writes lib/http/validators/<name>.js, the request body validators compiled
- * ahead of time (local/request-validators.ts); test/unit/request-validators.test.ts fails when one is
+ * ahead of time (local/request-validators.ts); test/unit/functions/request-validators.test.ts fails when one is
  * stale.
  */
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';

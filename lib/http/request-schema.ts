@@ -7,7 +7,7 @@
  * The validators are compiled ahead of time (local/request-validators.ts, `npm run validators`) into
  * lib/http/validators/<module>.js, which each route module imports: importing one registers its
  * validators here. So a function carries no JSON Schema compiler and only the validators of the routes
- * it serves (test/infra/bundle.test.ts); test/unit/request-validators.test.ts fails when a generated
+ * it serves (test/infra/bundle.test.ts); test/unit/functions/request-validators.test.ts fails when a generated
  * file is stale.
  */
 import type { ErrorObject } from 'ajv/dist/2020.js';

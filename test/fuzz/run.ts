@@ -3,7 +3,7 @@
  * checked by oracle.ts. Replay a failure with the seed (and path) it prints.
  */
 import fc from 'fast-check';
-import { memorySluice } from '../unit/log-support.js';
+import { memorySluice } from '../support/log-support.js';
 import { batchCase } from './batch-cases.js';
 import { jsonCase } from './json-cases.js';
 import { pathCase } from './path-cases.js';

@@ -2,7 +2,7 @@
  * Issue 10's reproductions, through the local stack as they were found: real sockets, the local
  * gateway, DynamoDB Local and s3rver. Each answer is a 4xx with a Kafka code, names nothing of AWS,
  * and the partition's high watermark and records are unchanged. (Raw `\..\` paths are in
- * test/unit/gateway.test.ts: fetch normalises them before they leave the client.)
+ * test/unit/local/gateway.test.ts: fetch normalises them before they leave the client.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeRecordBatch } from '../../protocol/record-batch/index.js';

@@ -11,7 +11,7 @@ import { parseStreamsConfig } from '../../../streams/runtime/config.js';
 import { KafkaStreams } from '../../../streams/runtime/kafka-streams.js';
 import { MetadataStateBackend } from '../../../streams/state/metadata-backend.js';
 import { routerFetch } from '../../support/router-fetch.js';
-import { memorySluice } from '../log-support.js';
+import { memorySluice } from '../../support/log-support.js';
 
 describe('KafkaStreams.start() on an application whose repartition topic exists', () => {
   it('starts a second instance beside the first, and both register the same stores', async () => {

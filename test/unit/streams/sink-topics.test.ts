@@ -15,7 +15,7 @@ import { KafkaStreams } from '../../../streams/runtime/kafka-streams.js';
 import { resolveRunTarget } from '../../../streams/runtime/target.js';
 import { MetadataStateBackend } from '../../../streams/state/metadata-backend.js';
 import { routerFetch } from '../../support/router-fetch.js';
-import { memorySluice } from '../log-support.js';
+import { memorySluice } from '../../support/log-support.js';
 
 const setup = async () => {
   const s = memorySluice();

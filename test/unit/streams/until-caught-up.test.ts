@@ -10,7 +10,7 @@ import { SluiceClient } from '../../../sdk/client.js';
 import { runStreamsApp } from '../../../streams/runtime/run-app.js';
 import { parseStreamsConfig } from '../../../streams/runtime/config.js';
 import { routerFetch } from '../../support/router-fetch.js';
-import { RealTimeClock, memorySluice } from '../log-support.js';
+import { RealTimeClock, memorySluice } from '../../support/log-support.js';
 
 const setup = async () => {
   // Real time: the app heartbeats on real timers, and a TestClock advanced by the server's long-poll
