@@ -1,11 +1,12 @@
-import { CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import * as iam from 'aws-cdk-lib/aws-iam';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { partitionStateTrigger } from './partition-state-trigger.js';
 
 export interface ConnectRuntimeProps {
   /** The connect-worker function (functions/connect-worker.ts). */
@@ -66,54 +67,14 @@ export class ConnectRuntime extends Construct {
       maxEventAge,
       ...(props.deadLetters ? { onFailure: props.deadLetters.onFailure } : {}),
     });
-    const table = props.metadataTable;
-    if (table?.tableStreamArn) {
-      this.trigger = new lambda.EventSourceMapping(this, 'Trigger', {
+    if (props.metadataTable?.tableStreamArn)
+      // A failed batch is tried twice more, then dropped: the schedule's lag check catches up.
+      this.trigger = partitionStateTrigger(this, {
+        table: props.metadataTable,
         target: props.handler,
-        eventSourceArn: table.tableStreamArn,
-        startingPosition: lambda.StartingPosition.LATEST,
-        batchSize: 1_000,
         maxBatchingWindow: props.triggerBatchingWindow ?? Duration.seconds(1),
-        // A failed batch is tried twice more, then dropped: the schedule's lag check catches up.
-        retryAttempts: 2,
         ...(props.deadLetters ? { onFailure: props.deadLetters.streamFailure } : {}),
-        bisectBatchOnError: false,
-        parallelizationFactor: 1,
-        filters: [
-          lambda.FilterCriteria.filter({
-            eventName: lambda.FilterRule.or('INSERT', 'MODIFY'),
-            dynamodb: {
-              Keys: {
-                pk: { S: lambda.FilterRule.beginsWith('P#') },
-                sk: { S: lambda.FilterRule.isEqual('STATE') },
-              },
-            },
-          }),
-        ],
       });
-      // What the mapping's poller needs, scoped to this table's streams (CDK's grantStreamRead would
-      // add dynamodb:ListStreams on "*").
-      iam.Grant.addToPrincipal({
-        grantee: props.handler,
-        actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
-        resourceArns: [table.tableStreamArn],
-      });
-      iam.Grant.addToPrincipal({
-        grantee: props.handler,
-        actions: ['dynamodb:ListStreams'],
-        resourceArns: [`${table.tableArn}/stream/*`],
-      });
-      const cfnTable = table.node.defaultChild;
-      const principal: unknown = props.handler.role;
-      if (cfnTable instanceof CfnElement && Construct.isConstruct(principal)) {
-        const logicalId = String(Stack.of(this).resolve(cfnTable.logicalId));
-        Validations.of(principal).acknowledge({
-          id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/stream/*]`,
-          reason:
-            "The mapping's poller lists the metadata table's streams (a stream's label is chosen by DynamoDB when it is enabled); the wildcard covers only this table's streams, with ListStreams only.",
-        });
-      }
-    }
   }
 
   /** Lets the runtime's S3 sinks write objects into `bucket` (under `prefix`, default everything). */

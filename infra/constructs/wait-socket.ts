@@ -1,14 +1,14 @@
-import { CfnElement, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import { WebSocketIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as iam from 'aws-cdk-lib/aws-iam';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ENV } from '../../lib/config/environment.js';
+import { partitionStateTrigger } from './partition-state-trigger.js';
 
 export interface WaitSocketProps {
   /** The wait function (functions/wait.ts): every route of the WebSocket API. */
@@ -111,50 +111,12 @@ export class WaitSocket extends Construct {
       });
     props.handler.addEnvironment(ENV.httpApiId, props.httpApiId);
 
-    const table = props.metadataTable;
-    if (!table.tableStreamArn) throw new Error('the wait notifier needs the metadata table to have a stream');
-    this.trigger = new lambda.EventSourceMapping(this, 'Trigger', {
+    // No batching window: a waiting consumer is told as soon as the trigger reads the shard.
+    this.trigger = partitionStateTrigger(this, {
+      table: props.metadataTable,
       target: props.notifier,
-      eventSourceArn: table.tableStreamArn,
-      startingPosition: lambda.StartingPosition.LATEST,
-      batchSize: 1_000,
-      // No batching window: a waiting consumer is told as soon as the trigger reads the shard.
-      retryAttempts: 2,
       maxRecordAge: Duration.minutes(5),
       ...(props.streamFailure ? { onFailure: props.streamFailure } : {}),
-      bisectBatchOnError: false,
-      parallelizationFactor: 1,
-      filters: [
-        lambda.FilterCriteria.filter({
-          eventName: lambda.FilterRule.or('INSERT', 'MODIFY'),
-          dynamodb: {
-            Keys: {
-              pk: { S: lambda.FilterRule.beginsWith('P#') },
-              sk: { S: lambda.FilterRule.isEqual('STATE') },
-            },
-          },
-        }),
-      ],
     });
-    // What the mapping's poller needs, scoped to this table's streams.
-    iam.Grant.addToPrincipal({
-      grantee: props.notifier,
-      actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
-      resourceArns: [table.tableStreamArn],
-    });
-    iam.Grant.addToPrincipal({
-      grantee: props.notifier,
-      actions: ['dynamodb:ListStreams'],
-      resourceArns: [`${table.tableArn}/stream/*`],
-    });
-    const cfnTable = table.node.defaultChild;
-    if (cfnTable instanceof CfnElement) {
-      const logicalId = String(stack.resolve(cfnTable.logicalId));
-      Validations.of(props.notifier.role!).acknowledge({
-        id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/stream/*]`,
-        reason:
-          "The mapping's poller lists the metadata table's streams (a stream's label is chosen by DynamoDB when it is enabled); the wildcard covers only this table's streams, with ListStreams only.",
-      });
-    }
   }
 }
