@@ -33,7 +33,9 @@ describe('health and cluster', () => {
   it('describes the cluster and its stores', async () => {
     const r = await t.call('GET', '/v1/cluster');
     expect(r.status).toBe(200);
-    expect(Object.keys(r.json).sort()).toEqual(['clusterId', 'stores', 'version']);
+    expect(Object.keys(r.json).sort()).toEqual(['clusterId', 'stores', 'version', 'waitUrl']);
+    // The local stack serves the wait socket beside the API (docs/api.md "Waiting on a WebSocket").
+    expect(r.json.waitUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/v1\/wait$/);
     expect(r.json.stores).toEqual([{ id: 's0', location: `s3://${t.stack.buckets[0]}`, kind: 'standard' }]);
   });
 
