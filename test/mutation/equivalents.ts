@@ -50,8 +50,14 @@ export function sourceText(source: string, location: { start: Position; end: Pos
 
 export const normalize = (text: string): string => text.replace(/\s+/g, ' ').trim();
 
+/** A text for one line of a listing: whitespace collapsed, long ones cut in the middle. */
+export const brief = (text: string, max = 100): string => {
+  const flat = normalize(text);
+  return flat.length <= max ? flat : `${flat.slice(0, max / 2 - 1)} … ${flat.slice(-(max / 2 - 2))}`;
+};
+
 const keyOf = (m: { file: string; original: string; replacement: string }): string =>
-  JSON.stringify([m.file, normalize(m.original), m.replacement]);
+  JSON.stringify([m.file, normalize(m.original), normalize(m.replacement)]);
 
 /**
  * Pairs entries with mutants one to one: an entry can only match a mutant of its file with the same

@@ -10,7 +10,14 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { chunks } from './chunks.mjs';
-import { type Equivalent, type MutantText, matchEquivalents, normalize, sourceText } from './equivalents.js';
+import {
+  type Equivalent,
+  type MutantText,
+  brief,
+  matchEquivalents,
+  normalize,
+  sourceText,
+} from './equivalents.js';
 
 interface Mutant {
   mutatorName: string;
@@ -138,7 +145,7 @@ if (process.argv.includes('--remap')) {
     writeFileSync(new URL(name, equivalentsDir), `${JSON.stringify(rewritten, null, 2)}\n`);
   }
   console.log(
-    `${moved} of ${matches.size} matched entries moved; ${equivalents.length - matches.size} did not match`,
+    `${moved} of ${matches.size} matched entries moved; ${equivalents.length - matches.size} did not match (see below)`,
   );
 }
 
@@ -168,7 +175,7 @@ measured.forEach((m, i) => {
     if (listedMutants.has(i)) row.equivalent++;
     else
       unlisted.push(
-        `${m.file}:${m.line}:${m.column} ${m.mutatorName} \`${m.original}\` → \`${m.replacement}\` (${m.status})`,
+        `${m.file}:${m.line}:${m.column} ${m.mutatorName} \`${brief(m.original)}\` → \`${brief(m.replacement)}\` (${m.status})`,
       );
   }
 });
@@ -199,7 +206,8 @@ for (const u of unlisted) console.log(`  ${u}`);
 // Entries that count for nothing: their mutant is now killed (drop the entry), or no mutant of a
 // reported file has their text and replacement (the code changed: judge the new mutant again). An
 // entry of a file no report holds waits for its chunk.
-const where = (e: Equivalent) => `${e.file}:${e.line}:${e.column} \`${e.original}\` → \`${e.replacement}\``;
+const where = (e: Equivalent) =>
+  `${e.file}:${e.line}:${e.column} \`${brief(e.original)}\` → \`${brief(e.replacement)}\``;
 const killed = equivalents.flatMap((e, i) => {
   const m = matches.get(i);
   return m !== undefined && !survived(measured[m]!)

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import {
   type Equivalent,
   type MutantText,
+  brief,
   matchEquivalents,
   normalize,
   sourceText,
@@ -51,6 +52,13 @@ describe('sourceText', () => {
 
   it('normalize trims and collapses every run of whitespace', () => {
     expect(normalize('  a\n\t  &&   b \n')).toBe('a && b');
+  });
+
+  it('brief keeps a short text whole and cuts a long one in the middle', () => {
+    expect(brief('{\n  return a;\n}')).toBe('{ return a; }');
+    const long = `{ ${'x'.repeat(200)} }`;
+    expect(brief(long, 20)).toBe(`{ ${'x'.repeat(7)} … ${'x'.repeat(6)} }`);
+    expect(brief(long, 20)).toHaveLength(20);
   });
 });
 
