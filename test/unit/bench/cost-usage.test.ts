@@ -48,11 +48,31 @@ describe('measureUsage: counts of Sluice’s own code on the metered memory stor
     );
   });
 
-  it('retires the replica copies with batched deletes and expires segments, nothing left unpriced', () => {
-    expect(rf3.retirePerGiB.replica.deletes).toBeGreaterThan(0);
+  it('retires the replica copies and expires segments in batched requests, and prices their index writes', () => {
+    // One DeleteObjects request per store takes up to 1,000 keys, so the requests do not grow with the
+    // bytes between the two scenarios (DELETE is free on both classes anyway).
+    expect(rf3.retirePerGiB.replica.deletes).toBe(0);
     expect(rf3.retirePerGiB.replica.gets).toBe(0);
-    expect(rf3.expirePerGiB.segment.deletes).toBeGreaterThan(0);
+    expect(rf3.expirePerGiB.segment.deletes).toBe(0);
     expect(rf3.expirePerGiB.segment.puts).toBe(0);
+    // A retired page is rewritten as a marker; an expired segment's item is deleted.
+    expect(rf3.retirePerGiB.metadata.writeUnits).toBeGreaterThan(0);
+    expect(rf3.expirePerGiB.metadata.writeUnits).toBeGreaterThan(0);
+  });
+
+  it('charges a GiB only what grows with its bytes, not what every run does anyway', () => {
+    // The swap of each segment: its item put and the partition item's segEnd raised, in one
+    // transaction (2 units per KiB of each); the runs' own work (the claim, the followers' catch-up,
+    // the tail indexed at the run, the groups' sweep) is the same in both scenarios and drops out.
+    expect(twoBatches.rollPerGiB.metadata.writeUnits).toBeCloseTo(4 * twoBatches.rollPerGiB.segment.puts, 6);
+    // Segments of 256 KiB requests span four materialization passes, so the roll also merges their
+    // four time marks into one (a delete unit each).
+    expect(rf3.rollPerGiB.metadata.writeUnits).toBeCloseTo(13 * rf3.rollPerGiB.segment.puts, 6);
+    // That work is priced per run instead: more than an idle run's for a partition that took data.
+    expect(rf3.steadyRun.perPartition.metadata.writeUnits).toBeGreaterThan(
+      rf3.idleRun.perPartition.metadata.writeUnits,
+    );
+    expect(rf3.steadyRun.fixed.metadata.readUnits).toBeGreaterThan(rf3.idleRun.fixed.metadata.readUnits);
   });
 
   it('measures what a run reads per byte of index it holds, and what the orphan scan reads on top', () => {
