@@ -124,7 +124,17 @@ const hashToken = (token: string): string => createHash('sha256').update(token).
 
 const invalid = (message: string): SluiceError => new SluiceError('INVALID_REQUEST', message);
 
+/** Connections whose token a warm function remembers (about 100 bytes each). */
+const VERIFIED_CONNECTIONS = 10_000;
+
 export class Waiters {
+  /**
+   * Connection → the token hash and caller this instance read last: a connection's token changes only
+   * on a new hello, so a fetch repeating the token it presented before needs no read. A connection
+   * closed meanwhile may then still be registered on; the notifier finds it gone (or TTL expires it).
+   */
+  private readonly verified = new Map<string, { tokenHash: string; principalArn: unknown }>();
+
   constructor(private readonly options: WaitersOptions) {}
 
   /**
@@ -134,6 +144,7 @@ export class Waiters {
    */
   async hello(connectionId: string): Promise<string> {
     const token = randomBytes(24).toString('base64url');
+    this.verified.delete(connectionId);
     await this.options.store.update(keys.connectionCaller(connectionId), [
       { set: 'tokenHash', value: hashToken(token) },
       { set: 'expiresAt', value: Math.ceil((this.options.clock.now() + WAIT_TTL_MS) / 1000) },
@@ -144,23 +155,29 @@ export class Waiters {
   /**
    * Refuses a fetch naming a connection it may not register on: no such connection (or it never said
    * `hello`), a token that is not the connection's, or (with `principalArn`) a connection another
-   * caller opened. One eventually consistent read; a consistent one only when that finds no token
-   * (a `hello` a moment ago).
+   * caller opened. One eventually consistent read (none when this instance verified the same token
+   * before); a consistent one only when that finds no token (a `hello` a moment ago).
    */
   async verify(connectionId: string, token: string, principalArn?: string): Promise<void> {
     const { store } = this.options;
+    const tokenHash = hashToken(token);
+    const known = this.verified.get(connectionId);
+    if (known?.tokenHash === tokenHash && (principalArn === undefined || known.principalArn === principalArn))
+      return;
     const key = keys.connectionCaller(connectionId);
     let item = await store.get(key);
     if (typeof item?.['tokenHash'] !== 'string') item = await store.get(key, { consistent: true });
     const stored = item?.['tokenHash'];
     if (typeof stored !== 'string')
       throw invalid(`wait.connectionId ${connectionId} is not an open wait connection that said hello`);
-    const given = Buffer.from(hashToken(token));
+    const given = Buffer.from(tokenHash);
     const expected = Buffer.from(stored);
     if (given.length !== expected.length || !timingSafeEqual(given, expected))
       throw invalid(`wait.token is not the token of connection ${connectionId}`);
     if (principalArn !== undefined && item?.['principalArn'] !== principalArn)
       throw invalid(`connection ${connectionId} was opened by another caller`);
+    if (this.verified.size >= VERIFIED_CONNECTIONS) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(connectionId, { tokenHash, principalArn: item?.['principalArn'] });
   }
 
   /**
@@ -320,6 +337,7 @@ export class Waiters {
    * not listed anywhere; the notifier removes them when it finds the connection gone, or TTL does.
    */
   async disconnect(connectionId: string): Promise<void> {
+    this.verified.delete(connectionId);
     await this.options.store.delete(keys.connectionCaller(connectionId));
   }
 

@@ -583,6 +583,17 @@ describe('waiting on a WebSocket: connections', () => {
     expect(second.token).not.toBe(first.token);
     await expect(s.waiters.verify('c', first.token)).rejects.toThrow(/token/);
     await s.waiters.verify('c', second.token);
+    // A warm instance remembers the token it read: the same fetch again costs no read.
+    let reads = 0;
+    const get = s.store.get.bind(s.store);
+    s.store.get = (key, options) => {
+      if (key.pk === 'WC#c') reads += 1;
+      return get(key, options);
+    };
+    await s.waiters.verify('c', second.token);
+    expect(reads).toBe(0);
+    await expect(s.waiters.verify('c', first.token)).rejects.toThrow(/token/);
+    expect(reads).toBeGreaterThan(0);
     await s.socket.handle({ requestContext: { routeKey: '$disconnect', connectionId: 'c' } });
     expect(await s.store.get(keys.connectionCaller('c'))).toBeUndefined();
     await expect(s.waiters.verify('c', second.token)).rejects.toThrow(/hello/);
