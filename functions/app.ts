@@ -84,6 +84,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
       maintenance.purgeTopic(topic.topicId).then(() => undefined),
     producer,
     fetcher: core.fetcher,
+    waiters: core.waiters,
     maxRequestBytes: core.log.maxRequestBytes,
     log: core.log,
     groups,

@@ -3,7 +3,8 @@
  * the long poll), ListOffsets and Streams' interactive queries (functions/route-table.ts), over the log
  * and the metadata table, within the callers' client quotas. With SLUICE_AUTHORIZER=iam (the CDK app
  * sets it) the topics POST /v1/fetch names in its body and a delegated caller are checked with IAM's
- * policy simulator. It writes nothing.
+ * policy simulator. It writes only the registrations of a fetch that names its wait socket connection
+ * (lib/core/log/waiters.ts).
  */
 import { FETCH_ROUTES } from '../lib/http/routes/log.js';
 import type { FetchRoutesOptions } from '../lib/http/routes/log.js';
@@ -26,10 +27,10 @@ export const FETCH_FUNCTION_ROUTES: RouteDefinition<FetchRoutesOptions & Streams
   );
 
 export const fetchRouter = (deps: SluiceDeps): Router => {
-  const { fetcher } = createLogServices(deps);
+  const { fetcher, waiters } = createLogServices(deps);
   return serve(
     FETCH_FUNCTION_ROUTES,
-    { fetcher, queries: new InteractiveQueries(deps.store) },
+    { fetcher, waiters, queries: new InteractiveQueries(deps.store) },
     serveOptionsOf(deps, createQuotas(deps)),
   );
 };

@@ -4,7 +4,6 @@
  * from here: each Lambda function (functions/<job>.ts) the services its routes need, functions/app.ts all of
  * them. Nothing here imports Connect, Streams or an AWS SDK, so a function bundle holds only its job.
  */
-import { randomUUID } from 'node:crypto';
 import type { ConnectionNotifier } from './ports/connections.js';
 import { Waiters } from './core/log/waiters.js';
 import { WaitSocket } from './http/wait-socket.js';
@@ -82,6 +81,8 @@ export interface LogServices {
   catalog: TopicCatalog;
   log: LogContext;
   fetcher: Fetcher;
+  /** Waits a fetch registers on a wait socket connection (it tells nobody: the notifier does). */
+  waiters: Waiters;
 }
 
 export const createLogServices = (deps: SluiceDeps): LogServices => {
@@ -109,7 +110,7 @@ export const createLogServices = (deps: SluiceDeps): LogServices => {
     ...(deps.newId ? { newId: deps.newId } : {}),
     telemetry: deps.telemetry ?? noTelemetry,
   });
-  return { store, catalog, log, fetcher: new Fetcher(log) };
+  return { store, catalog, log, fetcher: new Fetcher(log), waiters: new Waiters({ store, catalog, clock }) };
 };
 
 /** Consumer groups over the catalog and the log's offsets. */
@@ -228,13 +229,7 @@ export const createWaiting = (
   notifier: ConnectionNotifier,
   httpApi?: { apiId: string; stage: string; accountId: string },
 ): { waiters: Waiters; socket: WaitSocket } => {
-  const waiters = new Waiters({
-    store: deps.store,
-    catalog: core.catalog,
-    clock: deps.clock,
-    notifier,
-    newId: deps.newId ?? (() => randomUUID()),
-  });
+  const waiters = new Waiters({ store: deps.store, catalog: core.catalog, clock: deps.clock, notifier });
   const socket = new WaitSocket({
     waiters,
     notifier,

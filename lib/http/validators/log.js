@@ -31,7 +31,7 @@ return errors === 0;
 validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema33 = {"type":"object","required":["partitions"],"additionalProperties":false,"properties":{"partitions":{"type":"array","items":{"type":"object","required":["topic","partition","offset"],"additionalProperties":false,"properties":{"topic":{"type":"string"},"partition":{"type":"integer","minimum":0},"offset":{"type":"integer","minimum":0},"maxBytes":{"type":"integer","minimum":1,"description":"max.partition.fetch.bytes: default 1048576, at most 4194304"}}},"minItems":1,"maxItems":1000},"maxBytes":{"type":"integer","minimum":1,"description":"fetch.max.bytes over the answer: default and at most 4194304"},"maxWaitMs":{"type":"integer","minimum":0,"description":"fetch.max.wait.ms: long poll, at most 20000 (default 0)"},"isolationLevel":{"enum":["read_uncommitted","read_committed"],"description":"isolation.level: read_committed stops at each partition’s last stable offset and lists its aborted transactions (default read_uncommitted)"}}};
+const schema33 = {"type":"object","required":["partitions"],"additionalProperties":false,"properties":{"partitions":{"type":"array","items":{"type":"object","required":["topic","partition","offset"],"additionalProperties":false,"properties":{"topic":{"type":"string"},"partition":{"type":"integer","minimum":0},"offset":{"type":"integer","minimum":0},"maxBytes":{"type":"integer","minimum":1,"description":"max.partition.fetch.bytes: default 1048576, at most 4194304"},"waitingAt":{"type":"integer","minimum":0,"description":"with wait: the offset an earlier answer registered this partition at; equal to offset, and the partition not moved, it is kept as it is (not written again)"}}},"minItems":1,"maxItems":1000},"maxBytes":{"type":"integer","minimum":1,"description":"fetch.max.bytes over the answer: default and at most 4194304"},"maxWaitMs":{"type":"integer","minimum":0,"description":"fetch.max.wait.ms: long poll, at most 20000 (default 0)"},"isolationLevel":{"enum":["read_uncommitted","read_committed"],"description":"isolation.level: read_committed stops at each partition’s last stable offset and lists its aborted transactions (default read_uncommitted)"},"wait":{"type":"object","required":["connectionId","token"],"additionalProperties":false,"properties":{"connectionId":{"type":"string","description":"the wait socket connection’s id, from its hello frame"},"token":{"type":"string","description":"the token the hello frame handed the connection"}},"description":"register each partition this fetch leaves at its high watermark (LSO for read_committed) on this wait socket connection (docs/api.md \"Waiting on a WebSocket\")"}}};
 
 function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -53,7 +53,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "partitions") || (key0 === "maxBytes")) || (key0 === "maxWaitMs")) || (key0 === "isolationLevel"))){
+if(!(((((key0 === "partitions") || (key0 === "maxBytes")) || (key0 === "maxWaitMs")) || (key0 === "isolationLevel")) || (key0 === "wait"))){
 validate22.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -90,7 +90,7 @@ return false;
 else {
 const _errs6 = errors;
 for(const key1 in data1){
-if(!((((key1 === "topic") || (key1 === "partition")) || (key1 === "offset")) || (key1 === "maxBytes"))){
+if(!(((((key1 === "topic") || (key1 === "partition")) || (key1 === "offset")) || (key1 === "maxBytes")) || (key1 === "waitingAt"))){
 validate22.errors = [{instancePath:instancePath+"/partitions/" + i0,schemaPath:"#/properties/partitions/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -171,6 +171,28 @@ var valid2 = _errs13 === errors;
 else {
 var valid2 = true;
 }
+if(valid2){
+if(data1.waitingAt !== undefined){
+let data6 = data1.waitingAt;
+const _errs15 = errors;
+if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
+validate22.errors = [{instancePath:instancePath+"/partitions/" + i0+"/waitingAt",schemaPath:"#/properties/partitions/items/properties/waitingAt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs15){
+if(typeof data6 == "number"){
+if(data6 < 0 || isNaN(data6)){
+validate22.errors = [{instancePath:instancePath+"/partitions/" + i0+"/waitingAt",schemaPath:"#/properties/partitions/items/properties/waitingAt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid2 = _errs15 === errors;
+}
+else {
+var valid2 = true;
+}
+}
 }
 }
 }
@@ -202,37 +224,16 @@ var valid0 = true;
 }
 if(valid0){
 if(data.maxBytes !== undefined){
-let data6 = data.maxBytes;
-const _errs15 = errors;
-if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
-validate22.errors = [{instancePath:instancePath+"/maxBytes",schemaPath:"#/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs15){
-if(typeof data6 == "number"){
-if(data6 < 1 || isNaN(data6)){
-validate22.errors = [{instancePath:instancePath+"/maxBytes",schemaPath:"#/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-var valid0 = _errs15 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.maxWaitMs !== undefined){
-let data7 = data.maxWaitMs;
+let data7 = data.maxBytes;
 const _errs17 = errors;
 if(!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))){
-validate22.errors = [{instancePath:instancePath+"/maxWaitMs",schemaPath:"#/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate22.errors = [{instancePath:instancePath+"/maxBytes",schemaPath:"#/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs17){
 if(typeof data7 == "number"){
-if(data7 < 0 || isNaN(data7)){
-validate22.errors = [{instancePath:instancePath+"/maxWaitMs",schemaPath:"#/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+if(data7 < 1 || isNaN(data7)){
+validate22.errors = [{instancePath:instancePath+"/maxBytes",schemaPath:"#/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -243,17 +244,97 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.isolationLevel !== undefined){
-let data8 = data.isolationLevel;
+if(data.maxWaitMs !== undefined){
+let data8 = data.maxWaitMs;
 const _errs19 = errors;
-if(!((data8 === "read_uncommitted") || (data8 === "read_committed"))){
-validate22.errors = [{instancePath:instancePath+"/isolationLevel",schemaPath:"#/properties/isolationLevel/enum",keyword:"enum",params:{allowedValues: schema33.properties.isolationLevel.enum},message:"must be equal to one of the allowed values"}];
+if(!((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8)))){
+validate22.errors = [{instancePath:instancePath+"/maxWaitMs",schemaPath:"#/properties/maxWaitMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
+}
+if(errors === _errs19){
+if(typeof data8 == "number"){
+if(data8 < 0 || isNaN(data8)){
+validate22.errors = [{instancePath:instancePath+"/maxWaitMs",schemaPath:"#/properties/maxWaitMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
 }
 var valid0 = _errs19 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.isolationLevel !== undefined){
+let data9 = data.isolationLevel;
+const _errs21 = errors;
+if(!((data9 === "read_uncommitted") || (data9 === "read_committed"))){
+validate22.errors = [{instancePath:instancePath+"/isolationLevel",schemaPath:"#/properties/isolationLevel/enum",keyword:"enum",params:{allowedValues: schema33.properties.isolationLevel.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs21 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.wait !== undefined){
+let data10 = data.wait;
+const _errs22 = errors;
+if(errors === _errs22){
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+let missing2;
+if(((data10.connectionId === undefined) && (missing2 = "connectionId")) || ((data10.token === undefined) && (missing2 = "token"))){
+validate22.errors = [{instancePath:instancePath+"/wait",schemaPath:"#/properties/wait/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+return false;
+}
+else {
+const _errs24 = errors;
+for(const key2 in data10){
+if(!((key2 === "connectionId") || (key2 === "token"))){
+validate22.errors = [{instancePath:instancePath+"/wait",schemaPath:"#/properties/wait/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs24 === errors){
+if(data10.connectionId !== undefined){
+const _errs25 = errors;
+if(typeof data10.connectionId !== "string"){
+validate22.errors = [{instancePath:instancePath+"/wait/connectionId",schemaPath:"#/properties/wait/properties/connectionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs25 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data10.token !== undefined){
+const _errs27 = errors;
+if(typeof data10.token !== "string"){
+validate22.errors = [{instancePath:instancePath+"/wait/token",schemaPath:"#/properties/wait/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs27 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+else {
+validate22.errors = [{instancePath:instancePath+"/wait",schemaPath:"#/properties/wait/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs22 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
