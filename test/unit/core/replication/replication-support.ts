@@ -166,6 +166,7 @@ export interface ArrangedPartition {
   configs?: Record<string, string>;
   /** The values produced with acks=1 before the arrangement (default five). */
   values?: string[];
+  telemetry?: Telemetry;
 }
 
 /**
@@ -179,8 +180,9 @@ export const arrangedPartition = async ({
   hw = Math.min(...leos),
   configs = { 'min.insync.replicas': '1' },
   values = ['a', 'b', 'c', 'd', 'e'],
+  telemetry,
 }: ArrangedPartition) => {
-  const c = replicationCluster();
+  const c = replicationCluster(3, telemetry ? { telemetry } : {});
   const t = await c.create(configs);
   for (const v of values) await c.send(v, '1');
   const { leader, replicas } = await t.state();
