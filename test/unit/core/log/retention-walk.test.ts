@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../../../lib/core/keys.js';
-import { isRetired, pageItem } from '../../../../lib/core/log/batch-index.js';
+import { isRetired, pageItem, retiredPageItem } from '../../../../lib/core/log/batch-index.js';
+import { segmentItem } from '../../../../lib/core/log/segments/segment-index.js';
 import { LOG_SIZE_ATTR, oldestRetainedOf } from '../../../../lib/core/log/log-size.js';
 import type { PartitionState, TailEntry } from '../../../../lib/core/log/partition-state.js';
 import { decodePartitionState, encodePartitionItem } from '../../../../lib/core/log/partition-codec.js';
@@ -248,5 +249,59 @@ describe('an item without its total', () => {
       logStartOffset: 200,
       batchesDeleted: 200,
     });
+  });
+});
+
+describe('with segments', () => {
+  /** Segments of 64 one-offset batches over [0, 128) (their batch pages still there too), `segEnd` 128. */
+  const segmented = async (total: boolean, logStartOffset: number) => {
+    const p = await partition(256, {
+      total,
+      fields: { logStartOffset },
+      extra: { segEnd: 128, ...(total ? { [LOG_SIZE_ATTR]: (256 - logStartOffset) * L } : {}) },
+    });
+    for (const base of [0, 64]) {
+      const chunks = Array.from({ length: 64 }, (_, i) => ({ ...entry(base + i), baseOffset: base + i }));
+      await p.inner.put(segmentItem(TOPIC, 0, `s/${base}`, chunks, NOW));
+    }
+    return p;
+  };
+  const ms = (retentionMs: number) => ({
+    'cleanup.policy': 'delete' as const,
+    'retention.ms': retentionMs,
+    'retention.bytes': -1,
+  });
+
+  it('ages a segment by its newest batch when the total is counted', async () => {
+    const p = await segmented(false, 0);
+    // The first 30 batches are past retention.ms, the segment's newest (NOW + 63) is not: nothing goes.
+    expect(
+      await applyRetention(p.store, TOPIC, 0, { ...ms(1000), 'retention.bytes': 1_000_000 * L }, NOW + 1030),
+    ).toEqual({
+      logStartOffset: 0,
+      batchesDeleted: 0,
+    });
+    expect((await state(p.inner)).logSizeBytes).toBe(256 * L);
+  });
+
+  it('counts no segment wholly below the log start', async () => {
+    const p = await segmented(false, 64);
+    expect(await applyRetention(p.store, TOPIC, 0, bytes(1_000_000 * L), NOW)).toEqual({
+      logStartOffset: 64,
+      batchesDeleted: 0,
+    });
+    expect((await state(p.inner)).logSizeBytes).toBe(192 * L);
+    expect(oldestRetainedOf(await item(p.inner))).toEqual({ maxTimestamp: NOW + 127, sizeInBytes: 64 * L });
+  });
+
+  it('leaves a retired segment as the run that retired it wrote it', async () => {
+    const p = await segmented(true, 64);
+    const retired = retiredPageItem((await p.inner.get(keys.segment(TOPIC, 0, 0)))!, NOW);
+    await p.inner.put(retired);
+    expect(await applyRetention(p.store, TOPIC, 0, ms(1000), NOW + 3_600_000)).toEqual({
+      logStartOffset: 256,
+      batchesDeleted: 192,
+    });
+    expect(await p.inner.get(keys.segment(TOPIC, 0, 0))).toEqual(retired);
   });
 });
