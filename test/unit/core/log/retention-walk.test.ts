@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { keys } from '../../../../lib/core/keys.js';
 import { isRetired, pageItem, retiredPageItem } from '../../../../lib/core/log/batch-index.js';
 import { segmentItem } from '../../../../lib/core/log/segments/segment-index.js';
-import { LOG_SIZE_ATTR, oldestRetainedOf } from '../../../../lib/core/log/log-size.js';
+import { FIRST_LOCAL_ATTR, LOG_SIZE_ATTR, oldestRetainedOf } from '../../../../lib/core/log/log-size.js';
 import type { PartitionState, TailEntry } from '../../../../lib/core/log/partition-state.js';
 import { decodePartitionState, encodePartitionItem } from '../../../../lib/core/log/partition-codec.js';
 import { newPartitionState } from '../../../../lib/core/log/partition-state.js';
@@ -163,6 +163,19 @@ describe('an item that knows its total', () => {
       logStartOffset: 200,
       batchesDeleted: 200,
     });
+  });
+
+  it("records the first unit kept and keeps local retention's first local unit when nothing goes", async () => {
+    // Local retention remembers its first local unit (lk) below the log start's batches: only a run
+    // that moves the log start invalidates it.
+    const p = await partition(256, { extra: { [FIRST_LOCAL_ATTR]: [0, 0] } });
+    expect(await applyRetention(p.store, TOPIC, 0, bytes(1_000_000 * L), NOW)).toEqual({
+      logStartOffset: 0,
+      batchesDeleted: 0,
+    });
+    const after = await item(p.inner);
+    expect(oldestRetainedOf(after)).toEqual({ maxTimestamp: NOW, sizeInBytes: L });
+    expect(after[FIRST_LOCAL_ATTR]).toEqual([0, 0]);
   });
 
   it('does not count the log when retention.bytes is unlimited and the total is unknown', async () => {
