@@ -110,6 +110,29 @@ describe('with nothing indexed past the log start', () => {
   });
 });
 
+describe('with no unit indexed between the log start and the tail base', () => {
+  it('writes nothing', async () => {
+    // The tail base says [0, 10) was flushed, but no index item holds it: nothing to delete or record.
+    const p = await partition(0, { fields: { tailBase: 10 } });
+    const before = await item(p.inner);
+    let updates = 0;
+    const store = Object.create(p.store, {
+      update: {
+        value: (...args: Parameters<MetadataStore['update']>) => {
+          updates++;
+          return p.inner.update(...args);
+        },
+      },
+    }) as MetadataStore;
+    expect(await applyRetention(store, TOPIC, 0, bytes(0), NOW + 1000)).toEqual({
+      logStartOffset: 0,
+      batchesDeleted: 0,
+    });
+    expect(updates).toBe(0);
+    expect(await item(p.inner)).toEqual(before);
+  });
+});
+
 describe('an item that knows its total', () => {
   it('walks from the page holding the segment index end, not from the first page', async () => {
     // Segments (gone) covered [0, 5000): the pages below are local copies; 157 pages in all.
