@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { CfnElement } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT, SDK_OPERATIONS, buildFunction } from '../../infra/bundling.js';
 import { sluiceApp } from './app.js';
 
 // The one test that runs esbuild: it checks what skipping bundling elsewhere cannot, that each
@@ -124,6 +126,40 @@ describe('function bundles', () => {
     );
     expect(carried).toEqual(CARRIES[job]);
   });
+
+  // The bundles register only the errors of the SDK operations Sluice sends (infra/bundling.ts
+  // SDK_OPERATIONS): every command Sluice's own code in a bundle imports from those clients must be one
+  // of them, or an error it can throw would arrive as the bare service exception. (The connect bundles
+  // carry every command of the clients, kept by their lazily loaded connectors, but send only these.)
+  it.each(JOBS)(
+    '%s sends only operations of SDK_OPERATIONS on the clients whose errors it trims',
+    async (job) => {
+      const dir = mkdtempSync(path.join(tmpdir(), `sluice-ops-${job}-`));
+      try {
+        const metafile = await buildFunction(path.join(REPO_ROOT, 'functions', `${job}.ts`), dir);
+        const sent = Object.keys(metafile.inputs)
+          .filter((input) => !input.includes('node_modules') && input.endsWith('.ts'))
+          .flatMap((input) =>
+            [
+              ...readFileSync(path.resolve(REPO_ROOT, input), 'utf8').matchAll(
+                /import \{([^}]*)\} from '@aws-sdk\/(client-[a-z0-9-]+)'/g,
+              ),
+            ].flatMap(([, names, client]) =>
+              SDK_OPERATIONS[client!]
+                ? [...names!.matchAll(/\b(\w+)Command\b/g)].map(([, operation]) => `${client} ${operation}`)
+                : [],
+            ),
+          );
+        expect(sent.length).toBeGreaterThan(0);
+        for (const command of sent) {
+          const [client, operation] = command.split(' ') as [string, string];
+          expect([command, SDK_OPERATIONS[client]!.includes(operation)]).toEqual([command, true]);
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   // Fault injection and the latency model are the local stack's layers (local/stack.ts); a deployed
   // function must not carry them, even unused.
