@@ -28,10 +28,13 @@ import { InteractiveQueries } from '../streams/query/interactive.js';
 import type { SluiceDeps } from '../lib/services.js';
 import {
   SLUICE_VERSION,
+  createFetcher,
   createGroups,
   createLogServices,
   createMaintenance,
+  createProducer,
   createQuotas,
+  createTopicCatalog,
   createTransactions,
   createWaiting,
   serveOptionsOf,
@@ -69,9 +72,11 @@ export interface Sluice {
 }
 
 export const createSluice = (deps: SluiceDeps): Sluice => {
-  const core = createLogServices(deps);
+  const core = createLogServices(deps, createTopicCatalog(deps));
   const groups = createGroups(deps, core);
-  const { transactions, producer } = createTransactions(deps, core, groups);
+  const transactions = createTransactions(deps, core, groups);
+  const producer = createProducer(core);
+  const fetcher = createFetcher(core);
   const maintenance = createMaintenance(deps, core, groups, transactions);
   const quotas = createQuotas(deps);
   const options = serveOptionsOf(deps, quotas);
@@ -83,7 +88,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     onTopicDeleted: (topic: { topicId: string }) =>
       maintenance.purgeTopic(topic.topicId).then(() => undefined),
     producer,
-    fetcher: core.fetcher,
+    fetcher,
     maxRequestBytes: core.log.maxRequestBytes,
     log: core.log,
     groups,
@@ -97,6 +102,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
   return {
     ...core,
     producer,
+    fetcher,
     groups,
     transactions,
     maintenance,

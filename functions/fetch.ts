@@ -5,13 +5,13 @@
  * sets it) the topics POST /v1/fetch names in its body and a delegated caller are checked with IAM's
  * policy simulator. It writes nothing.
  */
-import { FETCH_ROUTES } from '../lib/http/routes/log.js';
-import type { FetchRoutesOptions } from '../lib/http/routes/log.js';
+import { FETCH_ROUTES } from '../lib/http/routes/fetch.js';
+import type { FetchRoutesOptions } from '../lib/http/routes/fetch.js';
 import type { RouteDefinition } from '../lib/http/define-route.js';
 import type { Router } from '../lib/http/router.js';
 import { routesOfJob, serve } from '../lib/http/serve.js';
 import type { SluiceDeps } from '../lib/services.js';
-import { createLogServices, createQuotas, serveOptionsOf } from '../lib/services.js';
+import { createFetcher, createLogServices, createQuotas, serveOptionsOf } from '../lib/services.js';
 import { InteractiveQueries } from '../streams/query/interactive.js';
 import { STREAMS_QUERY_ROUTES } from '../streams/query/rest.js';
 import type { StreamsQueryRoutesOptions } from '../streams/query/rest.js';
@@ -25,13 +25,11 @@ export const FETCH_FUNCTION_ROUTES: RouteDefinition<FetchRoutesOptions & Streams
     'fetch',
   );
 
-export const fetchRouter = (deps: SluiceDeps): Router => {
-  const { fetcher } = createLogServices(deps);
-  return serve(
+export const fetchRouter = (deps: SluiceDeps): Router =>
+  serve(
     FETCH_FUNCTION_ROUTES,
-    { fetcher, queries: new InteractiveQueries(deps.store) },
+    { fetcher: createFetcher(createLogServices(deps)), queries: new InteractiveQueries(deps.store) },
     serveOptionsOf(deps, createQuotas(deps)),
   );
-};
 
 export const handler = httpHandler('fetch', () => fetchRouter({ ...depsFromEnv(), ...authorizerFromEnv() }));

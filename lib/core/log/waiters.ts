@@ -24,7 +24,7 @@ import { ConditionFailedError } from '../../ports/metadata-store.js';
 import { keys } from '../keys.js';
 import { queryAll } from '../../ports/query-all.js';
 import { highWatermarkOf } from '../replication/replica-state.js';
-import type { TopicCatalog } from '../topics/catalog.js';
+import type { TopicRegistry } from '../topics/registry.js';
 import type { IsolationLevel } from '../transactions/lso.js';
 import { lastStableOffset } from '../transactions/lso.js';
 import { checkPartition, withCurrentTopic } from './context.js';
@@ -65,7 +65,7 @@ export interface PartitionKey {
 
 export interface WaitersOptions {
   store: MetadataStore;
-  catalog: TopicCatalog;
+  catalog: TopicRegistry;
   clock: Clock;
   notifier: ConnectionNotifier;
   newId: () => string;
