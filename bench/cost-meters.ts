@@ -11,6 +11,7 @@ import { keys } from '../lib/core/keys.js';
 import { itemSize, StorageMeter } from '../lib/ports/meter.js';
 import type { MeterReading } from '../lib/ports/meter.js';
 import { counts } from './cost-model.js';
+import { fromTopicPartitions } from '../lib/core/groups/partition-map.js';
 
 /** S3 requests and DynamoDB units, per the unit named by the field holding them. */
 export interface Counts {
@@ -156,4 +157,50 @@ export const indexBytes = (
     .dump()
     .filter((i) => pks.has(i.pk) && prefixes.some((prefix) => i.sk.startsWith(prefix)))
     .reduce((n, i) => n + itemSize(i), 0);
+};
+
+export interface Member {
+  groupId: string;
+  memberId: string;
+  memberEpoch: number;
+  owned: ReturnType<typeof fromTopicPartitions>;
+}
+
+/** One member per group, heartbeating until it owns every partition. */
+export const joinGroups = async (sluice: Sluice, groups: number): Promise<Member[]> => {
+  const members: Member[] = [];
+  for (let g = 0; g < groups; g++) {
+    const groupId = `group-${g}`;
+    let r = await sluice.groups.heartbeat(groupId, {
+      memberId: null,
+      memberEpoch: 0,
+      instanceId: null,
+      subscribedTopics: [TOPIC],
+      ownedPartitions: null,
+      rebalanceTimeoutMs: null,
+      serverAssignor: null,
+    });
+    const member: Member = { groupId, memberId: r.memberId, memberEpoch: r.memberEpoch, owned: {} };
+    for (let i = 0; i < 5 && r.assignment; i++) {
+      member.owned = fromTopicPartitions(r.assignment.topicPartitions);
+      r = await beat(sluice, member);
+    }
+    members.push(member);
+  }
+  return members;
+};
+
+export const beat = async (sluice: Sluice, m: Member) => {
+  const r = await sluice.groups.heartbeat(m.groupId, {
+    memberId: m.memberId,
+    memberEpoch: m.memberEpoch,
+    instanceId: null,
+    subscribedTopics: null,
+    ownedPartitions: m.owned,
+    rebalanceTimeoutMs: null,
+    serverAssignor: null,
+  });
+  m.memberEpoch = r.memberEpoch;
+  if (r.assignment) m.owned = fromTopicPartitions(r.assignment.topicPartitions);
+  return r;
 };

@@ -348,7 +348,9 @@ const maintenanceWorkBill = (gib: number, { d, usage, durations, prices }: Input
  * A month of scheduled maintenance runs beyond the work data causes. Every run probes follower stores
  * per partition, reads every partition's state, claims (or fails to claim) the orphan scan, and walks
  * the index retention and local retention read (read units per byte measured on runs that skip the
- * scan). One run per scan period also scans: a LIST page per 1,000 objects of each store, and every
+ * scan); with data arriving on every partition between runs (every shape here does) it also catches
+ * the followers up, indexes the tail left since the last produce-side pass and sweeps the groups
+ * (`steadyRun`). One run per scan period also scans: a LIST page per 1,000 objects of each store, and every
  * batch page and segment item read again (the scan's own read units per byte).
  */
 const maintenanceRunsBill = (
@@ -364,7 +366,7 @@ const maintenanceRunsBill = (
   const objectsPerStore = (held.replicaPerStore * GiB) / usage.requestBytes;
   const segments = held.segment * usage.rollPerGiB.segment.puts;
   const pages = (n: number) => Math.max(1, Math.ceil(n / 1000));
-  const run = usage.idleRun;
+  const run = usage.steadyRun;
   const scan = usage.orphanScan;
   // Per run and per scan: LISTs of the replica stores and of the segment store, DynamoDB units.
   const each = {

@@ -9,10 +9,12 @@ import { encodeRecordBatch } from '../protocol/record-batch/index.js';
 import { itemSize, writeUnitsFor } from '../lib/ports/meter.js';
 import type { ByStore, RunCounts } from './cost-meters.js';
 import {
+  beat,
   byStore,
   DAY,
   HOUR,
   indexBytes,
+  joinGroups,
   maintenance,
   meteredSluice,
   minus,
@@ -24,17 +26,62 @@ import {
 } from './cost-meters.js';
 
 /**
- * Two maintenance runs over a topic of `partitions` with no data, after a run that settles it and
- * scans: one a minute later that skips the scan, one an hour later that makes it; `scan` is what the
- * second adds. DynamoDB bills a write whose condition fails (the skipped claim) by the item it kept,
- * at least one unit (Developer Guide, "DynamoDB read and write operations"); the memory meter counts
- * none, so the run gets it here, and the scan's successful claim then adds nothing over it.
+ * Two maintenance runs over a topic of `partitions`, after a run that settles it and scans: one a
+ * minute later that skips the scan, one an hour later that makes it; `scan` is what the second adds.
+ * 'idle': no data and no groups. 'steady': what every run of a topic in use does besides rolling,
+ * retiring and expiring: each partition took a produce request since the last run (the followers'
+ * catch-up, the tail indexed at the run), and two groups (as the cost shapes have) with a live member
+ * and committed offsets (their sweep). DynamoDB bills a write whose condition fails (the skipped claim)
+ * by the item it kept, at least one unit (Developer Guide, "DynamoDB read and write operations"); the
+ * memory meter counts none, so the run gets it here, and the scan's successful claim then adds nothing
+ * over it.
  */
-const idleRunOf = async (partitions: number, replicas: number): Promise<{ run: ByStore; scan: ByStore }> => {
+const runOf = async (
+  partitions: number,
+  replicas: number,
+  kind: RunKind,
+): Promise<{ run: ByStore; scan: ByStore }> => {
   const { clock, metadata, sluice, meters } = meteredSluice(replicas, HOUR);
   await sluice.catalog.create({ name: TOPIC, partitions, replicationFactor: replicas });
+  const steady = kind === 'steady';
+  const value = new Uint8Array(1024).fill(5);
+  const members = steady ? await joinGroups(sluice, GROUPS) : [];
+  // Before each run: a request per partition and a heartbeat per member (their counts are produce's
+  // and groups', not the run's).
+  const traffic = async () => {
+    if (!steady) return;
+    for (let p = 0; p < partitions; p++)
+      await sluice.producer.produceBatches(
+        TOPIC,
+        p,
+        encodeRecordBatch([{ key: null, value, headers: [], timestamp: clock.now(), offsetDelta: 0 }]),
+        'all',
+      );
+  };
+  // Members heartbeat within their 45-second session as the clock moves (groups' counts, not the run's).
+  const advance = async (ms: number) => {
+    for (let left = ms; left > 0; left -= HEARTBEAT_MS) {
+      await clock.advance(Math.min(HEARTBEAT_MS, left));
+      for (const m of members) await beat(sluice, m);
+    }
+  };
+  await traffic();
+  for (const m of members) {
+    const offsets = Array.from({ length: partitions }, (_, partition) => ({
+      topic: TOPIC,
+      partition,
+      offset: 1,
+      metadata: '',
+    }));
+    await sluice.groups.commitOffsets(m.groupId, {
+      memberId: m.memberId,
+      memberEpoch: m.memberEpoch,
+      offsets,
+    });
+  }
   await maintenance(sluice, true);
-  await clock.advance(MINUTE);
+  await advance(MINUTE);
+  await traffic();
   let done = meters.mark();
   await maintenance(sluice, false);
   const skipped = done();
@@ -47,12 +94,18 @@ const idleRunOf = async (partitions: number, replicas: number): Promise<{ run: B
       writeUnits: skipped.metadata.writeUnits + writeUnitsFor(itemSize(claim)),
     },
   };
-  await clock.advance(HOUR);
+  await advance(HOUR);
+  await traffic();
   done = meters.mark();
   await maintenance(sluice, true);
   const scanned = done();
   return { run, scan: byStore((k) => minus(scanned[k], run[k])) };
 };
+
+export type RunKind = 'idle' | 'steady';
+/** Consumer groups of the cost shapes (bench/cost-model.ts SHAPES). */
+const GROUPS = 2;
+const HEARTBEAT_MS = 30_000;
 
 /** An orphan scan interval no run reaches: only the first run scans. */
 export const NEVER = 1000 * DAY;
@@ -108,10 +161,13 @@ export const indexWalk = async (
   return (large.readUnits - small.readUnits) / (large.index - small.index);
 };
 
-/** The idle run and the scan's part, each fitted as a fixed part and a part per partition. */
-export const idleRuns = async (replicas: number): Promise<{ run: RunCounts; scan: RunCounts }> => {
-  const one = await idleRunOf(1, replicas);
-  const nine = await idleRunOf(9, replicas);
+/** A run of this kind and the scan's part, each fitted as a fixed part and a part per partition. */
+export const steadyRuns = async (
+  replicas: number,
+  kind: RunKind,
+): Promise<{ run: RunCounts; scan: RunCounts }> => {
+  const one = await runOf(1, replicas, kind);
+  const nine = await runOf(9, replicas, kind);
   const fit = (k: 'run' | 'scan'): RunCounts => {
     const perPartition = byStore((s) => scale(minus(nine[k][s], one[k][s]), 1 / 8));
     return { fixed: byStore((s) => minus(one[k][s], perPartition[s])), perPartition };

@@ -12,12 +12,13 @@
 import type { Sluice } from '../functions/app.js';
 import { keys } from '../lib/core/keys.js';
 import { encodeRecordBatch } from '../protocol/record-batch/index.js';
-import { fromTopicPartitions } from '../lib/core/groups/partition-map.js';
-import type { ByStore, Counts, Meters, RunCounts } from './cost-meters.js';
+import type { ByStore, Counts, Member, Meters, RunCounts } from './cost-meters.js';
 import {
+  beat,
   DAY,
   HOUR,
   indexBytes,
+  joinGroups,
   maintenance,
   meteredSluice,
   minus,
@@ -29,7 +30,7 @@ import {
   TOPIC,
   zero,
 } from './cost-meters.js';
-import { idleRuns, indexWalk, NEVER } from './cost-usage-runs.js';
+import { indexWalk, NEVER, steadyRuns } from './cost-usage-runs.js';
 
 export type { ByStore, Counts, RunCounts } from './cost-meters.js';
 
@@ -90,14 +91,21 @@ export interface MeasuredUsage {
    */
   idleRun: RunCounts;
   /**
+   * What every run of a topic in use does besides its roll, retire and expire work, skipping the
+   * scan: the idle run's, plus per partition that took data since the last run the followers'
+   * catch-up and the tail indexed at the run, and the sweep of two groups' members and offsets.
+   */
+  steadyRun: RunCounts;
+  /**
    * What the orphan scan adds to a run: one LIST per store listed and nothing per 1,000 objects yet
    * (the model adds a page per 1,000 objects held), the per-partition reads of state and index, and
    * the read units per byte of index held beyond a run that skips it.
    */
   orphanScan: RunCounts & { readUnitsPerIndexByte: number };
   /**
-   * The work of a GiB beyond what its runs would cost with nothing to do (the model prices every
-   * scheduled run's walk itself). Per GiB rolled: the roll's GETs of replica objects, segment PUTs.
+   * The work of a GiB beyond what its runs would cost anyway (the model prices every scheduled run and
+   * its walk itself): the difference between two scenarios that differ by whole segments. Per GiB
+   * rolled: the roll's GETs of replica objects, segment PUTs, the swap.
    */
   rollPerGiB: { replica: Counts; segment: Counts; metadata: Counts };
   /** Per GiB rolled: local retention retiring it, then the collector deleting the replica objects. */
@@ -122,8 +130,34 @@ const RECORD_FRAMING = 21;
 const MAX_BATCH_BYTES = 2 ** 20;
 const RETENTION_MS = 8 * DAY;
 
-/** Runs the scenario and returns the counts per unit of work. */
-export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN): Promise<MeasuredUsage> => {
+/** What one scenario counted: totals of each phase, before anything is taken out or divided. */
+interface Scenario {
+  requestBytes: number;
+  records: number;
+  batches: number;
+  produced: number;
+  produce: Counts;
+  fetch: Counts;
+  stateReadUnits: number;
+  heartbeat: Counts;
+  commits: Counts;
+  /** The run that rolls, the two that retire and collect, the one that expires. */
+  roll: ByStore;
+  retire: ByStore;
+  expire: ByStore;
+  /** Index item bytes the runs after the roll walk. */
+  indexNow: number;
+  rolledBytes: number;
+  segmentBytes: number;
+  segmentIndexBytes: number;
+  pageIndexBytes: number;
+}
+
+/**
+ * Produces, reads and commits, then runs maintenance past the roll, local retention, the collector's
+ * grace and retention, counting each phase whole.
+ */
+const scenario = async (options: UsageRunOptions): Promise<Scenario> => {
   const { partitions, replicas, batchBytes, recordBytes, requestsPerPartition, groups } = options;
   // Every measured run below is at least an hour after the last, so each makes the hourly scan.
   const { clock, metadata, sluice, meters } = meteredSluice(replicas, HOUR);
@@ -211,10 +245,8 @@ export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN)
   const indexNow = indexBytes(metadata, topic.topicId, partitions, [...PAGE_ITEMS, ...SEGMENT_ITEMS]);
   const rolledBytes = roll.segment.putBytes;
   if (rolled.segmentsRolled === 0 || rolledBytes === 0) throw new Error('nothing rolled: produce more');
-  const perRolledGiB = GiB / rolledBytes;
-  const indexBytesPerGiB = indexBytes(metadata, topic.topicId, partitions, SEGMENT_ITEMS) * perRolledGiB;
-  const pageBytesPerGiB =
-    (indexBytes(metadata, topic.topicId, partitions, PAGE_ITEMS) * GiB) / (produced * requestBytes);
+  const segmentIndexBytes = indexBytes(metadata, topic.topicId, partitions, SEGMENT_ITEMS);
+  const pageIndexBytes = indexBytes(metadata, topic.topicId, partitions, PAGE_ITEMS);
 
   // Local retention retires the copies; the next scan, past the grace, deletes them.
   await clock.advance(HOUR + MINUTE);
@@ -233,51 +265,105 @@ export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN)
   await maintenance(sluice, true);
   const expire = done();
   if (expire.segment.deletes === 0) throw new Error('retention deleted nothing');
-  const perSegmentGiB = GiB / segmentBytes;
-
-  const idle = await idleRuns(replicas);
-  const walk = { run: await indexWalk(replicas, NEVER), scan: await indexWalk(replicas, 0) };
-  const readUnitsPerIndexByte = walk.run;
-  const scanReadUnitsPerIndexByte = walk.scan - walk.run;
-  const of = (c: RunCounts, k: keyof ByStore) => sum(c.fixed[k], scale(c.perPartition[k], partitions));
-  // What `n` scanning runs cost over an index of `index` bytes without the work itself: taken out of
-  // the roll, retire and expire runs, since the model prices every scheduled run and scan on its own.
-  const runs = (n: number, index: number, k: keyof ByStore): Counts => {
-    const base = scale(sum(of(idle.run, k), of(idle.scan, k)), n);
-    return k === 'metadata'
-      ? {
-          ...base,
-          readUnits: base.readUnits + n * index * (readUnitsPerIndexByte + scanReadUnitsPerIndexByte),
-        }
-      : base;
-  };
   return {
-    options,
     requestBytes,
     records: records * batches,
     batches,
-    produce: scale(produce, 1 / produced),
-    fetch: scale(fetch, 1 / (produced * groups)),
+    produced,
+    produce,
+    fetch,
     stateReadUnits,
     heartbeat,
-    commitPerPartition: scale(commits, 1 / partitions),
+    commits,
+    roll,
+    retire,
+    expire,
+    indexNow,
+    rolledBytes,
+    segmentBytes,
+    segmentIndexBytes,
+    pageIndexBytes,
+  };
+};
+
+/**
+ * More requests per partition for the second scenario: at least a 16 MiB segment's worth, and a
+ * multiple of the 16 commits after which a produce materializes, so both scenarios leave the same tail
+ * and index it in the same passes. The counts are divided by the bytes each phase rolled or expired
+ * more, so the extra need not be whole segments.
+ */
+const extraRequests = (batchBytes: number): number => {
+  const perSegment = Math.ceil(SEGMENT_BYTES / batchBytes);
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+  return (perSegment * 16) / gcd(perSegment, 16);
+};
+const SEGMENT_BYTES = 16 * 2 ** 20;
+
+/**
+ * Runs the scenario twice, the second with whole segments more per partition, and returns the counts
+ * per unit of work. The work of a GiB (roll, retire, expire) is the difference between the two over
+ * the difference in bytes: everything a run does whatever it rolls (the follower catch-up, the tail
+ * indexed at the run, the groups' sweep, the claim) is the same in both and drops out, so it is not
+ * charged per GiB; the model prices it per run (`steadyRun`).
+ */
+export const measureUsage = async (options: UsageRunOptions = DEFAULT_USAGE_RUN): Promise<MeasuredUsage> => {
+  const { partitions, replicas } = options;
+  const small = await scenario(options);
+  const large = await scenario({
+    ...options,
+    requestsPerPartition: options.requestsPerPartition + extraRequests(options.batchBytes),
+  });
+  const rolledGiB = (large.rolledBytes - small.rolledBytes) / GiB;
+  const segmentGiB = (large.segmentBytes - small.segmentBytes) / GiB;
+  if (!(rolledGiB > 0) || !(segmentGiB > 0)) throw new Error('the larger scenario rolled no more');
+  const { produced, requestBytes } = small;
+
+  const idle = await steadyRuns(replicas, 'idle');
+  const steady = await steadyRuns(replicas, 'steady');
+  const walk = { run: await indexWalk(replicas, NEVER), scan: await indexWalk(replicas, 0) };
+  const readUnitsPerIndexByte = walk.run;
+  const scanReadUnitsPerIndexByte = walk.scan - walk.run;
+  // The larger index the larger scenario's `n` runs walk after its roll: priced per run by the model.
+  const walked = (n: number, k: keyof ByStore): Counts =>
+    k === 'metadata'
+      ? {
+          ...zero(),
+          readUnits:
+            n * (large.indexNow - small.indexNow) * (readUnitsPerIndexByte + scanReadUnitsPerIndexByte),
+        }
+      : zero();
+  const per = (a: Counts, b: Counts, n: number, k: keyof ByStore, gib: number): Counts =>
+    scale(minus(minus(a, b), walked(n, k)), 1 / gib);
+  const perGiB = (phase: 'roll' | 'retire' | 'expire', n: number, k: keyof ByStore, gib: number) =>
+    per(large[phase][k], small[phase][k], n, k, gib);
+  return {
+    options,
+    requestBytes,
+    records: small.records,
+    batches: small.batches,
+    produce: scale(small.produce, 1 / produced),
+    fetch: scale(small.fetch, 1 / (produced * options.groups)),
+    stateReadUnits: small.stateReadUnits,
+    heartbeat: small.heartbeat,
+    commitPerPartition: scale(small.commits, 1 / partitions),
     idleRun: idle.run,
+    steadyRun: steady.run,
     orphanScan: { ...idle.scan, readUnitsPerIndexByte: scanReadUnitsPerIndexByte },
     rollPerGiB: {
-      replica: scale(minus(roll.replica, runs(1, 0, 'replica')), perRolledGiB),
-      segment: scale(minus(roll.segment, runs(1, 0, 'segment')), perRolledGiB),
-      metadata: scale(minus(roll.metadata, runs(1, indexNow, 'metadata')), perRolledGiB),
+      replica: perGiB('roll', 1, 'replica', rolledGiB),
+      segment: perGiB('roll', 1, 'segment', rolledGiB),
+      metadata: perGiB('roll', 1, 'metadata', rolledGiB),
     },
     retirePerGiB: {
-      replica: scale(minus(retire.replica, runs(2, 0, 'replica')), perRolledGiB),
-      metadata: scale(minus(retire.metadata, runs(2, indexNow, 'metadata')), perRolledGiB),
+      replica: perGiB('retire', 2, 'replica', rolledGiB),
+      metadata: perGiB('retire', 2, 'metadata', rolledGiB),
     },
     expirePerGiB: {
-      segment: scale(minus(expire.segment, runs(1, 0, 'segment')), perSegmentGiB),
-      metadata: scale(minus(expire.metadata, runs(1, indexNow, 'metadata')), perSegmentGiB),
+      segment: perGiB('expire', 1, 'segment', segmentGiB),
+      metadata: perGiB('expire', 1, 'metadata', segmentGiB),
     },
-    indexBytesPerGiB,
-    pageBytesPerGiB,
+    indexBytesPerGiB: (small.segmentIndexBytes * GiB) / small.rolledBytes,
+    pageBytesPerGiB: (small.pageIndexBytes * GiB) / (produced * requestBytes),
     readUnitsPerIndexByte,
   };
 };
@@ -290,52 +376,6 @@ const concat = (parts: Uint8Array[]): Uint8Array => {
     at += p.length;
   }
   return out;
-};
-
-interface Member {
-  groupId: string;
-  memberId: string;
-  memberEpoch: number;
-  owned: ReturnType<typeof fromTopicPartitions>;
-}
-
-/** One member per group, heartbeating until it owns every partition. */
-const joinGroups = async (sluice: Sluice, groups: number): Promise<Member[]> => {
-  const members: Member[] = [];
-  for (let g = 0; g < groups; g++) {
-    const groupId = `group-${g}`;
-    let r = await sluice.groups.heartbeat(groupId, {
-      memberId: null,
-      memberEpoch: 0,
-      instanceId: null,
-      subscribedTopics: [TOPIC],
-      ownedPartitions: null,
-      rebalanceTimeoutMs: null,
-      serverAssignor: null,
-    });
-    const member: Member = { groupId, memberId: r.memberId, memberEpoch: r.memberEpoch, owned: {} };
-    for (let i = 0; i < 5 && r.assignment; i++) {
-      member.owned = fromTopicPartitions(r.assignment.topicPartitions);
-      r = await beat(sluice, member);
-    }
-    members.push(member);
-  }
-  return members;
-};
-
-const beat = async (sluice: Sluice, m: Member) => {
-  const r = await sluice.groups.heartbeat(m.groupId, {
-    memberId: m.memberId,
-    memberEpoch: m.memberEpoch,
-    instanceId: null,
-    subscribedTopics: null,
-    ownedPartitions: m.owned,
-    rebalanceTimeoutMs: null,
-    serverAssignor: null,
-  });
-  m.memberEpoch = r.memberEpoch;
-  if (r.assignment) m.owned = fromTopicPartitions(r.assignment.topicPartitions);
-  return r;
 };
 
 const BEATS = 8;

@@ -1,8 +1,11 @@
 /**
  * Request and capacity counters kept by the storage adapters, so benchmarks can report S3 requests and
  * DynamoDB units per MiB and turn them into dollars. Units follow DynamoDB's billing: a write unit per
- * started KiB of the larger item image (2x inside transactions), a strongly consistent read unit per
- * started 4 KiB (half for eventually consistent reads).
+ * started KiB of the larger item image (2x inside transactions: the Developer Guide's "Capacity
+ * management for transactions" says DynamoDB performs two underlying writes of every item in a
+ * TransactWriteItems, so a ConditionCheck is billed here as a transactional write of the item it
+ * checks, the conservative reading), a strongly consistent read unit per started 4 KiB (half for
+ * eventually consistent reads).
  */
 import type { AttributeValue } from './metadata-store.js';
 

@@ -200,7 +200,8 @@ export class DynamoMetadataStore implements MetadataStore {
       metadataWrites: writes.length,
       writeUnits:
         unitsOf(out.ConsumedCapacity) ??
-        writes.reduce((sum, op) => sum + 2 * writeUnitsFor('put' in op ? itemSize(op.put) : 1), 0),
+        // Without ConsumedCapacity: checks are billed as writes too (lib/ports/meter.ts).
+        ops.reduce((sum, op) => sum + 2 * writeUnitsFor('put' in op ? itemSize(op.put) : 1), 0),
     });
   }
 

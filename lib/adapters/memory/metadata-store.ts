@@ -112,7 +112,11 @@ export class MemoryMetadataStore implements MetadataStore {
       return { key: opKey(op), before, after: before, checkOnly: true };
     });
     for (const r of results) {
-      if ('checkOnly' in r) continue;
+      // A ConditionCheck changes nothing but is billed as a transactional write of the item it reads.
+      if ('checkOnly' in r) {
+        this.meter.add({ writeUnits: 2 * writeUnitsFor(r.before ? itemSize(r.before) : 1) });
+        continue;
+      }
       if (r.after) this.write(r.after, r.before, 2);
       else {
         this.partitions.get(r.key.pk)?.delete(r.key.sk);

@@ -45,9 +45,14 @@ const usageAt = (replicas: number): MeasuredUsage => ({
   stateReadUnits: 1,
   heartbeat: counts({ writeUnits: 1, readUnits: 3 }),
   commitPerPartition: counts({ writeUnits: 2, readUnits: 1 }),
-  // A run: the failed scan claim's write unit and 7 read units per partition; a scan: a LIST per
-  // store (per 1,000 objects) and 3 read units per partition.
+  // A run with no data (not priced: every shape has data between runs), and one of a topic in use: the
+  // failed scan claim's write unit and 7 read units per partition; a scan: a LIST per store (per 1,000
+  // objects) and 3 read units per partition.
   idleRun: {
+    fixed: { replica: counts({}), segment: counts({}), metadata: counts({ writeUnits: 1 }) },
+    perPartition: { replica: counts({}), segment: counts({}), metadata: counts({ readUnits: 2 }) },
+  },
+  steadyRun: {
     fixed: { replica: counts({}), segment: counts({}), metadata: counts({ writeUnits: 1 }) },
     perPartition: { replica: counts({}), segment: counts({}), metadata: counts({ readUnits: 7 }) },
   },

@@ -3,6 +3,11 @@ import type { MeasuredUsage } from '../../../bench/cost-usage.js';
 import { measureUsage, usageRunFor } from '../../../bench/cost-usage.js';
 
 const GiB = 2 ** 30;
+/**
+ * Write units of a segment of 256 KiB requests: 8 for its item (2 KiB of chunks) and the raise, 5 for
+ * its four time marks merged (four deletes, the merged one put), 8 for its four pages' checks.
+ */
+const ROLL_256 = 8 + 5 + 4 * 2;
 
 describe('measureUsage: counts of Sluice’s own code on the metered memory stores', () => {
   let rf3: MeasuredUsage;
@@ -48,11 +53,32 @@ describe('measureUsage: counts of Sluice’s own code on the metered memory stor
     );
   });
 
-  it('retires the replica copies with batched deletes and expires segments, nothing left unpriced', () => {
-    expect(rf3.retirePerGiB.replica.deletes).toBeGreaterThan(0);
+  it('retires the replica copies and expires segments in batched requests, and prices their index writes', () => {
+    // One DeleteObjects request per store takes up to 1,000 keys, so the requests do not grow with the
+    // bytes between the two scenarios (DELETE is free on both classes anyway).
+    expect(rf3.retirePerGiB.replica.deletes).toBe(0);
     expect(rf3.retirePerGiB.replica.gets).toBe(0);
-    expect(rf3.expirePerGiB.segment.deletes).toBeGreaterThan(0);
+    expect(rf3.expirePerGiB.segment.deletes).toBe(0);
     expect(rf3.expirePerGiB.segment.puts).toBe(0);
+    // A retired page is rewritten as a marker; an expired segment's item is deleted.
+    expect(rf3.retirePerGiB.metadata.writeUnits).toBeGreaterThan(0);
+    expect(rf3.expirePerGiB.metadata.writeUnits).toBeGreaterThan(0);
+  });
+
+  it('charges a GiB only what grows with its bytes, not what every run does anyway', () => {
+    // The swap of each segment: its item put, the partition item's segEnd raised and a check of the
+    // batch page it came from, in one transaction (2 units per KiB of each); the runs' own work (the
+    // claim, the followers' catch-up, the tail indexed at the run, the groups' sweep) is the same in
+    // both scenarios and drops out.
+    expect(twoBatches.rollPerGiB.metadata.writeUnits).toBeCloseTo(6 * twoBatches.rollPerGiB.segment.puts, 6);
+    // Segments of 256 KiB requests span four pages and four materialization passes: four checks, and
+    // the roll merges their four time marks into one (a delete unit each).
+    expect(rf3.rollPerGiB.metadata.writeUnits / rf3.rollPerGiB.segment.puts).toBeCloseTo(ROLL_256, 6);
+    // That work is priced per run instead: more than an idle run's for a partition that took data.
+    expect(rf3.steadyRun.perPartition.metadata.writeUnits).toBeGreaterThan(
+      rf3.idleRun.perPartition.metadata.writeUnits,
+    );
+    expect(rf3.steadyRun.fixed.metadata.readUnits).toBeGreaterThan(rf3.idleRun.fixed.metadata.readUnits);
   });
 
   it('measures what a run reads per byte of index it holds, and what the orphan scan reads on top', () => {
@@ -68,7 +94,8 @@ describe('measureUsage: counts of Sluice’s own code on the metered memory stor
 
   it('counts group calls and idle maintenance runs per unit', () => {
     expect(rf3.heartbeat).toMatchObject({ writeUnits: 1, readUnits: 3, puts: 0 });
-    expect(rf3.commitPerPartition).toMatchObject({ writeUnits: 2, readUnits: 2 });
+    // The offset's put and the check of the member's epoch, each 2 units in the transaction.
+    expect(rf3.commitPerPartition).toMatchObject({ writeUnits: 4, readUnits: 2 });
     // A run that skips the scan lists nothing but the follower probe per partition, and pays the
     // failed claim's write unit.
     expect(rf3.idleRun.fixed.replica.lists).toBe(0);
