@@ -454,32 +454,35 @@ const consumerWaitingBill = (
 const STREAM_POLLS_PER_SEC = 4;
 /** The notifier: a 128 MB function of about 20 ms per stream batch, plus a Query per changed partition. */
 const NOTIFIER = { memoryMb: 128, ms: 20, msPerQuery: 5 };
-/** The wait function: a 128 MB function of about 20 ms per registration (a put, a batch write, the check). */
+/** The wait function: a 128 MB function of about 20 ms per call ($connect, hello, $disconnect). */
 const WAIT_FUNCTION = { memoryMb: 128, ms: 20 };
+/**
+ * What a fetch that names its wait connection adds to the fetch function's time: the registrations'
+ * batch write, then their check reads in parallel (the token is remembered): two round trips of ~5 ms.
+ */
+const REGISTRATION_MS = 10;
 /** The SDK consumer's re-check while it waits on the socket (sdk/consumer.ts socketRecheckMs). */
 const SOCKET_RECHECK_SEC = 300;
-/** The SDK consumer's socketDirectAfterMs: after a wait this long it registers without an empty fetch. */
-const SOCKET_DIRECT_AFTER_SEC = 1;
-/** How long a registration's items live (lib/core/log/waiters.ts WAIT_TTL_MS); rewritten at half. */
-const WAIT_TTL_SEC = 3 * 3600;
 /** API Gateway closes a WebSocket after 2 hours; the SDK opens another. */
 const SOCKET_LIFETIME_SEC = 2 * 3600;
 
 /**
  * Waiting on a WebSocket, as built (lib/core/log/waiters.ts, sdk/consumer.ts): no function while a
- * member waits. A member waits only once a fetch came back empty: it registers (one frame in, the wait
- * function: the connection's registration read and written, each owned partition's item read for the
- * check), is told once by the notifier (the registration read and marked told, the partition's item
- * read; one frame out), fetches what arrived (consume's) and, after a wait of a second or more,
- * registers again with no empty fetch between; after a shorter wait it fetches once more (empty,
- * priced here) before it registers (sdk/consumer.ts socketDirectAfterMs). The per-partition items that let the notifier find it are written when it connects
- * and every half TTL, not per registration. A member that finds data in that next fetch does not wait:
- * with λ produce requests a second into its partitions and a cycle of `busy` seconds (one or two
- * fetches and a registration), it waits min(λ, stream batches a second) × e^(−λ·busy) times a second (a Poisson
- * arrival misses the busy window with probability e^(−λ·busy)), so at high throughput few messages
- * are sent. Besides: the connection minutes, a re-check every 5 minutes (a registration and a fetch),
- * a new connection every 2 hours, and the notifier on the table's stream (one invocation per stream
- * batch, a Query per changed partition; the trigger's own stream reads are free).
+ * member waits, and no frame in per wake. Every fetch of a member names its connection; the fetch
+ * function checks its token (half a read unit the first time a warm instance sees the connection,
+ * priced once per connection; nothing after: lib/core/log/waiters.ts verify), writes a registration item
+ * (a write unit) for each partition it moved to the high watermark, and re-reads those partitions'
+ * items (consistent) for the check, in REGISTRATION_MS more of the fetch function. The notifier tells
+ * a registration by the one stream record whose high-watermark range holds it: one frame out per
+ * wake, no write. A member is told about min(λ, stream batches a second) times a second less its busy
+ * time (one fetch, whose records consume prices): wakes = 1 / (1/min(λ, 4) + busy). The partitions a
+ * wake's fetch moves are those that got a record since the last one (at least the one that woke it).
+ * A fetch whose check finds a record that raced it is followed by another (e^(λ·REGISTRATION_MS)).
+ * Besides: the connection minutes; every 5 minutes a re-check (an empty fetch that registers every
+ * owned partition anew); every 2 hours a new connection ($connect, hello in and out, $disconnect: the
+ * wait function thrice, the caller and token item written thrice); and the notifier on the table's
+ * stream (one invocation per stream batch, a consistent Query per partition whose high watermark moved;
+ * the trigger's own stream reads are free).
  */
 const webSocketWaitingBill = (
   shape: Shape,
@@ -491,53 +494,50 @@ const webSocketWaitingBill = (
   const owned = shape.partitions / shape.membersPerGroup;
   const arrivalsPerMemberSec = requestsPerSec / shape.membersPerGroup;
   const fetchMs = msFor(durations.fetch, usage, d.memoryMb.fetch);
-  // After a wait of at least SOCKET_DIRECT_AFTER_SEC (probability e^(−λ·D)) the member registers
-  // right after the fetch that reads what woke it; after a shorter one it fetches once more first.
-  const direct = Math.exp(-arrivalsPerMemberSec * SOCKET_DIRECT_AFTER_SEC);
-  const busyDirectSec = (fetchMs + WAIT_FUNCTION.ms) / 1000;
-  const busyPollSec = (2 * fetchMs + WAIT_FUNCTION.ms) / 1000;
-  const arrivals = Math.min(arrivalsPerMemberSec, STREAM_POLLS_PER_SEC);
-  const directWakesPerMemberSec = arrivals * direct * Math.exp(-arrivalsPerMemberSec * busyDirectSec);
-  const polledWakesPerMemberSec = arrivals * (1 - direct) * Math.exp(-arrivalsPerMemberSec * busyPollSec);
-  const wakes = members * (directWakesPerMemberSec + polledWakesPerMemberSec) * SECONDS_PER_MONTH;
+  const busySec = (fetchMs + REGISTRATION_MS) / 1000;
+  const toldPerSec = Math.min(arrivalsPerMemberSec, STREAM_POLLS_PER_SEC);
+  const wakesPerMemberSec = toldPerSec > 0 ? 1 / (1 / toldPerSec + busySec) : 0;
+  const wakes = members * wakesPerMemberSec * SECONDS_PER_MONTH;
+  const registeringFetches = wakes * Math.exp((arrivalsPerMemberSec * REGISTRATION_MS) / 1000);
+  // Partitions moved by a wake's fetch: those with a record since the last (a Poisson share of λ each).
+  const perPartitionSec = arrivalsPerMemberSec / owned;
+  const moved =
+    wakesPerMemberSec > 0 ? Math.max(1, owned * (1 - Math.exp(-perPartitionSec / wakesPerMemberSec))) : 0;
   const rechecks = (members * SECONDS_PER_MONTH) / SOCKET_RECHECK_SEC;
   const connects = (members * SECONDS_PER_MONTH) / SOCKET_LIFETIME_SEC;
-  const registrations = wakes + rechecks;
-  // A wake's fetch reads what woke it (consume's); the fetch after a short wait that comes back
-  // empty, and a re-check's, are priced here.
-  const emptyFetches = members * polledWakesPerMemberSec * SECONDS_PER_MONTH + rechecks;
-  // The registration item: ids, one offset and topic per owned partition (a write unit per KiB).
-  const registrationUnits = Math.ceil((200 + 80 * owned) / 1024);
-  const itemRewrites = (members * owned * SECONDS_PER_MONTH) / (WAIT_TTL_SEC / 2);
-  // Frames: a registration in and a ready out per wake; a registration per re-check; $connect/$disconnect.
-  const messages = 2 * wakes + rechecks + 2 * connects;
+  const registrations = registeringFetches * moved + rechecks * owned;
+  const fetchesNamingConnection = registeringFetches + rechecks;
+  // Frames: a ready out per wake; hello in and out per connection.
+  const messages = wakes + 2 * connects;
   const connectionMinutes = (members * SECONDS_PER_MONTH) / 60;
   const batchesPerSec = Math.min(requestsPerSec, STREAM_POLLS_PER_SEC);
   const notifierRuns = batchesPerSec * SECONDS_PER_MONTH;
   const queries = Math.min(requestsPerSec, STREAM_POLLS_PER_SEC * shape.partitions) * SECONDS_PER_MONTH;
   const units = {
-    // The registration written; marked told on a wake; the partition items now and then.
-    writeUnits: (registrations + wakes) * registrationUnits + itemRewrites,
-    // Registration: the last one read, every owned partition's item read (the check). Wake: the
-    // registration and the partition's item read by the notifier. Empty fetch: every owned item.
-    // Notifier: a Query per changed partition.
+    // A registration item per partition registered (well under 1 KiB); the connection's item on
+    // $connect, hello and $disconnect.
+    writeUnits: registrations + 3 * connects,
+    // The token read once per connection; the check's consistent read per registration;
+    // a re-check's empty fetch reads every owned item; the notifier's Query per changed partition.
     readUnits:
-      registrations * (registrationUnits + owned * usage.stateReadUnits) +
-      wakes * (registrationUnits + usage.stateReadUnits) +
-      emptyFetches * owned * usage.stateReadUnits +
+      connects * 0.5 +
+      registrations * usage.stateReadUnits +
+      rechecks * owned * usage.stateReadUnits +
       queries,
   };
   return bill({
     dynamodb: dynamo(units, prices),
-    lambdaRequests: invocations(notifierRuns + registrations + connects * 2 + emptyFetches, prices),
+    lambdaRequests: invocations(notifierRuns + connects * 3 + rechecks, prices),
     lambdaCompute:
       (notifierRuns * gbSeconds(NOTIFIER.memoryMb, NOTIFIER.ms) +
         queries * gbSeconds(NOTIFIER.memoryMb, NOTIFIER.msPerQuery) +
-        (registrations + connects * 2) * gbSeconds(WAIT_FUNCTION.memoryMb, WAIT_FUNCTION.ms)) *
+        connects * 3 * gbSeconds(WAIT_FUNCTION.memoryMb, WAIT_FUNCTION.ms)) *
         lambdaRate(d, prices) +
-      emptyFetches * gbSeconds(d.memoryMb.fetch, durations.fetch.fixedMs) * lambdaRate(d, prices),
+      (fetchesNamingConnection * gbSeconds(d.memoryMb.fetch, REGISTRATION_MS) +
+        rechecks * gbSeconds(d.memoryMb.fetch, durations.fetch.fixedMs)) *
+        lambdaRate(d, prices),
     apiGateway:
-      perMillionApi(emptyFetches, prices) +
+      perMillionApi(rechecks, prices) +
       (messages * prices.webSocket.perMillionMessages) / 1e6 +
       (connectionMinutes * prices.webSocket.perMillionConnectionMinutes) / 1e6,
   });

@@ -247,7 +247,7 @@ const main = async () => {
             { longPollPer: 'member-stream' },
           ],
           [
-            'WebSocket notified by the metadata stream, only caught-up members registered (built, the default)',
+            'WebSocket: registered by the fetch, told by the stream record that passes it (built, the default)',
             {},
           ],
         ] as [string, Partial<Deployment>][]

@@ -28,6 +28,7 @@ import { InteractiveQueries } from '../streams/query/interactive.js';
 import type { SluiceDeps } from '../lib/services.js';
 import {
   SLUICE_VERSION,
+  createFetchWaiters,
   createFetcher,
   createGroups,
   createLogServices,
@@ -89,6 +90,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
       maintenance.purgeTopic(topic.topicId).then(() => undefined),
     producer,
     fetcher,
+    waiters: createFetchWaiters(deps, core),
     maxRequestBytes: core.log.maxRequestBytes,
     log: core.log,
     groups,

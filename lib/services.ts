@@ -4,7 +4,6 @@
  * from here: each Lambda function (functions/<job>.ts) the services its routes need, functions/app.ts all of
  * them. Nothing here imports Connect, Streams or an AWS SDK, so a function bundle holds only its job.
  */
-import { randomUUID } from 'node:crypto';
 import type { ConnectionNotifier } from './ports/connections.js';
 import { Waiters } from './core/log/waiters.js';
 import { WaitSocket } from './http/wait-socket.js';
@@ -131,6 +130,13 @@ export const createTopicCatalog = (deps: SluiceDeps): TopicCatalog =>
 /** Fetch and ListOffsets over the log. */
 export const createFetcher = (core: LogServices): Fetcher => new Fetcher(core.log);
 
+/**
+ * The waits a fetch registers on a wait socket connection (it tells nobody: the notifier does): the
+ * fetch function's and the whole app's, beside their Fetcher.
+ */
+export const createFetchWaiters = (deps: SluiceDeps, core: LogServices): Waiters =>
+  new Waiters({ store: deps.store, catalog: core.catalog, clock: deps.clock });
+
 /** Consumer groups over the catalog and the log's offsets. */
 export const createGroups = (deps: SluiceDeps, core: LogServices): GroupCoordinator =>
   new GroupCoordinator({
@@ -250,13 +256,7 @@ export const createWaiting = (
   notifier: ConnectionNotifier,
   httpApi?: { apiId: string; stage: string; accountId: string },
 ): { waiters: Waiters; socket: WaitSocket } => {
-  const waiters = new Waiters({
-    store: deps.store,
-    catalog: core.catalog,
-    clock: deps.clock,
-    notifier,
-    newId: deps.newId ?? (() => randomUUID()),
-  });
+  const waiters = new Waiters({ store: deps.store, catalog: core.catalog, clock: deps.clock, notifier });
   const socket = new WaitSocket({
     waiters,
     notifier,

@@ -3,7 +3,7 @@
  * HTTP API. It behaves as API Gateway does: a `$connect` event when a client connects (refused with
  * the HTTP status the handler answers; under SLUICE_AUTH=iam only after the upgrade request's SigV4
  * signature was verified, with the signer as the event's identity), route selection on the message's
- * `action` (`$request.body.action`: `wait`, else `$default`), a `$disconnect` event when it closes,
+ * `action` (`$request.body.action`: `hello` or `wait`, else `$default`), a `$disconnect` event when it closes,
  * and PostToConnection for the handler's messages (the ConnectionNotifier below). The ws package
  * does the framing; everything else is the handler's, the very code the wait function runs.
  */
@@ -20,7 +20,7 @@ import type { GatewayAuth } from './auth/gateway-auth.js';
 /** Where the local WebSocket API is served. */
 export const WAIT_SOCKET_PATH = '/v1/wait';
 /** The route keys of the WebSocket API besides `$connect`, `$disconnect` and `$default`. */
-const ROUTES = new Set(['wait']);
+const ROUTES = new Set(['wait', 'hello']);
 
 export type WebSocketHandler = (event: WebSocketEvent) => Promise<WebSocketResult>;
 

@@ -17,7 +17,7 @@ import { RECORD_BATCH_MEDIA_TYPE } from './producer.js';
 import type { Retrier } from './retry.js';
 import type { ConsumerGroupMetadata } from './transaction-manager.js';
 import type { Transport } from './transport.js';
-import type { WaitChannel } from './wait-socket.js';
+import type { WaitChannel, WaitConnection } from './wait-socket.js';
 import { path } from './transport.js';
 import type {
   ConsumedRecord,
@@ -38,23 +38,18 @@ export interface ConsumerOptions {
   /** Long-poll wait of each fetch in ms (default 5000, at most 20000), when it does not wait on the socket. */
   maxWaitMs?: number;
   /**
-   * How a caught-up consumer waits: `socket` (default, where the deployment has a wait socket) registers
-   * its positions over one WebSocket and fetches again when told (no function runs while it waits);
-   * `poll` holds a long poll of `maxWaitMs` instead. Without a usable socket it polls.
+   * How a caught-up consumer waits: `socket` (default, where the deployment has a wait socket) names
+   * its WebSocket connection in each fetch, which registers the partitions it leaves caught up, and
+   * fetches again when told (no function runs while it waits); `poll` holds a long poll of `maxWaitMs`
+   * instead. Without a usable socket it polls.
    */
   waitMode?: 'socket' | 'poll';
   /**
-   * While waiting on the socket, fetch again after this long even if not told (default 300000, under
-   * API Gateway's 10-minute idle timeout): what bounds the wait of a notification that was lost.
+   * While waiting on the socket, fetch again (registering every partition anew) after this long even
+   * if not told (default 300000, under API Gateway's 10-minute idle timeout): what bounds the wait of a
+   * notification that was lost.
    */
   socketRecheckMs?: number;
-  /**
-   * A consumer woken after waiting at least this long on the socket (default 1000) registers again as
-   * soon as the fetch that follows leaves it caught up: records arrive sparsely, so a fetch at once
-   * would most likely come back empty. Woken sooner, it fetches once more first, and registers only if
-   * that comes back empty: records arrive often, and the fetch usually finds the next ones.
-   */
-  socketDirectAfterMs?: number;
   /** Kafka's max.partition.fetch.bytes: one partition's share of a fetch (default 1 MiB). */
   maxPartitionBytes?: number;
   /** Commit positions this often in a group (default 5000; 0 commits only on revoke and stop). */
@@ -123,6 +118,8 @@ interface OwnedPartition {
   atEof: boolean;
   /** Being released: nothing more is delivered from it. */
   revoked: boolean;
+  /** Where a fetch registered it on the wait socket's connection, not yet told. */
+  waitingAt?: number | undefined;
 }
 
 /** One partition to fetch: Kafka's FetchPartition. */
@@ -132,10 +129,16 @@ export interface PartitionFetchRequest {
   offset: number;
   /** This partition's share of the answer (default the consumer's maxPartitionBytes). */
   maxBytes?: number;
+  /** With the fetch's `wait`: where an earlier answer registered it (kept if the fetch does not move it). */
+  waitingAt?: number;
 }
 
-/** A partition's part of a multi-partition fetch: its records, or its own error. */
-export type PartitionFetchOutcome = FetchedBatch | { topic: string; partition: number; error: SluiceError };
+/**
+ * A partition's part of a multi-partition fetch: its records (and, with `wait`, where it is registered
+ * on the connection), or its own error.
+ */
+export type PartitionFetchOutcome =
+  (FetchedBatch & { waitingAt?: number }) | { topic: string; partition: number; error: SluiceError };
 
 /** After the socket failed, how long the consumer long-polls before it tries the socket again. */
 const SOCKET_RETRY_MS = 30_000;
@@ -173,8 +176,13 @@ export class Consumer {
   private channel: Promise<WaitChannel | undefined> | undefined;
   /** Until when the consumer long-polls because the socket failed. */
   private socketFailedUntil = 0;
-  /** How long the last wait on the socket lasted (0 after a fetch that did not wait). */
-  private lastWaitMs = 0;
+  /** The connection the owned partitions' `waitingAt` are registered on. */
+  private registeredOn: string | undefined;
+  /**
+   * The last fetch on the socket brought nothing and left a partition unregistered: the next one
+   * long-polls (still registering), so a server that registers nothing is never asked in a tight loop.
+   */
+  private pollNext = false;
 
   constructor(
     private readonly transport: Transport,
@@ -342,7 +350,8 @@ export class Consumer {
       maxBytes = this.options.maxBytes,
       maxWaitMs = 0,
       signal,
-    }: { maxBytes?: number; maxWaitMs?: number; signal?: AbortSignal } = {},
+      wait,
+    }: { maxBytes?: number; maxWaitMs?: number; signal?: AbortSignal; wait?: WaitConnection } = {},
   ): Promise<PartitionFetchOutcome[]> {
     const answer = await this.retry(() =>
       this.transport.json<MultiFetchResult>({
@@ -357,7 +366,9 @@ export class Consumer {
             partition: p.partition,
             offset: p.offset,
             maxBytes: p.maxBytes ?? this.options.maxPartitionBytes,
+            ...(wait && p.waitingAt !== undefined ? { waitingAt: p.waitingAt } : {}),
           })),
+          ...(wait ? { wait } : {}),
         },
         extraTimeoutMs: maxWaitMs,
         ...(signal ? { signal } : {}),
@@ -419,6 +430,7 @@ export class Consumer {
         highWatermark: p.highWatermark!,
         logStartOffset: p.logStartOffset!,
         ...(committed ? { lastStableOffset: p.lastStableOffset! } : {}),
+        ...(wait && Number.isSafeInteger(p.waitingAt) ? { waitingAt: p.waitingAt! } : {}),
       };
     });
   }
@@ -577,16 +589,36 @@ export class Consumer {
     const stop = () => poll.abort();
     stopping.addEventListener('abort', stop, { once: true });
     let outcomes: PartitionFetchOutcome[];
-    // With a wait socket the fetch answers at once; a caught-up consumer then waits on the socket.
+    // With a wait socket the fetch names its connection and answers at once: it registers the
+    // partitions it leaves caught up, and a consumer caught up on all of them waits on the socket.
     const channel = await this.waitChannel();
+    const connection = await this.waitConnection(channel);
+    if (connection?.connectionId !== this.registeredOn) {
+      for (const p of this.owned.values()) p.waitingAt = undefined;
+      this.registeredOn = connection?.connectionId;
+    }
     try {
       outcomes = await this.fetchMany(
-        asked.map(({ owned, offset }) => ({ topic: owned.topic, partition: owned.partition, offset })),
-        { maxWaitMs: channel ? 0 : this.options.maxWaitMs, signal: poll.signal },
+        asked.map(({ owned, offset }) => ({
+          topic: owned.topic,
+          partition: owned.partition,
+          offset,
+          ...(owned.waitingAt !== undefined ? { waitingAt: owned.waitingAt } : {}),
+        })),
+        {
+          maxWaitMs: connection && !this.pollNext ? 0 : this.options.maxWaitMs,
+          signal: poll.signal,
+          ...(connection ? { wait: connection } : {}),
+        },
       );
     } catch (error) {
       // The assignment changed or the consumer stops: the next cycle polls what is owned then.
       if (poll.signal.aborted) return;
+      // A connection the server will not register on (closed meanwhile, another deployment's): poll.
+      if (connection && error instanceof SluiceError && error.code === 'INVALID_REQUEST') {
+        this.socketFailedUntil = Date.now() + SOCKET_RETRY_MS;
+        return;
+      }
       throw error;
     } finally {
       stopping.removeEventListener('abort', stop);
@@ -595,6 +627,8 @@ export class Consumer {
     let retryLater = false;
     for (const [i, outcome] of outcomes.entries()) {
       const { owned: p, offset } = asked[i]!;
+      // Registered (or not) by this fetch at its nextOffset, whatever happens to the records below.
+      p.waitingAt = connection && 'records' in outcome ? outcome.waitingAt : undefined;
       // Released, stopping, or moved by seek() during the poll: leave these records.
       if (p.revoked || stopping.aborted || p.position !== offset) continue;
       if ('error' in outcome) {
@@ -623,52 +657,57 @@ export class Consumer {
         this.handlers.onPartitionEof?.({ topic: p.topic, partition: p.partition, offset: p.position });
       p.atEof = atEof;
     }
+    if (channel) this.applyReady(channel);
+    const registered = connection !== undefined && this.caughtUpOnSocket();
+    this.pollNext =
+      connection !== undefined &&
+      !registered &&
+      outcomes.every((o) => 'records' in o && o.records.length === 0);
     // A partition that failed retriably answers at once; without a pause the loop would spin on it.
     if (retryLater && outcomes.every((o) => 'error' in o || o.records.length === 0))
       await sleep(PARTITION_RETRY_MS, stopping);
-    else if (channel && outcomes.every((o) => !('error' in o)) && this.waitsNow(outcomes, asked))
-      await this.waitOnSocket(channel, stopping);
-    else this.lastWaitMs = 0;
+    else if (channel && registered) await this.waitOnSocket(channel, stopping);
   }
 
   /**
-   * Whether a consumer with a socket waits on it after this answer: when it brought nothing, or when
-   * it left every partition at its high watermark (or LSO) after a long wait (socketDirectAfterMs),
-   * with no empty fetch first; the server's check after storing the registration finds anything that
-   * committed since this answer, so waiting early never misses a record.
+   * Whether every owned partition is registered at its position and not yet told: then nothing can
+   * arrive that the socket will not tell (the server checked each registration after storing it, and
+   * the stream tells every later record). Otherwise the consumer fetches again at once.
    */
-  private waitsNow(outcomes: PartitionFetchOutcome[], asked: { owned: OwnedPartition }[]): boolean {
-    if (outcomes.every((o) => 'records' in o && o.records.length === 0)) return true;
-    return (
-      this.lastWaitMs >= (this.options.socketDirectAfterMs ?? 1_000) &&
-      asked.every(({ owned }) => owned.atEof)
-    );
+  private caughtUpOnSocket(): boolean {
+    const live = [...this.owned.values()].filter((p) => !p.revoked);
+    return live.length > 0 && live.every((p) => p.position !== undefined && p.waitingAt === p.position);
+  }
+
+  /** The registrations told: their partitions have data past them, so they are fetched, not waited on. */
+  private applyReady(channel: WaitChannel): void {
+    for (const r of channel.takeReady()) {
+      const p = this.owned.get(key(r.topic, r.partition));
+      // A ready for an offset the consumer has passed (told twice, or before it moved on) changes nothing.
+      if (p && p.waitingAt !== undefined && (r.fetchOffset === undefined || r.fetchOffset === p.waitingAt))
+        p.waitingAt = undefined;
+    }
   }
 
   /**
-   * Caught up: registers every owned partition at its position and waits to be told one has data
-   * (or the re-check timer, or an assignment change, which ends it as it ends a poll). A record that
-   * commits while the registration is made is found by the server's check after storing it.
+   * Caught up and registered: waits to be told (or the re-check timer, or an assignment change, which
+   * ends it as it ends a poll). After the re-check timer every partition registers anew.
    */
   private async waitOnSocket(channel: WaitChannel, stopping: AbortSignal): Promise<void> {
-    const live = [...this.owned.values()].filter((p) => !p.revoked && p.position !== undefined);
-    if (live.length === 0 || stopping.aborted) return;
+    if (stopping.aborted) return;
     const wait = new AbortController();
-    const waitedFrom = Date.now();
     this.poll = wait;
     const stop = () => wait.abort();
     stopping.addEventListener('abort', stop, { once: true });
     try {
-      const outcome = await channel.wait(
-        {
-          action: 'wait',
-          partitions: live.map((p) => ({ topic: p.topic, partition: p.partition, fetchOffset: p.position! })),
-          ...(this.options.isolationLevel === 'read_committed' ? { isolationLevel: 'read_committed' } : {}),
-        },
-        { signal: wait.signal, timeoutMs: this.options.socketRecheckMs ?? 300_000 },
-      );
+      const outcome = await channel.wait({
+        signal: wait.signal,
+        timeoutMs: this.options.socketRecheckMs ?? 300_000,
+      });
       if (outcome === 'unavailable') this.socketFailedUntil = Date.now() + SOCKET_RETRY_MS;
-      this.lastWaitMs = Date.now() - waitedFrom;
+      if (outcome === 'timeout' || outcome === 'unavailable')
+        for (const p of this.owned.values()) p.waitingAt = undefined;
+      this.applyReady(channel);
     } finally {
       stopping.removeEventListener('abort', stop);
       if (this.poll === wait) this.poll = undefined;
@@ -681,6 +720,14 @@ export class Consumer {
       return undefined;
     this.channel ??= this.openChannel().catch(() => undefined);
     return this.channel;
+  }
+
+  /** The channel's connection to name in fetches; none (it would not open or greet): long-poll a while. */
+  private async waitConnection(channel: WaitChannel | undefined): Promise<WaitConnection | undefined> {
+    if (!channel) return undefined;
+    const connection = await channel.connection().catch(() => undefined);
+    if (!connection) this.socketFailedUntil = Date.now() + SOCKET_RETRY_MS;
+    return connection;
   }
 
   /** Hands a batch to the handlers; resolves the partition's position after it. */

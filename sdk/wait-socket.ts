@@ -1,18 +1,36 @@
 /**
- * How a caught-up consumer waits (docs/api.md "Waiting on a WebSocket"): it registers its partitions
- * and positions over one WebSocket and is sent one `ready` frame when any of them has data, instead
- * of holding a long poll (a function billed while it waits). The consumer falls back to the long poll
- * whenever the socket cannot be opened or refuses a registration.
+ * How a caught-up consumer waits (docs/api.md "Waiting on a WebSocket"): one WebSocket that is asked
+ * `hello` once and answers its connection id and a token; the consumer's fetches name them, and the
+ * server registers each partition a fetch leaves caught up on the connection. The socket then sends a
+ * `ready` frame when a registered partition's log passes the registered offset. No function runs while
+ * the consumer waits, and a wake costs no frame in. The consumer falls back to the long poll whenever
+ * the socket cannot be opened or refuses `hello`.
  */
 import { WebSocket } from 'ws';
-import type { WaitFrame, WaitSocketFrame } from '../lib/wire/types.js';
+import type { HelloFrame, ReadyFrame, WaitSocketFrame } from '../lib/wire/types.js';
 
 /** How a wait ended: told, the re-check timer, the caller's signal, or no usable socket. */
 export type WaitOutcome = 'ready' | 'timeout' | 'aborted' | 'unavailable';
 
+/** What a fetch names to register its caught-up partitions (POST /v1/fetch's `wait`). */
+export interface WaitConnection {
+  connectionId: string;
+  token: string;
+}
+
+/** A registration told: its partition's log has passed `fetchOffset` (absent: some offset of it). */
+export type ReadyPartition = ReadyFrame['partitions'][number];
+
 export interface WaitChannel {
-  /** Registers `frame` (replacing the last registration) and waits to be told, or `timeoutMs`, or `signal`. */
-  wait(frame: WaitFrame, options: { signal: AbortSignal; timeoutMs: number }): Promise<WaitOutcome>;
+  /** The connection to name in fetches (opened and greeted on first use), or undefined: long-poll. */
+  connection(): Promise<WaitConnection | undefined>;
+  /** The registrations told since the last call (the frames that came meanwhile, in order). */
+  takeReady(): ReadyPartition[];
+  /**
+   * Waits for a `ready` frame (at once when one came since the last takeReady), `timeoutMs`, `signal`,
+   * or the socket closing (`unavailable`).
+   */
+  wait(options: { signal: AbortSignal; timeoutMs: number }): Promise<WaitOutcome>;
   close(): void;
 }
 
@@ -21,24 +39,39 @@ export interface WebSocketChannelOptions {
   url: string;
   /** Headers of the upgrade request (a SigV4 signature for API Gateway's IAM authorizer), made per connection. */
   headers?: (url: string) => Promise<Record<string, string>>;
-  /** How long opening the socket may take before the consumer long-polls instead (default 5000 ms). */
+  /** How long opening the socket and its hello may take before the consumer long-polls instead (default 5000 ms). */
   connectTimeoutMs?: number;
 }
 
 /** A wait channel over one WebSocket, opened on first use and again after it closes. */
 export class WebSocketWaitChannel implements WaitChannel {
   private socket: WebSocket | undefined;
-  private opening: Promise<WebSocket | undefined> | undefined;
+  private greeted: WaitConnection | undefined;
+  private opening: Promise<WaitConnection | undefined> | undefined;
+  private ready: ReadyPartition[] = [];
   /** The wait under way: told by the socket's frames and its closing. */
   private current: ((outcome: WaitOutcome) => void) | undefined;
+  /** The hello under way: told by the hello frame, an error frame or the closing. */
+  private hello: ((frame: HelloFrame | undefined) => void) | undefined;
 
   constructor(private readonly options: WebSocketChannelOptions) {}
 
-  async wait(frame: WaitFrame, { signal, timeoutMs }: { signal: AbortSignal; timeoutMs: number }) {
-    if (signal.aborted) return 'aborted';
-    const socket = await this.open();
-    if (!socket) return 'unavailable';
-    if (signal.aborted) return 'aborted';
+  connection(): Promise<WaitConnection | undefined> {
+    if (this.socket?.readyState === WebSocket.OPEN && this.greeted) return Promise.resolve(this.greeted);
+    this.opening ??= this.connect().finally(() => (this.opening = undefined));
+    return this.opening;
+  }
+
+  takeReady(): ReadyPartition[] {
+    const taken = this.ready;
+    this.ready = [];
+    return taken;
+  }
+
+  wait({ signal, timeoutMs }: { signal: AbortSignal; timeoutMs: number }): Promise<WaitOutcome> {
+    if (signal.aborted) return Promise.resolve('aborted');
+    if (this.ready.length > 0) return Promise.resolve('ready');
+    if (!this.socket || this.socket.readyState !== WebSocket.OPEN) return Promise.resolve('unavailable');
     return new Promise<WaitOutcome>((resolve) => {
       const timer = setTimeout(() => done('timeout'), timeoutMs);
       const onAbort = () => done('aborted');
@@ -51,9 +84,6 @@ export class WebSocketWaitChannel implements WaitChannel {
       signal.addEventListener('abort', onAbort, { once: true });
       this.current?.('aborted');
       this.current = done;
-      socket.send(JSON.stringify(frame), (error) => {
-        if (error) done('unavailable');
-      });
     });
   }
 
@@ -61,25 +91,18 @@ export class WebSocketWaitChannel implements WaitChannel {
     this.current?.('aborted');
     this.socket?.terminate();
     this.socket = undefined;
+    this.greeted = undefined;
   }
 
-  private open(): Promise<WebSocket | undefined> {
-    if (this.socket?.readyState === WebSocket.OPEN) return Promise.resolve(this.socket);
-    this.opening ??= this.connect().finally(() => (this.opening = undefined));
-    return this.opening;
-  }
-
-  private async connect(): Promise<WebSocket | undefined> {
+  private async connect(): Promise<WaitConnection | undefined> {
     let headers: Record<string, string>;
     try {
       headers = (await this.options.headers?.(this.options.url)) ?? {};
     } catch {
       return undefined;
     }
-    const socket = new WebSocket(this.options.url, {
-      headers,
-      handshakeTimeout: this.options.connectTimeoutMs ?? 5_000,
-    });
+    const timeoutMs = this.options.connectTimeoutMs ?? 5_000;
+    const socket = new WebSocket(this.options.url, { headers, handshakeTimeout: timeoutMs });
     const opened = await new Promise<boolean>((resolve) => {
       socket.once('open', () => resolve(true));
       socket.once('error', () => resolve(false));
@@ -92,11 +115,33 @@ export class WebSocketWaitChannel implements WaitChannel {
     socket.on('error', () => undefined);
     socket.on('message', (data: Buffer) => this.onFrame(String(data)));
     socket.on('close', () => {
-      if (this.socket === socket) this.socket = undefined;
+      if (this.socket !== socket) return;
+      this.socket = undefined;
+      this.greeted = undefined;
+      this.hello?.(undefined);
       this.current?.('unavailable');
     });
     this.socket = socket;
-    return socket;
+    const hello = await new Promise<HelloFrame | undefined>((resolve) => {
+      const timer = setTimeout(() => settle(undefined), timeoutMs);
+      const settle = (frame: HelloFrame | undefined) => {
+        clearTimeout(timer);
+        this.hello = undefined;
+        resolve(frame);
+      };
+      this.hello = settle;
+      socket.send(JSON.stringify({ action: 'hello' }), (error) => {
+        if (error) settle(undefined);
+      });
+    });
+    if (!hello) {
+      if (this.socket === socket) this.close();
+      return undefined;
+    }
+    // A new connection: nothing registered on it yet, nothing told.
+    this.ready = [];
+    this.greeted = { connectionId: hello.connectionId, token: hello.token };
+    return this.greeted;
   }
 
   private onFrame(text: string): void {
@@ -106,8 +151,13 @@ export class WebSocketWaitChannel implements WaitChannel {
     } catch {
       return;
     }
-    // A refused registration: the long poll answers the same partitions with their own errors.
-    if (frame?.type === 'ready') this.current?.('ready');
-    else if (frame?.type === 'error') this.current?.('unavailable');
+    if (frame?.type === 'hello' && typeof frame.connectionId === 'string' && typeof frame.token === 'string')
+      this.hello?.(frame);
+    else if (frame?.type === 'ready' && Array.isArray(frame.partitions)) {
+      this.ready.push(...frame.partitions);
+      this.current?.('ready');
+    }
+    // A refused hello: the consumer long-polls.
+    else if (frame?.type === 'error') this.hello?.(undefined);
   }
 }

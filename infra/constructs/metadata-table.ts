@@ -1,6 +1,6 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import type * as iam from 'aws-cdk-lib/aws-iam';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { TABLE } from '../../lib/config/environment.js';
 
@@ -34,9 +34,10 @@ export class MetadataTable extends Construct {
       timeToLiveAttribute: TABLE.ttlAttribute,
       // Wakes Streams apps (infra/constructs/streams-app.ts: an event source mapping filtered to the
       // partition items of an app's source topics) and sink connectors (connect-runtime.ts: the same
-      // for every partition item; it reads only the keys). Writing the stream is free; only reads are
-      // billed, and Lambda's reads of it are not.
-      stream: dynamodb.StreamViewType.NEW_IMAGE,
+      // for every partition item; it reads only the keys) and waiting consumers (wait-socket.ts: the
+      // notifier tells the registrations between a partition's old and new high watermark, so it needs
+      // both images). Writing the stream is free; only reads are billed, and Lambda's reads of it are not.
+      stream: dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       deletionProtection: props.deletionProtection ?? true,
       removalPolicy: RemovalPolicy.RETAIN,
@@ -53,6 +54,20 @@ export class MetadataTable extends Construct {
   /** Get/Query/Scan/BatchGet/ConditionCheck; no writes. */
   grantReadData(grantee: iam.IGrantable): iam.Grant {
     return this.table.grantReadData(grantee);
+  }
+
+  /**
+   * PutItem and BatchWriteItem on the wait registrations only (`W#…` partition keys, IAM's
+   * dynamodb:LeadingKeys): what the fetch function writes when a fetch names its wait connection
+   * (lib/core/log/waiters.ts); it writes nothing else.
+   */
+  grantWaitRegistrations(grantee: iam.IGrantable): iam.Grant {
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['dynamodb:PutItem', 'dynamodb:BatchWriteItem'],
+      resourceArns: [this.table.tableArn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['W#*'] } },
+    });
   }
 
   /** Reads plus Put/Update/Delete/BatchWrite (transactions are authorized per item by these). */

@@ -266,6 +266,7 @@ export class SluiceFunctions extends Construct {
     storage.grantReadObjects(functions.produce);
 
     table.grantReadData(functions.fetch);
+    table.grantWaitRegistrations(functions.fetch);
     storage.grantReadObjects(functions.fetch);
 
     table.grantReadWriteData(functions.groups);

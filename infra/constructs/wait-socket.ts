@@ -15,7 +15,7 @@ export interface WaitSocketProps {
   readonly handler: lambda.Function;
   /** The notifier (functions/wait-notifier.ts), on the metadata table's stream. */
   readonly notifier: lambda.Function;
-  /** The metadata table, with a stream (any view type: only the keys are read). */
+  /** The metadata table, with a stream of NEW_AND_OLD_IMAGES (the notifier reads both high watermarks). */
   readonly metadataTable: dynamodb.ITable;
   /** The HTTP API, whose fetch route's grant a registration's topics are checked against. */
   readonly httpApiId: string;
@@ -44,7 +44,7 @@ const ACCESS_LOG_FIELDS = {
 /**
  * The wait socket (docs/api.md "Waiting on a WebSocket"): an API Gateway WebSocket API whose
  * `$connect` takes SigV4 (the IAM authorizer: the caller needs `execute-api:Invoke` on it), with route
- * selection on the message's `action` (`wait`, else `$default`) and `$disconnect`, all to the wait
+ * selection on the message's `action` (`hello`, `wait`, else `$default`) and `$disconnect`, all to the wait
  * function; and the notifier on the metadata table's stream, filtered to partition state items as the
  * Connect runtime's trigger is. Both may post to this stage's connections and nothing else.
  */
@@ -69,6 +69,7 @@ export class WaitSocket extends Construct {
       defaultRouteOptions: { integration: integration('DefaultIntegration') },
     });
     this.api.addRoute('wait', { integration: integration('WaitIntegration') });
+    this.api.addRoute('hello', { integration: integration('HelloIntegration') });
     const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
       retention: props.accessLogRetention ?? logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
@@ -103,7 +104,7 @@ export class WaitSocket extends Construct {
     }
     // A WebSocket API authorizes a connection once, on $connect (IAM here); its messages and its
     // $disconnect carry no credentials of their own.
-    for (const key of ['$disconnect', '$default', 'wait'])
+    for (const key of ['$disconnect', '$default', 'wait', 'hello'])
       Validations.of(this.api.node.findChild(`${key}-Route`)).acknowledge({
         id: 'AwsSolutions-APIG4',
         reason:

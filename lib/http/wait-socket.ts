@@ -1,29 +1,32 @@
 /**
  * The wait socket's edge (docs/api.md "Waiting on a WebSocket"): API Gateway WebSocket events in
  * (`$connect`, `$disconnect`, and the messages its route selection `$request.body.action` sends to
- * `wait` or `$default`), lib/core/log/waiters.ts behind. Frames are parsed and refused here: a refused
- * frame gets one error frame back and registers nothing. Authorization is the HTTP API's: API
- * Gateway's IAM authorizer admits the connection, the caller it admitted is kept with the connection,
- * and each registration is checked for READ on every topic it names (the fetch route's grant), before
- * anything is looked up, so a refused caller learns nothing about which topics exist.
+ * `hello`, `wait` or `$default`), lib/core/log/waiters.ts behind. `hello` hands the connection its id
+ * and a token with which the consumer's fetches register waits on it (lib/http/routes/log.ts); `wait`
+ * registers without a fetch. Frames are parsed and refused here: a refused frame gets one error frame
+ * back and registers nothing. Authorization is the HTTP API's: API Gateway's IAM authorizer admits the
+ * connection, the caller it admitted is kept with the connection, and each `wait` frame is checked for
+ * READ on every topic it names (the fetch route's grant), before anything is looked up, so a refused
+ * caller learns nothing about which topics exist.
  */
 import { SluiceError, isSluiceError } from '../../protocol/errors.js';
 import type { AccessCheck, Authorizer } from '../auth/acl.js';
 import { refusal, topicReads } from '../auth/acl.js';
 import type { WaitPartition, WaitRequest, Waiters } from '../core/log/waiters.js';
-import { MAX_WAIT_PARTITIONS, WAIT_TTL_MS, partitionKeysOf } from '../core/log/waiters.js';
+import type { PartitionChange } from '../core/log/waiters.js';
+import { MAX_WAIT_PARTITIONS, WAIT_TTL_MS, partitionKeyOf } from '../core/log/waiters.js';
 import { keys } from '../core/keys.js';
 import type { Clock } from '../ports/clock.js';
 import type { ConnectionNotifier } from '../ports/connections.js';
-import type { MetadataStore } from '../ports/metadata-store.js';
-import type { ErrorFrame } from '../wire/types.js';
+import type { Item, MetadataStore } from '../ports/metadata-store.js';
+import type { ErrorFrame, HelloFrame } from '../wire/types.js';
 import { MAX_WAIT_FRAME_BYTES } from '../wire/types.js';
 import type { CallerContext } from './types.js';
 
 /** The parts of an API Gateway WebSocket event the wait socket reads. */
 export interface WebSocketEvent {
   requestContext: {
-    /** `$connect`, `$disconnect`, `wait` or `$default`. */
+    /** `$connect`, `$disconnect`, `hello`, `wait` or `$default`. */
     routeKey: string;
     connectionId: string;
     eventType?: 'CONNECT' | 'MESSAGE' | 'DISCONNECT';
@@ -58,7 +61,7 @@ export interface WaitSocketOptions {
   httpApi?: { apiId: string; stage: string; accountId: string };
 }
 
-const ACTIONS = ['wait'] as const;
+const ACTIONS = ['wait', 'hello'] as const;
 
 export class WaitSocket {
   constructor(private readonly options: WaitSocketOptions) {}
@@ -72,8 +75,11 @@ export class WaitSocket {
     }
     try {
       const frame = parseFrame(event);
-      await this.authorize(connectionId, frame.partitions);
-      await this.options.waiters.register(connectionId, frame);
+      if (frame === 'hello') await this.hello(connectionId);
+      else {
+        await this.authorize(connectionId, frame.partitions);
+        await this.options.waiters.registerFrame(connectionId, frame);
+      }
     } catch (error) {
       if (!isSluiceError(error)) throw error;
       await this.refuse(connectionId, error);
@@ -94,13 +100,29 @@ export class WaitSocket {
     return { statusCode: 200 };
   }
 
-  private async authorize(connectionId: string, partitions: readonly WaitPartition[]): Promise<void> {
-    const { authorizer, httpApi } = this.options;
-    if (!authorizer) return;
-    const item = await this.options.store.get(keys.connectionCaller(connectionId), { consistent: true });
+  /** Hands the connection its id and a new token (where authorization is on, only a signed one). */
+  private async hello(connectionId: string): Promise<void> {
+    if (this.options.authorizer) await this.callerOf(connectionId);
+    const token = await this.options.waiters.hello(connectionId);
+    const frame: HelloFrame = { type: 'hello', connectionId, token };
+    await this.options.notifier.post(connectionId, JSON.stringify(frame));
+  }
+
+  /** The principal API Gateway admitted on `$connect`. */
+  private async callerOf(connectionId: string): Promise<string> {
+    const item: Item | undefined = await this.options.store.get(keys.connectionCaller(connectionId), {
+      consistent: true,
+    });
     const principalArn = item?.['principalArn'];
     if (typeof principalArn !== 'string')
       throw new SluiceError('SASL_AUTHENTICATION_FAILED', 'the connection has no authenticated caller');
+    return principalArn;
+  }
+
+  private async authorize(connectionId: string, partitions: readonly WaitPartition[]): Promise<void> {
+    const { authorizer, httpApi } = this.options;
+    if (!authorizer) return;
+    const principalArn = await this.callerOf(connectionId);
     const caller: CallerContext = {
       principalArn,
       accountId: httpApi?.accountId ?? '',
@@ -129,8 +151,13 @@ export class WaitSocket {
 
 const invalid = (message: string): SluiceError => new SluiceError('INVALID_REQUEST', message);
 
-/** A `wait` frame, or the reason it is refused (malformed JSON, unknown action or field, bad numbers). */
-export const parseFrame = (event: Pick<WebSocketEvent, 'body' | 'isBase64Encoded'>): WaitRequest => {
+/**
+ * A `wait` frame, `hello`, or the reason it is refused (malformed JSON, unknown action or field, bad
+ * numbers).
+ */
+export const parseFrame = (
+  event: Pick<WebSocketEvent, 'body' | 'isBase64Encoded'>,
+): WaitRequest | 'hello' => {
   const raw = event.body ?? '';
   const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
   if (Buffer.byteLength(text) > MAX_WAIT_FRAME_BYTES)
@@ -147,6 +174,10 @@ export const parseFrame = (event: Pick<WebSocketEvent, 'body' | 'isBase64Encoded
   const action = fields['action'];
   if (!ACTIONS.includes(action as (typeof ACTIONS)[number]))
     throw invalid(`unknown action ${JSON.stringify(action)}; the actions are: ${ACTIONS.join(', ')}`);
+  if (action === 'hello') {
+    for (const name of Object.keys(fields)) if (name !== 'action') throw invalid(`unknown field ${name}`);
+    return 'hello';
+  }
   for (const name of Object.keys(fields))
     if (!['action', 'partitions', 'isolationLevel'].includes(name)) throw invalid(`unknown field ${name}`);
   const isolation = fields['isolationLevel'];
@@ -178,26 +209,37 @@ export const parseFrame = (event: Pick<WebSocketEvent, 'body' | 'isBase64Encoded
   return { partitions, ...(isolation === 'read_committed' ? { isolationLevel: 'read_committed' } : {}) };
 };
 
-/** The parts of a DynamoDB Streams record the notifier reads (only the keys: any view type will do). */
-export interface StreamRecordLike {
-  eventSource?: string;
-  dynamodb?: { Keys?: Record<string, { S?: string } | undefined> };
+/**
+ * One record of the metadata table's stream as the notifier reads it: the item's keys and its images
+ * before and after the write (the trigger's view type is NEW_AND_OLD_IMAGES), as plain items (the
+ * function's adapter converts DynamoDB's typed form; the local stack's emulation makes them directly).
+ */
+export interface StreamChangeRecord {
+  pk?: string | undefined;
+  sk?: string | undefined;
+  oldImage?: Item | undefined;
+  newImage?: Item | undefined;
 }
 
 /**
  * The notifier: one batch of the metadata table's stream (on AWS the event source mapping's event,
- * locally the stack's emulation of it). The partition state items in it name the partitions whose
- * waiters are checked and told.
+ * locally the stack's emulation of it). The partition state items in it tell the registrations whose
+ * offsets their high watermark (or LSO) moved over.
  */
 export const notifyStreamBatch = async (
   waiters: Waiters,
-  records: readonly StreamRecordLike[],
+  records: readonly StreamChangeRecord[],
 ): Promise<{ notified: number; gone: number }> => {
-  const changed = partitionKeysOf(
-    records
-      .filter((r) => r.eventSource === undefined || r.eventSource === 'aws:dynamodb')
-      .map((r) => ({ pk: r.dynamodb?.Keys?.['pk']?.S, sk: r.dynamodb?.Keys?.['sk']?.S })),
-  );
-  if (changed.length === 0) return { notified: 0, gone: 0 };
-  return waiters.partitionsAdvanced(changed);
+  const changes: PartitionChange[] = [];
+  for (const r of records) {
+    const key = partitionKeyOf(r.pk, r.sk);
+    if (!key) continue;
+    changes.push({
+      ...key,
+      ...(r.oldImage ? { oldImage: r.oldImage } : {}),
+      ...(r.newImage ? { newImage: r.newImage } : {}),
+    });
+  }
+  if (changes.length === 0) return { notified: 0, gone: 0 };
+  return waiters.partitionsChanged(changes);
 };

@@ -436,6 +436,10 @@ export const SCHEMAS: Record<string, Schema> = {
               partition: int(undefined, 0),
               offset: int(undefined, 0),
               maxBytes: int('max.partition.fetch.bytes: default 1048576, at most 4194304', 1),
+              waitingAt: int(
+                'with wait: the offset an earlier answer registered this partition at; equal to offset, and the partition not moved, it is kept as it is (not written again)',
+                0,
+              ),
             },
             ['topic', 'partition', 'offset'],
           ),
@@ -450,6 +454,17 @@ export const SCHEMAS: Record<string, Schema> = {
         description:
           'isolation.level: read_committed stops at each partition’s last stable offset and lists its aborted transactions (default read_uncommitted)',
       },
+      wait: {
+        ...request(
+          {
+            connectionId: str('the wait socket connection’s id, from its hello frame'),
+            token: str('the token the hello frame handed the connection'),
+          },
+          ['connectionId', 'token'],
+        ),
+        description:
+          'register each partition this fetch leaves at its high watermark (LSO for read_committed) on this wait socket connection (docs/api.md "Waiting on a WebSocket")',
+      },
     },
     ['partitions'],
   ),
@@ -463,6 +478,10 @@ export const SCHEMAS: Record<string, Schema> = {
       logStartOffset: int('absent with an error other than OFFSET_OUT_OF_RANGE', 0),
       nextOffset: int('where the next fetch of the partition starts; absent with an error', 0),
       lastStableOffset: int('read_committed: the last stable offset the read stopped at', 0),
+      waitingAt: int(
+        'with wait: the offset the partition is registered at on the connection (told when its log passes it); absent: not registered (not caught up, or data arrived meanwhile: fetch again)',
+        0,
+      ),
       abortedTransactions: {
         ...array(
           answer({

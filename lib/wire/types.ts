@@ -141,6 +141,11 @@ export interface PartitionFetchAnswer {
   abortedTransactions?: AbortedTransaction[];
   /** Concatenated RecordBatches with their true base offsets, base64; empty when none. */
   recordBatches?: string;
+  /**
+   * With the request's `wait`: the offset the partition is registered at on the connection (told when
+   * its log passes it). Absent: not registered (not caught up, or data arrived meanwhile).
+   */
+  waitingAt?: number;
   error?: { code: string; message: string; retriable: boolean };
 }
 
@@ -448,10 +453,23 @@ export interface WaitFrame {
   isolationLevel?: 'read_uncommitted' | 'read_committed';
 }
 
-/** One of the registered partitions has data at or past its fetchOffset (sent once per registration). */
+/** Registered partitions whose log has passed their fetchOffset (at least once per registration, twice only when a record races its check). */
 export interface ReadyFrame {
   type: 'ready';
-  partitions: { topic: string; partition: number }[];
+  /** `fetchOffset`: the offset the partition was registered at (a client past it ignores the frame). */
+  partitions: { topic: string; partition: number; fetchOffset?: number }[];
+}
+
+/** What a connection is asked for first: its id and the token its fetches register waits with. */
+export interface HelloRequest {
+  action: 'hello';
+}
+
+/** The answer to `hello`. */
+export interface HelloFrame {
+  type: 'hello';
+  connectionId: string;
+  token: string;
 }
 
 /** A frame refused whole (nothing registered). */
@@ -460,7 +478,7 @@ export interface ErrorFrame {
   error: ErrorBody;
 }
 
-export type WaitSocketFrame = ReadyFrame | ErrorFrame;
+export type WaitSocketFrame = ReadyFrame | HelloFrame | ErrorFrame;
 
 /** The largest frame the wait socket reads (API Gateway's WebSocket message limit). */
 export const MAX_WAIT_FRAME_BYTES = 128 * 1024;

@@ -32,8 +32,10 @@ beforeAll(() => {
 }, 120_000);
 
 describe('Connect data trigger', () => {
-  it('streams the metadata table (the trigger reads only the keys; Streams apps share the stream)', () => {
-    expect(props(resources(template)[tableId]).StreamSpecification).toEqual({ StreamViewType: 'NEW_IMAGE' });
+  it('streams the metadata table (the trigger reads only the keys; the wait notifier needs both images)', () => {
+    expect(props(resources(template)[tableId]).StreamSpecification).toEqual({
+      StreamViewType: 'NEW_AND_OLD_IMAGES',
+    });
   });
 
   it('maps the stream into the connect-worker function, filtered to partition state items', () => {

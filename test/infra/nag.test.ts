@@ -106,6 +106,7 @@ describe('cdk-nag AwsSolutions', () => {
         'Sluice/WaitSocket/Api/$disconnect-Route': ['AwsSolutions-APIG4'],
         'Sluice/WaitSocket/Api/$default-Route': ['AwsSolutions-APIG4'],
         'Sluice/WaitSocket/Api/wait-Route': ['AwsSolutions-APIG4'],
+        'Sluice/WaitSocket/Api/hello-Route': ['AwsSolutions-APIG4'],
       }),
     );
     for (const rules of Object.values(acks)) {

@@ -72,7 +72,7 @@ describe('StreamsApp', () => {
 
   it('is woken by the table stream, filtered to commits on its source partitions, never by a schedule', () => {
     const table = resources(template)['MetadataTable'];
-    expect(props(table).StreamSpecification).toEqual({ StreamViewType: 'NEW_IMAGE' });
+    expect(props(table).StreamSpecification).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
     const mappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping');
     const mine = mappings.filter(
       ([, m]) => referencedId(props(m).FunctionName) === logicalId(words.function),

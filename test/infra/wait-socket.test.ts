@@ -45,7 +45,13 @@ describe('the wait socket', () => {
     const byKey = Object.fromEntries(
       routes.map((r) => [r.RouteKey as string, r.AuthorizationType ?? 'NONE']),
     );
-    expect(byKey).toEqual({ $connect: 'AWS_IAM', $disconnect: 'NONE', $default: 'NONE', wait: 'NONE' });
+    expect(byKey).toEqual({
+      $connect: 'AWS_IAM',
+      $disconnect: 'NONE',
+      $default: 'NONE',
+      wait: 'NONE',
+      hello: 'NONE',
+    });
   });
 
   it('sends every route to the wait function, and logs the stage', () => {
@@ -53,7 +59,7 @@ describe('the wait socket', () => {
     const integrations = resourcesOfType(template, 'AWS::ApiGatewayV2::Integration')
       .map(([, r]) => props(r))
       .filter((r) => referencedId(r.ApiId) === apiId);
-    expect(integrations).toHaveLength(4);
+    expect(integrations).toHaveLength(5);
     for (const i of integrations) expect(JSON.stringify(i.IntegrationUri)).toContain(waitId);
     const stage = resourcesOfType(template, 'AWS::ApiGatewayV2::Stage')
       .map(([, r]) => props(r))
@@ -88,6 +94,17 @@ describe('the wait socket', () => {
     }
     for (const job of ['fetch', 'produce', 'admin'] as const)
       expect(manageConnections(roleStatements(template, roleOf(job)))).toEqual([]);
+  });
+
+  it('lets the fetch function write wait registrations (W# keys) and nothing else in the table', () => {
+    const writes = roleStatements(template, roleOf('fetch')).filter((st) =>
+      [st.Action].flat().some((a) => /^dynamodb:(Put|Update|Delete|BatchWrite)/.test(String(a))),
+    );
+    expect(writes).toHaveLength(1);
+    expect([writes[0]!.Action].flat().sort()).toEqual(['dynamodb:BatchWriteItem', 'dynamodb:PutItem']);
+    expect(writes[0]!.Condition).toEqual({
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['W#*'] },
+    });
   });
 
   it('names the socket to the admin function (waitUrl) and checks registrations against the HTTP API', () => {

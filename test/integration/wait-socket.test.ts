@@ -1,9 +1,11 @@
 /**
  * The wait socket through the local stack `npm start` runs (DynamoDB Local, the S3 emulator, the local
- * gateway's WebSocket API and its stream emulation), over real WebSockets: GET /v1/cluster names it;
- * a registration at the partition's end is told once a record commits; hostile frames get error
- * frames; the SDK's group consumer, left caught up, is woken through it for every record; and under
- * SLUICE_AUTH=iam an unsigned upgrade is refused while a signed one waits only on topics it may read.
+ * gateway's WebSocket API and its stream emulation with both images), over real WebSockets: GET
+ * /v1/cluster names it; a registration at a partition's end is told by the record that passes it, once;
+ * hostile frames get error frames; a fetch naming the connection (from its hello) registers the
+ * partitions it leaves caught up, and one with a wrong token is refused; the SDK's group consumer,
+ * left caught up, is woken through it for every record; and under SLUICE_AUTH=iam an unsigned upgrade
+ * is refused, a signed one waits only on topics it may read, and another caller cannot register on it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -90,11 +92,50 @@ describe('the wait socket on the local stack', () => {
     expect(s.frames).toHaveLength(4);
     await client.producer().sendBatch('ws-raw', 1, [{ value: 'after' }]);
     await s.frameCount(5);
-    expect(s.frames[4]).toEqual({ type: 'ready', partitions: [{ topic: 'ws-raw', partition: 1 }] });
-    // Told once: a second record sends nothing more until the member registers again.
+    expect(s.frames[4]).toEqual({
+      type: 'ready',
+      partitions: [{ topic: 'ws-raw', partition: 1, fetchOffset: 1 }],
+    });
+    // Each partition's registration is told by the record that passes it, once.
+    await client.producer().sendBatch('ws-raw', 1, [{ value: 'again' }]);
     await client.producer().sendBatch('ws-raw', 0, [{ value: 'more' }]);
+    await s.frameCount(6);
     await new Promise((r) => setTimeout(r, 300));
-    expect(s.frames).toHaveLength(5);
+    expect(s.frames.slice(5)).toEqual([
+      { type: 'ready', partitions: [{ topic: 'ws-raw', partition: 0, fetchOffset: 0 }] },
+    ]);
+    s.ws.close();
+  });
+
+  it('registers what a fetch naming the connection leaves caught up, and refuses a wrong token', async () => {
+    const waitUrl = `${t.url.replace('http:', 'ws:')}/v1/wait`;
+    const client = new SluiceClient({ url: t.url, waitUrl: false });
+    await client.admin().createTopic({ name: 'ws-fetch', partitions: 2 });
+    await client.producer().sendBatch('ws-fetch', 0, [{ value: 'a' }]);
+    const s = await open(waitUrl);
+    s.ws.send(JSON.stringify({ action: 'hello' }));
+    await s.frameCount(1);
+    const hello = s.frames[0] as { type: string; connectionId: string; token: string };
+    expect(hello.type).toBe('hello');
+    const fetch = (wait: { connectionId: string; token: string }) =>
+      t.call('POST', '/v1/fetch', {
+        partitions: [
+          { topic: 'ws-fetch', partition: 0, offset: 0 },
+          { topic: 'ws-fetch', partition: 1, offset: 0 },
+        ],
+        wait,
+      });
+    const refused = await fetch({ connectionId: hello.connectionId, token: 'not-the-token' });
+    expect([refused.status, (refused.json.error as { code: string }).code]).toEqual([400, 'INVALID_REQUEST']);
+    const answer = await fetch({ connectionId: hello.connectionId, token: hello.token });
+    expect([answer.status, answer.json.error]).toEqual([200, undefined]);
+    expect((answer.json.partitions as { waitingAt?: number }[]).map((p) => p.waitingAt)).toEqual([1, 0]);
+    await client.producer().sendBatch('ws-fetch', 0, [{ value: 'b' }]);
+    await s.frameCount(2);
+    expect(s.frames[1]).toEqual({
+      type: 'ready',
+      partitions: [{ topic: 'ws-fetch', partition: 0, fetchOffset: 1 }],
+    });
     s.ws.close();
   });
 
@@ -172,7 +213,21 @@ describe('the wait socket under SLUICE_AUTH=iam', () => {
     await new Promise((r) => setTimeout(r, 200));
     await admin.producer().sendBatch('ws-mine', 0, [{ value: 'x' }]);
     await s.frameCount(2);
-    expect(s.frames[1]).toEqual({ type: 'ready', partitions: [{ topic: 'ws-mine', partition: 0 }] });
+    expect(s.frames[1]).toEqual({
+      type: 'ready',
+      partitions: [{ topic: 'ws-mine', partition: 0, fetchOffset: 0 }],
+    });
+    // Its token does not let another caller register on it.
+    s.ws.send(JSON.stringify({ action: 'hello' }));
+    await s.frameCount(3);
+    const hello = s.frames[2] as { type: string; connectionId: string; token: string };
+    expect(hello.type).toBe('hello');
+    const other = admin.consumer();
+    await expect(
+      other.fetchMany([{ topic: 'ws-mine', partition: 0, offset: 1 }], {
+        wait: { connectionId: hello.connectionId, token: hello.token },
+      }),
+    ).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
     s.ws.close();
   });
 });

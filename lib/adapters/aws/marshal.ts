@@ -54,3 +54,22 @@ const unmarshalMap = (map: DynamoItem): { [name: string]: AttributeValue } => {
 /** An item read back from DynamoDB; undefined stays undefined (no such item). */
 export const unmarshalItem = (item: DynamoItem | undefined): Item | undefined =>
   item === undefined ? undefined : (unmarshalMap(item) as Item);
+
+/**
+ * An image of a DynamoDB Streams record as Lambda's event carries it (JSON: binary values are base64
+ * strings, not bytes), as a plain item.
+ */
+export const unmarshalStreamImage = (image: Record<string, unknown> | undefined): Item | undefined => {
+  if (image === undefined) return undefined;
+  const bytes = (value: unknown): DynamoValue => {
+    const v = value as Record<string, unknown>;
+    if (typeof v['B'] === 'string') return { B: new Uint8Array(Buffer.from(v['B'], 'base64')) };
+    if (Array.isArray(v['BS']))
+      return { BS: (v['BS'] as string[]).map((b) => new Uint8Array(Buffer.from(b, 'base64'))) };
+    if (Array.isArray(v['L'])) return { L: (v['L'] as unknown[]).map(bytes) };
+    if (v['M'] !== null && typeof v['M'] === 'object')
+      return { M: Object.fromEntries(Object.entries(v['M'] as object).map(([k, x]) => [k, bytes(x)])) };
+    return v as unknown as DynamoValue;
+  };
+  return unmarshalItem(Object.fromEntries(Object.entries(image).map(([k, v]) => [k, bytes(v)])));
+};

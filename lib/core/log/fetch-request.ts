@@ -48,6 +48,14 @@ export interface PartitionFetch {
   partition: number;
   offset: number;
   maxBytes: number;
+  /** With `wait`: where an earlier answer registered the partition on the connection (waiters.ts). */
+  waitingAt?: number;
+}
+
+/** The wait socket connection a fetch registers its caught-up partitions on (waiters.ts). */
+export interface WaitConnection {
+  connectionId: string;
+  token: string;
 }
 
 /** Kafka's Fetch: partitions, the answer's byte budget (fetch.max.bytes), the wait (fetch.max.wait.ms). */
@@ -57,6 +65,8 @@ export interface MultiFetchRequest {
   maxWaitMs: number;
   /** Kafka's isolation.level, for every partition of the fetch (default read_uncommitted). */
   isolationLevel?: IsolationLevel;
+  /** Register the partitions this fetch leaves caught up on this connection (waiters.ts). */
+  wait?: WaitConnection;
 }
 
 /** A partition's answer: its batches and bounds, or its error. */

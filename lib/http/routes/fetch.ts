@@ -6,10 +6,12 @@
 import { invalidRequest } from '../../../protocol/errors.js';
 import { parsePartitionParam } from '../../core/log/context.js';
 import type { Fetcher } from '../../core/log/fetch.js';
+import type { Waiters } from '../../core/log/waiters.js';
 import type {
   MultiFetchRequest,
   PartitionFetch,
   PartitionFetchResult,
+  WaitConnection,
 } from '../../core/log/fetch-request.js';
 import { MAX_FETCH_BYTES, MAX_FETCH_PARTITIONS, MAX_WAIT_MS } from '../../core/log/fetch-request.js';
 import type { IsolationLevel } from '../../core/transactions/index.js';
@@ -30,6 +32,8 @@ import '../validators/fetch.js';
 /** What the fetch function's log routes are built from. */
 export interface FetchRoutesOptions {
   fetcher: Fetcher;
+  /** Where POST /v1/fetch's `wait` registers (absent: a fetch naming a connection is refused). */
+  waiters?: Waiters;
 }
 
 /** Fetch and ListOffsets (the fetch function). */
@@ -49,10 +53,25 @@ export const FETCH_ROUTES = [
     ok: { 200: 'MultiFetchResult' },
     errors: ['TOPIC_AUTHORIZATION_FAILED'],
     handler:
-      ({ fetcher }) =>
-      async (_request, body = {}) => {
-        const results = await fetcher.fetchMany(parseMultiFetch(body));
-        return json(200, { partitions: results.map(renderPartitionFetch) } satisfies MultiFetchResult);
+      ({ fetcher, waiters }) =>
+      async (request, body = {}) => {
+        const fetch = parseMultiFetch(body);
+        const { wait } = fetch;
+        // A connection the caller may not register on refuses the whole fetch, before anything is read.
+        if (wait) {
+          if (!waiters) throw invalidRequest('this deployment has no wait socket; leave wait out');
+          await waiters.verify(wait.connectionId, wait.token, request.caller?.principalArn);
+        }
+        const results = await fetcher.fetchMany(fetch);
+        const waitingAt = wait
+          ? await waiters!.registerFetched(wait.connectionId, fetch.partitions, results, fetch.isolationLevel)
+          : [];
+        return json(200, {
+          partitions: results.map((r, i) => {
+            const at = waitingAt[i];
+            return at === undefined ? renderPartitionFetch(r) : { ...renderPartitionFetch(r), waitingAt: at };
+          }),
+        } satisfies MultiFetchResult);
       },
   }),
   defineRoute<FetchRoutesOptions>({
@@ -213,7 +232,8 @@ const integerField = (
 
 /** The body of POST /v1/fetch (docs/api.md "Fetch many partitions"); anything else is a 400. */
 const parseMultiFetch = (body: Record<string, unknown>): MultiFetchRequest => {
-  rejectUnknownFields(body, ['partitions', 'maxBytes', 'maxWaitMs', 'isolationLevel']);
+  rejectUnknownFields(body, ['partitions', 'maxBytes', 'maxWaitMs', 'isolationLevel', 'wait']);
+  const wait = parseWaitConnection(body['wait']);
   const raw = body['isolationLevel'];
   if (raw !== undefined && typeof raw !== 'string')
     throw invalidRequest('isolationLevel must be read_uncommitted or read_committed');
@@ -234,7 +254,7 @@ const parseMultiFetch = (body: Record<string, unknown>): MultiFetchRequest => {
       throw invalidRequest(`${where} must be an object`);
     }
     const p = raw as Record<string, unknown>;
-    rejectUnknownFields(p, ['topic', 'partition', 'offset', 'maxBytes'], where);
+    rejectUnknownFields(p, ['topic', 'partition', 'offset', 'maxBytes', 'waitingAt'], where);
     const topic = p['topic'];
     if (typeof topic !== 'string' || topic.length === 0 || topic.length > 249) {
       throw invalidRequest(`${where}.topic must be a topic name`);
@@ -251,12 +271,39 @@ const parseMultiFetch = (body: Record<string, unknown>): MultiFetchRequest => {
       ),
       MAX_FETCH_BYTES,
     );
+    const waitingAt =
+      p['waitingAt'] === undefined
+        ? undefined
+        : integerField(p['waitingAt'], `${where}.waitingAt`, undefined, 0, Number.MAX_SAFE_INTEGER);
+    if (waitingAt !== undefined && !wait) throw invalidRequest(`${where}.waitingAt needs wait`);
     const id = `${topic}\u0000${partition}`;
     if (seen.has(id)) throw invalidRequest(`${where} repeats ${topic}-${partition}`);
     seen.add(id);
-    return { topic, partition, offset, maxBytes: partitionMaxBytes };
+    return {
+      topic,
+      partition,
+      offset,
+      maxBytes: partitionMaxBytes,
+      ...(waitingAt !== undefined ? { waitingAt } : {}),
+    };
   });
-  return { partitions, maxBytes, maxWaitMs, isolationLevel };
+  return { partitions, maxBytes, maxWaitMs, isolationLevel, ...(wait ? { wait } : {}) };
+};
+
+/** POST /v1/fetch's `wait`: `{"connectionId", "token"}` from the wait socket's hello frame. */
+const parseWaitConnection = (raw: unknown): WaitConnection | undefined => {
+  if (raw === undefined) return undefined;
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw invalidRequest('wait must be an object {connectionId, token}');
+  const w = raw as Record<string, unknown>;
+  rejectUnknownFields(w, ['connectionId', 'token'], 'wait');
+  const { connectionId, token } = w;
+  // API Gateway's connection ids are 16 characters; tokens are 32. Anything far longer is a lie.
+  if (typeof connectionId !== 'string' || connectionId.length === 0 || connectionId.length > 128)
+    throw invalidRequest('wait.connectionId must be the connection id its hello frame named');
+  if (typeof token !== 'string' || token.length === 0 || token.length > 128)
+    throw invalidRequest('wait.token must be the token its hello frame handed');
+  return { connectionId, token };
 };
 
 /** A partition's answer on the wire: its batches in base64, or its error as the error envelope has it. */

@@ -339,8 +339,8 @@ describe('sluiceMonthly', () => {
 
   it('waits on the WebSocket by default: idle members cost their connection, a re-check every 5 minutes and a new socket every 2 hours', () => {
     expect(deployment(1, 'standard').longPollPer).toBe('websocket');
-    // Next to nothing arrives: 2 members, 2,628,000 s. Re-checks 17,520 (a frame and an empty fetch
-    // each), connections 730 ($connect and $disconnect frames), 87,600 connection minutes.
+    // Next to nothing arrives: 2 members, 2,628,000 s. Re-checks 17,520 (an empty fetch each, naming
+    // the connection: no frame), connections 730 (hello in and out), 87,600 connection minutes.
     const idle = sluiceMonthly(
       { ...shape, ingressMiBPerSec: 1e-9 },
       deployment(1, 'standard'),
@@ -348,17 +348,20 @@ describe('sluiceMonthly', () => {
       DURATION_MODEL,
     );
     const api = idle.byActivity.consumerWaiting.apiGateway;
-    expect(api).toBeCloseTo(17_520 / 1e6 + (17_520 + 2 * 730) / 1e6 + (87_600 * 0.25) / 1e6, 6);
+    expect(api).toBeCloseTo(17_520 / 1e6 + (2 * 730) / 1e6 + (87_600 * 0.25) / 1e6, 6);
     expect(idle.byActivity.consumerWaiting.lambdaCompute).toBeLessThan(0.01);
   });
 
-  it('sends a member that keeps getting data few messages: wakes fall as the rate rises past its fetch cycle', () => {
+  it('sends a member one frame a wake, at most as many wakes as stream batches, and writes a registration per partition a wake moved', () => {
     const waiting = (ingressMiBPerSec: number) =>
       sluiceMonthly({ ...shape, ingressMiBPerSec }, deployment(1, 'standard'), usageAt(1), DURATION_MODEL)
-        .byActivity.consumerWaiting.apiGateway;
-    // Stream batches cap the wakes at 4 a second per member; past that, e^(−λ·busy) takes them down.
-    expect(waiting(8)).toBeLessThan(waiting(4));
-    expect(waiting(64)).toBeLessThan(waiting(8) / 10);
+        .byActivity.consumerWaiting;
+    // Frames: wakes = 1 / (1/min(λ, 4) + busy) a member-second, so they grow with the rate up to the
+    // stream's 4 batches a second and no further.
+    expect(waiting(2).apiGateway).toBeLessThan(waiting(4).apiGateway);
+    expect(waiting(64).apiGateway).toBeCloseTo(waiting(8).apiGateway, 9);
+    // Past that, each wake's fetch has moved more partitions: more registrations, the same frames.
+    expect(waiting(64).dynamodb).toBeGreaterThan(2 * waiting(8).dynamodb);
   });
 
   it('bills x86_64 at its own GB-s price', () => {
