@@ -11,6 +11,11 @@
  * too (KIP-890 part 2): the markers carry the new epoch, so a late batch of the ended transaction is
  * refused by the partition, and EndTxn answers the new epoch for the next transaction.
  */
+import {
+  MAX_GROUPS_PER_TRANSACTION,
+  MAX_OFFSETS_PER_TRANSACTION,
+  MAX_PARTITIONS_PER_TRANSACTION,
+} from '../../../protocol/transaction-limits.js';
 import { SluiceError } from '../../../protocol/errors.js';
 import { retryOnConflict } from '../groups/cas-retry.js';
 import type { LogContext } from '../log/context.js';
@@ -47,9 +52,6 @@ export interface TxnOffsetCommitRequest {
 }
 
 export const DEFAULT_MAX_TIMEOUT_MS = 15 * 60_000;
-export const MAX_PARTITIONS_PER_TRANSACTION = 1_000;
-export const MAX_GROUPS_PER_TRANSACTION = 16;
-export const MAX_OFFSETS_PER_TRANSACTION = 1_000;
 const MAX_EPOCH = 32_767;
 const MAX_ID_LENGTH = 249;
 
