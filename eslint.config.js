@@ -109,6 +109,26 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [AWS_SDK, NO_INFRA] }] },
   },
   {
+    // The Kafka gateway is an edge process in front of Sluice's HTTP API: it translates Kafka's
+    // protocol into HTTP calls and shares only the codecs and limits of protocol/, never the core.
+    files: ['gateway/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            AWS_SDK,
+            NO_INFRA,
+            {
+              group: ['**/lib/core/**'],
+              message: 'gateway/ imports protocol/, lib/wire and lib/http, never lib/core.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The Connect worker is a client of the SDK: it knows neither the core nor Connect's server part.
     files: ['connect/worker/**/*.ts'],
     rules: {

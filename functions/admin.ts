@@ -25,6 +25,7 @@ import {
   createLogServices,
   createMaintenance,
   createQuotas,
+  createTopicCatalog,
   createTransactions,
   serveOptionsOf,
 } from '../lib/services.js';
@@ -44,9 +45,9 @@ export const ADMIN_FUNCTION_ROUTES: RouteDefinition<AdminFunctionDeps>[] = route
 );
 
 export const adminRouter = (deps: SluiceDeps): Router => {
-  const core = createLogServices(deps);
+  const core = createLogServices(deps, createTopicCatalog(deps));
   const groups = createGroups(deps, core);
-  const { transactions } = createTransactions(deps, core, groups);
+  const transactions = createTransactions(deps, core, groups);
   const maintenance = createMaintenance(deps, core, groups, transactions);
   const quotas = createQuotas(deps);
   return serve(

@@ -28,10 +28,14 @@ import { InteractiveQueries } from '../streams/query/interactive.js';
 import type { SluiceDeps } from '../lib/services.js';
 import {
   SLUICE_VERSION,
+  createFetchWaiters,
+  createFetcher,
   createGroups,
   createLogServices,
   createMaintenance,
+  createProducer,
   createQuotas,
+  createTopicCatalog,
   createTransactions,
   createWaiting,
   serveOptionsOf,
@@ -69,9 +73,11 @@ export interface Sluice {
 }
 
 export const createSluice = (deps: SluiceDeps): Sluice => {
-  const core = createLogServices(deps);
+  const core = createLogServices(deps, createTopicCatalog(deps));
   const groups = createGroups(deps, core);
-  const { transactions, producer } = createTransactions(deps, core, groups);
+  const transactions = createTransactions(deps, core, groups);
+  const producer = createProducer(core);
+  const fetcher = createFetcher(core);
   const maintenance = createMaintenance(deps, core, groups, transactions);
   const quotas = createQuotas(deps);
   const options = serveOptionsOf(deps, quotas);
@@ -83,8 +89,8 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
     onTopicDeleted: (topic: { topicId: string }) =>
       maintenance.purgeTopic(topic.topicId).then(() => undefined),
     producer,
-    fetcher: core.fetcher,
-    waiters: core.waiters,
+    fetcher,
+    waiters: createFetchWaiters(deps, core),
     maxRequestBytes: core.log.maxRequestBytes,
     log: core.log,
     groups,
@@ -98,6 +104,7 @@ export const createSluice = (deps: SluiceDeps): Sluice => {
   return {
     ...core,
     producer,
+    fetcher,
     groups,
     transactions,
     maintenance,

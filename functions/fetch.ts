@@ -6,13 +6,19 @@
  * policy simulator. It writes only the registrations of a fetch that names its wait socket connection
  * (lib/core/log/waiters.ts).
  */
-import { FETCH_ROUTES } from '../lib/http/routes/log.js';
-import type { FetchRoutesOptions } from '../lib/http/routes/log.js';
+import { FETCH_ROUTES } from '../lib/http/routes/fetch.js';
+import type { FetchRoutesOptions } from '../lib/http/routes/fetch.js';
 import type { RouteDefinition } from '../lib/http/define-route.js';
 import type { Router } from '../lib/http/router.js';
 import { routesOfJob, serve } from '../lib/http/serve.js';
 import type { SluiceDeps } from '../lib/services.js';
-import { createLogServices, createQuotas, serveOptionsOf } from '../lib/services.js';
+import {
+  createFetchWaiters,
+  createFetcher,
+  createLogServices,
+  createQuotas,
+  serveOptionsOf,
+} from '../lib/services.js';
 import { InteractiveQueries } from '../streams/query/interactive.js';
 import { STREAMS_QUERY_ROUTES } from '../streams/query/rest.js';
 import type { StreamsQueryRoutesOptions } from '../streams/query/rest.js';
@@ -27,10 +33,14 @@ export const FETCH_FUNCTION_ROUTES: RouteDefinition<FetchRoutesOptions & Streams
   );
 
 export const fetchRouter = (deps: SluiceDeps): Router => {
-  const { fetcher, waiters } = createLogServices(deps);
+  const core = createLogServices(deps);
   return serve(
     FETCH_FUNCTION_ROUTES,
-    { fetcher, waiters, queries: new InteractiveQueries(deps.store) },
+    {
+      fetcher: createFetcher(core),
+      waiters: createFetchWaiters(deps, core),
+      queries: new InteractiveQueries(deps.store),
+    },
     serveOptionsOf(deps, createQuotas(deps)),
   );
 };

@@ -11,7 +11,7 @@ import { depsFromEnv, instrumented, telemetryFromEnv } from './environment.js';
 export const maintenanceOf = (deps: SluiceDeps): Maintenance => {
   const core = createLogServices(deps);
   const groups = createGroups(deps, core);
-  const { transactions } = createTransactions(deps, core, groups);
+  const transactions = createTransactions(deps, core, groups);
   return createMaintenance(deps, core, groups, transactions);
 };
 

@@ -16,8 +16,10 @@ import { ADMIN_ROUTES } from '../lib/http/routes/admin.js';
 import type { AdminRoutesOptions } from '../lib/http/routes/admin.js';
 import { GROUP_ROUTES } from '../lib/http/routes/groups.js';
 import type { GroupRoutesOptions } from '../lib/http/routes/groups.js';
-import { LOG_ROUTES } from '../lib/http/routes/log.js';
-import type { LogRoutesOptions } from '../lib/http/routes/log.js';
+import { FETCH_ROUTES } from '../lib/http/routes/fetch.js';
+import type { FetchRoutesOptions } from '../lib/http/routes/fetch.js';
+import { PRODUCE_ROUTES } from '../lib/http/routes/produce.js';
+import type { ProduceRoutesOptions } from '../lib/http/routes/produce.js';
 import { REPLICATION_ROUTES } from '../lib/http/routes/replication.js';
 import { SEGMENT_ROUTES } from '../lib/http/routes/segments.js';
 import type { SegmentRoutesOptions } from '../lib/http/routes/segments.js';
@@ -29,7 +31,8 @@ import type { TransactionRoutesOptions } from '../lib/http/routes/transactions.j
 
 /** Everything the handlers of all routes are built from (functions/app.ts composes it). */
 export type RouteDeps = AdminRoutesOptions &
-  LogRoutesOptions &
+  ProduceRoutesOptions &
+  FetchRoutesOptions &
   ReplicationRoutesOptions &
   SegmentRoutesOptions &
   GroupRoutesOptions &
@@ -43,7 +46,8 @@ export const ROUTES: readonly RouteDefinition<RouteDeps>[] = [
   ...ADMIN_ROUTES,
   ...REPLICATION_ROUTES,
   ...SEGMENT_ROUTES,
-  ...LOG_ROUTES,
+  ...PRODUCE_ROUTES,
+  ...FETCH_ROUTES,
   ...TRANSACTION_ROUTES,
   ...STREAMS_QUERY_ROUTES,
   ...STREAMS_APPLICATION_ROUTES,

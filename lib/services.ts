@@ -12,6 +12,7 @@ import type { MetadataStore } from './ports/metadata-store.js';
 import type { ObjectStore } from './ports/object-store.js';
 import type { StoreInfo } from './core/topics/model.js';
 import { TopicCatalog } from './core/topics/catalog.js';
+import { TopicRegistry } from './core/topics/registry.js';
 import { createLogContext } from './core/log/context.js';
 import type { LogContext } from './core/log/context.js';
 import { LogAppender } from './core/log/produce.js';
@@ -23,6 +24,7 @@ import { reportConsumerLag } from './core/groups/lag.js';
 import { ClientQuotaManager } from './core/quotas/index.js';
 import { GroupCoordinator } from './core/groups/index.js';
 import { TransactionCoordinator } from './core/transactions/index.js';
+import { transactionVerifier } from './core/transactions/verify.js';
 import type { GroupTopics, PartitionOffsets } from './core/groups/index.js';
 import { isSluiceError } from '../protocol/errors.js';
 import type { Authorizer } from './auth/authorizer.js';
@@ -75,30 +77,31 @@ export interface SluiceDeps {
   authorizer?: Authorizer;
 }
 
-/** The topic catalog and the log over it: what every data-path service is built on. */
-export interface LogServices {
+/**
+ * The topic catalog and the log over it: what every data-path service is built on. The reads
+ * (createFetcher) are built apart, by the services that read, so the produce function carries none.
+ */
+export interface LogServices<C extends TopicRegistry = TopicRegistry> {
   store: MetadataStore;
-  catalog: TopicCatalog;
+  catalog: C;
   log: LogContext;
-  fetcher: Fetcher;
-  /** Waits a fetch registers on a wait socket connection (it tells nobody: the notifier does). */
-  waiters: Waiters;
 }
 
-export const createLogServices = (deps: SluiceDeps): LogServices => {
+/**
+ * The log over the topic registry's reads; `catalog` in its place where topics are also administered
+ * (createTopicCatalog: the admin function and the whole app), so that the other bundles carry no topic
+ * administration.
+ */
+export function createLogServices(deps: SluiceDeps): LogServices;
+export function createLogServices<C extends TopicRegistry>(deps: SluiceDeps, catalog: C): LogServices<C>;
+export function createLogServices(deps: SluiceDeps, catalog?: TopicRegistry): LogServices {
   const { store, clock, config } = deps;
-  const catalog = new TopicCatalog({
-    store,
-    clock,
-    stores: deps.objectStores.map(storeInfo),
-    cacheTtlMs: config.topicCacheTtlMs ?? 5_000,
-    ...(deps.newId ? { newId: deps.newId } : {}),
-  });
+  const topics = catalog ?? new TopicRegistry(registryOptions(deps));
   const log = createLogContext({
     store,
     objectStores: deps.objectStores,
     ...(deps.segmentStore ? { segmentStore: deps.segmentStore } : {}),
-    catalog,
+    catalog: topics,
     clock,
     ...(config.maxRequestBytes !== undefined ? { maxRequestBytes: config.maxRequestBytes } : {}),
     ...(config.tailFlushEntries !== undefined ? { tailFlushEntries: config.tailFlushEntries } : {}),
@@ -110,8 +113,29 @@ export const createLogServices = (deps: SluiceDeps): LogServices => {
     ...(deps.newId ? { newId: deps.newId } : {}),
     telemetry: deps.telemetry ?? noTelemetry,
   });
-  return { store, catalog, log, fetcher: new Fetcher(log), waiters: new Waiters({ store, catalog, clock }) };
-};
+  return { store, catalog: topics, log };
+}
+
+const registryOptions = (deps: SluiceDeps) => ({
+  store: deps.store,
+  clock: deps.clock,
+  stores: deps.objectStores.map(storeInfo),
+  cacheTtlMs: deps.config.topicCacheTtlMs ?? 5_000,
+});
+
+/** The topic catalog: the registry's reads and topic administration (create, grow, reconfigure, delete). */
+export const createTopicCatalog = (deps: SluiceDeps): TopicCatalog =>
+  new TopicCatalog({ ...registryOptions(deps), ...(deps.newId ? { newId: deps.newId } : {}) });
+
+/** Fetch and ListOffsets over the log. */
+export const createFetcher = (core: LogServices): Fetcher => new Fetcher(core.log);
+
+/**
+ * The waits a fetch registers on a wait socket connection (it tells nobody: the notifier does): the
+ * fetch function's and the whole app's, beside their Fetcher.
+ */
+export const createFetchWaiters = (deps: SluiceDeps, core: LogServices): Waiters =>
+  new Waiters({ store: deps.store, catalog: core.catalog, clock: deps.clock });
 
 /** Consumer groups over the catalog and the log's offsets. */
 export const createGroups = (deps: SluiceDeps, core: LogServices): GroupCoordinator =>
@@ -119,7 +143,7 @@ export const createGroups = (deps: SluiceDeps, core: LogServices): GroupCoordina
     store: deps.store,
     clock: deps.clock,
     topics: groupTopics(core.catalog),
-    offsets: partitionOffsets(core.fetcher),
+    offsets: partitionOffsets(createFetcher(core)),
     telemetry: deps.telemetry ?? noTelemetry,
     ...(deps.config.sessionTimeoutMs !== undefined ? { sessionTimeoutMs: deps.config.sessionTimeoutMs } : {}),
     ...(deps.config.heartbeatIntervalMs !== undefined
@@ -127,22 +151,25 @@ export const createGroups = (deps: SluiceDeps, core: LogServices): GroupCoordina
       : {}),
   });
 
-/** The transaction coordinator and the producer whose transactional writes it verifies (KIP-890). */
+/**
+ * The producer: appends to the log, checking a transactional batch's partition with the transaction
+ * log alone (KIP-890's verification, lib/core/transactions/verify.ts), so the produce function carries
+ * no transaction coordinator and no consumer groups.
+ */
+export const createProducer = (core: LogServices): LogAppender =>
+  new LogAppender(core.log, transactionVerifier(core.store));
+
+/** The transaction coordinator (served beside the group coordinator, as Kafka's FindCoordinator answers both). */
 export const createTransactions = (
   deps: SluiceDeps,
   core: LogServices,
   groups: GroupCoordinator,
-): { transactions: TransactionCoordinator; producer: LogAppender } => {
-  const transactions = new TransactionCoordinator(core.log, groups, {
+): TransactionCoordinator =>
+  new TransactionCoordinator(core.log, groups, {
     ...(deps.config.transactionMaxTimeoutMs !== undefined
       ? { maxTimeoutMs: deps.config.transactionMaxTimeoutMs }
       : {}),
   });
-  const producer = new LogAppender(core.log, (id, epoch, topic, partition) =>
-    transactions.verifyPartition(id, epoch, topic, partition),
-  );
-  return { transactions, producer };
-};
 
 /** Scheduled maintenance, with the sweeps of expired group members and timed-out transactions and the consumer lag report. */
 export const createMaintenance = (
@@ -200,7 +227,7 @@ const storeInfo = (s: ObjectStore): StoreInfo => ({
 });
 
 /** Consumer groups see topics through the registry (fresh reads: subscriptions must not lag). */
-const groupTopics = (catalog: TopicCatalog): GroupTopics => ({
+const groupTopics = (catalog: TopicRegistry): GroupTopics => ({
   describe: async (name) => {
     try {
       const topic = await catalog.get(name, { fresh: true });

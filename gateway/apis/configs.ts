@@ -8,7 +8,7 @@ import type { Message } from '../../protocol/kafka/codec.js';
 import { ERROR } from '../../protocol/kafka/error-codes.js';
 import { DescribeConfigs } from '../../protocol/kafka/messages/describe-configs.js';
 import { IncrementalAlterConfigs } from '../../protocol/kafka/messages/incremental-alter-configs.js';
-import { DEFAULT_TOPIC_CONFIG } from '../../lib/core/topics/configs.js';
+import { DEFAULT_TOPIC_CONFIG } from '../../protocol/topic-config.js';
 import type { ApiHandler } from '../api.js';
 import { errorCodeOf, errorMessageOf } from '../api.js';
 

@@ -10,7 +10,7 @@
 import {
   MAX_OFFSETS_PER_TRANSACTION,
   MAX_PARTITIONS_PER_TRANSACTION,
-} from '../../lib/core/transactions/coordinator.js';
+} from '../../protocol/transaction-limits.js';
 import type { Message } from '../../protocol/kafka/codec.js';
 import { ERROR } from '../../protocol/kafka/error-codes.js';
 import {

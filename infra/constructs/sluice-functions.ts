@@ -68,8 +68,14 @@ const SIZING: Record<SluiceJob, JobSizing> = {
   // Long-polls up to 20 s (maxWaitMs) over every partition of a member, which is waiting, then reads:
   // 1.9 ms of CPU per MiB read on a whole core, 13 ms at 256 MB's share.
   fetch: { memorySize: 256, timeout: Duration.seconds(30), description: 'Sluice fetch and list offsets' },
-  // 1.5 ms of CPU per heartbeat (a join) on a whole core.
-  groups: { memorySize: 256, timeout: Duration.seconds(15), description: 'Sluice consumer groups' },
+  // 1.5 ms of CPU per heartbeat (a join) on a whole core. The transaction coordinator is here too: an
+  // EndTxn writes a marker into each of up to 1,000 partitions, so it has the 30 s the produce function
+  // gave it (API Gateway's own limit); a coordinator stopped half way is rolled forward by the next call.
+  groups: {
+    memorySize: 256,
+    timeout: Duration.seconds(30),
+    description: 'Sluice consumer groups and transactions',
+  },
   connect: { memorySize: 256, timeout: Duration.seconds(15), description: 'Sluice Kafka Connect REST API' },
   // Runs every Connect task for SLUICE_CONNECT_BUDGET_MS (45 s) with Sluice in-process; the rest of the
   // timeout covers the final commits and lease releases. Connectors' CPU is the user's: not resized.
@@ -264,6 +270,11 @@ export class SluiceFunctions extends Construct {
     storage.grantReadObjects(functions.fetch);
 
     table.grantReadWriteData(functions.groups);
+    // The transaction coordinator is the groups function's: ending a transaction writes its markers
+    // into every partition it touched (an object on each in-sync store, lib/core/transactions/markers.ts),
+    // copying a lagging follower's missing batches from the leader first, as a produce does.
+    storage.grantPutObjects(functions.groups);
+    storage.grantReadObjects(functions.groups);
     for (const job of API_JOBS) grantPolicySimulation(functions[job]);
 
     // Connector configs, states and source offsets (and the sink groups' offsets) live in the table.

@@ -1,6 +1,9 @@
 /** The JSON API's byte encodings (API.md "Produce": utf8, base64, json). */
 import { SluiceError } from '../../protocol/errors.js';
 
+/** Kafka RecordBatch v2 bytes as a request or response body (produce's batches, fetch's answers). */
+export const RECORD_BATCH_MEDIA_TYPE = 'application/vnd.kafka.record-batch';
+
 export type Encoding = 'utf8' | 'base64' | 'json';
 
 export const ENCODINGS: readonly Encoding[] = ['utf8', 'base64', 'json'];

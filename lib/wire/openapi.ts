@@ -6,11 +6,11 @@
  */
 import { ERROR_CODES } from '../../protocol/errors.js';
 import type { ErrorCode } from '../../protocol/errors.js';
+import { RECORD_BATCH_MEDIA_TYPE } from '../http/encoding.js';
 import { STATUS_BY_CODE } from '../http/status.js';
 import { COMMON_ERRORS } from '../http/routes/errors.js';
 import { SCHEMAS } from './schemas.js';
 
-export const RECORD_BATCH_MEDIA_TYPE = 'application/vnd.kafka.record-batch';
 const JSON_TYPE = 'application/json';
 
 /** What the document needs of a route definition (lib/http/define-route.ts). */

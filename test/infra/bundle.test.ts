@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { CfnElement } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT, SDK_OPERATIONS, buildFunction } from '../../infra/bundling.js';
 import { sluiceApp } from './app.js';
 
 // The one test that runs esbuild: it checks what skipping bundling elsewhere cannot, that each
@@ -66,22 +68,32 @@ describe('function bundles', () => {
   // (infra/bundling.ts sdkSchemaLiterals): 701 KiB; IAM is called without its SDK client
   // (lib/adapters/aws/iam-query.ts), X-Ray subsegments are sent without the X-Ray SDK
   // (functions/xray.ts) and the SDK's event-stream codec is left out (functions/event-streams-absent.ts):
-  // produce 563 KiB, the rest as measured by `npm run bench:bundle`, each budget ~2 % above it. What
-  // remains (npm run bench:bundle): the S3 and DynamoDB clients with @smithy/core and @aws-sdk/core,
-  // ~270 KiB; Sluice's own code, ~215 KiB; Powertools' Logger and Metrics, ~31 KiB.
+  // produce 563 KiB (568 KiB at 29ec50b). Issue 28 then gave each function one job: the transaction
+  // coordinator and its routes moved to the groups function (Kafka's coordinator of groups and
+  // transactions), so produce checks a transactional batch with the transaction log alone
+  // (lib/core/transactions/verify.ts) and carries no coordinator, consumer groups or fetch path; the
+  // produce and fetch routes have validator modules of their own; topic administration
+  // (lib/core/topics/catalog.ts) is built only where topics are administered; and the bundles leave out
+  // what never runs in them (infra/bundling.ts): the SDK clients' package.json but its version, the
+  // DynamoDB client's endpoint-discovery cache, the JavaScript hash fallbacks of node:crypto, the error
+  // classes no operation Sluice sends can throw, and the validators' unused schema paths. Produce
+  // 446 KiB, the rest as measured by `npm run bench:bundle` (after main's waits registered by the
+  // fetch: fetch 432 KiB), each budget ~2 % above it (produce's is issue 28's ceiling, 450 KiB). What
+  // remains of produce: the S3 and DynamoDB clients with @smithy/core and @aws-sdk/core, ~250 KiB;
+  // Sluice's own code, ~145 KiB; Powertools' Logger and Metrics, ~31 KiB.
   const BUDGET_KIB: Record<Job, number> = {
-    admin: 595,
-    produce: 575,
-    fetch: 485,
-    groups: 525,
-    connect: 1_060,
+    admin: 546,
+    produce: 450,
+    fetch: 441,
+    groups: 529,
+    connect: 1_017,
     // Hosts the SDK, whose consumers can wait on the wait socket: ws (~30 KiB) is in it although its
     // consumers long-poll (functions/connect-worker.ts waitUrl: false).
-    'connect-worker': 1_360,
-    maintenance: 520,
-    // The wait socket's routes and its notifier: the log's catalog, the table, the management API client.
-    wait: 445,
-    'wait-notifier': 435,
+    'connect-worker': 1_326,
+    maintenance: 470,
+    // The wait socket's routes and its notifier: the log's registry, the table, the management API client.
+    wait: 372,
+    'wait-notifier': 365,
   };
   it.each(JOBS)('%s stays within its size budget', (job) => {
     expect(statSync(bundles[job]).size / 1024).toBeLessThanOrEqual(BUDGET_KIB[job]);
@@ -102,17 +114,33 @@ describe('function bundles', () => {
     'xray-sdk': 'AWS_XRAY_CONTEXT_MISSING',
     // IAM is called by lib/adapters/aws/iam-query.ts, not by the SDK's IAM client.
     'iam-client': 'EntityTemporarilyUnmodifiable',
+    // The coordinators and topic administration: only the functions whose job they are.
+    'group coordinator': 'still has members',
+    'transaction coordinator': 'transaction.max.timeout.ms=',
+    'topic administration': 'partitions can only grow',
   } as const;
   const CARRIES: Record<Job, readonly (keyof typeof MARKERS)[]> = {
     // Every API function checks body-named resources and delegated callers with IAM's policy
     // simulator (functions/authorizer.ts); the scheduled ones serve no API route.
-    admin: ['iam'],
+    // Admin: deleting a topic purges it at once (the log's maintenance, with its group and transaction
+    // sweeps), and it lists transactions.
+    admin: ['iam', 'group coordinator', 'transaction coordinator', 'topic administration'],
     produce: ['iam'],
     fetch: ['iam'],
-    groups: ['iam'],
-    connect: ['iam', 'dynamodb-streams', 'lambda', 'pg', 're2js'],
-    'connect-worker': ['dynamodb-streams', 'lambda', 'pg', 're2js'],
-    maintenance: [],
+    groups: ['iam', 'group coordinator', 'transaction coordinator'],
+    // The herder reads, alters and deletes connectors' offsets through the group coordinator (KIP-875).
+    connect: ['iam', 'dynamodb-streams', 'lambda', 'pg', 're2js', 'group coordinator'],
+    // The runtime hosts the whole of Sluice in-process (functions/app.ts).
+    'connect-worker': [
+      'dynamodb-streams',
+      'lambda',
+      'pg',
+      're2js',
+      'group coordinator',
+      'transaction coordinator',
+      'topic administration',
+    ],
+    maintenance: ['group coordinator', 'transaction coordinator'],
     // A registration's topics are checked for READ for the caller $connect admitted.
     wait: ['iam'],
     'wait-notifier': [],
@@ -124,6 +152,40 @@ describe('function bundles', () => {
     );
     expect(carried).toEqual(CARRIES[job]);
   });
+
+  // The bundles register only the errors of the SDK operations Sluice sends (infra/bundling.ts
+  // SDK_OPERATIONS): every command Sluice's own code in a bundle imports from those clients must be one
+  // of them, or an error it can throw would arrive as the bare service exception. (The connect bundles
+  // carry every command of the clients, kept by their lazily loaded connectors, but send only these.)
+  it.each(JOBS)(
+    '%s sends only operations of SDK_OPERATIONS on the clients whose errors it trims',
+    async (job) => {
+      const dir = mkdtempSync(path.join(tmpdir(), `sluice-ops-${job}-`));
+      try {
+        const metafile = await buildFunction(path.join(REPO_ROOT, 'functions', `${job}.ts`), dir);
+        const sent = Object.keys(metafile.inputs)
+          .filter((input) => !input.includes('node_modules') && input.endsWith('.ts'))
+          .flatMap((input) =>
+            [
+              ...readFileSync(path.resolve(REPO_ROOT, input), 'utf8').matchAll(
+                /import \{([^}]*)\} from '@aws-sdk\/(client-[a-z0-9-]+)'/g,
+              ),
+            ].flatMap(([, names, client]) =>
+              SDK_OPERATIONS[client!]
+                ? [...names!.matchAll(/\b(\w+)Command\b/g)].map(([, operation]) => `${client} ${operation}`)
+                : [],
+            ),
+          );
+        expect(sent.length).toBeGreaterThan(0);
+        for (const command of sent) {
+          const [client, operation] = command.split(' ') as [string, string];
+          expect([command, SDK_OPERATIONS[client]!.includes(operation)]).toEqual([command, true]);
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   // Fault injection and the latency model are the local stack's layers (local/stack.ts); a deployed
   // function must not carry them, even unused.

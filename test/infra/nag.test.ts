@@ -90,7 +90,8 @@ describe('cdk-nag AwsSolutions', () => {
           xray,
         ],
         'Sluice/Functions/MaintenanceRole': [objects, segments, xray],
-        'Sluice/Functions/GroupsRole': [...simulation, xray],
+        // The transaction coordinator's markers: objects on the stores, as produce's batches.
+        'Sluice/Functions/GroupsRole': [objects, ...simulation, xray],
         'Sluice/DeadLetters/Queue': ['AwsSolutions-SQS3'],
         'Sluice/Monitoring/Alarms': ['AwsSolutions-SNS2'],
         'Sluice/Api/HttpApi/GET--v1--health': ['AwsSolutions-APIG4'],

@@ -51,11 +51,11 @@ const API_MD_ROUTES: Record<string, Job> = {
   'POST /v1/topics/{topic}/records': 'produce',
   'POST /v1/topics/{topic}/partitions/{partition}/batches': 'produce',
   'POST /v1/producers': 'produce',
-  'POST /v1/transactions/{transactionalId}/producer': 'produce',
-  'POST /v1/transactions/{transactionalId}/partitions': 'produce',
-  'POST /v1/transactions/{transactionalId}/groups': 'produce',
-  'POST /v1/transactions/{transactionalId}/offsets': 'produce',
-  'POST /v1/transactions/{transactionalId}/end': 'produce',
+  'POST /v1/transactions/{transactionalId}/producer': 'groups',
+  'POST /v1/transactions/{transactionalId}/partitions': 'groups',
+  'POST /v1/transactions/{transactionalId}/groups': 'groups',
+  'POST /v1/transactions/{transactionalId}/offsets': 'groups',
+  'POST /v1/transactions/{transactionalId}/end': 'groups',
   'GET /v1/transactions': 'admin',
   'GET /v1/transactions/{transactionalId}': 'admin',
   'GET /v1/topics/{topic}/partitions/{partition}/records': 'fetch',
@@ -102,7 +102,7 @@ const SIZING: Record<Job, { memory: number; timeoutSeconds: number }> = {
   admin: { memory: 256, timeoutSeconds: 30 },
   produce: { memory: 512, timeoutSeconds: 30 },
   fetch: { memory: 256, timeoutSeconds: 30 },
-  groups: { memory: 256, timeoutSeconds: 15 },
+  groups: { memory: 256, timeoutSeconds: 30 },
   connect: { memory: 256, timeoutSeconds: 15 },
   'connect-worker': { memory: 1024, timeoutSeconds: 90 },
   maintenance: { memory: 1024, timeoutSeconds: 300 },
@@ -482,12 +482,14 @@ describe('IAM', () => {
     expect(allows(s, 's3:DeleteObject')).toBe(false);
   });
 
-  it('groups touches the table only', () => {
-    expect(allows(statements.groups, 'dynamodb:UpdateItem', 'MetadataTable')).toBe(true);
-    expect(allows(statements.groups, 's3:GetObject')).toBe(false);
-    expect(statements.groups.some((s) => [s.Action].flat().some((a) => String(a).startsWith('s3:')))).toBe(
-      false,
-    );
+  // The transaction coordinator is the groups function's: its markers are log appends (an object on
+  // every in-sync store, a lagging follower caught up from the leader first), as a produce's are.
+  it('groups writes the table, puts and reads objects (transaction markers) but cannot delete them', () => {
+    const s = statements.groups;
+    expect(allows(s, 'dynamodb:UpdateItem', 'MetadataTable')).toBe(true);
+    expect(allows(s, 's3:PutObject', 'StorageStore0')).toBe(true);
+    expect(allows(s, 's3:GetObject', 'StorageStore0')).toBe(true);
+    expect(allows(s, 's3:DeleteObject')).toBe(false);
   });
 
   it.each(['admin', 'produce', 'fetch', 'groups', 'connect', 'wait'] as const)(

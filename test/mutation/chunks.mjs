@@ -46,8 +46,10 @@ export const chunks = {
   ],
   codecs,
   replication: ['lib/core/replication/**/*.ts'],
-  topics: ['lib/core/topics/**/*.ts'],
-  transactions: ['lib/core/transactions/**/*.ts'],
+  // The topic config defaults and the transaction bounds the core enforces, in protocol/ since the
+  // Kafka gateway reads them too.
+  topics: ['lib/core/topics/**/*.ts', 'protocol/topic-config.ts'],
+  transactions: ['lib/core/transactions/**/*.ts', 'protocol/transaction-limits.ts'],
   quotas: ['lib/core/quotas/**/*.ts'],
   root: ['lib/core/*.ts', ...not(six)],
 };

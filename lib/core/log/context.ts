@@ -10,7 +10,7 @@ import type { Telemetry } from '../../ports/telemetry.js';
 import { noTelemetry } from '../../ports/telemetry.js';
 import { SluiceError } from '../../../protocol/errors.js';
 import { keys } from '../keys.js';
-import type { TopicCatalog } from '../topics/catalog.js';
+import type { TopicRegistry } from '../topics/registry.js';
 import type { Topic } from '../topics/model.js';
 import type { PartitionState } from './partition-state.js';
 import { MAX_PRODUCERS_PER_PARTITION } from './producer-bounds.js';
@@ -21,7 +21,7 @@ export interface LogOptions {
   objectStores: readonly ObjectStore[];
   /** Where rolled segments go (KIP-405's remote tier); without one, maintenance does not roll. */
   segmentStore?: ObjectStore;
-  catalog: TopicCatalog;
+  catalog: TopicRegistry;
   clock: Clock;
   /** Largest produce body accepted, after decoding (API.md default 4 MiB). */
   maxRequestBytes?: number;
@@ -64,7 +64,7 @@ export interface LogOptions {
 
 export interface LogContext {
   store: MetadataStore;
-  catalog: TopicCatalog;
+  catalog: TopicRegistry;
   clock: Clock;
   maxRequestBytes: number;
   tailFlushEntries: number;

@@ -31,7 +31,7 @@ import type { Item, MetadataStore } from '../../ports/metadata-store.js';
 import { keys } from '../keys.js';
 import { queryAll } from '../../ports/query-all.js';
 import { highWatermarkOf } from '../replication/replica-state.js';
-import type { TopicCatalog } from '../topics/catalog.js';
+import type { TopicRegistry } from '../topics/registry.js';
 import type { Topic } from '../topics/model.js';
 import type { IsolationLevel } from '../transactions/lso.js';
 import { lastStableOffset } from '../transactions/lso.js';
@@ -93,7 +93,7 @@ export interface PartitionChange {
 
 export interface WaitersOptions {
   store: MetadataStore;
-  catalog: TopicCatalog;
+  catalog: TopicRegistry;
   clock: Clock;
   /** Where `ready` goes; absent (the fetch function, which only registers and checks), none is sent. */
   notifier?: ConnectionNotifier;

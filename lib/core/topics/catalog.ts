@@ -1,31 +1,28 @@
 /**
- * Topic administration over the metadata store: create, list, describe, grow, reconfigure, delete.
- * The registry item (`TOPICS`/name) is the source of truth for a name; partitions live under the
- * topic's id, so a deleted name can be reused at once without ever mixing two topics' data.
+ * Topic administration over the metadata store: create, grow, reconfigure, delete, on top of the
+ * registry's reads (registry.ts: list, describe). The registry item (`TOPICS`/name) is the source of
+ * truth for a name; partitions live under the topic's id, so a deleted name can be reused at once
+ * without ever mixing two topics' data.
  */
 import { assignReplicas } from '../replication/assignment.js';
-import { highWatermarkOf, logEndOffsets, outOfSyncReplicas } from '../replication/replica-state.js';
-import type { Item, MetadataStore } from '../../ports/metadata-store.js';
+import type { Item } from '../../ports/metadata-store.js';
 import { ConditionFailedError } from '../../ports/metadata-store.js';
-import type { Clock } from '../../ports/clock.js';
 import { SluiceError } from '../../../protocol/errors.js';
 import { keys } from '../keys.js';
-import { decodePartitionState, initialPartitionState } from '../log/partition-codec.js';
+import { initialPartitionState } from '../log/partition-codec.js';
 import type { TopicConfig } from './configs.js';
 import { parseConfigOverrides } from './configs.js';
-import type { PartitionInfo, StoreInfo, Topic } from './model.js';
+import type { Topic } from './model.js';
 import { TOPIC_NAME } from './model.js';
+import type { TopicRegistryOptions } from './registry.js';
+import { TopicRegistry, unknownTopic } from './registry.js';
+
+export { unknownTopic } from './registry.js';
 
 export const MAX_PARTITIONS = 10_000;
 
-export interface TopicCatalogOptions {
-  store: MetadataStore;
-  clock: Clock;
-  /** The deployment's replica stores, in order (s0, s1, ...). */
-  stores: readonly StoreInfo[];
+export interface TopicCatalogOptions extends TopicRegistryOptions {
   newId?: () => string;
-  /** How long `get(name)` may serve a cached registry entry (commits are fenced anyway). */
-  cacheTtlMs?: number;
 }
 
 export interface CreateTopicInput {
@@ -54,16 +51,12 @@ export const validateTopicName = (name: unknown): string => {
   return name;
 };
 
-export class TopicCatalog {
-  private readonly cache = new Map<string, { topic: Topic; at: number }>();
+export class TopicCatalog extends TopicRegistry {
   private readonly newId: () => string;
 
-  constructor(private readonly options: TopicCatalogOptions) {
+  constructor(options: TopicCatalogOptions) {
+    super(options);
     this.newId = options.newId ?? (() => globalThis.crypto.randomUUID());
-  }
-
-  get stores(): readonly StoreInfo[] {
-    return this.options.stores;
   }
 
   async create(input: CreateTopicInput): Promise<Topic> {
@@ -100,67 +93,6 @@ export class TopicCatalog {
     }
     this.remember(topic);
     return topic;
-  }
-
-  async list(): Promise<Topic[]> {
-    const topics: Topic[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.options.store.query({
-        pk: keys.topicsPk,
-        consistent: true,
-        ...(cursor ? { cursor } : {}),
-      });
-      topics.push(...page.items.map(fromItem));
-      cursor = page.cursor;
-    } while (cursor);
-    return topics;
-  }
-
-  /** The registry entry, from a short-lived cache unless `fresh`; throws UNKNOWN_TOPIC_OR_PARTITION. */
-  async get(name: string, options: { fresh?: boolean } = {}): Promise<Topic> {
-    const cached = this.cache.get(name);
-    const ttl = this.options.cacheTtlMs ?? 0;
-    if (!options.fresh && cached && this.options.clock.now() - cached.at < ttl) return cached.topic;
-    const item = await this.options.store.get(keys.topic(name), { consistent: true });
-    if (!item) {
-      this.cache.delete(name);
-      throw unknownTopic(name);
-    }
-    const topic = fromItem(item);
-    this.remember(topic);
-    return topic;
-  }
-
-  forget(name: string): void {
-    this.cache.delete(name);
-  }
-
-  async partitionInfo(topic: Topic): Promise<PartitionInfo[]> {
-    const items = await Promise.all(
-      Array.from({ length: topic.partitions }, (_, p) =>
-        this.options.store.get(keys.partitionState(topic.topicId, p), { consistent: true }),
-      ),
-    );
-    return items.map((item, partition) => {
-      if (!item)
-        throw new SluiceError(
-          'UNKNOWN_TOPIC_OR_PARTITION',
-          `partition ${topic.name}-${partition} is missing`,
-        );
-      const s = decodePartitionState(item);
-      return {
-        partition,
-        leader: s.leader,
-        leaderEpoch: s.leaderEpoch,
-        replicas: s.replicas,
-        isr: s.isr,
-        osr: outOfSyncReplicas(s),
-        logEndOffsets: logEndOffsets(s),
-        logStartOffset: s.logStartOffset,
-        highWatermark: highWatermarkOf(s),
-      };
-    });
   }
 
   /** Grows partitions and/or changes configs; both checked before anything is written. */
@@ -225,7 +157,7 @@ export class TopicCatalog {
         if (error instanceof Error && error.name === 'TransactionCanceledError') throw unknownTopic(name);
         throw error;
       });
-    this.cache.delete(name);
+    this.forget(name);
     await this.fencePartitions(current);
     return current;
   }
@@ -268,14 +200,7 @@ export class TopicCatalog {
       deletes: Array.from({ length: partitions }, (_, p) => keys.partitionState(topicId, p)),
     });
   }
-
-  private remember(topic: Topic): void {
-    this.cache.set(topic.name, { topic, at: this.options.clock.now() });
-  }
 }
-
-export const unknownTopic = (name: string): SluiceError =>
-  new SluiceError('UNKNOWN_TOPIC_OR_PARTITION', `topic ${name} does not exist`);
 
 const positiveInt = (
   value: unknown,
@@ -313,16 +238,3 @@ const toItem = (topic: Topic): Item => ({
   configs: topic.configs as Record<string, string | number | boolean>,
   createdAt: topic.createdAt,
 });
-
-const fromItem = (item: Item): Topic => {
-  if (typeof item['topicId'] !== 'string')
-    throw new SluiceError('UNKNOWN_SERVER_ERROR', `corrupt topic registry item ${item.sk}`);
-  return {
-    name: item['name'] as string,
-    topicId: item['topicId'],
-    partitions: item['partitions'] as number,
-    replicationFactor: item['replicationFactor'] as number,
-    configs: (item['configs'] ?? {}) as Partial<TopicConfig>,
-    createdAt: item['createdAt'] as number,
-  };
-};

@@ -11,6 +11,11 @@
  * too (KIP-890 part 2): the markers carry the new epoch, so a late batch of the ended transaction is
  * refused by the partition, and EndTxn answers the new epoch for the next transaction.
  */
+import {
+  MAX_GROUPS_PER_TRANSACTION,
+  MAX_OFFSETS_PER_TRANSACTION,
+  MAX_PARTITIONS_PER_TRANSACTION,
+} from '../../../protocol/transaction-limits.js';
 import { SluiceError } from '../../../protocol/errors.js';
 import { retryOnConflict } from '../groups/cas-retry.js';
 import type { LogContext } from '../log/context.js';
@@ -20,6 +25,7 @@ import { writeMarkers } from './markers.js';
 import type { EndedBy, PendingOffset, TransactionMetadata, TransactionVersion } from './state.js';
 import { isPrepare } from './state.js';
 import { TransactionLog } from './transaction-log.js';
+import { verifyPartition } from './verify.js';
 
 /** What the coordinator needs of consumer groups (lib/core/groups). */
 export interface TransactionGroups {
@@ -46,9 +52,6 @@ export interface TxnOffsetCommitRequest {
 }
 
 export const DEFAULT_MAX_TIMEOUT_MS = 15 * 60_000;
-export const MAX_PARTITIONS_PER_TRANSACTION = 1_000;
-export const MAX_GROUPS_PER_TRANSACTION = 16;
-export const MAX_OFFSETS_PER_TRANSACTION = 1_000;
 const MAX_EPOCH = 32_767;
 const MAX_ID_LENGTH = 249;
 
@@ -273,42 +276,15 @@ export class TransactionCoordinator {
 
   /**
    * KIP-890's check before a producer's first transactional batch in a partition: the partition is in
-   * its open transaction at this epoch. Answers the transaction's number (the batch's guard).
+   * its open transaction at this epoch (verify.ts). Answers the transaction's number (the batch's guard).
    */
-  async verifyPartition(
+  verifyPartition(
     producerId: number,
     producerEpoch: number,
     topic: string,
     partition: number,
   ): Promise<number> {
-    const transactionalId = await this.log.ownerOf(producerId);
-    const meta = transactionalId === undefined ? undefined : await this.log.read(transactionalId);
-    if (!meta) {
-      throw new SluiceError(
-        'INVALID_TXN_STATE',
-        `producer id ${producerId} has no transactional.id; transactional batches need one`,
-      );
-    }
-    if (meta.producerId !== producerId || producerEpoch < meta.producerEpoch) {
-      throw new SluiceError(
-        'INVALID_PRODUCER_EPOCH',
-        `producer ${producerId} epoch ${producerEpoch} is fenced: ${meta.transactionalId} is at epoch ${meta.producerEpoch}`,
-      );
-    }
-    if (producerEpoch > meta.producerEpoch) {
-      throw new SluiceError(
-        'INVALID_PRODUCER_EPOCH',
-        `producer ${producerId} epoch ${producerEpoch} is ahead of the coordinator's ${meta.producerEpoch}`,
-      );
-    }
-    const added = meta.partitions.some((p) => p.topic === topic && p.partition === partition);
-    if (meta.state !== 'Ongoing' || !added) {
-      throw new SluiceError(
-        'INVALID_TXN_STATE',
-        `${topic}-${partition} is not in ${meta.transactionalId}'s open transaction; call AddPartitionsToTxn first`,
-      );
-    }
-    return meta.transactionNumber;
+    return verifyPartition(this.log, producerId, producerEpoch, topic, partition);
   }
 
   /**

@@ -1,4 +1,9 @@
-/** Kafka's transaction APIs over HTTP (KIP-98): InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn. */
+/**
+ * Kafka's transaction APIs over HTTP (KIP-98): InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn,
+ * TxnOffsetCommit, EndTxn. The transaction coordinator is a coordinator like the group coordinator
+ * (Kafka's FindCoordinator answers both, and TxnOffsetCommit writes into groups), so the groups
+ * function serves these beside the groups' routes; the listings are the admin function's.
+ */
 import type { ErrorCode } from '../../../protocol/errors.js';
 import type { TransactionCoordinator, TransactionMetadata } from '../../core/transactions/index.js';
 import type {
@@ -55,7 +60,7 @@ export const TRANSACTION_ROUTES = [
   defineRoute<TransactionRoutesOptions>({
     method: 'POST',
     path: '/v1/transactions/{transactionalId}/producer',
-    job: 'produce',
+    job: 'groups',
     acl: ACL,
     id: 'initTransactionalProducerId',
     summary:
@@ -77,7 +82,7 @@ export const TRANSACTION_ROUTES = [
   defineRoute<TransactionRoutesOptions>({
     method: 'POST',
     path: '/v1/transactions/{transactionalId}/partitions',
-    job: 'produce',
+    job: 'groups',
     acl: ACL,
     bodyNamesResources: true,
     id: 'addPartitionsToTxn',
@@ -102,7 +107,7 @@ export const TRANSACTION_ROUTES = [
   defineRoute<TransactionRoutesOptions>({
     method: 'POST',
     path: '/v1/transactions/{transactionalId}/groups',
-    job: 'produce',
+    job: 'groups',
     acl: ACL,
     bodyNamesResources: true,
     id: 'addOffsetsToTxn',
@@ -121,7 +126,7 @@ export const TRANSACTION_ROUTES = [
   defineRoute<TransactionRoutesOptions>({
     method: 'POST',
     path: '/v1/transactions/{transactionalId}/offsets',
-    job: 'produce',
+    job: 'groups',
     acl: ACL,
     bodyNamesResources: true,
     id: 'txnOffsetCommit',
@@ -152,7 +157,7 @@ export const TRANSACTION_ROUTES = [
   defineRoute<TransactionRoutesOptions>({
     method: 'POST',
     path: '/v1/transactions/{transactionalId}/end',
-    job: 'produce',
+    job: 'groups',
     acl: ACL,
     id: 'endTxn',
     summary: 'EndTxn: commit or abort; answers the producer epoch for the next transaction (KIP-890).',

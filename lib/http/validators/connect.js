@@ -22,20 +22,13 @@ const schema32 = {"type":"object","description":"Connect's config map: every val
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate21.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 let data0 = data[key0];
 const _errs2 = errors;
 if(((typeof data0 !== "string") && (!(typeof data0 == "number"))) && (typeof data0 !== "boolean")){
-validate21.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/additionalProperties/type",keyword:"type",params:{type: schema32.additionalProperties.type},message:"must be string,number,boolean"}];
+validate21.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),keyword:"type",params:{type: schema32.additionalProperties.type},message:"must be string,number,boolean"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -45,14 +38,13 @@ break;
 }
 }
 else {
-validate21.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate21.errors = [{instancePath,keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
 validate21.errors = vErrors;
 return errors === 0;
 }
-validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 const schema33 = {"type":"object","required":["offsets"],"properties":{"offsets":{"type":"array","items":{"type":"object","required":["partition","offset"],"properties":{"partition":{"type":"object"},"offset":{"oneOf":[{"type":"object"},{"type":"null"}]}}}}}};
@@ -60,18 +52,11 @@ const schema33 = {"type":"object","required":["offsets"],"properties":{"offsets"
 function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate22.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.offsets === undefined) && (missing0 = "offsets")){
-validate22.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate22.errors = [{instancePath,keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -89,7 +74,7 @@ if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
 if(((data1.partition === undefined) && (missing1 = "partition")) || ((data1.offset === undefined) && (missing1 = "offset"))){
-validate22.errors = [{instancePath:instancePath+"/offsets/" + i0,schemaPath:"#/properties/offsets/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate22.errors = [{instancePath:instancePath+"/offsets/" + i0,keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -97,7 +82,7 @@ if(data1.partition !== undefined){
 let data2 = data1.partition;
 const _errs5 = errors;
 if(!(data2 && typeof data2 == "object" && !Array.isArray(data2))){
-validate22.errors = [{instancePath:instancePath+"/offsets/" + i0+"/partition",schemaPath:"#/properties/offsets/items/properties/partition/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate22.errors = [{instancePath:instancePath+"/offsets/" + i0+"/partition",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid2 = _errs5 === errors;
@@ -114,7 +99,7 @@ let valid3 = false;
 let passing0 = null;
 const _errs9 = errors;
 if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
-const err0 = {instancePath:instancePath+"/offsets/" + i0+"/offset",schemaPath:"#/properties/offsets/items/properties/offset/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err0 = {instancePath:instancePath+"/offsets/" + i0+"/offset",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -130,7 +115,7 @@ passing0 = 0;
 }
 const _errs11 = errors;
 if(data3 !== null){
-const err1 = {instancePath:instancePath+"/offsets/" + i0+"/offset",schemaPath:"#/properties/offsets/items/properties/offset/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err1 = {instancePath:instancePath+"/offsets/" + i0+"/offset",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -151,7 +136,7 @@ passing0 = 1;
 }
 }
 if(!valid3){
-const err2 = {instancePath:instancePath+"/offsets/" + i0+"/offset",schemaPath:"#/properties/offsets/items/properties/offset/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err2 = {instancePath:instancePath+"/offsets/" + i0+"/offset",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -182,7 +167,7 @@ var valid2 = true;
 }
 }
 else {
-validate22.errors = [{instancePath:instancePath+"/offsets/" + i0,schemaPath:"#/properties/offsets/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate22.errors = [{instancePath:instancePath+"/offsets/" + i0,keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -193,7 +178,7 @@ break;
 }
 }
 else {
-validate22.errors = [{instancePath:instancePath+"/offsets",schemaPath:"#/properties/offsets/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate22.errors = [{instancePath:instancePath+"/offsets",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -201,14 +186,13 @@ return false;
 }
 }
 else {
-validate22.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate22.errors = [{instancePath,keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
 validate22.errors = vErrors;
 return errors === 0;
 }
-validate22.evaluated = {"props":{"offsets":true},"dynamicProps":false,"dynamicItems":false};
 
 
 const schema34 = {"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1},"config":{"type":"object","description":"Connect's config map: every value a string (connector.class, tasks.max, …); a number or boolean is taken as its text.","additionalProperties":{"type":["string","number","boolean"]}},"initial_state":{"type":"string","description":"RUNNING (default), PAUSED or STOPPED"}}};
@@ -217,25 +201,18 @@ const func1 = ucs2length;
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate23.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.name === undefined) && (missing0 = "name")){
-validate23.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate23.errors = [{instancePath,keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "name") || (key0 === "config")) || (key0 === "initial_state"))){
-validate23.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate23.errors = [{instancePath,keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -247,12 +224,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func1(data0) < 1){
-validate23.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate23.errors = [{instancePath:instancePath+"/name",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate23.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate23.errors = [{instancePath:instancePath+"/name",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -271,7 +248,7 @@ for(const key1 in data1){
 let data2 = data1[key1];
 const _errs7 = errors;
 if(((typeof data2 !== "string") && (!(typeof data2 == "number"))) && (typeof data2 !== "boolean")){
-validate23.errors = [{instancePath:instancePath+"/config/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/config/additionalProperties/type",keyword:"type",params:{type: schema34.properties.config.additionalProperties.type},message:"must be string,number,boolean"}];
+validate23.errors = [{instancePath:instancePath+"/config/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),keyword:"type",params:{type: schema34.properties.config.additionalProperties.type},message:"must be string,number,boolean"}];
 return false;
 }
 var valid1 = _errs7 === errors;
@@ -281,7 +258,7 @@ break;
 }
 }
 else {
-validate23.errors = [{instancePath:instancePath+"/config",schemaPath:"#/properties/config/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate23.errors = [{instancePath:instancePath+"/config",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -294,7 +271,7 @@ if(valid0){
 if(data.initial_state !== undefined){
 const _errs9 = errors;
 if(typeof data.initial_state !== "string"){
-validate23.errors = [{instancePath:instancePath+"/initial_state",schemaPath:"#/properties/initial_state/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate23.errors = [{instancePath:instancePath+"/initial_state",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -308,12 +285,11 @@ var valid0 = true;
 }
 }
 else {
-validate23.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate23.errors = [{instancePath,keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
 validate23.errors = vErrors;
 return errors === 0;
 }
-validate23.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 registerRequestValidators({ ConnectorConfig: validate21, ConnectorOffsets: validate22, CreateConnector: validate23 });

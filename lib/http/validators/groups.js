@@ -6,25 +6,18 @@ const schema33 = {"type":"object","required":["topic","partitions"],"properties"
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate21.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.memberId === undefined) && (missing0 = "memberId")){
-validate21.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate21.errors = [{instancePath,keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "memberId") || (key0 === "memberEpoch")) || (key0 === "instanceId")) || (key0 === "subscribedTopics")) || (key0 === "ownedPartitions")) || (key0 === "rebalanceTimeoutMs")) || (key0 === "serverAssignor"))){
-validate21.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate21.errors = [{instancePath,keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -33,7 +26,7 @@ if(_errs1 === errors){
 if(data.memberId !== undefined){
 const _errs2 = errors;
 if(typeof data.memberId !== "string"){
-validate21.errors = [{instancePath:instancePath+"/memberId",schemaPath:"#/properties/memberId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate21.errors = [{instancePath:instancePath+"/memberId",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -50,7 +43,7 @@ let valid1 = false;
 let passing0 = null;
 const _errs6 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-const err0 = {instancePath:instancePath+"/memberEpoch",schemaPath:"#/properties/memberEpoch/oneOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err0 = {instancePath:instancePath+"/memberEpoch",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -62,7 +55,7 @@ errors++;
 if(errors === _errs6){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-const err1 = {instancePath:instancePath+"/memberEpoch",schemaPath:"#/properties/memberEpoch/oneOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err1 = {instancePath:instancePath+"/memberEpoch",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -80,7 +73,7 @@ passing0 = 0;
 }
 const _errs8 = errors;
 if(data1 !== null){
-const err2 = {instancePath:instancePath+"/memberEpoch",schemaPath:"#/properties/memberEpoch/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err2 = {instancePath:instancePath+"/memberEpoch",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -101,7 +94,7 @@ passing0 = 1;
 }
 }
 if(!valid1){
-const err3 = {instancePath:instancePath+"/memberEpoch",schemaPath:"#/properties/memberEpoch/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err3 = {instancePath:instancePath+"/memberEpoch",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -137,7 +130,7 @@ let valid2 = false;
 let passing1 = null;
 const _errs12 = errors;
 if(typeof data2 !== "string"){
-const err4 = {instancePath:instancePath+"/instanceId",schemaPath:"#/properties/instanceId/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err4 = {instancePath:instancePath+"/instanceId",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -153,7 +146,7 @@ passing1 = 0;
 }
 const _errs14 = errors;
 if(data2 !== null){
-const err5 = {instancePath:instancePath+"/instanceId",schemaPath:"#/properties/instanceId/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err5 = {instancePath:instancePath+"/instanceId",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -174,7 +167,7 @@ passing1 = 1;
 }
 }
 if(!valid2){
-const err6 = {instancePath:instancePath+"/instanceId",schemaPath:"#/properties/instanceId/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+const err6 = {instancePath:instancePath+"/instanceId",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -216,7 +209,7 @@ const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 const _errs20 = errors;
 if(typeof data3[i0] !== "string"){
-const err7 = {instancePath:instancePath+"/subscribedTopics/" + i0,schemaPath:"#/properties/subscribedTopics/oneOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err7 = {instancePath:instancePath+"/subscribedTopics/" + i0,keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -232,7 +225,7 @@ break;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/subscribedTopics",schemaPath:"#/properties/subscribedTopics/oneOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err8 = {instancePath:instancePath+"/subscribedTopics",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -249,7 +242,7 @@ passing2 = 0;
 }
 const _errs22 = errors;
 if(data3 !== null){
-const err9 = {instancePath:instancePath+"/subscribedTopics",schemaPath:"#/properties/subscribedTopics/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err9 = {instancePath:instancePath+"/subscribedTopics",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -270,7 +263,7 @@ passing2 = 1;
 }
 }
 if(!valid3){
-const err10 = {instancePath:instancePath+"/subscribedTopics",schemaPath:"#/properties/subscribedTopics/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+const err10 = {instancePath:instancePath+"/subscribedTopics",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -317,7 +310,7 @@ if(errors === _errs29){
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 let missing1;
 if(((data6.topic === undefined) && (missing1 = "topic")) || ((data6.partitions === undefined) && (missing1 = "partitions"))){
-const err11 = {instancePath:instancePath+"/ownedPartitions/" + i1,schemaPath:"#/components/schemas/TopicPartitions/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"};
+const err11 = {instancePath:instancePath+"/ownedPartitions/" + i1,keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -330,7 +323,7 @@ else {
 if(data6.topic !== undefined){
 const _errs31 = errors;
 if(typeof data6.topic !== "string"){
-const err12 = {instancePath:instancePath+"/ownedPartitions/" + i1+"/topic",schemaPath:"#/components/schemas/TopicPartitions/properties/topic/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err12 = {instancePath:instancePath+"/ownedPartitions/" + i1+"/topic",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -356,7 +349,7 @@ for(let i2=0; i2<len2; i2++){
 let data9 = data8[i2];
 const _errs35 = errors;
 if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
-const err13 = {instancePath:instancePath+"/ownedPartitions/" + i1+"/partitions/" + i2,schemaPath:"#/components/schemas/TopicPartitions/properties/partitions/items/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err13 = {instancePath:instancePath+"/ownedPartitions/" + i1+"/partitions/" + i2,keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -368,7 +361,7 @@ errors++;
 if(errors === _errs35){
 if(typeof data9 == "number"){
 if(data9 < 0 || isNaN(data9)){
-const err14 = {instancePath:instancePath+"/ownedPartitions/" + i1+"/partitions/" + i2,schemaPath:"#/components/schemas/TopicPartitions/properties/partitions/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err14 = {instancePath:instancePath+"/ownedPartitions/" + i1+"/partitions/" + i2,keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -386,7 +379,7 @@ break;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/ownedPartitions/" + i1+"/partitions",schemaPath:"#/components/schemas/TopicPartitions/properties/partitions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err15 = {instancePath:instancePath+"/ownedPartitions/" + i1+"/partitions",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -405,7 +398,7 @@ var valid8 = true;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/ownedPartitions/" + i1,schemaPath:"#/components/schemas/TopicPartitions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err16 = {instancePath:instancePath+"/ownedPartitions/" + i1,keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -422,7 +415,7 @@ break;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/ownedPartitions",schemaPath:"#/properties/ownedPartitions/oneOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err17 = {instancePath:instancePath+"/ownedPartitions",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -439,7 +432,7 @@ passing3 = 0;
 }
 const _errs37 = errors;
 if(data5 !== null){
-const err18 = {instancePath:instancePath+"/ownedPartitions",schemaPath:"#/properties/ownedPartitions/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err18 = {instancePath:instancePath+"/ownedPartitions",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -460,7 +453,7 @@ passing3 = 1;
 }
 }
 if(!valid5){
-const err19 = {instancePath:instancePath+"/ownedPartitions",schemaPath:"#/properties/ownedPartitions/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
+const err19 = {instancePath:instancePath+"/ownedPartitions",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -496,7 +489,7 @@ let valid10 = false;
 let passing4 = null;
 const _errs41 = errors;
 if(!((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10)))){
-const err20 = {instancePath:instancePath+"/rebalanceTimeoutMs",schemaPath:"#/properties/rebalanceTimeoutMs/oneOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err20 = {instancePath:instancePath+"/rebalanceTimeoutMs",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -508,7 +501,7 @@ errors++;
 if(errors === _errs41){
 if(typeof data10 == "number"){
 if(data10 < 0 || isNaN(data10)){
-const err21 = {instancePath:instancePath+"/rebalanceTimeoutMs",schemaPath:"#/properties/rebalanceTimeoutMs/oneOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err21 = {instancePath:instancePath+"/rebalanceTimeoutMs",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -526,7 +519,7 @@ passing4 = 0;
 }
 const _errs43 = errors;
 if(data10 !== null){
-const err22 = {instancePath:instancePath+"/rebalanceTimeoutMs",schemaPath:"#/properties/rebalanceTimeoutMs/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err22 = {instancePath:instancePath+"/rebalanceTimeoutMs",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -547,7 +540,7 @@ passing4 = 1;
 }
 }
 if(!valid10){
-const err23 = {instancePath:instancePath+"/rebalanceTimeoutMs",schemaPath:"#/properties/rebalanceTimeoutMs/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
+const err23 = {instancePath:instancePath+"/rebalanceTimeoutMs",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -583,7 +576,7 @@ let valid11 = false;
 let passing5 = null;
 const _errs47 = errors;
 if(!((data11 === "uniform") || (data11 === "range"))){
-const err24 = {instancePath:instancePath+"/serverAssignor",schemaPath:"#/properties/serverAssignor/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema32.properties.serverAssignor.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/serverAssignor",keyword:"enum",params:{allowedValues: schema32.properties.serverAssignor.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -599,7 +592,7 @@ passing5 = 0;
 }
 const _errs48 = errors;
 if(data11 !== null){
-const err25 = {instancePath:instancePath+"/serverAssignor",schemaPath:"#/properties/serverAssignor/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err25 = {instancePath:instancePath+"/serverAssignor",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -620,7 +613,7 @@ passing5 = 1;
 }
 }
 if(!valid11){
-const err26 = {instancePath:instancePath+"/serverAssignor",schemaPath:"#/properties/serverAssignor/oneOf",keyword:"oneOf",params:{passingSchemas: passing5},message:"must match exactly one schema in oneOf"};
+const err26 = {instancePath:instancePath+"/serverAssignor",keyword:"oneOf",params:{passingSchemas: passing5},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -657,14 +650,13 @@ var valid0 = true;
 }
 }
 else {
-validate21.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate21.errors = [{instancePath,keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
 validate21.errors = vErrors;
 return errors === 0;
 }
-validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 const schema34 = {"type":"object","required":["offsets"],"additionalProperties":false,"properties":{"memberId":{"oneOf":[{"type":"string"},{"type":"null"}]},"memberEpoch":{"oneOf":[{"type":"integer"},{"type":"null"}]},"offsets":{"type":"array","items":{"type":"object","required":["topic","partition","offset"],"additionalProperties":false,"properties":{"topic":{"type":"string"},"partition":{"type":"integer","minimum":0},"offset":{"type":"integer","minimum":0},"metadata":{"type":"string"}}}}}};
@@ -672,25 +664,18 @@ const schema34 = {"type":"object","required":["offsets"],"additionalProperties":
 function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate22.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.offsets === undefined) && (missing0 = "offsets")){
-validate22.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate22.errors = [{instancePath,keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "memberId") || (key0 === "memberEpoch")) || (key0 === "offsets"))){
-validate22.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate22.errors = [{instancePath,keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -704,7 +689,7 @@ let valid1 = false;
 let passing0 = null;
 const _errs4 = errors;
 if(typeof data0 !== "string"){
-const err0 = {instancePath:instancePath+"/memberId",schemaPath:"#/properties/memberId/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err0 = {instancePath:instancePath+"/memberId",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -720,7 +705,7 @@ passing0 = 0;
 }
 const _errs6 = errors;
 if(data0 !== null){
-const err1 = {instancePath:instancePath+"/memberId",schemaPath:"#/properties/memberId/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err1 = {instancePath:instancePath+"/memberId",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -741,7 +726,7 @@ passing0 = 1;
 }
 }
 if(!valid1){
-const err2 = {instancePath:instancePath+"/memberId",schemaPath:"#/properties/memberId/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err2 = {instancePath:instancePath+"/memberId",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -777,7 +762,7 @@ let valid2 = false;
 let passing1 = null;
 const _errs10 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-const err3 = {instancePath:instancePath+"/memberEpoch",schemaPath:"#/properties/memberEpoch/oneOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err3 = {instancePath:instancePath+"/memberEpoch",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -793,7 +778,7 @@ passing1 = 0;
 }
 const _errs12 = errors;
 if(data1 !== null){
-const err4 = {instancePath:instancePath+"/memberEpoch",schemaPath:"#/properties/memberEpoch/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err4 = {instancePath:instancePath+"/memberEpoch",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -814,7 +799,7 @@ passing1 = 1;
 }
 }
 if(!valid2){
-const err5 = {instancePath:instancePath+"/memberEpoch",schemaPath:"#/properties/memberEpoch/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+const err5 = {instancePath:instancePath+"/memberEpoch",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -856,14 +841,14 @@ if(errors === _errs16){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
 if((((data3.topic === undefined) && (missing1 = "topic")) || ((data3.partition === undefined) && (missing1 = "partition"))) || ((data3.offset === undefined) && (missing1 = "offset"))){
-validate22.errors = [{instancePath:instancePath+"/offsets/" + i0,schemaPath:"#/properties/offsets/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate22.errors = [{instancePath:instancePath+"/offsets/" + i0,keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs18 = errors;
 for(const key1 in data3){
 if(!((((key1 === "topic") || (key1 === "partition")) || (key1 === "offset")) || (key1 === "metadata"))){
-validate22.errors = [{instancePath:instancePath+"/offsets/" + i0,schemaPath:"#/properties/offsets/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate22.errors = [{instancePath:instancePath+"/offsets/" + i0,keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -872,7 +857,7 @@ if(_errs18 === errors){
 if(data3.topic !== undefined){
 const _errs19 = errors;
 if(typeof data3.topic !== "string"){
-validate22.errors = [{instancePath:instancePath+"/offsets/" + i0+"/topic",schemaPath:"#/properties/offsets/items/properties/topic/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate22.errors = [{instancePath:instancePath+"/offsets/" + i0+"/topic",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid4 = _errs19 === errors;
@@ -885,13 +870,13 @@ if(data3.partition !== undefined){
 let data5 = data3.partition;
 const _errs21 = errors;
 if(!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))){
-validate22.errors = [{instancePath:instancePath+"/offsets/" + i0+"/partition",schemaPath:"#/properties/offsets/items/properties/partition/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate22.errors = [{instancePath:instancePath+"/offsets/" + i0+"/partition",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs21){
 if(typeof data5 == "number"){
 if(data5 < 0 || isNaN(data5)){
-validate22.errors = [{instancePath:instancePath+"/offsets/" + i0+"/partition",schemaPath:"#/properties/offsets/items/properties/partition/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate22.errors = [{instancePath:instancePath+"/offsets/" + i0+"/partition",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -906,13 +891,13 @@ if(data3.offset !== undefined){
 let data6 = data3.offset;
 const _errs23 = errors;
 if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
-validate22.errors = [{instancePath:instancePath+"/offsets/" + i0+"/offset",schemaPath:"#/properties/offsets/items/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate22.errors = [{instancePath:instancePath+"/offsets/" + i0+"/offset",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs23){
 if(typeof data6 == "number"){
 if(data6 < 0 || isNaN(data6)){
-validate22.errors = [{instancePath:instancePath+"/offsets/" + i0+"/offset",schemaPath:"#/properties/offsets/items/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate22.errors = [{instancePath:instancePath+"/offsets/" + i0+"/offset",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -926,7 +911,7 @@ if(valid4){
 if(data3.metadata !== undefined){
 const _errs25 = errors;
 if(typeof data3.metadata !== "string"){
-validate22.errors = [{instancePath:instancePath+"/offsets/" + i0+"/metadata",schemaPath:"#/properties/offsets/items/properties/metadata/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate22.errors = [{instancePath:instancePath+"/offsets/" + i0+"/metadata",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid4 = _errs25 === errors;
@@ -941,7 +926,7 @@ var valid4 = true;
 }
 }
 else {
-validate22.errors = [{instancePath:instancePath+"/offsets/" + i0,schemaPath:"#/properties/offsets/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate22.errors = [{instancePath:instancePath+"/offsets/" + i0,keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -952,7 +937,7 @@ break;
 }
 }
 else {
-validate22.errors = [{instancePath:instancePath+"/offsets",schemaPath:"#/properties/offsets/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate22.errors = [{instancePath:instancePath+"/offsets",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -967,14 +952,13 @@ var valid0 = true;
 }
 }
 else {
-validate22.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate22.errors = [{instancePath,keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
 validate22.errors = vErrors;
 return errors === 0;
 }
-validate22.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 const schema35 = {"type":"object","required":["memberEpoch"],"additionalProperties":false,"properties":{"memberId":{"oneOf":[{"type":"string"},{"type":"null"}]},"memberEpoch":{"type":"integer","minimum":-2,"description":"0 joins, -1 leaves, -2 leaves a static member for now"},"instanceId":{"oneOf":[{"type":"string"},{"type":"null"}]},"subscribedTopics":{"oneOf":[{"type":"array","items":{"type":"string"}},{"type":"null"}]},"ownedPartitions":{"oneOf":[{"type":"array","items":{"$ref":"#/components/schemas/TopicPartitions"}},{"type":"null"}]},"rebalanceTimeoutMs":{"oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"serverAssignor":{"oneOf":[{"enum":["uniform","range"]},{"type":"null"}]}}};
@@ -982,25 +966,18 @@ const schema35 = {"type":"object","required":["memberEpoch"],"additionalProperti
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate23.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.memberEpoch === undefined) && (missing0 = "memberEpoch")){
-validate23.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate23.errors = [{instancePath,keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "memberId") || (key0 === "memberEpoch")) || (key0 === "instanceId")) || (key0 === "subscribedTopics")) || (key0 === "ownedPartitions")) || (key0 === "rebalanceTimeoutMs")) || (key0 === "serverAssignor"))){
-validate23.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate23.errors = [{instancePath,keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1014,7 +991,7 @@ let valid1 = false;
 let passing0 = null;
 const _errs4 = errors;
 if(typeof data0 !== "string"){
-const err0 = {instancePath:instancePath+"/memberId",schemaPath:"#/properties/memberId/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err0 = {instancePath:instancePath+"/memberId",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1030,7 +1007,7 @@ passing0 = 0;
 }
 const _errs6 = errors;
 if(data0 !== null){
-const err1 = {instancePath:instancePath+"/memberId",schemaPath:"#/properties/memberId/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err1 = {instancePath:instancePath+"/memberId",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1051,7 +1028,7 @@ passing0 = 1;
 }
 }
 if(!valid1){
-const err2 = {instancePath:instancePath+"/memberId",schemaPath:"#/properties/memberId/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err2 = {instancePath:instancePath+"/memberId",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1083,13 +1060,13 @@ if(data.memberEpoch !== undefined){
 let data1 = data.memberEpoch;
 const _errs8 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate23.errors = [{instancePath:instancePath+"/memberEpoch",schemaPath:"#/properties/memberEpoch/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate23.errors = [{instancePath:instancePath+"/memberEpoch",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs8){
 if(typeof data1 == "number"){
 if(data1 < -2 || isNaN(data1)){
-validate23.errors = [{instancePath:instancePath+"/memberEpoch",schemaPath:"#/properties/memberEpoch/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2},message:"must be >= -2"}];
+validate23.errors = [{instancePath:instancePath+"/memberEpoch",keyword:"minimum",params:{comparison: ">=", limit: -2},message:"must be >= -2"}];
 return false;
 }
 }
@@ -1108,7 +1085,7 @@ let valid2 = false;
 let passing1 = null;
 const _errs12 = errors;
 if(typeof data2 !== "string"){
-const err3 = {instancePath:instancePath+"/instanceId",schemaPath:"#/properties/instanceId/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err3 = {instancePath:instancePath+"/instanceId",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1124,7 +1101,7 @@ passing1 = 0;
 }
 const _errs14 = errors;
 if(data2 !== null){
-const err4 = {instancePath:instancePath+"/instanceId",schemaPath:"#/properties/instanceId/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err4 = {instancePath:instancePath+"/instanceId",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1145,7 +1122,7 @@ passing1 = 1;
 }
 }
 if(!valid2){
-const err5 = {instancePath:instancePath+"/instanceId",schemaPath:"#/properties/instanceId/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+const err5 = {instancePath:instancePath+"/instanceId",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1187,7 +1164,7 @@ const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 const _errs20 = errors;
 if(typeof data3[i0] !== "string"){
-const err6 = {instancePath:instancePath+"/subscribedTopics/" + i0,schemaPath:"#/properties/subscribedTopics/oneOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err6 = {instancePath:instancePath+"/subscribedTopics/" + i0,keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1203,7 +1180,7 @@ break;
 }
 }
 else {
-const err7 = {instancePath:instancePath+"/subscribedTopics",schemaPath:"#/properties/subscribedTopics/oneOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err7 = {instancePath:instancePath+"/subscribedTopics",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1220,7 +1197,7 @@ passing2 = 0;
 }
 const _errs22 = errors;
 if(data3 !== null){
-const err8 = {instancePath:instancePath+"/subscribedTopics",schemaPath:"#/properties/subscribedTopics/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err8 = {instancePath:instancePath+"/subscribedTopics",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1241,7 +1218,7 @@ passing2 = 1;
 }
 }
 if(!valid3){
-const err9 = {instancePath:instancePath+"/subscribedTopics",schemaPath:"#/properties/subscribedTopics/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+const err9 = {instancePath:instancePath+"/subscribedTopics",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1288,7 +1265,7 @@ if(errors === _errs29){
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 let missing1;
 if(((data6.topic === undefined) && (missing1 = "topic")) || ((data6.partitions === undefined) && (missing1 = "partitions"))){
-const err10 = {instancePath:instancePath+"/ownedPartitions/" + i1,schemaPath:"#/components/schemas/TopicPartitions/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"};
+const err10 = {instancePath:instancePath+"/ownedPartitions/" + i1,keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1301,7 +1278,7 @@ else {
 if(data6.topic !== undefined){
 const _errs31 = errors;
 if(typeof data6.topic !== "string"){
-const err11 = {instancePath:instancePath+"/ownedPartitions/" + i1+"/topic",schemaPath:"#/components/schemas/TopicPartitions/properties/topic/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err11 = {instancePath:instancePath+"/ownedPartitions/" + i1+"/topic",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1327,7 +1304,7 @@ for(let i2=0; i2<len2; i2++){
 let data9 = data8[i2];
 const _errs35 = errors;
 if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
-const err12 = {instancePath:instancePath+"/ownedPartitions/" + i1+"/partitions/" + i2,schemaPath:"#/components/schemas/TopicPartitions/properties/partitions/items/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err12 = {instancePath:instancePath+"/ownedPartitions/" + i1+"/partitions/" + i2,keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1339,7 +1316,7 @@ errors++;
 if(errors === _errs35){
 if(typeof data9 == "number"){
 if(data9 < 0 || isNaN(data9)){
-const err13 = {instancePath:instancePath+"/ownedPartitions/" + i1+"/partitions/" + i2,schemaPath:"#/components/schemas/TopicPartitions/properties/partitions/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err13 = {instancePath:instancePath+"/ownedPartitions/" + i1+"/partitions/" + i2,keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1357,7 +1334,7 @@ break;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/ownedPartitions/" + i1+"/partitions",schemaPath:"#/components/schemas/TopicPartitions/properties/partitions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err14 = {instancePath:instancePath+"/ownedPartitions/" + i1+"/partitions",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1376,7 +1353,7 @@ var valid8 = true;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/ownedPartitions/" + i1,schemaPath:"#/components/schemas/TopicPartitions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err15 = {instancePath:instancePath+"/ownedPartitions/" + i1,keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1393,7 +1370,7 @@ break;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/ownedPartitions",schemaPath:"#/properties/ownedPartitions/oneOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err16 = {instancePath:instancePath+"/ownedPartitions",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1410,7 +1387,7 @@ passing3 = 0;
 }
 const _errs37 = errors;
 if(data5 !== null){
-const err17 = {instancePath:instancePath+"/ownedPartitions",schemaPath:"#/properties/ownedPartitions/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err17 = {instancePath:instancePath+"/ownedPartitions",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1431,7 +1408,7 @@ passing3 = 1;
 }
 }
 if(!valid5){
-const err18 = {instancePath:instancePath+"/ownedPartitions",schemaPath:"#/properties/ownedPartitions/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
+const err18 = {instancePath:instancePath+"/ownedPartitions",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1467,7 +1444,7 @@ let valid10 = false;
 let passing4 = null;
 const _errs41 = errors;
 if(!((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10)))){
-const err19 = {instancePath:instancePath+"/rebalanceTimeoutMs",schemaPath:"#/properties/rebalanceTimeoutMs/oneOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err19 = {instancePath:instancePath+"/rebalanceTimeoutMs",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1479,7 +1456,7 @@ errors++;
 if(errors === _errs41){
 if(typeof data10 == "number"){
 if(data10 < 0 || isNaN(data10)){
-const err20 = {instancePath:instancePath+"/rebalanceTimeoutMs",schemaPath:"#/properties/rebalanceTimeoutMs/oneOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err20 = {instancePath:instancePath+"/rebalanceTimeoutMs",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1497,7 +1474,7 @@ passing4 = 0;
 }
 const _errs43 = errors;
 if(data10 !== null){
-const err21 = {instancePath:instancePath+"/rebalanceTimeoutMs",schemaPath:"#/properties/rebalanceTimeoutMs/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err21 = {instancePath:instancePath+"/rebalanceTimeoutMs",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1518,7 +1495,7 @@ passing4 = 1;
 }
 }
 if(!valid10){
-const err22 = {instancePath:instancePath+"/rebalanceTimeoutMs",schemaPath:"#/properties/rebalanceTimeoutMs/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
+const err22 = {instancePath:instancePath+"/rebalanceTimeoutMs",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1554,7 +1531,7 @@ let valid11 = false;
 let passing5 = null;
 const _errs47 = errors;
 if(!((data11 === "uniform") || (data11 === "range"))){
-const err23 = {instancePath:instancePath+"/serverAssignor",schemaPath:"#/properties/serverAssignor/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema35.properties.serverAssignor.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/serverAssignor",keyword:"enum",params:{allowedValues: schema35.properties.serverAssignor.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1570,7 +1547,7 @@ passing5 = 0;
 }
 const _errs48 = errors;
 if(data11 !== null){
-const err24 = {instancePath:instancePath+"/serverAssignor",schemaPath:"#/properties/serverAssignor/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err24 = {instancePath:instancePath+"/serverAssignor",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1591,7 +1568,7 @@ passing5 = 1;
 }
 }
 if(!valid11){
-const err25 = {instancePath:instancePath+"/serverAssignor",schemaPath:"#/properties/serverAssignor/oneOf",keyword:"oneOf",params:{passingSchemas: passing5},message:"must match exactly one schema in oneOf"};
+const err25 = {instancePath:instancePath+"/serverAssignor",keyword:"oneOf",params:{passingSchemas: passing5},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1628,14 +1605,13 @@ var valid0 = true;
 }
 }
 else {
-validate23.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate23.errors = [{instancePath,keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
 validate23.errors = vErrors;
 return errors === 0;
 }
-validate23.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 const schema37 = {"type":"object","required":["topic","to"],"additionalProperties":false,"properties":{"topic":{"type":"string"},"to":{"oneOf":[{"enum":["earliest","latest"]},{"type":"integer","minimum":0,"description":"a timestamp in ms"},{"type":"object","required":["offset"],"additionalProperties":false,"properties":{"offset":{"type":"integer","minimum":0}}}]}}};
@@ -1643,25 +1619,18 @@ const schema37 = {"type":"object","required":["topic","to"],"additionalPropertie
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate24.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.topic === undefined) && (missing0 = "topic")) || ((data.to === undefined) && (missing0 = "to"))){
-validate24.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate24.errors = [{instancePath,keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "topic") || (key0 === "to"))){
-validate24.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate24.errors = [{instancePath,keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1670,7 +1639,7 @@ if(_errs1 === errors){
 if(data.topic !== undefined){
 const _errs2 = errors;
 if(typeof data.topic !== "string"){
-validate24.errors = [{instancePath:instancePath+"/topic",schemaPath:"#/properties/topic/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate24.errors = [{instancePath:instancePath+"/topic",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -1687,7 +1656,7 @@ let valid1 = false;
 let passing0 = null;
 const _errs6 = errors;
 if(!((data1 === "earliest") || (data1 === "latest"))){
-const err0 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema37.properties.to.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath:instancePath+"/to",keyword:"enum",params:{allowedValues: schema37.properties.to.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1703,7 +1672,7 @@ passing0 = 0;
 }
 const _errs7 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-const err1 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/oneOf/1/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err1 = {instancePath:instancePath+"/to",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1715,7 +1684,7 @@ errors++;
 if(errors === _errs7){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-const err2 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/oneOf/1/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err2 = {instancePath:instancePath+"/to",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1741,7 +1710,7 @@ if(errors === _errs9){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
 if((data1.offset === undefined) && (missing1 = "offset")){
-const err3 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/oneOf/2/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"};
+const err3 = {instancePath:instancePath+"/to",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1754,7 +1723,7 @@ else {
 const _errs11 = errors;
 for(const key1 in data1){
 if(!(key1 === "offset")){
-const err4 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+const err4 = {instancePath:instancePath+"/to",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1770,7 +1739,7 @@ if(data1.offset !== undefined){
 let data2 = data1.offset;
 const _errs12 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-const err5 = {instancePath:instancePath+"/to/offset",schemaPath:"#/properties/to/oneOf/2/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err5 = {instancePath:instancePath+"/to/offset",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1782,7 +1751,7 @@ errors++;
 if(errors === _errs12){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-const err6 = {instancePath:instancePath+"/to/offset",schemaPath:"#/properties/to/oneOf/2/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err6 = {instancePath:instancePath+"/to/offset",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1798,7 +1767,7 @@ errors++;
 }
 }
 else {
-const err7 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err7 = {instancePath:instancePath+"/to",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1821,7 +1790,7 @@ passing0 = 2;
 }
 }
 if(!valid1){
-const err8 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err8 = {instancePath:instancePath+"/to",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1853,12 +1822,11 @@ var valid0 = true;
 }
 }
 else {
-validate24.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate24.errors = [{instancePath,keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
 validate24.errors = vErrors;
 return errors === 0;
 }
-validate24.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 registerRequestValidators({ ClassicMember: validate21, CommitOffsets: validate22, Heartbeat: validate23, ResetOffsets: validate24 });

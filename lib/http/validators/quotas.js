@@ -6,25 +6,18 @@ const schema33 = {"type":"object","required":[],"additionalProperties":false,"pr
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate21.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.entries === undefined) && (missing0 = "entries")){
-validate21.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate21.errors = [{instancePath,keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "entries") || (key0 === "validateOnly"))){
-validate21.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate21.errors = [{instancePath,keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -36,12 +29,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(Array.isArray(data0)){
 if(data0.length > 1000){
-validate21.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"}];
+validate21.errors = [{instancePath:instancePath+"/entries",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"}];
 return false;
 }
 else {
 if(data0.length < 1){
-validate21.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate21.errors = [{instancePath:instancePath+"/entries",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -54,14 +47,14 @@ if(errors === _errs4){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
 if(((data1.entity === undefined) && (missing1 = "entity")) || ((data1.ops === undefined) && (missing1 = "ops"))){
-validate21.errors = [{instancePath:instancePath+"/entries/" + i0,schemaPath:"#/properties/entries/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate21.errors = [{instancePath:instancePath+"/entries/" + i0,keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs6 = errors;
 for(const key1 in data1){
 if(!((key1 === "entity") || (key1 === "ops"))){
-validate21.errors = [{instancePath:instancePath+"/entries/" + i0,schemaPath:"#/properties/entries/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate21.errors = [{instancePath:instancePath+"/entries/" + i0,keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -74,14 +67,14 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(Object.keys(data2).length < 1){
-validate21.errors = [{instancePath:instancePath+"/entries/" + i0+"/entity",schemaPath:"#/components/schemas/QuotaEntity/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"}];
+validate21.errors = [{instancePath:instancePath+"/entries/" + i0+"/entity",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"}];
 return false;
 }
 else {
 const _errs10 = errors;
 for(const key2 in data2){
 if(!((key2 === "user") || (key2 === "client-id"))){
-validate21.errors = [{instancePath:instancePath+"/entries/" + i0+"/entity",schemaPath:"#/components/schemas/QuotaEntity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+validate21.errors = [{instancePath:instancePath+"/entries/" + i0+"/entity",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -95,7 +88,7 @@ let valid5 = false;
 let passing0 = null;
 const _errs13 = errors;
 if(typeof data3 !== "string"){
-const err0 = {instancePath:instancePath+"/entries/" + i0+"/entity/user",schemaPath:"#/components/schemas/QuotaEntity/properties/user/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err0 = {instancePath:instancePath+"/entries/" + i0+"/entity/user",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -111,7 +104,7 @@ passing0 = 0;
 }
 const _errs15 = errors;
 if(data3 !== null){
-const err1 = {instancePath:instancePath+"/entries/" + i0+"/entity/user",schemaPath:"#/components/schemas/QuotaEntity/properties/user/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err1 = {instancePath:instancePath+"/entries/" + i0+"/entity/user",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -132,7 +125,7 @@ passing0 = 1;
 }
 }
 if(!valid5){
-const err2 = {instancePath:instancePath+"/entries/" + i0+"/entity/user",schemaPath:"#/components/schemas/QuotaEntity/properties/user/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err2 = {instancePath:instancePath+"/entries/" + i0+"/entity/user",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -168,7 +161,7 @@ let valid6 = false;
 let passing1 = null;
 const _errs19 = errors;
 if(typeof data4 !== "string"){
-const err3 = {instancePath:instancePath+"/entries/" + i0+"/entity/client-id",schemaPath:"#/components/schemas/QuotaEntity/properties/client-id/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err3 = {instancePath:instancePath+"/entries/" + i0+"/entity/client-id",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -184,7 +177,7 @@ passing1 = 0;
 }
 const _errs21 = errors;
 if(data4 !== null){
-const err4 = {instancePath:instancePath+"/entries/" + i0+"/entity/client-id",schemaPath:"#/components/schemas/QuotaEntity/properties/client-id/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err4 = {instancePath:instancePath+"/entries/" + i0+"/entity/client-id",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -205,7 +198,7 @@ passing1 = 1;
 }
 }
 if(!valid6){
-const err5 = {instancePath:instancePath+"/entries/" + i0+"/entity/client-id",schemaPath:"#/components/schemas/QuotaEntity/properties/client-id/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+const err5 = {instancePath:instancePath+"/entries/" + i0+"/entity/client-id",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -237,7 +230,7 @@ var valid4 = true;
 }
 }
 else {
-validate21.errors = [{instancePath:instancePath+"/entries/" + i0+"/entity",schemaPath:"#/components/schemas/QuotaEntity/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate21.errors = [{instancePath:instancePath+"/entries/" + i0+"/entity",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -253,7 +246,7 @@ const _errs23 = errors;
 if(errors === _errs23){
 if(Array.isArray(data5)){
 if(data5.length > 4){
-validate21.errors = [{instancePath:instancePath+"/entries/" + i0+"/ops",schemaPath:"#/properties/entries/items/properties/ops/maxItems",keyword:"maxItems",params:{limit: 4},message:"must NOT have more than 4 items"}];
+validate21.errors = [{instancePath:instancePath+"/entries/" + i0+"/ops",keyword:"maxItems",params:{limit: 4},message:"must NOT have more than 4 items"}];
 return false;
 }
 else {
@@ -266,14 +259,14 @@ if(errors === _errs25){
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 let missing2;
 if(((data6.key === undefined) && (missing2 = "key")) || ((data6.value === undefined) && (missing2 = "value"))){
-validate21.errors = [{instancePath:instancePath+"/entries/" + i0+"/ops/" + i1,schemaPath:"#/properties/entries/items/properties/ops/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+validate21.errors = [{instancePath:instancePath+"/entries/" + i0+"/ops/" + i1,keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
 else {
 const _errs27 = errors;
 for(const key3 in data6){
 if(!((key3 === "key") || (key3 === "value"))){
-validate21.errors = [{instancePath:instancePath+"/entries/" + i0+"/ops/" + i1,schemaPath:"#/properties/entries/items/properties/ops/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
+validate21.errors = [{instancePath:instancePath+"/entries/" + i0+"/ops/" + i1,keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -283,7 +276,7 @@ if(data6.key !== undefined){
 let data7 = data6.key;
 const _errs28 = errors;
 if(!((((data7 === "producer_byte_rate") || (data7 === "consumer_byte_rate")) || (data7 === "request_percentage")) || (data7 === "controller_mutation_rate"))){
-validate21.errors = [{instancePath:instancePath+"/entries/" + i0+"/ops/" + i1+"/key",schemaPath:"#/properties/entries/items/properties/ops/items/properties/key/enum",keyword:"enum",params:{allowedValues: schema32.properties.entries.items.properties.ops.items.properties.key.enum},message:"must be equal to one of the allowed values"}];
+validate21.errors = [{instancePath:instancePath+"/entries/" + i0+"/ops/" + i1+"/key",keyword:"enum",params:{allowedValues: schema32.properties.entries.items.properties.ops.items.properties.key.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid8 = _errs28 === errors;
@@ -302,7 +295,7 @@ const _errs31 = errors;
 if(errors === _errs31){
 if(typeof data8 == "number"){
 if(data8 <= 0 || isNaN(data8)){
-const err6 = {instancePath:instancePath+"/entries/" + i0+"/ops/" + i1+"/value",schemaPath:"#/properties/entries/items/properties/ops/items/properties/value/oneOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err6 = {instancePath:instancePath+"/entries/" + i0+"/ops/" + i1+"/value",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -313,7 +306,7 @@ errors++;
 }
 }
 else {
-const err7 = {instancePath:instancePath+"/entries/" + i0+"/ops/" + i1+"/value",schemaPath:"#/properties/entries/items/properties/ops/items/properties/value/oneOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err7 = {instancePath:instancePath+"/entries/" + i0+"/ops/" + i1+"/value",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -330,7 +323,7 @@ passing2 = 0;
 }
 const _errs33 = errors;
 if(data8 !== null){
-const err8 = {instancePath:instancePath+"/entries/" + i0+"/ops/" + i1+"/value",schemaPath:"#/properties/entries/items/properties/ops/items/properties/value/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err8 = {instancePath:instancePath+"/entries/" + i0+"/ops/" + i1+"/value",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -351,7 +344,7 @@ passing2 = 1;
 }
 }
 if(!valid9){
-const err9 = {instancePath:instancePath+"/entries/" + i0+"/ops/" + i1+"/value",schemaPath:"#/properties/entries/items/properties/ops/items/properties/value/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+const err9 = {instancePath:instancePath+"/entries/" + i0+"/ops/" + i1+"/value",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -383,7 +376,7 @@ var valid8 = true;
 }
 }
 else {
-validate21.errors = [{instancePath:instancePath+"/entries/" + i0+"/ops/" + i1,schemaPath:"#/properties/entries/items/properties/ops/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate21.errors = [{instancePath:instancePath+"/entries/" + i0+"/ops/" + i1,keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -395,7 +388,7 @@ break;
 }
 }
 else {
-validate21.errors = [{instancePath:instancePath+"/entries/" + i0+"/ops",schemaPath:"#/properties/entries/items/properties/ops/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate21.errors = [{instancePath:instancePath+"/entries/" + i0+"/ops",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -409,7 +402,7 @@ var valid2 = true;
 }
 }
 else {
-validate21.errors = [{instancePath:instancePath+"/entries/" + i0,schemaPath:"#/properties/entries/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate21.errors = [{instancePath:instancePath+"/entries/" + i0,keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -422,7 +415,7 @@ break;
 }
 }
 else {
-validate21.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate21.errors = [{instancePath:instancePath+"/entries",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -435,7 +428,7 @@ if(valid0){
 if(data.validateOnly !== undefined){
 const _errs35 = errors;
 if(typeof data.validateOnly !== "boolean"){
-validate21.errors = [{instancePath:instancePath+"/validateOnly",schemaPath:"#/properties/validateOnly/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate21.errors = [{instancePath:instancePath+"/validateOnly",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs35 === errors;
@@ -448,12 +441,11 @@ var valid0 = true;
 }
 }
 else {
-validate21.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate21.errors = [{instancePath,keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
 validate21.errors = vErrors;
 return errors === 0;
 }
-validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 registerRequestValidators({ AlterClientQuotas: validate21 });

@@ -5,25 +5,18 @@ const schema32 = {"type":"object","required":["electionType"],"additionalPropert
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate21.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.electionType === undefined) && (missing0 = "electionType")){
-validate21.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate21.errors = [{instancePath,keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "electionType") || (key0 === "partitions"))){
-validate21.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate21.errors = [{instancePath,keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -33,11 +26,11 @@ if(data.electionType !== undefined){
 let data0 = data.electionType;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate21.errors = [{instancePath:instancePath+"/electionType",schemaPath:"#/properties/electionType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate21.errors = [{instancePath:instancePath+"/electionType",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((data0 === "PREFERRED") || (data0 === "UNCLEAN"))){
-validate21.errors = [{instancePath:instancePath+"/electionType",schemaPath:"#/properties/electionType/enum",keyword:"enum",params:{allowedValues: schema32.properties.electionType.enum},message:"must be equal to one of the allowed values"}];
+validate21.errors = [{instancePath:instancePath+"/electionType",keyword:"enum",params:{allowedValues: schema32.properties.electionType.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -52,12 +45,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(Array.isArray(data1)){
 if(data1.length > 10000){
-validate21.errors = [{instancePath:instancePath+"/partitions",schemaPath:"#/properties/partitions/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items"}];
+validate21.errors = [{instancePath:instancePath+"/partitions",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items"}];
 return false;
 }
 else {
 if(data1.length < 1){
-validate21.errors = [{instancePath:instancePath+"/partitions",schemaPath:"#/properties/partitions/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate21.errors = [{instancePath:instancePath+"/partitions",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -67,13 +60,13 @@ for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 const _errs6 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate21.errors = [{instancePath:instancePath+"/partitions/" + i0,schemaPath:"#/properties/partitions/items/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate21.errors = [{instancePath:instancePath+"/partitions/" + i0,keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate21.errors = [{instancePath:instancePath+"/partitions/" + i0,schemaPath:"#/properties/partitions/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate21.errors = [{instancePath:instancePath+"/partitions/" + i0,keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -95,7 +88,7 @@ continue;
 }
 if(typeof indices0[item0] == "number"){
 j0 = indices0[item0];
-validate21.errors = [{instancePath:instancePath+"/partitions",schemaPath:"#/properties/partitions/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
+validate21.errors = [{instancePath:instancePath+"/partitions",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
 return false;
 break;
 }
@@ -107,7 +100,7 @@ indices0[item0] = i1;
 }
 }
 else {
-validate21.errors = [{instancePath:instancePath+"/partitions",schemaPath:"#/properties/partitions/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate21.errors = [{instancePath:instancePath+"/partitions",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -121,12 +114,11 @@ var valid0 = true;
 }
 }
 else {
-validate21.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate21.errors = [{instancePath,keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
 validate21.errors = vErrors;
 return errors === 0;
 }
-validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 registerRequestValidators({ ElectLeaders: validate21 });

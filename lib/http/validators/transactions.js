@@ -5,25 +5,18 @@ const schema32 = {"type":"object","required":["producerId","producerEpoch","grou
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate21.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.producerId === undefined) && (missing0 = "producerId")) || ((data.producerEpoch === undefined) && (missing0 = "producerEpoch"))) || ((data.groupId === undefined) && (missing0 = "groupId"))){
-validate21.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate21.errors = [{instancePath,keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "producerId") || (key0 === "producerEpoch")) || (key0 === "groupId"))){
-validate21.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate21.errors = [{instancePath,keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -33,13 +26,13 @@ if(data.producerId !== undefined){
 let data0 = data.producerId;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate21.errors = [{instancePath:instancePath+"/producerId",schemaPath:"#/properties/producerId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate21.errors = [{instancePath:instancePath+"/producerId",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate21.errors = [{instancePath:instancePath+"/producerId",schemaPath:"#/properties/producerId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate21.errors = [{instancePath:instancePath+"/producerId",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -54,13 +47,13 @@ if(data.producerEpoch !== undefined){
 let data1 = data.producerEpoch;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate21.errors = [{instancePath:instancePath+"/producerEpoch",schemaPath:"#/properties/producerEpoch/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate21.errors = [{instancePath:instancePath+"/producerEpoch",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate21.errors = [{instancePath:instancePath+"/producerEpoch",schemaPath:"#/properties/producerEpoch/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate21.errors = [{instancePath:instancePath+"/producerEpoch",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -74,7 +67,7 @@ if(valid0){
 if(data.groupId !== undefined){
 const _errs6 = errors;
 if(typeof data.groupId !== "string"){
-validate21.errors = [{instancePath:instancePath+"/groupId",schemaPath:"#/properties/groupId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate21.errors = [{instancePath:instancePath+"/groupId",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -88,14 +81,13 @@ var valid0 = true;
 }
 }
 else {
-validate21.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate21.errors = [{instancePath,keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
 validate21.errors = vErrors;
 return errors === 0;
 }
-validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 const schema33 = {"type":"object","required":["producerId","producerEpoch","topics"],"additionalProperties":false,"properties":{"producerId":{"type":"integer","minimum":0},"producerEpoch":{"type":"integer","minimum":0},"topics":{"type":"array","items":{"$ref":"#/components/schemas/TopicPartitions"}}}};
@@ -104,25 +96,18 @@ const schema34 = {"type":"object","required":["topic","partitions"],"properties"
 function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate22.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.producerId === undefined) && (missing0 = "producerId")) || ((data.producerEpoch === undefined) && (missing0 = "producerEpoch"))) || ((data.topics === undefined) && (missing0 = "topics"))){
-validate22.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate22.errors = [{instancePath,keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "producerId") || (key0 === "producerEpoch")) || (key0 === "topics"))){
-validate22.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate22.errors = [{instancePath,keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -132,13 +117,13 @@ if(data.producerId !== undefined){
 let data0 = data.producerId;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate22.errors = [{instancePath:instancePath+"/producerId",schemaPath:"#/properties/producerId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate22.errors = [{instancePath:instancePath+"/producerId",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate22.errors = [{instancePath:instancePath+"/producerId",schemaPath:"#/properties/producerId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate22.errors = [{instancePath:instancePath+"/producerId",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -153,13 +138,13 @@ if(data.producerEpoch !== undefined){
 let data1 = data.producerEpoch;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate22.errors = [{instancePath:instancePath+"/producerEpoch",schemaPath:"#/properties/producerEpoch/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate22.errors = [{instancePath:instancePath+"/producerEpoch",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate22.errors = [{instancePath:instancePath+"/producerEpoch",schemaPath:"#/properties/producerEpoch/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate22.errors = [{instancePath:instancePath+"/producerEpoch",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -185,14 +170,14 @@ if(errors === _errs9){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
 if(((data3.topic === undefined) && (missing1 = "topic")) || ((data3.partitions === undefined) && (missing1 = "partitions"))){
-validate22.errors = [{instancePath:instancePath+"/topics/" + i0,schemaPath:"#/components/schemas/TopicPartitions/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate22.errors = [{instancePath:instancePath+"/topics/" + i0,keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 if(data3.topic !== undefined){
 const _errs11 = errors;
 if(typeof data3.topic !== "string"){
-validate22.errors = [{instancePath:instancePath+"/topics/" + i0+"/topic",schemaPath:"#/components/schemas/TopicPartitions/properties/topic/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate22.errors = [{instancePath:instancePath+"/topics/" + i0+"/topic",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid3 = _errs11 === errors;
@@ -212,13 +197,13 @@ for(let i1=0; i1<len1; i1++){
 let data6 = data5[i1];
 const _errs15 = errors;
 if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
-validate22.errors = [{instancePath:instancePath+"/topics/" + i0+"/partitions/" + i1,schemaPath:"#/components/schemas/TopicPartitions/properties/partitions/items/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate22.errors = [{instancePath:instancePath+"/topics/" + i0+"/partitions/" + i1,keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs15){
 if(typeof data6 == "number"){
 if(data6 < 0 || isNaN(data6)){
-validate22.errors = [{instancePath:instancePath+"/topics/" + i0+"/partitions/" + i1,schemaPath:"#/components/schemas/TopicPartitions/properties/partitions/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate22.errors = [{instancePath:instancePath+"/topics/" + i0+"/partitions/" + i1,keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -230,7 +215,7 @@ break;
 }
 }
 else {
-validate22.errors = [{instancePath:instancePath+"/topics/" + i0+"/partitions",schemaPath:"#/components/schemas/TopicPartitions/properties/partitions/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate22.errors = [{instancePath:instancePath+"/topics/" + i0+"/partitions",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -243,7 +228,7 @@ var valid3 = true;
 }
 }
 else {
-validate22.errors = [{instancePath:instancePath+"/topics/" + i0,schemaPath:"#/components/schemas/TopicPartitions/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate22.errors = [{instancePath:instancePath+"/topics/" + i0,keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -254,7 +239,7 @@ break;
 }
 }
 else {
-validate22.errors = [{instancePath:instancePath+"/topics",schemaPath:"#/properties/topics/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate22.errors = [{instancePath:instancePath+"/topics",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -269,14 +254,13 @@ var valid0 = true;
 }
 }
 else {
-validate22.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate22.errors = [{instancePath,keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
 validate22.errors = vErrors;
 return errors === 0;
 }
-validate22.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 const schema35 = {"type":"object","required":["producerId","producerEpoch","committed"],"additionalProperties":false,"properties":{"producerId":{"type":"integer","minimum":0},"producerEpoch":{"type":"integer","minimum":0},"committed":{"type":"boolean","description":"true commits, false aborts"},"transactionVersion":{"enum":[1,2],"description":"KIP-890's transaction.version: 2 (default) bumps the epoch at every end and answers it; 1, for Kafka clients whose EndTxn is v0-v4, keeps the epoch and the producer's sequences"}}};
@@ -284,25 +268,18 @@ const schema35 = {"type":"object","required":["producerId","producerEpoch","comm
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate23.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.producerId === undefined) && (missing0 = "producerId")) || ((data.producerEpoch === undefined) && (missing0 = "producerEpoch"))) || ((data.committed === undefined) && (missing0 = "committed"))){
-validate23.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate23.errors = [{instancePath,keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "producerId") || (key0 === "producerEpoch")) || (key0 === "committed")) || (key0 === "transactionVersion"))){
-validate23.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate23.errors = [{instancePath,keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -312,13 +289,13 @@ if(data.producerId !== undefined){
 let data0 = data.producerId;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate23.errors = [{instancePath:instancePath+"/producerId",schemaPath:"#/properties/producerId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate23.errors = [{instancePath:instancePath+"/producerId",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate23.errors = [{instancePath:instancePath+"/producerId",schemaPath:"#/properties/producerId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate23.errors = [{instancePath:instancePath+"/producerId",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -333,13 +310,13 @@ if(data.producerEpoch !== undefined){
 let data1 = data.producerEpoch;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate23.errors = [{instancePath:instancePath+"/producerEpoch",schemaPath:"#/properties/producerEpoch/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate23.errors = [{instancePath:instancePath+"/producerEpoch",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate23.errors = [{instancePath:instancePath+"/producerEpoch",schemaPath:"#/properties/producerEpoch/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate23.errors = [{instancePath:instancePath+"/producerEpoch",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -353,7 +330,7 @@ if(valid0){
 if(data.committed !== undefined){
 const _errs6 = errors;
 if(typeof data.committed !== "boolean"){
-validate23.errors = [{instancePath:instancePath+"/committed",schemaPath:"#/properties/committed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate23.errors = [{instancePath:instancePath+"/committed",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -366,7 +343,7 @@ if(data.transactionVersion !== undefined){
 let data3 = data.transactionVersion;
 const _errs8 = errors;
 if(!((data3 === 1) || (data3 === 2))){
-validate23.errors = [{instancePath:instancePath+"/transactionVersion",schemaPath:"#/properties/transactionVersion/enum",keyword:"enum",params:{allowedValues: schema35.properties.transactionVersion.enum},message:"must be equal to one of the allowed values"}];
+validate23.errors = [{instancePath:instancePath+"/transactionVersion",keyword:"enum",params:{allowedValues: schema35.properties.transactionVersion.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -381,14 +358,13 @@ var valid0 = true;
 }
 }
 else {
-validate23.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate23.errors = [{instancePath,keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
 validate23.errors = vErrors;
 return errors === 0;
 }
-validate23.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 const schema36 = {"type":"object","required":["transactionTimeoutMs"],"additionalProperties":false,"properties":{"transactionTimeoutMs":{"type":"integer","minimum":1,"description":"Kafka's transaction.timeout.ms, at most transaction.max.timeout.ms"}}};
@@ -396,25 +372,18 @@ const schema36 = {"type":"object","required":["transactionTimeoutMs"],"additiona
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate24.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.transactionTimeoutMs === undefined) && (missing0 = "transactionTimeoutMs")){
-validate24.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate24.errors = [{instancePath,keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "transactionTimeoutMs")){
-validate24.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate24.errors = [{instancePath,keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -424,13 +393,13 @@ if(data.transactionTimeoutMs !== undefined){
 let data0 = data.transactionTimeoutMs;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate24.errors = [{instancePath:instancePath+"/transactionTimeoutMs",schemaPath:"#/properties/transactionTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate24.errors = [{instancePath:instancePath+"/transactionTimeoutMs",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 1 || isNaN(data0)){
-validate24.errors = [{instancePath:instancePath+"/transactionTimeoutMs",schemaPath:"#/properties/transactionTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate24.errors = [{instancePath:instancePath+"/transactionTimeoutMs",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -440,14 +409,13 @@ return false;
 }
 }
 else {
-validate24.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate24.errors = [{instancePath,keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
 validate24.errors = vErrors;
 return errors === 0;
 }
-validate24.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 const schema37 = {"type":"object","required":["producerId","producerEpoch","groupId","offsets"],"additionalProperties":false,"properties":{"producerId":{"type":"integer","minimum":0},"producerEpoch":{"type":"integer","minimum":0},"groupId":{"type":"string"},"memberId":{"oneOf":[{"type":"string","description":"the consumer group member (KIP-447); null outside the group protocol"},{"type":"null"}]},"generationId":{"type":"integer","minimum":-1,"description":"the member epoch (KIP-447); -1 outside the group protocol"},"offsets":{"type":"array","items":{"type":"object","required":["topic","partition","offset"],"additionalProperties":false,"properties":{"topic":{"type":"string"},"partition":{"type":"integer","minimum":0},"offset":{"type":"integer","minimum":0},"metadata":{"type":"string"}}}}}};
@@ -455,25 +423,18 @@ const schema37 = {"type":"object","required":["producerId","producerEpoch","grou
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate25.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.producerId === undefined) && (missing0 = "producerId")) || ((data.producerEpoch === undefined) && (missing0 = "producerEpoch"))) || ((data.groupId === undefined) && (missing0 = "groupId"))) || ((data.offsets === undefined) && (missing0 = "offsets"))){
-validate25.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate25.errors = [{instancePath,keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "producerId") || (key0 === "producerEpoch")) || (key0 === "groupId")) || (key0 === "memberId")) || (key0 === "generationId")) || (key0 === "offsets"))){
-validate25.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate25.errors = [{instancePath,keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -483,13 +444,13 @@ if(data.producerId !== undefined){
 let data0 = data.producerId;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate25.errors = [{instancePath:instancePath+"/producerId",schemaPath:"#/properties/producerId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate25.errors = [{instancePath:instancePath+"/producerId",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate25.errors = [{instancePath:instancePath+"/producerId",schemaPath:"#/properties/producerId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate25.errors = [{instancePath:instancePath+"/producerId",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -504,13 +465,13 @@ if(data.producerEpoch !== undefined){
 let data1 = data.producerEpoch;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate25.errors = [{instancePath:instancePath+"/producerEpoch",schemaPath:"#/properties/producerEpoch/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate25.errors = [{instancePath:instancePath+"/producerEpoch",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate25.errors = [{instancePath:instancePath+"/producerEpoch",schemaPath:"#/properties/producerEpoch/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate25.errors = [{instancePath:instancePath+"/producerEpoch",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -524,7 +485,7 @@ if(valid0){
 if(data.groupId !== undefined){
 const _errs6 = errors;
 if(typeof data.groupId !== "string"){
-validate25.errors = [{instancePath:instancePath+"/groupId",schemaPath:"#/properties/groupId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate25.errors = [{instancePath:instancePath+"/groupId",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -541,7 +502,7 @@ let valid1 = false;
 let passing0 = null;
 const _errs10 = errors;
 if(typeof data3 !== "string"){
-const err0 = {instancePath:instancePath+"/memberId",schemaPath:"#/properties/memberId/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err0 = {instancePath:instancePath+"/memberId",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -557,7 +518,7 @@ passing0 = 0;
 }
 const _errs12 = errors;
 if(data3 !== null){
-const err1 = {instancePath:instancePath+"/memberId",schemaPath:"#/properties/memberId/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err1 = {instancePath:instancePath+"/memberId",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -578,7 +539,7 @@ passing0 = 1;
 }
 }
 if(!valid1){
-const err2 = {instancePath:instancePath+"/memberId",schemaPath:"#/properties/memberId/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err2 = {instancePath:instancePath+"/memberId",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -610,13 +571,13 @@ if(data.generationId !== undefined){
 let data4 = data.generationId;
 const _errs14 = errors;
 if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
-validate25.errors = [{instancePath:instancePath+"/generationId",schemaPath:"#/properties/generationId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate25.errors = [{instancePath:instancePath+"/generationId",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs14){
 if(typeof data4 == "number"){
 if(data4 < -1 || isNaN(data4)){
-validate25.errors = [{instancePath:instancePath+"/generationId",schemaPath:"#/properties/generationId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -1},message:"must be >= -1"}];
+validate25.errors = [{instancePath:instancePath+"/generationId",keyword:"minimum",params:{comparison: ">=", limit: -1},message:"must be >= -1"}];
 return false;
 }
 }
@@ -641,14 +602,14 @@ if(errors === _errs18){
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 let missing1;
 if((((data6.topic === undefined) && (missing1 = "topic")) || ((data6.partition === undefined) && (missing1 = "partition"))) || ((data6.offset === undefined) && (missing1 = "offset"))){
-validate25.errors = [{instancePath:instancePath+"/offsets/" + i0,schemaPath:"#/properties/offsets/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate25.errors = [{instancePath:instancePath+"/offsets/" + i0,keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs20 = errors;
 for(const key1 in data6){
 if(!((((key1 === "topic") || (key1 === "partition")) || (key1 === "offset")) || (key1 === "metadata"))){
-validate25.errors = [{instancePath:instancePath+"/offsets/" + i0,schemaPath:"#/properties/offsets/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate25.errors = [{instancePath:instancePath+"/offsets/" + i0,keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -657,7 +618,7 @@ if(_errs20 === errors){
 if(data6.topic !== undefined){
 const _errs21 = errors;
 if(typeof data6.topic !== "string"){
-validate25.errors = [{instancePath:instancePath+"/offsets/" + i0+"/topic",schemaPath:"#/properties/offsets/items/properties/topic/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate25.errors = [{instancePath:instancePath+"/offsets/" + i0+"/topic",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid3 = _errs21 === errors;
@@ -670,13 +631,13 @@ if(data6.partition !== undefined){
 let data8 = data6.partition;
 const _errs23 = errors;
 if(!((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8)))){
-validate25.errors = [{instancePath:instancePath+"/offsets/" + i0+"/partition",schemaPath:"#/properties/offsets/items/properties/partition/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate25.errors = [{instancePath:instancePath+"/offsets/" + i0+"/partition",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs23){
 if(typeof data8 == "number"){
 if(data8 < 0 || isNaN(data8)){
-validate25.errors = [{instancePath:instancePath+"/offsets/" + i0+"/partition",schemaPath:"#/properties/offsets/items/properties/partition/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate25.errors = [{instancePath:instancePath+"/offsets/" + i0+"/partition",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -691,13 +652,13 @@ if(data6.offset !== undefined){
 let data9 = data6.offset;
 const _errs25 = errors;
 if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
-validate25.errors = [{instancePath:instancePath+"/offsets/" + i0+"/offset",schemaPath:"#/properties/offsets/items/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate25.errors = [{instancePath:instancePath+"/offsets/" + i0+"/offset",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs25){
 if(typeof data9 == "number"){
 if(data9 < 0 || isNaN(data9)){
-validate25.errors = [{instancePath:instancePath+"/offsets/" + i0+"/offset",schemaPath:"#/properties/offsets/items/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate25.errors = [{instancePath:instancePath+"/offsets/" + i0+"/offset",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -711,7 +672,7 @@ if(valid3){
 if(data6.metadata !== undefined){
 const _errs27 = errors;
 if(typeof data6.metadata !== "string"){
-validate25.errors = [{instancePath:instancePath+"/offsets/" + i0+"/metadata",schemaPath:"#/properties/offsets/items/properties/metadata/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate25.errors = [{instancePath:instancePath+"/offsets/" + i0+"/metadata",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid3 = _errs27 === errors;
@@ -726,7 +687,7 @@ var valid3 = true;
 }
 }
 else {
-validate25.errors = [{instancePath:instancePath+"/offsets/" + i0,schemaPath:"#/properties/offsets/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate25.errors = [{instancePath:instancePath+"/offsets/" + i0,keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -737,7 +698,7 @@ break;
 }
 }
 else {
-validate25.errors = [{instancePath:instancePath+"/offsets",schemaPath:"#/properties/offsets/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate25.errors = [{instancePath:instancePath+"/offsets",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -755,12 +716,11 @@ var valid0 = true;
 }
 }
 else {
-validate25.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate25.errors = [{instancePath,keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
 validate25.errors = vErrors;
 return errors === 0;
 }
-validate25.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 registerRequestValidators({ AddOffsetsToTxn: validate21, AddPartitionsToTxn: validate22, EndTxn: validate23, InitTransactionalProducerId: validate24, TxnOffsetCommit: validate25 });

@@ -105,7 +105,8 @@ const handlerOf = async (job: Job) => {
 const errorCode = (result: ApiGatewayV2Result) =>
   (JSON.parse(result.body ?? '{}') as { error?: { code?: string } }).error?.code;
 
-describe("every API function's handler checks a delegated caller", () => {
+// Each case imports a whole function root afresh (the modules are reset): seconds on a loaded machine.
+describe("every API function's handler checks a delegated caller", { timeout: 30_000 }, () => {
   it.each(Object.keys(ROUTE) as Job[])(
     '%s asks IAM whether the gateway may act for the principal (SLUICE_AUTHORIZER=iam)',
     async (job) => {

@@ -23,6 +23,7 @@ import type { CallerContext, HttpResponse } from '../../../lib/http/types.js';
 import type { Authorizer } from '../../../lib/auth/acl.js';
 import type { SluiceDeps } from '../../../lib/services.js';
 import { TestClock } from '../../support/log-support.js';
+import { encodeRecordBatch } from '../../../protocol/record-batch/index.js';
 
 const ROOTS: Record<Job, readonly { method: string; path: string }[]> = {
   admin: ADMIN_FUNCTION_ROUTES,
@@ -124,6 +125,78 @@ describe('per-function composition roots', () => {
     );
     expect(read.status).toBe(200);
     expect((json(read)['records'] as { value: string }[]).map((r) => r.value)).toEqual(['hello']);
+  });
+
+  // The transaction coordinator is the groups function's; the produce function checks a transactional
+  // batch against the transaction log alone (lib/core/transactions/verify.ts), with no coordinator.
+  it('a transaction runs across the groups function (its coordinator) and the produce function (its batches)', async () => {
+    const shared = deps();
+    const admin = adminRouter(shared);
+    const groups = groupsRouter(shared);
+    const produce = produceRouter(shared);
+    const fetch = fetchRouter(shared);
+    expect((await admin.handle(request('POST', '/v1/topics', { name: 'out', partitions: 2 }))).status).toBe(
+      201,
+    );
+    const init = await groups.handle(
+      request('POST', '/v1/transactions/tx/producer', { transactionTimeoutMs: 60_000 }),
+    );
+    expect(init.status).toBe(200);
+    const producer = json(init) as { producerId: number; producerEpoch: number };
+    const batch = (value: string, producerEpoch = producer.producerEpoch) => ({
+      ...request(
+        'POST',
+        '/v1/topics/out/partitions/0/batches',
+        undefined,
+        {},
+        {
+          'content-type': 'application/vnd.kafka.record-batch',
+        },
+      ),
+      body: encodeRecordBatch([{ key: null, value: Buffer.from(value), timestamp: 1 }], {
+        producerId: producer.producerId,
+        producerEpoch,
+        baseSequence: 0,
+        isTransactional: true,
+      }),
+    });
+    // Not yet in the transaction: refused by the produce function, nothing written.
+    const early = await produce.handle(batch('early'));
+    expect([early.status, errorCode(early)]).toEqual([409, 'INVALID_TXN_STATE']);
+    expect(
+      (
+        await groups.handle(
+          request('POST', '/v1/transactions/tx/partitions', {
+            ...producer,
+            topics: [{ topic: 'out', partitions: [0] }],
+          }),
+        )
+      ).status,
+    ).toBe(204);
+    // A fenced epoch is refused, then the current one is written.
+    const stale = await produce.handle(batch('stale', producer.producerEpoch + 1));
+    expect(errorCode(stale)).toBe('INVALID_PRODUCER_EPOCH');
+    expect((await produce.handle(batch('committed'))).status).toBe(200);
+    const committed = () =>
+      fetch.handle(
+        request('GET', '/v1/topics/out/partitions/0/records', undefined, {
+          offset: '0',
+          isolationLevel: 'read_committed',
+        }),
+      );
+    expect(json(await committed())['records']).toEqual([]);
+    const end = await groups.handle(
+      request('POST', '/v1/transactions/tx/end', { ...producer, committed: true }),
+    );
+    expect(end.status).toBe(200);
+    expect((json(await committed())['records'] as { value: string }[]).map((r) => r.value)).toEqual([
+      'committed',
+    ]);
+    // The produce function serves none of the coordinator's routes.
+    expect(
+      (await produce.handle(request('POST', '/v1/transactions/tx/end', { ...producer, committed: true })))
+        .status,
+    ).toBe(404);
   });
 
   it("a function answers 404 for another function's route, and validates its own bodies", async () => {

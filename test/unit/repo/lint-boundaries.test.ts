@@ -22,6 +22,14 @@ const BOUNDARIES: { rule: string; file: string; planted: string; allowedIn: stri
     message: /sdk\/ imports protocol\/ and lib\/wire, never lib\/core/,
   },
   {
+    rule: 'gateway/ never imports lib/core',
+    file: 'gateway/planted.ts',
+    planted:
+      "import { DEFAULT_TOPIC_CONFIG } from '../lib/core/topics/configs.js';\nexport const d = DEFAULT_TOPIC_CONFIG;\n",
+    allowedIn: 'lib/planted.ts',
+    message: /gateway\/ imports protocol\/, lib\/wire and lib\/http, never lib\/core/,
+  },
+  {
     rule: 'protocol/ is a leaf (no lib/)',
     file: 'protocol/planted.ts',
     planted: "import { EDGE_LIMITS } from '../lib/http/limits.js';\nexport const l = EDGE_LIMITS;\n",
