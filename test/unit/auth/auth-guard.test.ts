@@ -150,7 +150,7 @@ describe('implied checks of the transaction routes (Kafka: WRITE on AddPartition
       authorizer,
     });
     const path = '/v1/transactions/tx-1/partitions';
-    const response = await sluice.router('produce').handle(
+    const response = await sluice.router('groups').handle(
       requestFromEvent({
         ...event(IAM, { producerId: 1, producerEpoch: 0, topics: [{ topic: 'secret', partitions: [0] }] }),
         routeKey: 'POST /v1/transactions/{transactionalId}/partitions',
