@@ -3,9 +3,8 @@
  * invokes the wait notifier: every write this process makes to a partition state item
  * (`P#{topicId}#{partition}` / `STATE`) becomes a stream record with the item before and after it
  * (NEW_AND_OLD_IMAGES), and records gathered over one turn of the event loop are handed to the handler
- * as one batch, after the writes took effect (a stream never shows a write that did not happen). So
- * that each record's images are exactly its write's, the writes to one partition item are made one at
- * a time here, each between a consistent read before and after it. The handler is the deployed notifier's own
+ * as one batch, after the writes took effect (a stream never shows a write that did not happen). Each
+ * record's old image is the previous record's new image, so consecutive records chain. The handler is the deployed notifier's own
  * (lib/http/wait-socket.ts notifyStreamBatch). Writes made by other processes (the Connect runtime's
  * child invocations) are not seen here; their readers are woken by the consumer's periodic re-check.
  */
@@ -37,8 +36,8 @@ export const withChangeFeed = (
   log: (line: string) => void = () => {},
 ): { store: MetadataStore; feed: ChangeFeed } => {
   let pending: StreamChangeRecord[] = [];
-  /** The write under way on each partition item (its images are read around it). */
-  const busy = new Map<string, Promise<void>>();
+  /** Each partition item's image as of its last record: the next record's old image. */
+  const lastImage = new Map<string, Item | undefined>();
   let scheduled = false;
   let running: Promise<void> = Promise.resolve();
   const feed: ChangeFeed = {
@@ -60,43 +59,38 @@ export const withChangeFeed = (
       ),
     );
   };
-  /** Runs `write`; each partition item it touches becomes a record with its images around it. */
+  /**
+   * Runs `write`; each partition item it touches becomes a record whose old image is the new image of
+   * that item's previous record (read once, before the first write seen) and whose new image is read
+   * after the write. Writes are not held back: when two race, both reads may see the later one, and
+   * the records still chain (each old image is the one before it), so the ranges the notifier tests
+   * (old ≤ p < new) cover every change once between them. Holding each write until its images were
+   * read queued the replicator's ISR expansion behind slow partition writes (replication-live's
+   * followers never rejoined).
+   */
   const recorded = async <T>(keys: readonly ItemKey[], write: () => Promise<T>): Promise<T> => {
     const changed = [
-      ...new Map(keys.filter(isPartitionState).map((k) => [`${k.pk}\u0000${k.sk}`, k])).entries(),
-    ]
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([, k]) => k);
+      ...new Map(keys.filter(isPartitionState).map((k) => [`${k.pk}\u0000${k.sk}`, k])).values(),
+    ];
     if (changed.length === 0 || !feed.handler) return write();
-    // One write at a time per partition item, taken in key order (no two writes wait on each other).
-    const releases: (() => void)[] = [];
-    for (const key of changed) {
-      const id = `${key.pk}\u0000${key.sk}`;
-      const before = busy.get(id) ?? Promise.resolve();
-      let release: () => void = () => {};
-      const mine = new Promise<void>((resolve) => (release = resolve));
-      const tail = before.then(() => mine);
-      busy.set(id, tail);
-      await before;
-      releases.push(() => {
-        release();
-        if (busy.get(id) === tail) busy.delete(id);
-      });
+    await Promise.all(
+      changed.map(async (k) => {
+        const id = `${k.pk}\u0000${k.sk}`;
+        if (!lastImage.has(id)) lastImage.set(id, await store.get(k, { consistent: true }));
+      }),
+    );
+    const out = await write();
+    const newImages = await Promise.all(changed.map((k) => store.get(k, { consistent: true })));
+    for (const [i, { pk, sk }] of changed.entries()) {
+      const id = `${pk}\u0000${sk}`;
+      pending.push({ pk, sk, oldImage: lastImage.get(id), newImage: newImages[i] });
+      lastImage.set(id, newImages[i]);
     }
-    try {
-      const oldImages = await Promise.all(changed.map((k) => store.get(k, { consistent: true })));
-      const out = await write();
-      const newImages = await Promise.all(changed.map((k) => store.get(k, { consistent: true })));
-      for (const [i, { pk, sk }] of changed.entries())
-        pending.push({ pk, sk, oldImage: oldImages[i], newImage: newImages[i] });
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
-      return out;
-    } finally {
-      for (const release of releases) release();
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
     }
+    return out;
   };
   const keyOf = (item: Item): ItemKey => ({ pk: item.pk, sk: item.sk });
   const wrapped: MetadataStore = {
