@@ -19,6 +19,7 @@ import type { Prices } from './cost-prices.js';
 import { PRICES } from './cost-prices.js';
 import { HOURS_PER_MONTH } from './cost-competitors.js';
 import type { Counts, MeasuredUsage } from './cost-usage.js';
+import { DEFAULT_PACED_FETCH_MS, paces } from '../sdk/fetch-pacing.js';
 
 const MiB = 2 ** 20;
 const GiB = 2 ** 30;
@@ -82,6 +83,12 @@ export interface Deployment {
    * waits.
    */
   longPollPer: 'partition' | 'member' | 'member-stream' | 'websocket';
+  /**
+   * The SDK consumer's pacedFetchMs (sdk/fetch-pacing.ts): on the socket, a member whose batches come
+   * so often that a fetch this long after the last is empty at most 5 % of the time fetches on this
+   * interval without registering. 0: it registers after every fetch.
+   */
+  pacedFetchMs: number;
   heartbeatIntervalMs: number;
   autoCommitIntervalMs: number;
 }
@@ -103,6 +110,7 @@ export const deployment = (replicationFactor: number, storeClass: StoreClass): D
   pollIntervalMs: 100,
   // The SDK consumer waits on the wait socket (sdk/consumer.ts); 'member' is its fallback.
   longPollPer: 'websocket',
+  pacedFetchMs: DEFAULT_PACED_FETCH_MS,
   heartbeatIntervalMs: 5_000,
   autoCommitIntervalMs: 5_000,
 });
@@ -468,21 +476,34 @@ const SOCKET_LIFETIME_SEC = 2 * 3600;
 
 /**
  * Waiting on a WebSocket, as built (lib/core/log/waiters.ts, sdk/consumer.ts): no function while a
- * member waits, and no frame in per wake. Every fetch of a member names its connection; the fetch
- * function checks its token (half a read unit the first time a warm instance sees the connection,
- * priced once per connection; nothing after: lib/core/log/waiters.ts verify), writes a registration item
- * (a write unit) for each partition it moved to the high watermark, and re-reads those partitions'
- * items (consistent) for the check, in REGISTRATION_MS more of the fetch function. The notifier tells
- * a registration by the one stream record whose high-watermark range holds it: one frame out per
- * wake, no write. A member is told about min(λ, stream batches a second) times a second less its busy
- * time (one fetch, whose records consume prices): wakes = 1 / (1/min(λ, 4) + busy). The partitions a
- * wake's fetch moves are those that got a record since the last one (at least the one that woke it).
- * A fetch whose check finds a record that raced it is followed by another (e^(λ·REGISTRATION_MS)).
- * Besides: the connection minutes; every 5 minutes a re-check (an empty fetch that registers every
- * owned partition anew); every 2 hours a new connection ($connect, hello in and out, $disconnect: the
- * wait function thrice, the caller and token item written thrice); and the notifier on the table's
- * stream (one invocation per stream batch, a consistent Query per partition whose high watermark moved;
- * the trigger's own stream reads are free).
+ * member waits, and no frame in per wake. Each produce request is one batch to one partition, so a
+ * member's batches arrive at λ = requests a second / members per group, and the member does what the
+ * SDK consumer decides from that rate (sdk/fetch-pacing.ts `paces`, the same rule):
+ *
+ * - **Registering** (λ·pacedFetchMs < ln 20): every fetch names its connection; the fetch function
+ *   checks its token (half a read unit the first time a warm instance sees the connection, priced once
+ *   per connection), writes a registration item (a write unit) for each partition it moved to the high
+ *   watermark, and re-reads those partitions' items (consistent) for the check, in REGISTRATION_MS more
+ *   of the fetch function. The notifier tells a registration by the one stream record whose
+ *   high-watermark range holds it: one frame out per wake, no write. A member is told about min(λ,
+ *   stream batches a second) times a second less its busy time (one fetch, whose records consume
+ *   prices): wakes = 1 / (1/min(λ, 4) + busy). The partitions a wake's fetch moves are those that got a
+ *   record since the last one (at least the one that woke it). A fetch whose check finds a record that
+ *   raced it is followed by another (e^(λ·REGISTRATION_MS)). Every 5 minutes a re-check (an empty fetch
+ *   that registers every owned partition anew).
+ * - **Paced** (λ·pacedFetchMs ≥ ln 20): the member fetches every max(pacedFetchMs, a fetch) without
+ *   naming its connection; those that bring records are consuming (priced under consume). One that
+ *   brings nothing (e^(−λ·interval) of them) is a lull: it and the registering fetch after it (both
+ *   empty: a request, an invocation and the fixed time each, a read of every owned partition's item),
+ *   the registrations of every owned partition with their checks, and up to one frame per owned
+ *   partition (the wake, and the registrations left behind told once each). No re-check: a wait ends
+ *   in about 1/λ.
+ *
+ * Either way: the connection minutes; every 2 hours a new connection ($connect, hello in and out,
+ * $disconnect: the wait function thrice, the caller and token item written thrice); and the notifier on
+ * the table's stream (one invocation per stream batch, a consistent Query per partition whose high
+ * watermark moved; the trigger's own stream reads are free), which runs whether anyone is registered or
+ * not.
  */
 const webSocketWaitingBill = (
   shape: Shape,
@@ -494,19 +515,38 @@ const webSocketWaitingBill = (
   const owned = shape.partitions / shape.membersPerGroup;
   const arrivalsPerMemberSec = requestsPerSec / shape.membersPerGroup;
   const fetchMs = msFor(durations.fetch, usage, d.memoryMb.fetch);
-  const busySec = (fetchMs + REGISTRATION_MS) / 1000;
-  const toldPerSec = Math.min(arrivalsPerMemberSec, STREAM_POLLS_PER_SEC);
-  const wakesPerMemberSec = toldPerSec > 0 ? 1 / (1 / toldPerSec + busySec) : 0;
-  const wakes = members * wakesPerMemberSec * SECONDS_PER_MONTH;
-  const registeringFetches = wakes * Math.exp((arrivalsPerMemberSec * REGISTRATION_MS) / 1000);
-  // Partitions moved by a wake's fetch: those with a record since the last (a Poisson share of λ each).
-  const perPartitionSec = arrivalsPerMemberSec / owned;
-  const moved =
-    wakesPerMemberSec > 0 ? Math.max(1, owned * (1 - Math.exp(-perPartitionSec / wakesPerMemberSec))) : 0;
-  const rechecks = (members * SECONDS_PER_MONTH) / SOCKET_RECHECK_SEC;
+  let wakes: number;
+  let registrations: number;
+  let fetchesNamingConnection: number;
+  let rechecks: number;
+  /** Empty fetches that name no connection (a paced fetch that found nothing): request and fixed time. */
+  let plainEmptyFetches = 0;
+  if (paces(arrivalsPerMemberSec, d.pacedFetchMs)) {
+    const cycleSec = Math.max(d.pacedFetchMs, fetchMs) / 1000;
+    const lulls = ((members * Math.exp(-arrivalsPerMemberSec * cycleSec)) / cycleSec) * SECONDS_PER_MONTH;
+    plainEmptyFetches = lulls;
+    fetchesNamingConnection = lulls;
+    registrations = lulls * owned;
+    wakes = lulls * owned;
+    rechecks = 0;
+  } else {
+    const busySec = (fetchMs + REGISTRATION_MS) / 1000;
+    const toldPerSec = Math.min(arrivalsPerMemberSec, STREAM_POLLS_PER_SEC);
+    const wakesPerMemberSec = toldPerSec > 0 ? 1 / (1 / toldPerSec + busySec) : 0;
+    wakes = members * wakesPerMemberSec * SECONDS_PER_MONTH;
+    const registeringFetches = wakes * Math.exp((arrivalsPerMemberSec * REGISTRATION_MS) / 1000);
+    // Partitions moved by a wake's fetch: those with a record since the last (a Poisson share of λ each).
+    const perPartitionSec = arrivalsPerMemberSec / owned;
+    const moved =
+      wakesPerMemberSec > 0 ? Math.max(1, owned * (1 - Math.exp(-perPartitionSec / wakesPerMemberSec))) : 0;
+    rechecks = (members * SECONDS_PER_MONTH) / SOCKET_RECHECK_SEC;
+    registrations = registeringFetches * moved + rechecks * owned;
+    fetchesNamingConnection = registeringFetches + rechecks;
+  }
+  // A re-check and a lull's registering fetch are empty fetches of their own (a paced lull also
+  // the plain empty fetch before it); a wake's registering fetch is the one that reads its records.
+  const emptyFetches = rechecks + plainEmptyFetches + (plainEmptyFetches > 0 ? fetchesNamingConnection : 0);
   const connects = (members * SECONDS_PER_MONTH) / SOCKET_LIFETIME_SEC;
-  const registrations = registeringFetches * moved + rechecks * owned;
-  const fetchesNamingConnection = registeringFetches + rechecks;
   // Frames: a ready out per wake; hello in and out per connection.
   const messages = wakes + 2 * connects;
   const connectionMinutes = (members * SECONDS_PER_MONTH) / 60;
@@ -518,26 +558,26 @@ const webSocketWaitingBill = (
     // $connect, hello and $disconnect.
     writeUnits: registrations + 3 * connects,
     // The token read once per connection; the check's consistent read per registration;
-    // a re-check's empty fetch reads every owned item; the notifier's Query per changed partition.
+    // an empty fetch reads every owned item; the notifier's Query per changed partition.
     readUnits:
       connects * 0.5 +
       registrations * usage.stateReadUnits +
-      rechecks * owned * usage.stateReadUnits +
+      emptyFetches * owned * usage.stateReadUnits +
       queries,
   };
   return bill({
     dynamodb: dynamo(units, prices),
-    lambdaRequests: invocations(notifierRuns + connects * 3 + rechecks, prices),
+    lambdaRequests: invocations(notifierRuns + connects * 3 + emptyFetches, prices),
     lambdaCompute:
       (notifierRuns * gbSeconds(NOTIFIER.memoryMb, NOTIFIER.ms) +
         queries * gbSeconds(NOTIFIER.memoryMb, NOTIFIER.msPerQuery) +
         connects * 3 * gbSeconds(WAIT_FUNCTION.memoryMb, WAIT_FUNCTION.ms)) *
         lambdaRate(d, prices) +
       (fetchesNamingConnection * gbSeconds(d.memoryMb.fetch, REGISTRATION_MS) +
-        rechecks * gbSeconds(d.memoryMb.fetch, durations.fetch.fixedMs)) *
+        emptyFetches * gbSeconds(d.memoryMb.fetch, durations.fetch.fixedMs)) *
         lambdaRate(d, prices),
     apiGateway:
-      perMillionApi(rechecks, prices) +
+      perMillionApi(emptyFetches, prices) +
       (messages * prices.webSocket.perMillionMessages) / 1e6 +
       (connectionMinutes * prices.webSocket.perMillionConnectionMinutes) / 1e6,
   });

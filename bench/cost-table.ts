@@ -247,7 +247,11 @@ const main = async () => {
             { longPollPer: 'member-stream' },
           ],
           [
-            'WebSocket: registered by the fetch, told by the stream record that passes it (built, the default)',
+            'WebSocket: registered by every fetch that leaves the member caught up, told by the stream record that passes it (built: `pacedFetchMs: 0`)',
+            { pacedFetchMs: 0 },
+          ],
+          [
+            `the same, but while a fetch ${base.pacedFetchMs} ms after the last is empty at most 5 % of the time the member fetches on that pace without registering (built, the default)`,
             {},
           ],
         ] as [string, Partial<Deployment>][]
@@ -255,6 +259,21 @@ const main = async () => {
         name,
         ...SHAPES.map((s) =>
           usd(billTotal(sluiceMonthly(s, { ...base, ...change }, u1, durations).byActivity.consumerWaiting)),
+        ),
+      ]),
+    ),
+    '',
+    'What pacing trades (the SDK consumer\'s `pacedFetchMs`; RF=1 Standard, "consumers waiting" only). A paced member fetches that long after its last fetch began, so a record waits up to that long (half of it on average) more than a wake would take; it paces only where batches come at least ln 20 / pacedFetchMs a second per member:',
+    '',
+    table(
+      ['pacedFetchMs', 'paces from (batches/s per member)', ...SHAPES.map((s) => s.name)],
+      [0, 250, 300, 500, 1000].map((pacedFetchMs) => [
+        pacedFetchMs === base.pacedFetchMs ? `**${pacedFetchMs}** (default)` : String(pacedFetchMs),
+        pacedFetchMs === 0 ? 'never' : (Math.log(20) / (pacedFetchMs / 1000)).toFixed(1),
+        ...SHAPES.map((s) =>
+          usd(
+            billTotal(sluiceMonthly(s, { ...base, pacedFetchMs }, u1, durations).byActivity.consumerWaiting),
+          ),
         ),
       ]),
     ),

@@ -17,6 +17,7 @@ import { RECORD_BATCH_MEDIA_TYPE } from './producer.js';
 import type { Retrier } from './retry.js';
 import type { ConsumerGroupMetadata } from './transaction-manager.js';
 import type { Transport } from './transport.js';
+import { ArrivalRate, DEFAULT_PACED_FETCH_MS, paces } from './fetch-pacing.js';
 import type { WaitChannel, WaitConnection } from './wait-socket.js';
 import { path } from './transport.js';
 import type {
@@ -50,6 +51,15 @@ export interface ConsumerOptions {
    * notification that was lost.
    */
   socketRecheckMs?: number;
+  /**
+   * On the socket, while records arrive so often that a fetch this long after the last almost surely
+   * brings some (estimated from the batches recent fetches brought: empty at most 5 % of the time),
+   * fetch again this long after the last fetch began without registering: no registration write and no
+   * frame per fetch, at up to this much more delay per record. The first such fetch that brings nothing
+   * registers as before. Default 500 (Kafka's fetch.max.wait.ms); 0 always registers. See
+   * sdk/fetch-pacing.ts.
+   */
+  pacedFetchMs?: number;
   /** Kafka's max.partition.fetch.bytes: one partition's share of a fetch (default 1 MiB). */
   maxPartitionBytes?: number;
   /** Commit positions this often in a group (default 5000; 0 commits only on revoke and stop). */
@@ -138,7 +148,12 @@ export interface PartitionFetchRequest {
  * on the connection), or its own error.
  */
 export type PartitionFetchOutcome =
-  (FetchedBatch & { waitingAt?: number }) | { topic: string; partition: number; error: SluiceError };
+  | (FetchedBatch & {
+      waitingAt?: number;
+      /** The stored batches that brought records: the arrivals paced fetching counts (fetch-pacing.ts). */
+      batches: number;
+    })
+  | { topic: string; partition: number; error: SluiceError };
 
 /** After the socket failed, how long the consumer long-polls before it tries the socket again. */
 const SOCKET_RETRY_MS = 30_000;
@@ -183,6 +198,12 @@ export class Consumer {
    * long-polls (still registering), so a server that registers nothing is never asked in a tight loop.
    */
   private pollNext = false;
+  /** Batches a second that recent caught-up fetches brought: whether the next fetch is paced. */
+  private readonly arrivals = new ArrivalRate();
+  /** The next fetch on the socket is paced: it names no connection and registers nothing. */
+  private pacedNext = false;
+  /** Counts assignment changes: a cycle that saw one says nothing of the arrival rate. */
+  private assignments = 0;
 
   constructor(
     private readonly transport: Transport,
@@ -313,7 +334,7 @@ export class Consumer {
       }),
     );
     const committed = this.options.isolationLevel === 'read_committed';
-    const records = decodeFrom(
+    const { records } = decodeFrom(
       answer.body,
       topic,
       partition,
@@ -417,15 +438,17 @@ export class Consumer {
         );
       }
       const body = new Uint8Array(Buffer.from(p.recordBatches, 'base64'));
+      const { records, batches } = decodeFrom(
+        body,
+        asked.topic,
+        asked.partition,
+        asked.offset,
+        committed ? p.abortedTransactions : undefined,
+      );
       return {
         ...id,
-        records: decodeFrom(
-          body,
-          asked.topic,
-          asked.partition,
-          asked.offset,
-          committed ? p.abortedTransactions : undefined,
-        ),
+        records,
+        batches,
         nextOffset: p.nextOffset!,
         highWatermark: p.highWatermark!,
         logStartOffset: p.logStartOffset!,
@@ -527,6 +550,7 @@ export class Consumer {
       });
     }
     // The poll in flight does not cover the new partitions: end it so the next one does.
+    this.assignmentChanged();
     this.poll?.abort();
     this.wakeIdle?.();
     const stopping = this.stopping?.signal;
@@ -544,6 +568,7 @@ export class Consumer {
     const leaving = keys.flatMap((k) => this.owned.get(k) ?? []);
     for (const p of leaving) p.revoked = true;
     // End the poll in flight (it covers these partitions) and wait for a delivery under way.
+    this.assignmentChanged();
     this.poll?.abort();
     await this.cycle;
     if (commit && this.autoCommits() && this.member && this.failure === undefined) {
@@ -591,12 +616,17 @@ export class Consumer {
     let outcomes: PartitionFetchOutcome[];
     // With a wait socket the fetch names its connection and answers at once: it registers the
     // partitions it leaves caught up, and a consumer caught up on all of them waits on the socket.
+    // A paced fetch (records arrive often enough) names none and registers nothing.
     const channel = await this.waitChannel();
     const connection = await this.waitConnection(channel);
     if (connection?.connectionId !== this.registeredOn) {
       for (const p of this.owned.values()) p.waitingAt = undefined;
       this.registeredOn = connection?.connectionId;
     }
+    const paced = connection !== undefined && this.pacedNext;
+    const assignments = this.assignments;
+    const register = paced ? undefined : connection;
+    const startedAt = Date.now();
     try {
       outcomes = await this.fetchMany(
         asked.map(({ owned, offset }) => ({
@@ -608,7 +638,7 @@ export class Consumer {
         {
           maxWaitMs: connection && !this.pollNext ? 0 : this.options.maxWaitMs,
           signal: poll.signal,
-          ...(connection ? { wait: connection } : {}),
+          ...(register ? { wait: register } : {}),
         },
       );
     } catch (error) {
@@ -625,10 +655,16 @@ export class Consumer {
       if (this.poll === poll) this.poll = undefined;
     }
     let retryLater = false;
+    let batches = 0;
+    let caughtUp = true;
     for (const [i, outcome] of outcomes.entries()) {
       const { owned: p, offset } = asked[i]!;
-      // Registered (or not) by this fetch at its nextOffset, whatever happens to the records below.
-      p.waitingAt = connection && 'records' in outcome ? outcome.waitingAt : undefined;
+      // Registered (or not) by this fetch at its nextOffset, whatever happens to the records below. A
+      // paced fetch leaves a registration where it was if it did not move the partition (the next
+      // registering fetch keeps it without a write); one it moved past is stale (told once, ignored).
+      if (!paced) p.waitingAt = connection && 'records' in outcome ? outcome.waitingAt : undefined;
+      else if (!('records' in outcome) || outcome.nextOffset !== offset) p.waitingAt = undefined;
+      if ('records' in outcome) batches += outcome.batches;
       // Released, stopping, or moved by seek() during the poll: leave these records.
       if (p.revoked || stopping.aborted || p.position !== offset) continue;
       if ('error' in outcome) {
@@ -656,17 +692,52 @@ export class Consumer {
       if (atEof && !p.atEof)
         this.handlers.onPartitionEof?.({ topic: p.topic, partition: p.partition, offset: p.position });
       p.atEof = atEof;
+      caughtUp &&= atEof;
     }
     if (channel) this.applyReady(channel);
-    const registered = connection !== undefined && this.caughtUpOnSocket();
-    this.pollNext =
+    const nothing = outcomes.every((o) => 'records' in o && o.records.length === 0);
+    // Every owned partition answered, and the assignment is the one the fetch asked about.
+    const complete = assignments === this.assignments && outcomes.every((o) => 'records' in o);
+    if (assignments === this.assignments) this.arrivals.observe(startedAt, batches, complete && caughtUp);
+    const pacedMs = this.options.pacedFetchMs ?? DEFAULT_PACED_FETCH_MS;
+    // Paced next: on the socket, caught up, this fetch brought records, and they come often enough.
+    this.pacedNext =
       connection !== undefined &&
-      !registered &&
-      outcomes.every((o) => 'records' in o && o.records.length === 0);
+      complete &&
+      caughtUp &&
+      !nothing &&
+      paces(this.arrivals.perSecond, pacedMs);
+    const registered = connection !== undefined && this.caughtUpOnSocket();
+    this.pollNext = register !== undefined && !registered && nothing;
     // A partition that failed retriably answers at once; without a pause the loop would spin on it.
     if (retryLater && outcomes.every((o) => 'error' in o || o.records.length === 0))
       await sleep(PARTITION_RETRY_MS, stopping);
+    else if (this.pacedNext) await this.pace(startedAt + pacedMs, stopping);
     else if (channel && registered) await this.waitOnSocket(channel, stopping);
+  }
+
+  /** What the consumer reads changed: earlier arrivals say nothing of it, and the next fetch registers. */
+  private assignmentChanged(): void {
+    this.assignments += 1;
+    this.arrivals.reset();
+    this.pacedNext = false;
+  }
+
+  /**
+   * Until the paced fetch is due (or an assignment change, which ends it as it ends a poll, or stop).
+   * Records told meanwhile change nothing: the paced fetch reads every partition anyway.
+   */
+  private async pace(until: number, stopping: AbortSignal): Promise<void> {
+    const wait = new AbortController();
+    this.poll = wait;
+    const stop = () => wait.abort();
+    stopping.addEventListener('abort', stop, { once: true });
+    try {
+      await sleep(until - Date.now(), wait.signal);
+    } finally {
+      stopping.removeEventListener('abort', stop);
+      if (this.poll === wait) this.poll = undefined;
+    }
   }
 
   /**
@@ -799,7 +870,8 @@ const ignoreFencing = (error: unknown): void => {
 /**
  * The records of whole stored batches at or after `offset` (the first batch may start before it).
  * Control batches (transaction markers) are never records; with a read_committed fetch's aborted
- * transactions, their records are dropped as Kafka's consumer drops them.
+ * transactions, their records are dropped as Kafka's consumer drops them. `batches`: the stored batches
+ * that brought records (the arrivals paced fetching counts).
  */
 const decodeFrom = (
   body: Uint8Array,
@@ -807,19 +879,22 @@ const decodeFrom = (
   partition: number,
   offset: number,
   aborted?: readonly AbortedTransaction[],
-): ConsumedRecord[] => {
+): { records: ConsumedRecord[]; batches: number } => {
   const records: ConsumedRecord[] = [];
+  let batches = 0;
   const filter = aborted ? new AbortedFilter(aborted) : undefined;
   for (const { start, end } of splitBatches(body)) {
     const bytes = body.subarray(start, end);
     const header = readBatchHeader(bytes);
     if (filter ? !filter.keeps(header, header.baseOffset) : header.isControl) continue;
+    const before = records.length;
     // splitBatches verified every CRC already.
     for (const r of decodeRecordBatch(bytes, { verifyCrc: false }).records) {
       if (r.offset >= offset) records.push({ topic, partition, ...r });
     }
+    if (records.length > before) batches += 1;
   }
-  return records;
+  return { records, batches };
 };
 
 const validAborted = (list: unknown): list is AbortedTransaction[] =>

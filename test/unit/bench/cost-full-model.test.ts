@@ -353,15 +353,48 @@ describe('sluiceMonthly', () => {
   });
 
   it('sends a member one frame a wake, at most as many wakes as stream batches, and writes a registration per partition a wake moved', () => {
+    // Registering after every fetch (pacedFetchMs 0), as the SDK does below the pacing rate.
     const waiting = (ingressMiBPerSec: number) =>
-      sluiceMonthly({ ...shape, ingressMiBPerSec }, deployment(1, 'standard'), usageAt(1), DURATION_MODEL)
-        .byActivity.consumerWaiting;
+      sluiceMonthly(
+        { ...shape, ingressMiBPerSec },
+        { ...deployment(1, 'standard'), pacedFetchMs: 0 },
+        usageAt(1),
+        DURATION_MODEL,
+      ).byActivity.consumerWaiting;
     // Frames: wakes = 1 / (1/min(λ, 4) + busy) a member-second, so they grow with the rate up to the
     // stream's 4 batches a second and no further.
     expect(waiting(2).apiGateway).toBeLessThan(waiting(4).apiGateway);
     expect(waiting(64).apiGateway).toBeCloseTo(waiting(8).apiGateway, 9);
     // Past that, each wake's fetch has moved more partitions: more registrations, the same frames.
     expect(waiting(64).dynamodb).toBeGreaterThan(2 * waiting(8).dynamodb);
+  });
+
+  it('paces a member whose batches come at λ ≥ ln 20 / pacedFetchMs: only lulls register, each an empty fetch, a registering one and a frame per owned partition', () => {
+    expect(deployment(1, 'standard').pacedFetchMs).toBe(500);
+    const waiting = (ingressMiBPerSec: number, pacedFetchMs = 500) =>
+      sluiceMonthly(
+        { ...shape, ingressMiBPerSec },
+        { ...deployment(1, 'standard'), pacedFetchMs },
+        usageAt(1),
+        DURATION_MODEL,
+      ).byActivity.consumerWaiting;
+    const month = 2_628_000;
+    // Each of the 2 members (1 per group) gets 6.4 batches a second: 6.4 × 0.5 s = 3.2 ≥ ln 20, so it
+    // fetches every 500 ms and e^−3.2 of those fetches find nothing.
+    const lulls = ((2 * Math.exp(-3.2)) / 0.5) * month;
+    const connects = (2 * month) / 7200;
+    const paced = waiting(6.4);
+    // Two empty fetches a lull (API requests), a frame per owned partition (4), the connections' hello
+    // frames and minutes.
+    expect(paced.apiGateway).toBeCloseTo((2 * lulls + 4 * lulls + 2 * connects + 87_600 * 0.25) / 1e6, 9);
+    // The notifier's 4 invocations a second, the wait function thrice a connection, the empty fetches.
+    expect(paced.lambdaRequests).toBeCloseTo(((4 * month + 3 * connects + 2 * lulls) * 0.2) / 1e6, 9);
+    // Just below the rule (5.9 × 0.5 = 2.95 < ln 20) it registers after every fetch, as with pacing off.
+    expect(billTotal(waiting(5.9))).toBeCloseTo(billTotal(waiting(5.9, 0)), 9);
+    expect(billTotal(waiting(6.4))).toBeLessThan(billTotal(waiting(6.4, 0)) / 3);
+    // Far above it, a lull almost never comes: the connections and the notifier are what is left.
+    const busy = waiting(64);
+    expect(busy.apiGateway).toBeCloseTo((2 * connects + 87_600 * 0.25) / 1e6, 9);
   });
 
   it('bills x86_64 at its own GB-s price', () => {

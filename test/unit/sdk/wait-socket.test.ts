@@ -27,7 +27,7 @@ import type { ConnectionNotifier } from '../../../lib/ports/connections.js';
 import type { MetadataStore } from '../../../lib/ports/metadata-store.js';
 import { withChangeFeed } from '../../../local/stream-emulation.js';
 import type { ChangeFeed } from '../../../local/stream-emulation.js';
-import type { ConsumedRecord } from '../../../sdk/index.js';
+import type { ConsumedRecord, ConsumerOptions } from '../../../sdk/index.js';
 import { SluiceClient } from '../../../sdk/index.js';
 import type { ReadyPartition, WaitChannel, WaitConnection, WaitOutcome } from '../../../sdk/wait-socket.js';
 import { memorySluice } from '../../support/log-support.js';
@@ -203,6 +203,7 @@ const consume = async (
   count: number,
   ms = 4_000,
   requests: { fetches: number } = { fetches: 0 },
+  options: ConsumerOptions = {},
 ) => {
   const inner = inProcessFetch(s.sluice.router());
   const client = new SluiceClient({
@@ -214,7 +215,7 @@ const consume = async (
     waitChannel: () => Promise.resolve(channel),
   });
   // A wake that is missed stays missed for the whole test: the re-check is far beyond it.
-  const consumer = client.consumer({ socketRecheckMs: 600_000, maxWaitMs: 20_000 });
+  const consumer = client.consumer({ socketRecheckMs: 600_000, maxWaitMs: 20_000, ...options });
   consumer.subscribe({ topics: ['t'], fromBeginning: true });
   const got: ConsumedRecord[] = [];
   let reached: () => void = () => {};
@@ -239,6 +240,9 @@ const settle = async (s: Setup) => {
   await s.feed.drained();
 };
 
+/** Records here come faster than a consumer would pace at: these tests are of the registering fetch. */
+const registerAlways: ConsumerOptions = { pacedFetchMs: 0 };
+
 const text = (records: ConsumedRecord[]) => records.map((r) => Buffer.from(r.value!).toString());
 
 describe('waiting on a WebSocket: the wake race', () => {
@@ -256,7 +260,7 @@ describe('waiting on a WebSocket: the wake race', () => {
       await settle(s);
     };
     const channel = channelOf(s, 'c1');
-    const { outcome, got } = await consume(s, channel, 6);
+    const { outcome, got } = await consume(s, channel, 6, 4_000, { fetches: 0 }, registerAlways);
     expect(outcome).toBe('done');
     expect(text(got).sort()).toEqual([...sent].sort());
     // The stream found nobody to tell each time: every one of them was the check's.
@@ -276,7 +280,7 @@ describe('waiting on a WebSocket: the wake race', () => {
       await settle(s);
     };
     const channel = channelOf(s, 'c1');
-    const { outcome, got } = await consume(s, channel, 6);
+    const { outcome, got } = await consume(s, channel, 6, 4_000, { fetches: 0 }, registerAlways);
     expect(outcome).toBe('done');
     expect(text(got).sort()).toEqual([...sent].sort());
     // Each raced record's stream record told its registration once.
@@ -287,7 +291,7 @@ describe('waiting on a WebSocket: the wake race', () => {
     const s = await setup();
     const channel = channelOf(s, 'c1');
     const requests = { fetches: 0 };
-    const consumed = consume(s, channel, 3, 4_000, requests);
+    const consumed = consume(s, channel, 3, 4_000, requests, registerAlways);
     const sent: string[] = [];
     for (let i = 0; i < 3; i++) {
       // Wait until the consumer is registered at the end of partition 1, then produce.
@@ -309,6 +313,65 @@ describe('waiting on a WebSocket: the wake race', () => {
     expect(
       s.connections.frames.get('c1')?.filter((f) => (f as { type: string }).type === 'hello'),
     ).toHaveLength(1);
+  });
+});
+
+describe('waiting on a WebSocket: paced fetches', () => {
+  it('while records keep coming fetches on its interval without registering, and registers once they stop', async () => {
+    const s = await setup();
+    const channel = channelOf(s, 'c1');
+    const requests = { fetches: 0 };
+    const burst = 120;
+    const consumed = consume(s, channel, burst + 1, 8_000, requests, { pacedFetchMs: 50 });
+    const sent: string[][] = [[], []];
+    // About 200 records a second over both partitions: at a 50 ms pace a fetch finds ~10.
+    for (let i = 0; i < burst; i++) {
+      sent[i % 2]!.push(await s.produce(i % 2));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const duringBurst = { puts: s.writes.registrationPuts, fetches: requests.fetches };
+    // Registering on every wake would write about one item per record; paced, only the first fetches
+    // (before a rate was seen) register.
+    expect(duringBurst.puts).toBeLessThanOrEqual(8);
+    expect(duringBurst.fetches).toBeGreaterThanOrEqual(5);
+    // The producers stop: the next paced fetch brings nothing, the one after registers both
+    // partitions at their ends, and the consumer waits on the socket.
+    for (let t = 0; t < 400; t++) {
+      const [p0, p1] = await s.registrations();
+      if (Object.values(p0 ?? {})[0] === sent[0]!.length && Object.values(p1 ?? {})[0] === sent[1]!.length)
+        break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(await s.registrations()).toEqual([{ c1: sent[0]!.length }, { c1: sent[1]!.length }]);
+    const waits = channel.waits;
+    for (let t = 0; t < 400 && channel.waits === waits; t++) await new Promise((r) => setTimeout(r, 5));
+    const idle = requests.fetches;
+    await new Promise((r) => setTimeout(r, 200));
+    // Waiting on the socket: no fetch while nothing arrives (paced fetches would come every 50 ms).
+    expect(requests.fetches).toBe(idle);
+    // A record now is told on the socket and fetched.
+    const readies = s.connections.readies('c1');
+    sent[1]!.push(await s.produce(1));
+    const { outcome, got } = await consumed;
+    expect(outcome).toBe('done');
+    expect(s.connections.readies('c1')).toBeGreaterThan(readies);
+    for (const partition of [0, 1])
+      expect(text(got.filter((r) => r.partition === partition))).toEqual(sent[partition]);
+  });
+
+  it('with pacedFetchMs 0 registers on every wake of the same burst', async () => {
+    const s = await setup();
+    const channel = channelOf(s, 'c1');
+    const burst = 40;
+    const consumed = consume(s, channel, burst, 8_000, { fetches: 0 }, registerAlways);
+    for (let i = 0; i < burst; i++) {
+      await s.produce(i % 2);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const { outcome } = await consumed;
+    expect(outcome).toBe('done');
+    // The burst the paced consumer registers for at most 8 times costs a registration a wake here.
+    expect(s.writes.registrationPuts).toBeGreaterThan(8);
   });
 });
 
