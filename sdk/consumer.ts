@@ -702,11 +702,7 @@ export class Consumer {
     const pacedMs = this.options.pacedFetchMs ?? DEFAULT_PACED_FETCH_MS;
     // Paced next: on the socket, caught up, this fetch brought records, and they come often enough.
     this.pacedNext =
-      connection !== undefined &&
-      complete &&
-      caughtUp &&
-      !nothing &&
-      paces(this.arrivals.perSecond, pacedMs);
+      connection !== undefined && complete && caughtUp && !nothing && paces(this.arrivals.perSecond, pacedMs);
     const registered = connection !== undefined && this.caughtUpOnSocket();
     this.pollNext = register !== undefined && !registered && nothing;
     // A partition that failed retriably answers at once; without a pause the loop would spin on it.
