@@ -13,6 +13,10 @@
  *   partitions, negative offsets, unknown topics, topics the caller may not read, oversized frames,
  *   unsigned connections, a fetch naming another connection, a wrong token or another caller's
  *   connection: refused with an error each, nothing stored;
+ * - read_committed: a registration is told when the LSO passes it, not when an open transaction moves
+ *   the high watermark;
+ * - paced fetches: while records keep coming the consumer fetches on its pace without registering,
+ *   and registers again once they stop;
  * - stale connections: a message to a connection that is gone removes the items found for it;
  *   $disconnect takes its token; items carry their TTL.
  */
@@ -31,6 +35,7 @@ import type { ConsumedRecord, ConsumerOptions } from '../../../sdk/index.js';
 import { SluiceClient } from '../../../sdk/index.js';
 import type { ReadyPartition, WaitChannel, WaitConnection, WaitOutcome } from '../../../sdk/wait-socket.js';
 import { memorySluice } from '../../support/log-support.js';
+import { routerFetch } from '../../support/router-fetch.js';
 
 const BATCH = { 'content-type': 'application/vnd.kafka.record-batch' };
 
@@ -609,6 +614,40 @@ describe('waiting on a WebSocket: the fetch registers', () => {
     expect(s.writes.registrationPuts).toBe(0);
     expect((await as(alice)).status).toBe(200);
     expect(s.writes.registrationPuts).toBe(2);
+  });
+});
+
+describe('waiting on a WebSocket: read_committed', () => {
+  it('tells a read_committed registration when the last stable offset passes it, not when an open transaction moves the high watermark', async () => {
+    const s = await setup();
+    const client = new SluiceClient({
+      url: 'http://sluice.internal',
+      fetch: routerFetch(s.sluice.router()),
+      waitUrl: false,
+    });
+    const committed = client.consumer({ isolationLevel: 'read_committed' });
+    const uncommitted = client.consumer();
+    const at0 = [{ topic: 't', partition: 0, offset: 0 }];
+    // Each registers partition 0 at its end (0) on its own connection.
+    const [c] = await committed.fetchMany(at0, { wait: await s.hello('committed') });
+    const [u] = await uncommitted.fetchMany(at0, { wait: await s.hello('uncommitted') });
+    expect(c && 'records' in c ? c.waitingAt : undefined).toBe(0);
+    expect(u && 'records' in u ? u.waitingAt : undefined).toBe(0);
+    const producer = client.producer({ transactionalId: 'tx' });
+    await producer.initTransactions();
+    producer.beginTransaction();
+    await producer.sendBatch('t', 0, [{ value: 'a' }]);
+    await settle(s);
+    // The open transaction moved the high watermark (0 → 1) but not the LSO (still 0).
+    expect(s.connections.readies('uncommitted')).toBe(1);
+    expect(s.connections.readies('committed')).toBe(0);
+    await producer.commitTransaction();
+    await settle(s);
+    // The commit marker moved the LSO past 0: told now, once; the read_uncommitted one not again.
+    expect(s.connections.readies('committed')).toBe(1);
+    expect(s.connections.readies('uncommitted')).toBe(1);
+    const [after] = await committed.fetchMany(at0);
+    expect(after && 'records' in after ? text(after.records) : []).toEqual(['a']);
   });
 });
 
