@@ -7,6 +7,12 @@
 import { describe, expect, it } from 'vitest';
 import type { ClassicMemberRequest, TopicPartitions } from '../../../../lib/core/groups/types.js';
 import { fromTopicPartitions } from '../../../../lib/core/groups/partition-map.js';
+import type { PartitionMap } from '../../../../lib/core/groups/partition-map.js';
+import { mustRejoin } from '../../../../lib/core/groups/classic.js';
+import type { GroupView } from '../../../../lib/core/groups/group.js';
+import { newGroupMeta } from '../../../../lib/core/groups/group.js';
+import type { Member } from '../../../../lib/core/groups/member.js';
+import { newMember } from '../../../../lib/core/groups/member.js';
 import { coordinatorSetup, refusal } from './group-coordinator-support.js';
 
 const setup = (partitions: Record<string, number> = { t: 4 }) => {
@@ -296,5 +302,36 @@ describe('classic members in a server-assigned group', () => {
       code: 'INVALID_REQUEST',
     });
     await expect(s.coordinator.describeGroup('g')).rejects.toMatchObject({ code: 'GROUP_ID_NOT_FOUND' });
+  });
+});
+
+describe('whether a classic member must rejoin', () => {
+  /** Member m at epoch 2 in a group whose target (of assignment epoch 2) gives m `target`. */
+  const group = (member: Partial<Member>, target: PartitionMap, groupEpoch = 2) => {
+    const m: Member = { ...newMember('m', 0), memberEpoch: 2, previousMemberEpoch: 1, ...member };
+    const view: GroupView = {
+      groupId: 'g',
+      meta: { ...newGroupMeta(0), groupEpoch, assignmentEpoch: 2, target: { m: target } },
+      members: new Map([['m', m]]),
+    };
+    return mustRejoin(view, m);
+  };
+
+  it('is told to when the group has moved past the target it computed, even if it holds all of it', () => {
+    expect(group({ state: 'STABLE', assigned: { t: [0] } }, { t: [0] }, 3)).toBe(true);
+    expect(group({ state: 'STABLE', assigned: { t: [0] } }, { t: [0] })).toBe(false);
+  });
+
+  it('is told to while it has partitions to revoke, even with nothing left to wait for', () => {
+    expect(
+      group({ state: 'UNREVOKED_PARTITIONS', assigned: { t: [0] }, revoking: { t: [1] } }, { t: [0] }),
+    ).toBe(true);
+  });
+
+  it('is not told to once stable at the target epoch: the state is trusted, not recomputed', () => {
+    // A member is made stable only once it holds its whole target, so mustRejoin does not work out
+    // what a stable one waits for; the same view does tell an unreleased member to rejoin.
+    expect(group({ state: 'STABLE', assigned: { t: [0] } }, { t: [0, 1] })).toBe(false);
+    expect(group({ state: 'UNRELEASED_PARTITIONS', assigned: { t: [0] } }, { t: [0, 1] })).toBe(true);
   });
 });
