@@ -111,6 +111,13 @@ describe('reconciliation', () => {
     });
   });
 
+  it('moves a member to the target epoch even when its share is empty and nothing else changes', () => {
+    // A new member (epoch 0, previous 0) in a group with more members than partitions: only its epoch
+    // moves, and that move alone is a change (the member must not stay at epoch 0).
+    const joined = step(member(), {}, null);
+    expect(joined).toEqual({ ...member(), memberEpoch: 5, previousMemberEpoch: 0 });
+  });
+
   it('revokes first: keeps the epoch, shrinks to what it keeps, and sets the deadline', () => {
     const m = member({ memberEpoch: 3, assigned: { t: [0, 1, 2] }, rebalanceTimeoutMs: 500 });
     expect(step(m, { t: [1, 3] }, { t: [0, 1, 2] })).toMatchObject({

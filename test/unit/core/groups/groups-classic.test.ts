@@ -7,6 +7,12 @@
 import { describe, expect, it } from 'vitest';
 import type { ClassicMemberRequest, TopicPartitions } from '../../../../lib/core/groups/types.js';
 import { fromTopicPartitions } from '../../../../lib/core/groups/partition-map.js';
+import type { PartitionMap } from '../../../../lib/core/groups/partition-map.js';
+import { mustRejoin } from '../../../../lib/core/groups/classic.js';
+import type { GroupView } from '../../../../lib/core/groups/group.js';
+import { newGroupMeta } from '../../../../lib/core/groups/group.js';
+import type { Member } from '../../../../lib/core/groups/member.js';
+import { newMember } from '../../../../lib/core/groups/member.js';
 import { coordinatorSetup, refusal } from './group-coordinator-support.js';
 
 const setup = (partitions: Record<string, number> = { t: 4 }) => {
@@ -193,6 +199,91 @@ describe('classic members in a server-assigned group', () => {
     expect(await refusal(s.beat('a1', 1))).toMatchObject({ code: 'UNKNOWN_MEMBER_ID' });
   });
 
+  it('lets a silent member that has expired but is still stored rejoin from nothing', async () => {
+    const s = setup();
+    await s.join('a');
+    await s.join('b');
+    // Nobody writes to the group while b's session runs out, so b is still stored when it rejoins.
+    s.clock.advance(45_000);
+    const b = await s.join('b', [{ topic: 't', partitions: [0, 1] }]);
+    // a expired too: b is the only member, a new one (epoch 0 first, so it does not carry b's old
+    // generation), and gets everything.
+    expect(b).toEqual({
+      memberId: 'b',
+      memberEpoch: 3,
+      heartbeatIntervalMs: 5_000,
+      assignment: { topicPartitions: [{ topic: 't', partitions: [0, 1, 2, 3] }] },
+      rebalanceInProgress: false,
+    });
+  });
+
+  it('checks the instanceId of a SyncGroup/Heartbeat against the member, when one is sent', async () => {
+    const s = setup();
+    await s.join('a', [], { instanceId: 'i' });
+    await s.join('b');
+    expect(await s.classic({ memberId: 'a', memberEpoch: 1, instanceId: 'i' })).toMatchObject({
+      memberId: 'a',
+      memberEpoch: 1,
+    });
+    // A heartbeat without an instanceId is taken from a static member.
+    expect(await s.classic({ memberId: 'a', memberEpoch: 1, instanceId: null })).toMatchObject({
+      memberId: 'a',
+      memberEpoch: 1,
+    });
+    expect(await refusal(s.classic({ memberId: 'a', memberEpoch: 1, instanceId: 'j' }))).toEqual({
+      code: 'INVALID_REQUEST',
+      message: 'member a is not the member of instance j',
+    });
+    expect(await refusal(s.classic({ memberId: 'b', memberEpoch: 2, instanceId: 'i' }))).toEqual({
+      code: 'INVALID_REQUEST',
+      message: 'member b is not the member of instance i',
+    });
+  });
+
+  it('rejoins a static member that left temporarily (epoch -2) at its previous epoch', async () => {
+    const s = setup();
+    await s.join('a', [], { instanceId: 'i' });
+    await s.beat848({ memberId: 'a', memberEpoch: -2, instanceId: 'i' });
+    expect(await s.members()).toEqual([{ id: 'a', epoch: -2 }]);
+    expect(await s.join('a', [{ topic: 't', partitions: [0, 1, 2, 3] }], { instanceId: 'i' })).toEqual({
+      memberId: 'a',
+      memberEpoch: 1,
+      heartbeatIntervalMs: 5_000,
+      assignment: { topicPartitions: [{ topic: 't', partitions: [0, 1, 2, 3] }] },
+      rebalanceInProgress: false,
+    });
+    expect(await s.members()).toEqual([{ id: 'a', epoch: 1 }]);
+  });
+
+  it('replaces a static member that left before the group moved on: its restart revokes at the old epoch', async () => {
+    const s = setup();
+    await s.join('a1', [], { instanceId: 'i' });
+    await s.beat848({ memberId: 'a1', memberEpoch: -2, instanceId: 'i' });
+    // x joins while a1 is away: epoch 2 gives x half of what a1 still holds, so x waits.
+    expect(parts(await s.join('x'))).toEqual([]);
+    const restarted = await s.join('a2', [], { instanceId: 'i' });
+    // a2 takes over a1's partitions and its epoch 1, and must revoke x's half before it moves to 2.
+    expect(restarted).toMatchObject({ memberId: 'a2', memberEpoch: 1, rebalanceInProgress: true });
+    expect(parts(restarted)).toHaveLength(2);
+    expect(await s.members()).toEqual([
+      { id: 'a2', epoch: 1 },
+      { id: 'x', epoch: 2 },
+    ]);
+    await s.expectOneOwnerEach();
+  });
+
+  it('replaces only the member of the same instance: a new static member leaves the others alone', async () => {
+    const s = setup();
+    await s.join('x');
+    await s.join('y', [], { instanceId: 'other' });
+    expect(await s.join('a', [], { instanceId: 'i' })).toMatchObject({ memberId: 'a', memberEpoch: 3 });
+    expect(await s.members()).toEqual([
+      { id: 'a', epoch: 3 },
+      { id: 'x', epoch: 1 },
+      { id: 'y', epoch: 2 },
+    ]);
+  });
+
   it('refuses malformed requests before reading the group', async () => {
     const s = setup();
     expect(await refusal(s.classic({ memberId: 'a' }))).toEqual({
@@ -211,5 +302,36 @@ describe('classic members in a server-assigned group', () => {
       code: 'INVALID_REQUEST',
     });
     await expect(s.coordinator.describeGroup('g')).rejects.toMatchObject({ code: 'GROUP_ID_NOT_FOUND' });
+  });
+});
+
+describe('whether a classic member must rejoin', () => {
+  /** Member m at epoch 2 in a group whose target (of assignment epoch 2) gives m `target`. */
+  const group = (member: Partial<Member>, target: PartitionMap, groupEpoch = 2) => {
+    const m: Member = { ...newMember('m', 0), memberEpoch: 2, previousMemberEpoch: 1, ...member };
+    const view: GroupView = {
+      groupId: 'g',
+      meta: { ...newGroupMeta(0), groupEpoch, assignmentEpoch: 2, target: { m: target } },
+      members: new Map([['m', m]]),
+    };
+    return mustRejoin(view, m);
+  };
+
+  it('is told to when the group has moved past the target it computed, even if it holds all of it', () => {
+    expect(group({ state: 'STABLE', assigned: { t: [0] } }, { t: [0] }, 3)).toBe(true);
+    expect(group({ state: 'STABLE', assigned: { t: [0] } }, { t: [0] })).toBe(false);
+  });
+
+  it('is told to while it has partitions to revoke, even with nothing left to wait for', () => {
+    expect(
+      group({ state: 'UNREVOKED_PARTITIONS', assigned: { t: [0] }, revoking: { t: [1] } }, { t: [0] }),
+    ).toBe(true);
+  });
+
+  it('is not told to once stable at the target epoch: the state is trusted, not recomputed', () => {
+    // A member is made stable only once it holds its whole target, so mustRejoin does not work out
+    // what a stable one waits for; the same view does tell an unreleased member to rejoin.
+    expect(group({ state: 'STABLE', assigned: { t: [0] } }, { t: [0, 1] })).toBe(false);
+    expect(group({ state: 'UNRELEASED_PARTITIONS', assigned: { t: [0] } }, { t: [0, 1] })).toBe(true);
   });
 });

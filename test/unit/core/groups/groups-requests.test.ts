@@ -5,15 +5,22 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  parseClassicMemberRequest,
   parseCommitRequest,
   parseHeartbeatRequest,
   parseResetRequest,
+  validateClassicMember,
   validateCommit,
   validateGroupId,
   validateHeartbeat,
   validateReset,
 } from '../../../../lib/core/groups/requests.js';
-import type { CommitRequest, HeartbeatRequest, ResetRequest } from '../../../../lib/core/groups/types.js';
+import type {
+  ClassicMemberRequest,
+  CommitRequest,
+  HeartbeatRequest,
+  ResetRequest,
+} from '../../../../lib/core/groups/types.js';
 import { SluiceError } from '../../../../protocol/errors.js';
 
 /** The message of the INVALID_REQUEST that `run` throws. */
@@ -161,6 +168,139 @@ describe('a heartbeat', () => {
     expect(refusal(() => validateHeartbeat({ ...ok, subscribedTopics: null }))).toBe(
       'subscribedTopics is required when joining (memberEpoch 0)',
     );
+  });
+});
+
+describe('a classic member request', () => {
+  const classicJoin = { memberId: 'c1', subscribedTopics: ['t'] };
+  const generation = { memberId: 'c1', memberEpoch: 2 };
+
+  it('parses a JoinGroup (no memberEpoch) to exactly its fields, the rest null', () => {
+    const parsed = {
+      memberId: 'c1',
+      memberEpoch: null,
+      instanceId: null,
+      subscribedTopics: ['t'],
+      ownedPartitions: null,
+      rebalanceTimeoutMs: null,
+      serverAssignor: null,
+    };
+    expect(parseClassicMemberRequest(classicJoin)).toEqual(parsed);
+    // null says the same as leaving a field out.
+    expect(
+      parseClassicMemberRequest({
+        ...classicJoin,
+        memberEpoch: null,
+        instanceId: null,
+        ownedPartitions: null,
+        rebalanceTimeoutMs: null,
+        serverAssignor: null,
+      }),
+    ).toEqual(parsed);
+  });
+
+  it('parses every field of a JoinGroup when given, owned partitions as a sorted map', () => {
+    expect(
+      parseClassicMemberRequest({
+        ...classicJoin,
+        instanceId: 'i1',
+        subscribedTopics: ['b', 'a'],
+        ownedPartitions: [
+          { topic: 'b', partitions: [2, 0] },
+          { topic: 'a', partitions: [1] },
+        ],
+        rebalanceTimeoutMs: 1,
+        serverAssignor: 'range',
+      }),
+    ).toEqual({
+      memberId: 'c1',
+      memberEpoch: null,
+      instanceId: 'i1',
+      subscribedTopics: ['b', 'a'],
+      ownedPartitions: { a: [1], b: [0, 2] },
+      rebalanceTimeoutMs: 1,
+      serverAssignor: 'range',
+    });
+  });
+
+  it('parses a SyncGroup/Heartbeat (a generation, no subscription) with null topics and partitions', () => {
+    const parsed = {
+      memberId: 'c1',
+      memberEpoch: 2,
+      instanceId: 'i1',
+      subscribedTopics: null,
+      ownedPartitions: null,
+      rebalanceTimeoutMs: null,
+      serverAssignor: 'uniform',
+    };
+    expect(parseClassicMemberRequest({ ...generation, instanceId: 'i1', serverAssignor: 'uniform' })).toEqual(
+      parsed,
+    );
+    expect(
+      parseClassicMemberRequest({
+        ...generation,
+        instanceId: 'i1',
+        serverAssignor: 'uniform',
+        subscribedTopics: null,
+        ownedPartitions: null,
+      }),
+    ).toEqual(parsed);
+    expect(parseClassicMemberRequest({ ...generation, memberEpoch: 0 }).memberEpoch).toBe(0);
+  });
+
+  it.each([
+    [{ ...classicJoin, extra: 1 }, 'classic member request has unknown field(s): extra'],
+    [{ subscribedTopics: ['t'] }, 'memberId is required (1-255 printable characters)'],
+    [{ ...classicJoin, memberId: null }, 'memberId is required (1-255 printable characters)'],
+    [{ ...classicJoin, memberId: '' }, 'memberId must be 1-255 printable characters or null'],
+    [{ ...generation, memberEpoch: -1 }, 'memberEpoch must be an integer ≥ 0'],
+    [{ ...generation, memberEpoch: '2' }, 'memberEpoch must be an integer ≥ 0'],
+    [{ ...classicJoin, instanceId: '' }, 'instanceId must be 1-255 printable characters or null'],
+    [{ ...classicJoin, subscribedTopics: 't' }, 'subscribedTopics must be an array'],
+    [
+      { ...classicJoin, subscribedTopics: ['ok', '..'] },
+      'subscribedTopics[1] must be a topic name ([a-zA-Z0-9._-]{1,249}, not . or ..)',
+    ],
+    [{ ...classicJoin, ownedPartitions: {} }, 'ownedPartitions must be an array'],
+    [
+      { ...classicJoin, ownedPartitions: [{ topic: 't', partitions: [-1] }] },
+      'ownedPartitions[0].partitions[0] must be an integer ≥ 0',
+    ],
+    [{ ...classicJoin, rebalanceTimeoutMs: 0 }, 'rebalanceTimeoutMs must be an integer ≥ 1'],
+    [{ ...classicJoin, serverAssignor: 'sticky' }, 'serverAssignor must be one of uniform, range or null'],
+    [{ memberId: 'c1' }, 'subscribedTopics is required when joining (memberEpoch null)'],
+    [
+      { ...generation, ownedPartitions: [{ topic: 't', partitions: [0] }] },
+      'subscribedTopics and ownedPartitions are sent only when joining (memberEpoch null)',
+    ],
+  ])('refuses %j: %s', (body, message) => {
+    expect(refusal(() => parseClassicMemberRequest(body as Record<string, unknown>))).toBe(message);
+  });
+
+  it('applies the same rules to a request that does not come through HTTP', () => {
+    const ok: ClassicMemberRequest = parseClassicMemberRequest(classicJoin);
+    const beat: ClassicMemberRequest = parseClassicMemberRequest(generation);
+    expect(() => validateClassicMember(ok)).not.toThrow();
+    expect(() => validateClassicMember(beat)).not.toThrow();
+    const cases: [ClassicMemberRequest, string][] = [
+      [{ ...ok, memberId: '' }, 'memberId must be 1-255 printable characters'],
+      [{ ...beat, memberEpoch: -1 }, 'memberEpoch must be an integer ≥ 0'],
+      [
+        { ...ok, subscribedTopics: ['ok', ''] },
+        'subscribedTopics[1] must be a topic name ([a-zA-Z0-9._-]{1,249}, not . or ..)',
+      ],
+      [{ ...ok, subscribedTopics: null }, 'subscribedTopics is required when joining (memberEpoch null)'],
+      [
+        { ...beat, subscribedTopics: ['t'] },
+        'subscribedTopics and ownedPartitions are sent only when joining (memberEpoch null)',
+      ],
+      [
+        { ...beat, ownedPartitions: { t: [0] } },
+        'subscribedTopics and ownedPartitions are sent only when joining (memberEpoch null)',
+      ],
+    ];
+    for (const [request, message] of cases)
+      expect(refusal(() => validateClassicMember(request))).toBe(message);
   });
 });
 
