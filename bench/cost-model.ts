@@ -129,6 +129,8 @@ export interface Durations {
     fixedMsPerRun: number;
     msPerPartition: number;
     msPerMiBRolled: number;
+    /** The part of msPerMiBRolled that is the roll's own CPU on a whole core. */
+    cpuMsPerMiBRolled?: number;
     msPerListPage: number;
     /** Per MiB of index items read (read units × 4 KiB). */
     msPerMiBIndexRead: number;
@@ -343,7 +345,8 @@ const maintenanceWorkBill = (gib: number, { d, usage, durations, prices }: Input
     scaled(usage.retirePerGiB.metadata, gib),
     scaled(usage.expirePerGiB.metadata, gib),
   );
-  const ms = gib * 1024 * durations.maintenance.msPerMiBRolled;
+  const { msPerMiBRolled, cpuMsPerMiBRolled = 0 } = durations.maintenance;
+  const ms = gib * 1024 * (msPerMiBRolled + cpuExtraMs(cpuMsPerMiBRolled, d.memoryMb.maintenance));
   return bill({
     s3Requests: replica.s3Requests + segment.s3Requests,
     s3Transfer: replica.s3Transfer + segment.s3Transfer,

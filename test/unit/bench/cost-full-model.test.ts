@@ -122,6 +122,22 @@ describe('Lambda CPU share below a whole vCPU', () => {
     expect({ ...deployed, lambdaCompute: 0 }).toEqual({ ...atReference, lambdaCompute: 0 });
     expect(deployed.lambdaCompute).not.toBeCloseTo(atReference.lambdaCompute, 6);
   });
+
+  it('stretches the roll’s CPU part, and only that, at a maintenance size below 1,024 MB', () => {
+    const at = (maintenance: number) =>
+      usdPerGiBWrittenAndReadOnce(
+        { ...deployment(1, 'standard'), memoryMb: { ...deployment(1, 'standard').memoryMb, maintenance } },
+        usageAt(1),
+        DURATION_MODEL,
+      ).lambdaCompute;
+    // The GiB's roll: 1,024 MiB × 20 ms at 1 GB, or × (20 ms + 11.6 ms of CPU stretched) at 0.5 GB,
+    // at $0.0000133334 per GB-s.
+    const roll = (gb: number, msPerMiB: number) => gb * ((1024 * msPerMiB) / 1000) * 0.0000133334;
+    expect(at(512) - at(1024)).toBeCloseTo(
+      roll(0.5, 20 + 11.6 * (1769 / 512 - 1769 / 1024)) - roll(1, 20),
+      12,
+    );
+  });
 });
 
 describe('usdPerGiBWrittenAndReadOnce', () => {
