@@ -136,7 +136,7 @@ export const concat = (...parts: Uint8Array[]): Uint8Array => new Uint8Array(Buf
 export const metricPoints = () => {
   const points: [string, number, Record<string, unknown>][] = [];
   const telemetry: Telemetry = {
-    metric: (name, value, dimensions = {}) => void points.push([name, value, dimensions]),
+    metric: (name, value, dimensions) => void points.push([name, value, dimensions]),
     log: () => undefined,
     annotate: () => undefined,
   };

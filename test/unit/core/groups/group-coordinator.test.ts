@@ -241,9 +241,9 @@ describe('a committed transaction’s offsets', () => {
     // Kills the mutants of the catch that ignores only the create's TransactionCanceledError.
     const { before, wrap } = storeHooks();
     const s = coordinatorSetup({ t: 4 }, { store: wrap });
-    before('transact', () =>
-      s.coordinator.commitOffsets('g', { memberId: null, memberEpoch: null, offsets: [] }),
-    );
+    before('transact', async () => {
+      await s.coordinator.commitOffsets('g', { memberId: null, memberEpoch: null, offsets: [] });
+    });
     await s.coordinator.writeTransactionalOffsets('g', [offset(0, 3)]);
     expect(await committed(s)).toEqual([offset(0, 3)]);
     const down = new Error('store unreachable');
