@@ -87,10 +87,11 @@ const SIZING: Record<SluiceJob, JobSizing> = {
   // Flushes segments, compacts, applies retention and collects garbage in one scheduled run. A run with
   // nothing to do is 0.1 ms of CPU plus 0.05 ms per partition on a whole core; rolling is 3.4-3.9 ms per
   // MiB, and a 16 MiB segment's roll holds 32-48 MiB of heap and buffers (two or three copies of it) over
-  // Node's 51 MiB with this bundle loaded. Memory alone would allow 512 MB, but one run rolls every partition
-  // in turn, a minute of data: 6,000 MiB at 100 MiB/s, 40 s of that CPU at 1,024 MB's share (121 s with
-  // the SDK's checksums and TLS, times 3 as for produce) against 80 s (241 s) at 512 MB, past the run's
-  // 4-minute budget before any S3 wait. So 1,024 MB.
+  // Node's 51 MiB with this bundle loaded; a run rolls 8 partitions at once (partitionConcurrency, so their
+  // S3 waits overlap), 256-384 MiB. Memory alone would allow 512 MB, but one run rolls a minute of every
+  // partition's data: 6,000 MiB at 100 MiB/s, 40 s of that CPU at 1,024 MB's share (121 s with the SDK's
+  // checksums and TLS, times 3 as for produce) against 80 s (241 s) at 512 MB, past the run's 4-minute
+  // budget before any S3 wait. So 1,024 MB.
   maintenance: {
     memorySize: 1024,
     timeout: Duration.minutes(5),

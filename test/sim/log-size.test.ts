@@ -43,13 +43,15 @@ describe('the log byte total under seeded faults', () => {
     expect(clean, failureMessage(r, 'test/sim/log-size.test.ts')).toBe(true);
     totals.expired += r.report.counts.expired;
     totals.compacted += r.report.counts.compacted;
-    totals.rolled += r.world.memory.segmentStore?.keys().length ?? 0;
+    // Segments written (rolls, and the cleaner's rewrites of rolled ones), not those left at the end:
+    // retention deletes those sooner when maintenance runs more often (its partitions run concurrently).
+    totals.rolled += r.world.memory.segmentStore?.meter.read().objectPuts ?? 0;
   });
 
   it.skipIf(seedSubset())('expired, compacted and rolled on the way', () => {
     expect(totals.expired).toBeGreaterThan(seeds.length * 5);
     expect(totals.compacted).toBeGreaterThan(seeds.length);
-    expect(totals.rolled).toBeGreaterThan(seeds.length);
+    expect(totals.rolled).toBeGreaterThan(seeds.length * 5);
   });
 });
 
