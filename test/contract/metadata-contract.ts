@@ -406,6 +406,27 @@ export const metadataStoreContract = (fixture: FixtureRef): void => {
     expect(pagedBack.pages.every((p) => p.length <= 7)).toBe(true);
   });
 
+  it('orders sort keys by their UTF-8 bytes (code points), as DynamoDB does, not by UTF-16 units', async () => {
+    // U+E000 is EE 80 80 in UTF-8 and U+1F600 (😀) F0 9F 98 80: DynamoDB puts U+E000 first, while
+    // JavaScript's < compares the surrogate D83D with E000 and puts 😀 first. Every other pair of
+    // characters orders the same both ways.
+    const partition = pk('utf8-order');
+    const keys = ['k\u{1F600}', 'k\uE000', 'k\uFFFF', 'k\uD7FF', 'kz', 'k\u{10000}'];
+    await store().batchWrite({ puts: keys.map((sk) => ({ pk: partition, sk })) });
+    const inOrder = ['kz', 'k\uD7FF', 'k\uE000', 'k\uFFFF', 'k\u{10000}', 'k\u{1F600}'];
+    const q = async (input: Omit<QueryInput, 'pk'>) =>
+      sks((await queryAll(store(), { pk: partition, consistent: true, ...input })).items);
+    expect(await q({})).toEqual(inOrder);
+    expect(await q({ reverse: true })).toEqual([...inOrder].reverse());
+    expect(await q({ sk: { gt: 'k\uE000' } })).toEqual(inOrder.slice(3));
+    expect(await q({ sk: { lt: 'k\u{10000}' } })).toEqual(inOrder.slice(0, 4));
+    expect(await q({ sk: { between: ['k\uFFFF', 'k\u{1F600}'] } })).toEqual(inOrder.slice(3));
+    expect(await q({ sk: { gte: 'k\u{10000}' }, limit: 1 })).toEqual(inOrder.slice(4));
+    expect(await q({ sk: { lte: 'k\uFFFF' }, limit: 1, reverse: true })).toEqual(
+      inOrder.slice(0, 4).reverse(),
+    );
+  });
+
   it('pages at 1 MB even without a limit', async () => {
     const partition = pk('bigpage');
     const blob = 'x'.repeat(100 * 1024);

@@ -66,11 +66,13 @@ export class MemoryMetadataStore implements MetadataStore {
   async query(input: QueryInput): Promise<QueryPage> {
     const rows = [...(this.partitions.get(input.pk)?.values() ?? [])]
       .filter((item) => matchesKey(item.sk, input.sk))
-      .sort((a, b) => (a.sk < b.sk ? -1 : a.sk > b.sk ? 1 : 0));
+      .sort((a, b) => compareKeys(a.sk, b.sk));
     if (input.reverse) rows.reverse();
     const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
     const start =
-      after === undefined ? rows : rows.filter((r) => (input.reverse ? r.sk < after : r.sk > after));
+      after === undefined
+        ? rows
+        : rows.filter((r) => (input.reverse ? compareKeys(r.sk, after) < 0 : compareKeys(r.sk, after) > 0));
     const limit = input.limit ?? Number.POSITIVE_INFINITY;
     // DynamoDB also pages at 1 MB; mirror that so callers handle cursors either way.
     const page: Item[] = [];
@@ -171,14 +173,35 @@ const opKey = (op: TransactOp): ItemKey =>
 
 const keyString = (key: ItemKey): string => `${key.pk}\u0000${key.sk}`;
 
+/** A character whose UTF-16 order can differ from its code point order: a surrogate or U+E000–U+FFFF. */
+const HIGH = /[\uD800-\uFFFF]/;
+
+/**
+ * DynamoDB orders sort keys by their UTF-8 bytes, which is code point order. JavaScript's `<` compares
+ * UTF-16 units, which differs only where a character above U+FFFF (a surrogate pair, D800–DFFF) meets
+ * one in U+E000–U+FFFF at the first difference: then both strings hold such a character, and they are
+ * compared code point by code point.
+ */
+const compareKeys = (a: string, b: string): number => {
+  if (!HIGH.test(a) || !HIGH.test(b)) return a < b ? -1 : a > b ? 1 : 0;
+  const x = [...a];
+  const y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+  return x.length - y.length;
+};
+
 const matchesKey = (sk: string, cond: KeyCondition | undefined): boolean => {
   if (!cond) return true;
   if ('beginsWith' in cond) return sk.startsWith(cond.beginsWith);
-  if ('between' in cond) return sk >= cond.between[0] && sk <= cond.between[1];
-  if ('gte' in cond) return sk >= cond.gte;
-  if ('lte' in cond) return sk <= cond.lte;
-  if ('gt' in cond) return sk > cond.gt;
-  return sk < cond.lt;
+  if ('between' in cond)
+    return compareKeys(sk, cond.between[0]) >= 0 && compareKeys(sk, cond.between[1]) <= 0;
+  if ('gte' in cond) return compareKeys(sk, cond.gte) >= 0;
+  if ('lte' in cond) return compareKeys(sk, cond.lte) <= 0;
+  if ('gt' in cond) return compareKeys(sk, cond.gt) > 0;
+  return compareKeys(sk, cond.lt) < 0;
 };
 
 const encodeCursor = (sk: string): string => Buffer.from(sk, 'utf8').toString('base64url');
