@@ -20,7 +20,11 @@ import {
 import { RECORDS } from '../../../../protocol/record-batch/header.js';
 import { SluiceError } from '../../../../protocol/errors.js';
 import { withRecordsSection } from '../../../support/batch-surgery.js';
+import type { MemorySluiceOptions } from '../../../support/log-support.js';
 import { memorySluice } from '../../../support/log-support.js';
+import { routerFetch } from '../../../support/router-fetch.js';
+import { SluiceClient } from '../../../../sdk/client.js';
+import type { Telemetry } from '../../../../lib/ports/telemetry.js';
 import { stateAttr } from '../../../../lib/core/log/partition-codec.js';
 
 const BATCH = { 'content-type': 'application/vnd.kafka.record-batch' };
@@ -34,8 +38,8 @@ const batchOf = (values: string[], timestamp = T0) =>
 const text = (value: Uint8Array | null) => (value === null ? null : Buffer.from(value).toString());
 
 /** A one-partition topic `t`; `produce` sends one request of the given batches and returns its base offset. */
-const setup = async (config: Parameters<typeof memorySluice>[0] = {}) => {
-  const s = memorySluice(config);
+const setup = async (config: Parameters<typeof memorySluice>[0] = {}, options: MemorySluiceOptions = {}) => {
+  const s = memorySluice(config, options);
   expect((await s.http('POST', '/v1/topics', { name: 't', partitions: 1 })).status).toBe(201);
   const produce = async (...batches: (string[] | Uint8Array)[]): Promise<number> => {
     const body = new Uint8Array(
@@ -97,6 +101,26 @@ describe('fetch bounds', () => {
     expect(await s.failure({ offset: 3 })).toEqual({
       code: 'OFFSET_OUT_OF_RANGE',
       message: "offset 3 is outside t-0's log [0, 2]",
+    });
+  });
+
+  it('answers ListOffsets latest at the high watermark, or at the last stable offset for read_committed only', async () => {
+    const s = await setup();
+    const client = new SluiceClient({ url: 'http://sluice.invalid', fetch: routerFetch(s.sluice.router()) });
+    const producer = client.producer({ transactionalId: 'app' });
+    await producer.initTransactions();
+    await s.produce(['a']);
+    producer.beginTransaction();
+    await producer.sendBatch('t', 0, [{ key: 'k', value: 'open' }]);
+    // The open transaction holds the last stable offset at 1; the high watermark is 2.
+    expect(await s.sluice.fetcher.listOffsets('t', 0, 'latest')).toEqual({ offset: 2, timestamp: -1 });
+    expect(await s.sluice.fetcher.listOffsets('t', 0, 'latest', 'read_uncommitted')).toEqual({
+      offset: 2,
+      timestamp: -1,
+    });
+    expect(await s.sluice.fetcher.listOffsets('t', 0, 'latest', 'read_committed')).toEqual({
+      offset: 1,
+      timestamp: -1,
     });
   });
 
@@ -165,6 +189,28 @@ describe('maxBytes', () => {
       [6, '6'],
       [7, '7'],
     ]);
+  });
+});
+
+describe('BytesOutPerSec', () => {
+  it('counts the record bytes a fetch returns, under its topic, and nothing for an empty answer', async () => {
+    const points: [string, number, Record<string, unknown>][] = [];
+    const telemetry: Telemetry = {
+      metric: (name, value, dimensions) => points.push([name, value, dimensions]),
+      log: () => {},
+      annotate: () => {},
+    };
+    const s = await setup({}, { telemetry });
+    await s.produce(['aaaa', 'bbb']);
+    points.length = 0;
+    expect((await s.records({ offset: 2 })).records).toEqual([]);
+    expect(points).toEqual([]);
+    expect((await s.records({})).records).toHaveLength(2);
+    // recordSize counts key + value + headers: 4 + 3 bytes.
+    expect(points).toEqual([['BytesOutPerSec', 7, { topic: 't' }]]);
+    points.length = 0;
+    expect((await s.batches({})).batches).toHaveLength(1);
+    expect(points).toEqual([['BytesOutPerSec', batchOf(['aaaa', 'bbb']).length, { topic: 't' }]]);
   });
 });
 
@@ -352,6 +398,20 @@ describe('hostile stores, continued', () => {
       nextOffset: 4,
     });
     expect(s.objects.meter.read().objectGets - before).toBe(1);
+  });
+
+  it('never answers a record at or past a high watermark that falls inside a stored batch', async () => {
+    const s = await setup();
+    expect(await s.produce(['a0', 'a1', 'a2'])).toBe(0);
+    await s.store.update(keys.partitionState(s.topic.topicId, 0), [
+      { set: stateAttr.highWatermark, value: 1 },
+    ]);
+    expect(await s.records({})).toEqual({
+      records: [[0, 'a0']],
+      nextOffset: 1,
+      highWatermark: 1,
+      logStartOffset: 0,
+    });
   });
 
   it('refuses a fetch from a store that is not an in-sync replica, naming the ISR', async () => {
