@@ -440,6 +440,58 @@ describe('a lying index', () => {
   });
 });
 
+describe('transaction markers and aborted batches', () => {
+  const producerOf = async (s: Awaited<ReturnType<typeof setup>>, transactionalId: string) => {
+    const client = new SluiceClient({ url: 'http://sluice.invalid', fetch: routerFetch(s.sluice.router()) });
+    const producer = client.producer({ transactionalId });
+    await producer.initTransactions();
+    return producer;
+  };
+
+  it('moves nextOffset past a marker to the next record, and no further when maxBytes ends the answer there', async () => {
+    const s = await setup();
+    const producer = await producerOf(s, 'app');
+    producer.beginTransaction();
+    await producer.sendBatch('t', 0, [{ key: 'k', value: 'x' }]);
+    await producer.commitTransaction();
+    // x at 0, its commit marker at 1.
+    expect(await s.records({})).toMatchObject({ records: [[0, 'x']], nextOffset: 2 });
+    expect(await s.produce(['y'])).toBe(2);
+    expect(await s.records({})).toMatchObject({
+      records: [
+        [0, 'x'],
+        [2, 'y'],
+      ],
+      nextOffset: 3,
+    });
+    // Room for x only (key + value, 2 bytes): the answer ends before y, which the next fetch starts at.
+    expect(await s.records({ maxBytes: 2 })).toMatchObject({ records: [[0, 'x']], nextOffset: 2 });
+  });
+
+  it('moves a read_committed nextOffset past an aborted batch, up to the last stable offset', async () => {
+    const s = await setup();
+    const aborting = await producerOf(s, 'aborting');
+    const open = await producerOf(s, 'open');
+    aborting.beginTransaction();
+    await aborting.sendBatch('t', 0, [
+      { key: 'k', value: 'a0' },
+      { key: 'k', value: 'a1' },
+    ]);
+    open.beginTransaction();
+    await open.sendBatch('t', 0, [{ key: 'k', value: 'o2' }]);
+    await aborting.abortTransaction();
+    // The aborted batch holds 0-1, the open transaction starts at 2 (the last stable offset), the
+    // abort marker is at 3.
+    expect(await s.records({ isolationLevel: 'read_committed' })).toEqual({
+      records: [],
+      nextOffset: 2,
+      highWatermark: 4,
+      logStartOffset: 0,
+      lastStableOffset: 2,
+    });
+  });
+});
+
 describe('compacted batches', () => {
   it('moves nextOffset past the offsets the cleaner removed from the end of a batch', async () => {
     const s = memorySluice();
