@@ -69,6 +69,24 @@ describe('compaction of a partition with transactions', () => {
     expect(await read(s, 'read_committed')).toEqual(['k1=v1', 'k2=c2', 'k3=y']);
   });
 
+  it('keeps a marker whose key bytes a later record of the log repeats, and counts no marker as removed', async () => {
+    const s = await setup({ 'min.cleanable.dirty.ratio': '0.01' }, 1);
+    const producer = clientOf(s).producer({ transactionalId: 'app' });
+    await producer.initTransactions();
+    producer.beginTransaction();
+    await producer.sendBatch('t', 0, [{ key: 'k1', value: 'aborted' }]);
+    await producer.abortTransaction();
+    // An ABORT marker's key is version 0 and type 0: four zero bytes, the key of this later record.
+    expect(await s.produce([['\0\0\0\0', 'zero']])).toEqual([2]);
+    await s.produce([['k3', 'x']]);
+    await s.produce([['k3', 'y']]);
+    const result = await s.compact();
+    expect(result).toMatchObject({ entriesRewritten: 2, recordsRemoved: 2 });
+    // The marker's entry is untouched: one record, as written.
+    expect((await s.index()).map((e) => e.recordCount)).toEqual([0, 1, 1, 0, 1]);
+    expect(await read(s, 'read_committed')).toEqual(['\0\0\0\0=zero', 'k3=y']);
+  });
+
   it('cleans nothing at or past the last stable offset: an open transaction may still abort', async () => {
     const s = await setup({ 'min.cleanable.dirty.ratio': '0.01' }, 1);
     const producer = clientOf(s).producer({ transactionalId: 'app' });
