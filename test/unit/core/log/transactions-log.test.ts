@@ -8,6 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { keys } from '../../../../lib/core/keys.js';
 import { applyRetention } from '../../../../lib/core/log/retention.js';
 import { rollSegment } from '../../../../lib/core/log/segments/roll.js';
+import { logEntries, segmentEndOf } from '../../../../lib/core/log/segments/segment-index.js';
+import { compactPartition } from '../../../../lib/core/log/compaction.js';
+import { readPartitionState } from '../../../../lib/core/log/context.js';
 import { effectiveConfig } from '../../../../lib/core/topics/configs.js';
 import { SluiceClient } from '../../../../sdk/client.js';
 import { routerFetch } from '../../../support/router-fetch.js';
@@ -193,5 +196,52 @@ describe('segment rolls of a partition with transactions', () => {
     }
     expect(rolled).toBeGreaterThan(2);
     expect(await readCommitted()).toEqual(before);
+  });
+
+  it('count a marker among the records of a segment chunk the cleaner rewrites', async () => {
+    const m = memorySluice({ tailFlushEntries: 1 }, { segmentStore: true });
+    const configs = {
+      'segment.bytes': '100000',
+      'cleanup.policy': 'compact',
+      'min.cleanable.dirty.ratio': '0.01',
+    };
+    expect((await m.http('POST', '/v1/topics', { name: 't', partitions: 1, configs })).status).toBe(201);
+    const topic = await m.sluice.catalog.get('t');
+    const client = new SluiceClient({ url: 'http://sluice.invalid', fetch: routerFetch(m.sluice.router()) });
+    const producer = client.producer({ transactionalId: 'app' });
+    const plain = client.producer();
+    await producer.initTransactions();
+    // 0: k=a (aborted), 1: its ABORT marker, 2: k=b, 3: k=c, 4: k=d.
+    producer.beginTransaction();
+    await producer.sendBatch('t', 0, [{ key: 'k', value: 'a' }]);
+    await producer.abortTransaction();
+    for (const value of ['b', 'c', 'd']) await plain.sendBatch('t', 0, [{ key: 'k', value }]);
+    const log = { ...m.sluice.log, segmentStore: m.segments! };
+    await m.sluice.maintenance.indexTail(topic.topicId, 0);
+    const rolled = await rollSegment(log, topic.topicId, 0, {
+      'segment.bytes': 200,
+      'segment.ms': 604_800_000,
+    });
+    // One segment of one chunk: the aborted batch and its marker.
+    expect(rolled).toMatchObject({ rolled: { baseOffset: 0, end: 2, chunks: 1 } });
+    const result = await compactPartition(
+      log,
+      topic.topicId,
+      0,
+      { ...effectiveConfig(topic.configs), 'min.cleanable.dirty.ratio': 0 },
+      m.clock.now(),
+    );
+    expect(result).toMatchObject({ recordsRemoved: 3 });
+    const state = await readPartitionState(m.store, topic, 0);
+    const entries = [];
+    for await (const x of logEntries(m.store, topic.topicId, 0, segmentEndOf(state), 0, state.tailBase))
+      entries.push([x.baseOffset, x.entry.offsetCount, x.entry.recordCount]);
+    // The chunk kept its marker: one record of two offsets.
+    expect(entries).toEqual([
+      [0, 2, 1],
+      [2, 1, 0],
+      [3, 1, 0],
+      [4, 1, 1],
+    ]);
   });
 });
