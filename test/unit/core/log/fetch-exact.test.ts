@@ -414,6 +414,23 @@ describe('hostile stores, continued', () => {
     });
   });
 
+  it('resolves a store for a consumer’s fetch only to read: an empty one at the HW answers though the leader’s is gone', async () => {
+    const s = await setup();
+    await s.produce(['a']);
+    // The leader names a store this deployment no longer configures.
+    await s.store.update(keys.partitionState(s.topic.topicId, 0), [{ set: 'leader', value: 's9' }]);
+    expect(await s.records({ offset: 1 })).toEqual({
+      records: [],
+      nextOffset: 1,
+      highWatermark: 1,
+      logStartOffset: 0,
+    });
+    expect(await s.failure({ offset: 0 })).toEqual({
+      code: 'NOT_LEADER_OR_FOLLOWER',
+      message: 'store s9 is not configured in this deployment',
+    });
+  });
+
   it('refuses a fetch from a store that is not an in-sync replica, naming the ISR', async () => {
     const s = await setup();
     await s.produce(['a']);
