@@ -13,6 +13,7 @@ import type { PartitionState } from '../../lib/core/log/partition-state.js';
 import { decodePartitionState } from '../../lib/core/log/partition-codec.js';
 import type { ProduceRecord } from '../../lib/core/log/produce.js';
 import { LogAppender } from '../../lib/core/log/produce.js';
+import type { Telemetry } from '../../lib/ports/telemetry.js';
 import type { EncodeOptions } from '../../protocol/record-batch/index.js';
 import { decodeRecordBatch, encodeRecordBatch, splitBatches } from '../../protocol/record-batch/index.js';
 import type { MetadataCall } from './seams.js';
@@ -130,3 +131,14 @@ export const batch = (values: string[], options: EncodeOptions = {}, timestamp =
   );
 
 export const concat = (...parts: Uint8Array[]): Uint8Array => new Uint8Array(Buffer.concat(parts));
+
+/** A Telemetry that keeps every metric point, as [name, value, dimensions], for `producerWith`. */
+export const metricPoints = () => {
+  const points: [string, number, Record<string, unknown>][] = [];
+  const telemetry: Telemetry = {
+    metric: (name, value, dimensions) => void points.push([name, value, dimensions]),
+    log: () => undefined,
+    annotate: () => undefined,
+  };
+  return { telemetry, points };
+};

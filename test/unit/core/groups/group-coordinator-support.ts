@@ -6,13 +6,18 @@ import { InMemoryTopics, ManualClock, seededRandom } from '../../../support/grou
 import type { GroupTopics, HeartbeatRequest } from '../../../../lib/core/groups/types.js';
 import { SluiceError } from '../../../../protocol/errors.js';
 import type { MetadataStore } from '../../../../lib/ports/metadata-store.js';
+import type { Telemetry } from '../../../../lib/ports/telemetry.js';
 
-/** `wrap` puts decorators (fault injectors, recorders) between the coordinator and its store or catalog. */
+/**
+ * `wrap` puts decorators (fault injectors, recorders) between the coordinator and its store or catalog,
+ * and can give it a Telemetry.
+ */
 export const coordinatorSetup = (
   partitions: Record<string, number> = { t: 4 },
   wrap: {
     store?: (store: MetadataStore) => MetadataStore;
     topics?: (topics: GroupTopics) => GroupTopics;
+    telemetry?: Telemetry;
   } = {},
 ) => {
   const topics = new InMemoryTopics(partitions);
@@ -24,6 +29,7 @@ export const coordinatorSetup = (
     topics: wrap.topics ? wrap.topics(topics) : topics,
     offsets: topics,
     random: seededRandom(5),
+    ...(wrap.telemetry ? { telemetry: wrap.telemetry } : {}),
   });
   /** One heartbeat of group g: a join (epoch 0) unless the request says otherwise. */
   const beat = (request: Partial<HeartbeatRequest>) =>

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { groupKeys } from '../../../../lib/core/groups/group-items.js';
+import { fromTopicPartitions } from '../../../../lib/core/groups/partition-map.js';
 import type { GroupTopics } from '../../../../lib/core/groups/types.js';
 import { SluiceError } from '../../../../protocol/errors.js';
 import type { MetadataStore } from '../../../../lib/ports/metadata-store.js';
@@ -70,6 +71,19 @@ describe('refusals', () => {
     const calls: [string, () => Promise<unknown>][] = [
       ['heartbeat', () => join(s, 'mc')],
       [
+        'classic member',
+        () =>
+          s.coordinator.classicMember('g', {
+            memberId: 'md',
+            memberEpoch: null,
+            instanceId: null,
+            subscribedTopics: ['t'],
+            ownedPartitions: fromTopicPartitions([]),
+            rebalanceTimeoutMs: null,
+            serverAssignor: null,
+          }),
+      ],
+      [
         'offset commit',
         () => s.coordinator.commitOffsets('e', { memberId: null, memberEpoch: null, offsets: [] }),
       ],
@@ -90,11 +104,176 @@ describe('refusals', () => {
   });
 });
 
+/** A store whose `ops` calls do nothing (and succeed) once `inert.on` is set: writes that never land. */
+const inertStore = (ops: string[]) => {
+  const inert = { on: false };
+  const wrap = (store: MetadataStore): MetadataStore =>
+    new Proxy(store, {
+      get(target, name, receiver) {
+        const value: unknown = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) =>
+          inert.on && ops.includes(String(name))
+            ? Promise.resolve(undefined)
+            : (value as (...a: unknown[]) => unknown).apply(target, args);
+      },
+    });
+  return { inert, wrap };
+};
+
+/** The exhausted retry's code and message, and the message of the conflict that exhausted it. */
+const givenUp = async (promise: Promise<unknown>) => {
+  const error = await promise.catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(SluiceError);
+  const { code, message, cause } = error as SluiceError & { cause: Error };
+  return { code, message, cause: cause.message };
+};
+
+describe('a call that keeps starting over', () => {
+  // Kills the mutants of the StaleRead reasons (coordinator.ts and offset-writer.ts): the reason is the
+  // cause of the retriable error a caller gets once the attempts run out.
+  it('because a dead group’s purge never lands gives up with that as the cause', async () => {
+    const { inert, wrap } = inertStore(['delete']);
+    const s = coordinatorSetup({ t: 4 }, { store: wrap });
+    await s.coordinator.commitOffsets('g', { memberId: null, memberEpoch: null, offsets: [offset(0, 5)] });
+    await s.store.update(groupKeys.meta('g'), [{ set: 'dead', value: true }]);
+    inert.on = true;
+    expect(await givenUp(join(s, 'ma'))).toEqual({
+      code: 'COORDINATOR_NOT_AVAILABLE',
+      message: 'heartbeat kept conflicting with concurrent changes; retry',
+      cause: 'group g was being deleted',
+    });
+    const commit = s.coordinator.commitOffsets('g', {
+      memberId: null,
+      memberEpoch: null,
+      offsets: [offset(0, 6)],
+    });
+    expect(await givenUp(commit)).toEqual({
+      code: 'COORDINATOR_NOT_AVAILABLE',
+      message: 'offset commit kept conflicting with concurrent changes; retry',
+      cause: 'group g was being deleted',
+    });
+  });
+
+  it('because the expiry of timed-out members never lands gives up with that as the cause', async () => {
+    const { inert, wrap } = inertStore(['transact', 'update', 'delete']);
+    const s = coordinatorSetup({ t: 4 }, { store: wrap });
+    await join(s, 'ma');
+    s.clock.advance(45_000);
+    inert.on = true;
+    expect(await givenUp(s.coordinator.deleteGroup('g'))).toEqual({
+      code: 'COORDINATOR_NOT_AVAILABLE',
+      message: 'group deletion kept conflicting with concurrent changes; retry',
+      cause: 'expired members removed',
+    });
+    const commit = s.coordinator.commitOffsets('g', {
+      memberId: null,
+      memberEpoch: null,
+      offsets: [offset(0, 6)],
+    });
+    expect(await givenUp(commit)).toEqual({
+      code: 'COORDINATOR_NOT_AVAILABLE',
+      message: 'offset commit kept conflicting with concurrent changes; retry',
+      cause: 'expired members removed',
+    });
+  });
+});
+
+describe('a rebalance', () => {
+  it('is timed in RebalanceRateAndTimeMs per group when a step sets a new target, and only then', async () => {
+    // Kills the mutants of the assignment-epoch test before the metric, its name and its dimension.
+    const points: [string, number, Record<string, unknown>][] = [];
+    const { before, wrap } = storeHooks();
+    const s = coordinatorSetup(
+      { t: 4 },
+      {
+        store: wrap,
+        telemetry: {
+          metric: (name, value, dimensions) => void points.push([name, value, dimensions]),
+          log: () => undefined,
+          annotate: () => undefined,
+        },
+      },
+    );
+    // The step's write takes 7 ms.
+    before('transact', async () => s.clock.advance(7));
+    expect((await join(s, 'ma')).memberEpoch).toBe(1);
+    expect(points).toEqual([['RebalanceRateAndTimeMs', 7, { group: 'g' }]]);
+    // A heartbeat of the same member at its epoch changes no target.
+    await s.coordinator.heartbeat('g', {
+      memberId: 'ma',
+      memberEpoch: 1,
+      instanceId: null,
+      subscribedTopics: null,
+      ownedPartitions: null,
+      rebalanceTimeoutMs: null,
+      serverAssignor: null,
+    });
+    expect(points).toHaveLength(1);
+  });
+});
+
+describe('a committed transaction’s offsets', () => {
+  const committed = (s: Setup, group = 'g') => s.coordinator.fetchOffsets(group).then((r) => r.offsets);
+
+  it('create the group they are for when it does not exist, and none when there are none', async () => {
+    // Kills the mutants of the empty-list return and of the group-existence test before the create.
+    const s = coordinatorSetup();
+    await s.coordinator.writeTransactionalOffsets('e', []);
+    await s.coordinator.writeTransactionalOffsets('g', [offset(1, 7)]);
+    expect((await s.coordinator.listGroups()).groups).toEqual([{ groupId: 'g', state: 'EMPTY', members: 0 }]);
+    expect(await committed(s)).toEqual([offset(1, 7)]);
+  });
+
+  it('write only the offsets to a group that exists', async () => {
+    // Kills the mutant that tries to create the group every time (a refused transaction per commit).
+    const { before, wrap } = storeHooks();
+    const s = coordinatorSetup({ t: 4 }, { store: wrap });
+    await join(s, 'ma');
+    let transacts = 0;
+    before('transact', async () => void transacts++);
+    await s.coordinator.writeTransactionalOffsets('g', [offset(0, 3)]);
+    expect(transacts).toBe(0);
+    expect(await committed(s)).toEqual([offset(0, 3)]);
+  });
+
+  it('are written when another writer creates the group first, not when the create fails otherwise', async () => {
+    // Kills the mutants of the catch that ignores only the create's TransactionCanceledError.
+    const { before, wrap } = storeHooks();
+    const s = coordinatorSetup({ t: 4 }, { store: wrap });
+    before('transact', async () => {
+      await s.coordinator.commitOffsets('g', { memberId: null, memberEpoch: null, offsets: [] });
+    });
+    await s.coordinator.writeTransactionalOffsets('g', [offset(0, 3)]);
+    expect(await committed(s)).toEqual([offset(0, 3)]);
+    const down = new Error('store unreachable');
+    before('transact', () => Promise.reject(down));
+    await expect(s.coordinator.writeTransactionalOffsets('h', [offset(0, 4)])).rejects.toBe(down);
+    expect(await committed(s, 'h')).toEqual([]);
+  });
+});
+
 describe('describing a group', () => {
   it('lists the live members by member id, whatever order they joined in', async () => {
     const s = coordinatorSetup();
     for (const id of ['mc', 'ma', 'mb']) await join(s, id);
     expect((await s.members()).map((m) => m.id)).toEqual(['ma', 'mb', 'mc']);
+  });
+
+  it('lists them in member id order whatever order the store returns them in (DynamoDB’s is UTF-8 bytes)', async () => {
+    // Kills the mutants of describeGroup's member sort: by UTF-8 bytes 'ｚ' (EF BD 9A) comes before
+    // '😀' (F0 9F 98 80), by UTF-16 code units (JavaScript's order) after it (FF5A > D83D).
+    const utf8 = (store: MetadataStore): MetadataStore =>
+      Object.assign(Object.create(store) as MetadataStore, {
+        query: async (input: Parameters<MetadataStore['query']>[0]) => {
+          const page = await store.query(input);
+          const bytes = (sk: unknown) => Buffer.from(String(sk));
+          return { ...page, items: [...page.items].sort((a, b) => Buffer.compare(bytes(a.sk), bytes(b.sk))) };
+        },
+      });
+    const s = coordinatorSetup({ t: 4 }, { store: utf8 });
+    for (const id of ['ｚ', '😀']) await join(s, id);
+    expect((await s.members()).map((m) => m.id)).toEqual(['😀', 'ｚ']);
   });
 
   it('gives a committed partition the topic no longer has no high watermark and no lag', async () => {

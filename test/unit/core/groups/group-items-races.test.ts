@@ -182,6 +182,31 @@ describe('deleting a group', () => {
   });
 });
 
+describe('a purge that another instance finished', () => {
+  it('leaves the group created under the same id meanwhile', async () => {
+    // Kills the mutant that deletes META without checking it is still the dead group's.
+    const s = setup();
+    const isMeta = (args: unknown[]) => (args[0] as ItemKey).sk === 'META';
+    await s.coordinator.commitOffsets('g', { memberId: null, memberEpoch: null, offsets: [] });
+    const offsets = [{ topic: 't', partition: 2, offset: 9, metadata: '' }];
+    s.before(
+      'delete',
+      async () => {
+        await s.store.delete(groupKeys.meta('g'));
+        await s.coordinator.commitOffsets('g', { memberId: null, memberEpoch: null, offsets });
+      },
+      isMeta,
+    );
+    await s.coordinator.deleteGroup('g');
+    expect(s.store.dump().map((i) => [i.pk, i.sk, i['dead']])).toEqual([
+      ['G#g', 'META', false],
+      ['G#g', 'O#t#2', undefined],
+      ['GROUPS', 'g', undefined],
+    ]);
+    expect((await s.coordinator.listGroups()).groups).toEqual([{ groupId: 'g', state: 'EMPTY', members: 0 }]);
+  });
+});
+
 describe('the group’s reads', () => {
   it('are all strongly consistent: an eventually consistent read could miss a member or a version', async () => {
     const reads: string[] = [];

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../../../lib/core/keys.js';
 import { encodeRecordBatch } from '../../../../protocol/record-batch/index.js';
-import { T0, batch, bytes, concat, produceCluster } from '../../../support/produce-support.js';
+import { T0, batch, bytes, concat, metricPoints, produceCluster } from '../../../support/produce-support.js';
 
 const idempotent = (producerId: number, baseSequence: number, producerEpoch = 0) => ({
   producerId,
@@ -99,6 +99,40 @@ describe('a binary produce', () => {
     const next = await producer.produceBatches('t', 0, batch(['d'], idempotent(producerId, 3)), '1');
     expect(next).toEqual({ baseOffset: 3, lastOffset: 3, logAppendTime: T0 + 7_000, logStartOffset: 0 });
     expect((await c.state()).nextOffset).toBe(4);
+  });
+
+  it('counts its records and body bytes in MessagesInPerSec and BytesInPerSec once, not for a retry', async () => {
+    // Kills the mutants of countIn and of the `committed` test before it (a retry is a duplicate).
+    const c = await produceCluster();
+    const m = metricPoints();
+    const producer = c.producerWith({ telemetry: m.telemetry });
+    const { producerId } = await producer.initProducerId();
+    const body = concat(
+      batch(['a', 'b'], idempotent(producerId, 0)),
+      batch(['c'], idempotent(producerId, 2)),
+    );
+    const counted = [
+      ['MessagesInPerSec', 3, { topic: 't' }],
+      ['BytesInPerSec', body.length, { topic: 't' }],
+    ];
+    await producer.produceBatches('t', 0, body, '1');
+    expect(m.points).toEqual(counted);
+    await producer.produceBatches('t', 0, body, '1');
+    expect(m.points).toEqual(counted);
+    expect((await c.state()).nextOffset).toBe(3);
+  });
+
+  it('refuses a transactional batch as INVALID_TXN_STATE on an appender with no transaction coordinator', async () => {
+    // LogAppender's default verifier: kills the mutants of its code and message.
+    const c = await produceCluster();
+    const producer = c.producerWith({});
+    const { producerId } = await producer.initProducerId();
+    const body = batch(['a'], { ...idempotent(producerId, 0), isTransactional: true });
+    await expect(producer.produceBatches('t', 0, body, '1')).rejects.toMatchObject({
+      code: 'INVALID_TXN_STATE',
+      message: 'this deployment has no transaction coordinator',
+    });
+    expect((await c.state()).nextOffset).toBe(0);
   });
 
   describe('batches of one request', () => {

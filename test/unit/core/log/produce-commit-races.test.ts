@@ -8,7 +8,7 @@ import { keys } from '../../../../lib/core/keys.js';
 import { idempotencyHash } from '../../../../lib/core/log/idempotency.js';
 import { isCommit } from '../../../support/seams.js';
 import type { Cluster } from '../../../support/produce-support.js';
-import { T0, batch, produceCluster, records } from '../../../support/produce-support.js';
+import { T0, batch, metricPoints, produceCluster, records } from '../../../support/produce-support.js';
 import { stateAttr } from '../../../../lib/core/log/partition-codec.js';
 
 /** Holds the first commit until `release()`; `held` resolves once it is reached. */
@@ -99,6 +99,24 @@ describe('Idempotency-Key attempts that race to the commit', () => {
     expect(await first).toEqual(second);
     expect((await c.state()).nextOffset).toBe(2);
     expect(c.commits()).toHaveLength(2);
+  });
+
+  it('counts the records in MessagesInPerSec once: the later commit, a duplicate, appends nothing', async () => {
+    // Kills the mutant that counts every outcome of a JSON produce's commit, a duplicate's too.
+    const { c, held, release } = await setup();
+    const [late, early] = [metricPoints(), metricPoints()];
+    const first = c.producerWith({ telemetry: late.telemetry }).produce('t', request(['a', 'b'], 'k-8'));
+    await held;
+    await c.producerWith({ telemetry: early.telemetry }).produce('t', request(['a', 'b'], 'k-8'));
+    release();
+    expect(await first).toEqual(answers([0, 1], T0));
+    expect(c.commits()).toHaveLength(2);
+    const [entry] = (await c.state()).tail;
+    expect(early.points).toEqual([
+      ['MessagesInPerSec', 2, { topic: 't' }],
+      ['BytesInPerSec', entry!.sizeInBytes, { topic: 't' }],
+    ]);
+    expect(late.points).toEqual([]);
   });
 
   it('refuses the held attempt when the key committed another request meanwhile', async () => {

@@ -9,7 +9,14 @@ import { SluiceError } from '../../../../protocol/errors.js';
 import { dataObjectKey, keys } from '../../../../lib/core/keys.js';
 import { storageUnavailable } from '../../../../lib/ports/storage-errors.js';
 import type { Cluster } from '../../../support/produce-support.js';
-import { T0, batch, concat, produceCluster, records } from '../../../support/produce-support.js';
+import {
+  T0,
+  batch,
+  concat,
+  metricPoints,
+  produceCluster,
+  records,
+} from '../../../support/produce-support.js';
 
 const STORAGE_MESSAGE = 'storage is unavailable; the request may or may not have taken effect';
 
@@ -231,6 +238,27 @@ describe('a request whose partitions fail apart', () => {
       .produce('t', { records: records(['x'], { partition: 1 }), acks: '1' })
       .catch((e: unknown) => e);
     expect(alone).toMatchObject({ code: 'UNKNOWN_SERVER_ERROR', message: 'commit failed', cause });
+  });
+
+  it('counts in MessagesInPerSec and BytesInPerSec only the partition whose commit took effect', async () => {
+    // Kills the mutants that count every partition's write or read an outcome a failed commit lacks.
+    const { c } = await twoPartitions();
+    c.onMetadata((call, run) =>
+      call.op === 'update' && call.key?.pk === keys.partitionState(c.topic.topicId, 1).pk
+        ? Promise.reject(new Error('socket hang up'))
+        : run(),
+    );
+    const m = metricPoints();
+    const sent = [0, 1, 0].flatMap((partition, i) => records([`v${i}`], { partition }));
+    const results = await c
+      .producerWith({ telemetry: m.telemetry })
+      .produce('t', { records: sent, acks: '1' });
+    expect(results.map((r) => 'error' in r)).toEqual([false, true, false]);
+    const [entry] = (await c.state(0)).tail;
+    expect(m.points).toEqual([
+      ['MessagesInPerSec', 2, { topic: 't' }],
+      ['BytesInPerSec', entry!.sizeInBytes, { topic: 't' }],
+    ]);
   });
 
   it('answers a retry whose one new partition fails again with the original offsets and that error', async () => {

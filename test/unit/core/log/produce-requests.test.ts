@@ -4,7 +4,7 @@
  * the timestamps its answer, its batches and its tail entries carry.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { T0, bytes, produceCluster, records } from '../../../support/produce-support.js';
+import { T0, bytes, metricPoints, produceCluster, records } from '../../../support/produce-support.js';
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -155,6 +155,29 @@ describe('a JSON produce request', () => {
         'aaaaa',
         'bbbbb',
         'ccccc',
+      ]);
+    });
+
+    it('counts each partition’s records and the bytes of all its batches, per topic', async () => {
+      // Kills the mutants of produce.ts's countIn and of the sum of a write's batch lengths.
+      const c = await produceCluster({ partitions: 2, configs: { 'max.message.bytes': '144' } });
+      const m = metricPoints();
+      const sent = [
+        ...['aaaaa', 'bbbbb', 'ccccc'].flatMap((v) => sized(v).map((r) => ({ ...r, partition: 0 }))),
+        ...records(['d'], { partition: 1 }),
+      ];
+      await c.producerWith({ telemetry: m.telemetry }).produce('t', { records: sent, acks: '1' });
+      const [first] = (await c.state(0)).tail;
+      const [second] = (await c.state(1)).tail;
+      // One object holds both partitions' batches: partition 0's three, then partition 1's.
+      const batches = await c.stored('s0', first!.objectKey);
+      expect(batches.map((b) => b.records.length)).toEqual([1, 1, 1, 1]);
+      expect([first!.position, second!.position]).toEqual([0, first!.sizeInBytes]);
+      expect(m.points).toEqual([
+        ['MessagesInPerSec', 3, { topic: 't' }],
+        ['BytesInPerSec', first!.sizeInBytes, { topic: 't' }],
+        ['MessagesInPerSec', 1, { topic: 't' }],
+        ['BytesInPerSec', second!.sizeInBytes, { topic: 't' }],
       ]);
     });
   });
