@@ -6,6 +6,7 @@ import { createSluice } from '../../functions/app.js';
 import type { Clock } from '../../lib/ports/clock.js';
 import type { MetadataStore } from '../../lib/ports/metadata-store.js';
 import type { ObjectStore } from '../../lib/ports/object-store.js';
+import type { Telemetry } from '../../lib/ports/telemetry.js';
 
 export class TestClock implements Clock {
   constructor(public time = 1_700_000_000_000) {}
@@ -38,6 +39,8 @@ export interface MemorySluiceOptions {
   /** Decorators between Sluice and the memory stores (fault injectors, interceptors). */
   wrapStore?: (store: MetadataStore) => MetadataStore;
   wrapSegmentStore?: (store: ObjectStore) => ObjectStore;
+  /** What the core reports (default none). */
+  telemetry?: Telemetry;
 }
 
 export const memorySluice = (config: Partial<SluiceConfig> = {}, options: MemorySluiceOptions = {}) => {
@@ -55,6 +58,7 @@ export const memorySluice = (config: Partial<SluiceConfig> = {}, options: Memory
     clock,
     config: { clusterId: 'test', topicCacheTtlMs: 60_000, ...config },
     newId: () => `id-${++id}`,
+    ...(options.telemetry ? { telemetry: options.telemetry } : {}),
   });
   const http = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const [pathname, search = ''] = path.split('?');

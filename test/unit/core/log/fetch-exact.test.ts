@@ -20,7 +20,11 @@ import {
 import { RECORDS } from '../../../../protocol/record-batch/header.js';
 import { SluiceError } from '../../../../protocol/errors.js';
 import { withRecordsSection } from '../../../support/batch-surgery.js';
+import type { MemorySluiceOptions } from '../../../support/log-support.js';
 import { memorySluice } from '../../../support/log-support.js';
+import { routerFetch } from '../../../support/router-fetch.js';
+import { SluiceClient } from '../../../../sdk/client.js';
+import type { Telemetry } from '../../../../lib/ports/telemetry.js';
 import { stateAttr } from '../../../../lib/core/log/partition-codec.js';
 
 const BATCH = { 'content-type': 'application/vnd.kafka.record-batch' };
@@ -34,8 +38,8 @@ const batchOf = (values: string[], timestamp = T0) =>
 const text = (value: Uint8Array | null) => (value === null ? null : Buffer.from(value).toString());
 
 /** A one-partition topic `t`; `produce` sends one request of the given batches and returns its base offset. */
-const setup = async (config: Parameters<typeof memorySluice>[0] = {}) => {
-  const s = memorySluice(config);
+const setup = async (config: Parameters<typeof memorySluice>[0] = {}, options: MemorySluiceOptions = {}) => {
+  const s = memorySluice(config, options);
   expect((await s.http('POST', '/v1/topics', { name: 't', partitions: 1 })).status).toBe(201);
   const produce = async (...batches: (string[] | Uint8Array)[]): Promise<number> => {
     const body = new Uint8Array(
@@ -97,6 +101,26 @@ describe('fetch bounds', () => {
     expect(await s.failure({ offset: 3 })).toEqual({
       code: 'OFFSET_OUT_OF_RANGE',
       message: "offset 3 is outside t-0's log [0, 2]",
+    });
+  });
+
+  it('answers ListOffsets latest at the high watermark, or at the last stable offset for read_committed only', async () => {
+    const s = await setup();
+    const client = new SluiceClient({ url: 'http://sluice.invalid', fetch: routerFetch(s.sluice.router()) });
+    const producer = client.producer({ transactionalId: 'app' });
+    await producer.initTransactions();
+    await s.produce(['a']);
+    producer.beginTransaction();
+    await producer.sendBatch('t', 0, [{ key: 'k', value: 'open' }]);
+    // The open transaction holds the last stable offset at 1; the high watermark is 2.
+    expect(await s.sluice.fetcher.listOffsets('t', 0, 'latest')).toEqual({ offset: 2, timestamp: -1 });
+    expect(await s.sluice.fetcher.listOffsets('t', 0, 'latest', 'read_uncommitted')).toEqual({
+      offset: 2,
+      timestamp: -1,
+    });
+    expect(await s.sluice.fetcher.listOffsets('t', 0, 'latest', 'read_committed')).toEqual({
+      offset: 1,
+      timestamp: -1,
     });
   });
 
@@ -165,6 +189,28 @@ describe('maxBytes', () => {
       [6, '6'],
       [7, '7'],
     ]);
+  });
+});
+
+describe('BytesOutPerSec', () => {
+  it('counts the record bytes a fetch returns, under its topic, and nothing for an empty answer', async () => {
+    const points: [string, number, Record<string, unknown>][] = [];
+    const telemetry: Telemetry = {
+      metric: (name, value, dimensions) => points.push([name, value, dimensions]),
+      log: () => {},
+      annotate: () => {},
+    };
+    const s = await setup({}, { telemetry });
+    await s.produce(['aaaa', 'bbb']);
+    points.length = 0;
+    expect((await s.records({ offset: 2 })).records).toEqual([]);
+    expect(points).toEqual([]);
+    expect((await s.records({})).records).toHaveLength(2);
+    // recordSize counts key + value + headers: 4 + 3 bytes.
+    expect(points).toEqual([['BytesOutPerSec', 7, { topic: 't' }]]);
+    points.length = 0;
+    expect((await s.batches({})).batches).toHaveLength(1);
+    expect(points).toEqual([['BytesOutPerSec', batchOf(['aaaa', 'bbb']).length, { topic: 't' }]]);
   });
 });
 
@@ -354,6 +400,37 @@ describe('hostile stores, continued', () => {
     expect(s.objects.meter.read().objectGets - before).toBe(1);
   });
 
+  it('never answers a record at or past a high watermark that falls inside a stored batch', async () => {
+    const s = await setup();
+    expect(await s.produce(['a0', 'a1', 'a2'])).toBe(0);
+    await s.store.update(keys.partitionState(s.topic.topicId, 0), [
+      { set: stateAttr.highWatermark, value: 1 },
+    ]);
+    expect(await s.records({})).toEqual({
+      records: [[0, 'a0']],
+      nextOffset: 1,
+      highWatermark: 1,
+      logStartOffset: 0,
+    });
+  });
+
+  it('resolves a store for a consumer’s fetch only to read: an empty one at the HW answers though the leader’s is gone', async () => {
+    const s = await setup();
+    await s.produce(['a']);
+    // The leader names a store this deployment no longer configures.
+    await s.store.update(keys.partitionState(s.topic.topicId, 0), [{ set: 'leader', value: 's9' }]);
+    expect(await s.records({ offset: 1 })).toEqual({
+      records: [],
+      nextOffset: 1,
+      highWatermark: 1,
+      logStartOffset: 0,
+    });
+    expect(await s.failure({ offset: 0 })).toEqual({
+      code: 'NOT_LEADER_OR_FOLLOWER',
+      message: 'store s9 is not configured in this deployment',
+    });
+  });
+
   it('refuses a fetch from a store that is not an in-sync replica, naming the ISR', async () => {
     const s = await setup();
     await s.produce(['a']);
@@ -377,6 +454,58 @@ describe('a lying index', () => {
     const entries = pageEntries(page!).map((x, i) => (i === 0 ? { ...x.entry, offsetCount: 2 } : x.entry));
     await s.store.put(pageItem(s.topic.topicId, 0, offsetFromBatchSk(page!.sk), entries));
     expect(await s.records({ maxBytes: 1 })).toMatchObject({ records: [[0, 'a']], nextOffset: 1 });
+  });
+});
+
+describe('transaction markers and aborted batches', () => {
+  const producerOf = async (s: Awaited<ReturnType<typeof setup>>, transactionalId: string) => {
+    const client = new SluiceClient({ url: 'http://sluice.invalid', fetch: routerFetch(s.sluice.router()) });
+    const producer = client.producer({ transactionalId });
+    await producer.initTransactions();
+    return producer;
+  };
+
+  it('moves nextOffset past a marker to the next record, and no further when maxBytes ends the answer there', async () => {
+    const s = await setup();
+    const producer = await producerOf(s, 'app');
+    producer.beginTransaction();
+    await producer.sendBatch('t', 0, [{ key: 'k', value: 'x' }]);
+    await producer.commitTransaction();
+    // x at 0, its commit marker at 1.
+    expect(await s.records({})).toMatchObject({ records: [[0, 'x']], nextOffset: 2 });
+    expect(await s.produce(['y'])).toBe(2);
+    expect(await s.records({})).toMatchObject({
+      records: [
+        [0, 'x'],
+        [2, 'y'],
+      ],
+      nextOffset: 3,
+    });
+    // Room for x only (key + value, 2 bytes): the answer ends before y, which the next fetch starts at.
+    expect(await s.records({ maxBytes: 2 })).toMatchObject({ records: [[0, 'x']], nextOffset: 2 });
+  });
+
+  it('moves a read_committed nextOffset past an aborted batch, up to the last stable offset', async () => {
+    const s = await setup();
+    const aborting = await producerOf(s, 'aborting');
+    const open = await producerOf(s, 'open');
+    aborting.beginTransaction();
+    await aborting.sendBatch('t', 0, [
+      { key: 'k', value: 'a0' },
+      { key: 'k', value: 'a1' },
+    ]);
+    open.beginTransaction();
+    await open.sendBatch('t', 0, [{ key: 'k', value: 'o2' }]);
+    await aborting.abortTransaction();
+    // The aborted batch holds 0-1, the open transaction starts at 2 (the last stable offset), the
+    // abort marker is at 3.
+    expect(await s.records({ isolationLevel: 'read_committed' })).toEqual({
+      records: [],
+      nextOffset: 2,
+      highWatermark: 4,
+      logStartOffset: 0,
+      lastStableOffset: 2,
+    });
   });
 });
 

@@ -12,6 +12,11 @@ import {
   splitBatches,
 } from '../../../../protocol/record-batch/index.js';
 import { memorySluice } from '../../../support/log-support.js';
+import { routerFetch } from '../../../support/router-fetch.js';
+import { SluiceClient } from '../../../../sdk/client.js';
+import { SluiceError } from '../../../../protocol/errors.js';
+import { keys } from '../../../../lib/core/keys.js';
+import type { FetchedBatches, PartitionFetch } from '../../../../lib/core/log/fetch-request.js';
 
 const BATCH = { 'content-type': 'application/vnd.kafka.record-batch' };
 const T0 = 1_700_000_000_000;
@@ -282,5 +287,106 @@ describe('POST /v1/fetch', () => {
     expect(sent).toHaveLength(60);
     expect(seen.map(([, v]) => v).sort()).toEqual([...sent].sort());
     expect(offsets[0]! + offsets[1]!).toBe(sent.length);
+  });
+});
+
+describe('Fetcher.fetchMany, exactly', () => {
+  const ALL = 1 << 20;
+  const many = (s: Awaited<ReturnType<typeof setup>>, partitions: PartitionFetch[], more = {}) =>
+    s.sluice.fetcher.fetchMany({ partitions, maxBytes: ALL, maxWaitMs: 0, ...more });
+
+  it('answers an offset below the log start with OFFSET_OUT_OF_RANGE, though a stored batch still holds it', async () => {
+    const s = await setup();
+    await s.produce('a', 0, ['a0', 'a1']);
+    const topic = await s.sluice.catalog.get('a');
+    await s.store.update(keys.partitionState(topic.topicId, 0), [{ set: 'logStartOffset', value: 1 }]);
+    const [answer] = await many(s, [{ topic: 'a', partition: 0, offset: 0, maxBytes: ALL }]);
+    expect(answer).toEqual({
+      topic: 'a',
+      partition: 0,
+      error: expect.objectContaining({ code: 'OFFSET_OUT_OF_RANGE' }),
+    });
+  });
+
+  it('throws an error of the store that is no SluiceError rather than answer it as a partition’s', async () => {
+    const s = await setup();
+    await s.produce('a', 0, ['a0']);
+    vi.spyOn(s.store, 'get').mockRejectedValue(new Error('socket hang up'));
+    await expect(many(s, [{ topic: 'a', partition: 0, offset: 0, maxBytes: ALL }])).rejects.toThrow(
+      'socket hang up',
+    );
+  });
+
+  it('answers a read that fails with KAFKA_STORAGE_ERROR as that partition’s error, the others beside it', async () => {
+    const s = await setup();
+    await s.produce('a', 0, ['a0']);
+    await s.produce('a', 1, ['b0']);
+    vi.spyOn(s.objects, 'get').mockRejectedValueOnce(new Error('connection reset'));
+    const [failed, fine] = await many(s, [
+      { topic: 'a', partition: 0, offset: 0, maxBytes: ALL },
+      { topic: 'a', partition: 1, offset: 0, maxBytes: ALL },
+    ]);
+    expect(failed).toEqual({
+      topic: 'a',
+      partition: 0,
+      error: expect.objectContaining({ code: 'KAFKA_STORAGE_ERROR' }),
+    });
+    expect(failed).toHaveProperty('error', expect.any(SluiceError));
+    expect(fine).toMatchObject({ topic: 'a', partition: 1, nextOffset: 1, highWatermark: 1 });
+  });
+
+  it('throws a failure of the index read that is no SluiceError', async () => {
+    const s = await setup({ tailFlushEntries: 1 });
+    await s.produce('a', 0, ['a0']);
+    await s.sluice.maintenance.run();
+    const query = vi.spyOn(s.store, 'query').mockRejectedValue(new Error('throttled'));
+    await expect(many(s, [{ topic: 'a', partition: 0, offset: 0, maxBytes: ALL }])).rejects.toThrow(
+      'throttled',
+    );
+    expect(query).toHaveBeenCalled();
+  });
+
+  it('reads nothing for a partition at its last stable offset, nor once the answer’s budget is spent', async () => {
+    const s = await setup();
+    const client = new SluiceClient({ url: 'http://sluice.invalid', fetch: routerFetch(s.sluice.router()) });
+    const producer = client.producer({ transactionalId: 'app' });
+    await producer.initTransactions();
+    await s.produce('a', 0, ['x']);
+    producer.beginTransaction();
+    await producer.sendBatch('a', 0, [{ key: 'k', value: 'open' }]);
+    let gets = s.objects.meter.read().objectGets;
+    // The open transaction holds a-0's last stable offset at 1, below its high watermark 2.
+    const [atStable] = await many(s, [{ topic: 'a', partition: 0, offset: 1, maxBytes: ALL }], {
+      isolationLevel: 'read_committed',
+    });
+    expect(atStable).toMatchObject({ batches: [], nextOffset: 1, highWatermark: 2 });
+    expect(s.objects.meter.read().objectGets - gets).toBe(0);
+
+    await s.produce('a', 1, ['y']);
+    const [first] = await many(s, [{ topic: 'a', partition: 1, offset: 0, maxBytes: ALL }]);
+    const size = (first as FetchedBatches).batches[0]!.length;
+    gets = s.objects.meter.read().objectGets;
+    // a-1's batch takes the whole answer: a-0 is not read.
+    const spent = await many(
+      s,
+      [
+        { topic: 'a', partition: 1, offset: 0, maxBytes: ALL },
+        { topic: 'a', partition: 0, offset: 0, maxBytes: ALL },
+      ],
+      { maxBytes: size },
+    );
+    expect(spent.map((p) => ('nextOffset' in p ? p.nextOffset : p.error))).toEqual([1, 0]);
+    expect(s.objects.meter.read().objectGets - gets).toBe(1);
+  });
+
+  it('locates the entries its budget covers with one index read, not one read per entry', async () => {
+    const s = await setup({ tailFlushEntries: 1 });
+    for (const value of ['a', 'b', 'c', 'd']) await s.produce('a', 0, [value]);
+    await s.sluice.maintenance.run();
+    const query = vi.spyOn(s.store, 'query');
+    const [answer] = await many(s, [{ topic: 'a', partition: 0, offset: 0, maxBytes: ALL }]);
+    expect(answer).toMatchObject({ nextOffset: 4 });
+    expect((answer as FetchedBatches).batches).toHaveLength(4);
+    expect(query.mock.calls.length).toBe(2);
   });
 });

@@ -186,4 +186,27 @@ describe("the fetcher's segment item cache across compaction passes", () => {
       4,
     ]);
   });
+
+  it('tells a first pass (cleanedThrough 1) from no pass yet, so a tombstone it dropped is not served', async () => {
+    const s = await segmentSetup({
+      'cleanup.policy': 'compact',
+      'min.cleanable.dirty.ratio': '0.01',
+      'segment.ms': '1',
+      'delete.retention.ms': '0',
+    });
+    const read = async () =>
+      (
+        await s.sluice.fetcher.fetchRecords('t', 0, { offset: 0, maxBytes: 10_000, maxWaitMs: 0 })
+      ).records.map((r) => [r.offset, Buffer.from(r.key!).toString(), r.value]);
+    const tombstone = { partition: 0, key: 'a', value: null, timestamp: s.clock.now() - 10_000 };
+    expect((await s.http('POST', '/v1/topics/t/records', { records: [tombstone] })).status).toBe(200);
+    await s.index();
+    await s.roll();
+    const cleanedThrough = async () => (await s.state())['cleanedThrough' as keyof PartitionState];
+    // The fetcher caches the segment's item before any pass.
+    expect([await read(), await cleanedThrough()]).toEqual([[[0, 'a', null]], undefined]);
+    // The pass drops the tombstone and rewrites the segment; its old object is still there (grace).
+    await s.sluice.maintenance.run();
+    expect([await read(), await cleanedThrough()]).toEqual([[], 1]);
+  });
 });

@@ -8,6 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { keys } from '../../../../lib/core/keys.js';
 import { applyRetention } from '../../../../lib/core/log/retention.js';
 import { rollSegment } from '../../../../lib/core/log/segments/roll.js';
+import { logEntries, segmentEndOf } from '../../../../lib/core/log/segments/segment-index.js';
+import { compactPartition } from '../../../../lib/core/log/compaction.js';
+import { readPartitionState } from '../../../../lib/core/log/context.js';
 import { effectiveConfig } from '../../../../lib/core/topics/configs.js';
 import { SluiceClient } from '../../../../sdk/client.js';
 import { routerFetch } from '../../../support/router-fetch.js';
@@ -67,6 +70,24 @@ describe('compaction of a partition with transactions', () => {
     const again = await s.compact(s.clock.now(), { config: { 'min.cleanable.dirty.ratio': 0 } });
     expect(again.recordsRemoved).toBe(0);
     expect(await read(s, 'read_committed')).toEqual(['k1=v1', 'k2=c2', 'k3=y']);
+  });
+
+  it('keeps a marker whose key bytes a later record of the log repeats, and counts no marker as removed', async () => {
+    const s = await setup({ 'min.cleanable.dirty.ratio': '0.01' }, 1);
+    const producer = clientOf(s).producer({ transactionalId: 'app' });
+    await producer.initTransactions();
+    producer.beginTransaction();
+    await producer.sendBatch('t', 0, [{ key: 'k1', value: 'aborted' }]);
+    await producer.abortTransaction();
+    // An ABORT marker's key is version 0 and type 0: four zero bytes, the key of this later record.
+    expect(await s.produce([['\0\0\0\0', 'zero']])).toEqual([2]);
+    await s.produce([['k3', 'x']]);
+    await s.produce([['k3', 'y']]);
+    const result = await s.compact();
+    expect(result).toMatchObject({ entriesRewritten: 2, recordsRemoved: 2 });
+    // The marker's entry is untouched: one record, as written.
+    expect((await s.index()).map((e) => e.recordCount)).toEqual([0, 1, 1, 0, 1]);
+    expect(await read(s, 'read_committed')).toEqual(['\0\0\0\0=zero', 'k3=y']);
   });
 
   it('cleans nothing at or past the last stable offset: an open transaction may still abort', async () => {
@@ -175,5 +196,52 @@ describe('segment rolls of a partition with transactions', () => {
     }
     expect(rolled).toBeGreaterThan(2);
     expect(await readCommitted()).toEqual(before);
+  });
+
+  it('count a marker among the records of a segment chunk the cleaner rewrites', async () => {
+    const m = memorySluice({ tailFlushEntries: 1 }, { segmentStore: true });
+    const configs = {
+      'segment.bytes': '100000',
+      'cleanup.policy': 'compact',
+      'min.cleanable.dirty.ratio': '0.01',
+    };
+    expect((await m.http('POST', '/v1/topics', { name: 't', partitions: 1, configs })).status).toBe(201);
+    const topic = await m.sluice.catalog.get('t');
+    const client = new SluiceClient({ url: 'http://sluice.invalid', fetch: routerFetch(m.sluice.router()) });
+    const producer = client.producer({ transactionalId: 'app' });
+    const plain = client.producer();
+    await producer.initTransactions();
+    // 0: k=a (aborted), 1: its ABORT marker, 2: k=b, 3: k=c, 4: k=d.
+    producer.beginTransaction();
+    await producer.sendBatch('t', 0, [{ key: 'k', value: 'a' }]);
+    await producer.abortTransaction();
+    for (const value of ['b', 'c', 'd']) await plain.sendBatch('t', 0, [{ key: 'k', value }]);
+    const log = { ...m.sluice.log, segmentStore: m.segments! };
+    await m.sluice.maintenance.indexTail(topic.topicId, 0);
+    const rolled = await rollSegment(log, topic.topicId, 0, {
+      'segment.bytes': 200,
+      'segment.ms': 604_800_000,
+    });
+    // One segment of one chunk: the aborted batch and its marker.
+    expect(rolled).toMatchObject({ rolled: { baseOffset: 0, end: 2, chunks: 1 } });
+    const result = await compactPartition(
+      log,
+      topic.topicId,
+      0,
+      { ...effectiveConfig(topic.configs), 'min.cleanable.dirty.ratio': 0 },
+      m.clock.now(),
+    );
+    expect(result).toMatchObject({ recordsRemoved: 3 });
+    const state = await readPartitionState(m.store, topic, 0);
+    const entries = [];
+    for await (const x of logEntries(m.store, topic.topicId, 0, segmentEndOf(state), 0, state.tailBase))
+      entries.push([x.baseOffset, x.entry.offsetCount, x.entry.recordCount]);
+    // The chunk kept its marker: one record of two offsets.
+    expect(entries).toEqual([
+      [0, 2, 1],
+      [2, 1, 0],
+      [3, 1, 0],
+      [4, 1, 1],
+    ]);
   });
 });
