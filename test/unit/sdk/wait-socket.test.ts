@@ -326,10 +326,11 @@ describe('waiting on a WebSocket: paced fetches', () => {
     const s = await setup();
     const channel = channelOf(s, 'c1');
     const requests = { fetches: 0 };
-    const burst = 120;
-    const consumed = consume(s, channel, burst + 1, 8_000, requests, { pacedFetchMs: 50 });
+    const burst = 160;
+    const consumed = consume(s, channel, burst + 1, 8_000, requests, { pacedFetchMs: 100 });
     const sent: string[][] = [[], []];
-    // About 200 records a second over both partitions: at a 50 ms pace a fetch finds ~10.
+    // About 200 records a second over both partitions (a loaded machine's timers make it 50 or more):
+    // a fetch 100 ms after the last finds ~20 (5 or more: the rule paces from 3).
     for (let i = 0; i < burst; i++) {
       sent[i % 2]!.push(await s.produce(i % 2));
       await new Promise((r) => setTimeout(r, 5));
@@ -352,7 +353,7 @@ describe('waiting on a WebSocket: paced fetches', () => {
     for (let t = 0; t < 400 && channel.waits === waits; t++) await new Promise((r) => setTimeout(r, 5));
     const idle = requests.fetches;
     await new Promise((r) => setTimeout(r, 200));
-    // Waiting on the socket: no fetch while nothing arrives (paced fetches would come every 50 ms).
+    // Waiting on the socket: no fetch while nothing arrives (paced fetches would come every 100 ms).
     expect(requests.fetches).toBe(idle);
     // A record now is told on the socket and fetched.
     const readies = s.connections.readies('c1');
@@ -367,7 +368,7 @@ describe('waiting on a WebSocket: paced fetches', () => {
   it('with pacedFetchMs 0 registers on every wake of the same burst', async () => {
     const s = await setup();
     const channel = channelOf(s, 'c1');
-    const burst = 40;
+    const burst = 80;
     const consumed = consume(s, channel, burst, 8_000, { fetches: 0 }, registerAlways);
     for (let i = 0; i < burst; i++) {
       await s.produce(i % 2);
