@@ -147,7 +147,7 @@ describe('the first offset whose timestamp reaches X', () => {
       const found = await firstEntryReaching(spy, TOPIC, 0, p.state, timestamp);
       return [
         found?.baseOffset,
-        queries.filter((q) => !q.sk?.between?.[0].startsWith('T#')).map((q) => q.sk),
+        queries.map((q) => q.sk).filter((sk) => !(sk && 'between' in sk && sk.between[0].startsWith('T#'))),
       ];
     };
     // 550: the mark at 5 (previous max 500) says nothing before 5 reaches it; page 4 holds 5.
