@@ -321,7 +321,8 @@ describe('a materialization pass, exactly', () => {
     const p = await partition([entry(10)], 102, { idempotencyKeysGeneration: 3 });
     expect(await trimOf(p)).toEqual({ moved: 1, updates: [trim(1, 102, 10)] });
     expect((await p.state()).idempotencyKeysGeneration).toBe(3);
-    // A key moves, none moved before: no removal of 0 keys (DynamoDB's list would refuse an empty REMOVE).
+    // A key moves, none moved before: no removal of 0 keys. It would change nothing, but the DynamoDB
+    // adapter would still name `ik` in the request, and DynamoDB refuses an attribute name no expression uses.
     const q = await partition([entry(10, { idempotencyMark: 'A.FP.1' })], 102, {
       idempotencyKeys: ['A'],
       idempotencyKeysGeneration: 3,
