@@ -79,6 +79,24 @@ describe('a batch index page', () => {
     const page = pageItem(TOPIC, 0, 0, [entry(1)]);
     expect(encodePageEntries(page, [{ entry: entry(1) }])).toEqual(page['e']);
   });
+
+  it("reads '=' as a key of its own where the item names no object (or not as a string)", () => {
+    const stored = encodeTailEntry({ ...entry(2), objectKey: '=' }, TOPIC);
+    const page = { ...keys.batch(TOPIC, 0, 0), e: [stored] };
+    expect(pageEntries(page).map((x) => x.entry.objectKey)).toEqual(['=']);
+    expect(pageEntries({ ...page, o: 5 }).map((x) => x.entry.objectKey)).toEqual(['=']);
+  });
+
+  it('encodes the entries of an item whose key names no topic as for the empty topic id', () => {
+    // Only a key of the topic the item names is shortened to `@id`; with none, that is the topic ''.
+    const item: Item = { pk: 'X', sk: 'B#0', e: [] };
+    const ofNone = { ...entry(1), objectKey: dataObjectKey('', 'x') };
+    expect(encodePageEntries(item, [{ entry: ofNone }, { entry: entry(1) }])).toEqual([
+      encodeTailEntry(ofNone, ''),
+      encodeTailEntry(entry(1), ''),
+    ]);
+    expect(encodeTailEntry(ofNone, '').endsWith('|@x')).toBe(true);
+  });
 });
 
 describe('index entries of a range', () => {
@@ -169,7 +187,10 @@ describe('index entries of a range', () => {
     await store.put(retiredPageItem(pageItem(TOPIC, 0, 0, [entry(2), entry(2)]), 0));
     expect(await read(store, 0, 12)).toEqual([4, 6, 8, 10]);
     const empty = new MemoryMetadataStore();
-    expect(await read(empty, 0, 12)).toEqual([]);
+    const seen: Item[] = [];
+    expect(await read(empty, 0, 12, 'B#', seen)).toEqual([]);
+    // No holding page: nothing to tell.
+    expect(seen).toEqual([]);
     const later = await index([]);
     await later.store.put(pageItem(TOPIC, 0, 6, [entry(2)]));
     expect(await read(later.store, 0, 12)).toEqual([6]);
@@ -183,5 +204,24 @@ describe('index entries of a range', () => {
       [0, keys.batch(TOPIC, 0, 0).sk],
       [2, keys.batch(TOPIC, 0, 2).sk],
     ]);
+  });
+
+  it('stops at the first entry past the range, though the query says it may go on (DynamoDB at its limit)', async () => {
+    // The holding page at 0, then 7 pages of one entry and one of two (16 and 18) in the first query of 8.
+    const { store, queries } = await index([1, 1, 1, 1, 1, 1, 1, 1, 2, 1]);
+    // DynamoDB answers a query that reached its limit with a LastEvaluatedKey even when nothing is left.
+    const atLimit = Object.create(store, {
+      query: {
+        value: async (input: QueryInput) => {
+          const out = await store.query(input);
+          const last = out.items.at(-1);
+          return out.items.length === input.limit && last && !out.cursor
+            ? { ...out, cursor: Buffer.from(last.sk).toString('base64url') }
+            : out;
+        },
+      },
+    }) as MetadataStore;
+    expect(await read(atLimit, 0, 17)).toEqual([0, 2, 4, 6, 8, 10, 12, 14, 16]);
+    expect(queries).toHaveLength(2);
   });
 });

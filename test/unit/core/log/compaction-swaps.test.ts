@@ -408,6 +408,16 @@ describe('a pass over both tiers', () => {
     const transact = vi.spyOn(s.store, 'transact');
     expect(await compact()).toMatchObject({ cleanedThrough: 500, entriesRewritten: 49 });
     expect(transact).toHaveBeenCalledTimes(2);
+    // Each swap moves the log's byte total only while its entries are live: the partition there and its
+    // first entry at or above the log start; a batch page's also not below a segment roll's end (the
+    // segment tier then counts those bytes). The segment group starts at 0, the pages' at 350.
+    const live = (first: number) => [{ exists: 'pk' }, { path: 'logStartOffset', op: '<=', value: first }];
+    expect(transact.mock.calls.map(([ops]) => (ops.at(-1) as { condition?: unknown }).condition)).toEqual([
+      { and: live(0) },
+      {
+        and: [...live(350), { or: [{ notExists: 'segEnd' }, { path: 'segEnd', op: '<=', value: 350 }] }],
+      },
+    ]);
     const segmentEntries = await entriesOf(await s.segmentItems());
     const pageEntriesAfter = await entriesOf(await s.livePages());
     // The 35 rolled chunks (all emptied: the last requests overwrite every key) point into one new segment.

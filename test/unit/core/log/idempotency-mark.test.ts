@@ -37,6 +37,9 @@ describe('an Idempotency-Key mark', () => {
     expect(encodeMark({ hash: 'H', fingerprint: 'F', requestTime: 0 })).toBe('H.F.0');
     expect(decodeMark('H.F.0')).toEqual({ hash: 'H', fingerprint: 'F', requestTime: 0 });
     expect([markHash('H.F.loyw3v28'), markHash('Hx.F.0')]).toEqual(['H', 'Hx']);
+    // A cut mark reads its missing parts as empty (the time as NaN), not as anything else.
+    expect(decodeMark('H')).toEqual({ hash: 'H', fingerprint: '', requestTime: NaN });
+    expect(decodeMark('H.F')).toEqual({ hash: 'H', fingerprint: 'F', requestTime: NaN });
   });
 
   it('lets a retry of the same request through and refuses another request under the key', () => {
@@ -71,6 +74,8 @@ describe('a request fingerprint', () => {
         },
       ]),
     ).toBe('NnGPTtPtQuL2jXpjeOdbfZ');
+    // Without a partition or a timestamp (both hashed as empty fields): pinned too, as stored marks carry it.
+    expect(requestFingerprint([record()])).toBe('yyoeTIfkH9L1wfua-22XYT');
     // The same bytes, however they arrived.
     expect(requestFingerprint([record({ value: new Uint8Array(Buffer.from('dg==', 'base64')) })])).toBe(
       requestFingerprint([record()]),

@@ -7,7 +7,17 @@
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../../../lib/core/keys.js';
 import { pageItem } from '../../../../lib/core/log/batch-index.js';
-import { LOG_SIZE_ATTR, UNKNOWN_LOG_SIZE } from '../../../../lib/core/log/log-size.js';
+import {
+  CLEANER_SWAPS_ATTR,
+  LOG_SIZE_ATTR,
+  OLDEST_RETAINED_ATTR,
+  UNKNOWN_LOG_SIZE,
+  cleanerSwapsOf,
+  logSizeOf,
+  oldestRetainedOf,
+  sameOldestRetained,
+  storedLogSize,
+} from '../../../../lib/core/log/log-size.js';
 import type { TailEntry } from '../../../../lib/core/log/partition-state.js';
 import { decodePartitionState, initialPartitionState } from '../../../../lib/core/log/partition-codec.js';
 import { applyRetention } from '../../../../lib/core/log/retention.js';
@@ -256,5 +266,35 @@ describe('retention.bytes over 10,000 retained batches', () => {
       reads.push(indexItemsRead(p.calls));
     }
     expect(reads[0]).toBe(reads[1]);
+  });
+});
+
+describe('the partition item’s size attributes, read', () => {
+  it('reads only numbers: anything else stored there reads as absent', () => {
+    expect([
+      storedLogSize({ [LOG_SIZE_ATTR]: 7 }),
+      storedLogSize({ [LOG_SIZE_ATTR]: '7' }),
+      storedLogSize({}),
+    ]).toEqual([7, undefined, undefined]);
+    expect([logSizeOf({ [LOG_SIZE_ATTR]: 7 }), logSizeOf({ [LOG_SIZE_ATTR]: UNKNOWN_LOG_SIZE + 7 })]).toEqual(
+      [7, undefined],
+    );
+    expect([
+      cleanerSwapsOf({ [CLEANER_SWAPS_ATTR]: 3 }),
+      cleanerSwapsOf({ [CLEANER_SWAPS_ATTR]: '3' }),
+    ]).toEqual([3, undefined]);
+    expect(oldestRetainedOf({ [OLDEST_RETAINED_ATTR]: [5, 6] })).toEqual({ maxTimestamp: 5, sizeInBytes: 6 });
+    expect(oldestRetainedOf({ [OLDEST_RETAINED_ATTR]: ['5', 6] })).toBeUndefined();
+    expect(oldestRetainedOf({ [OLDEST_RETAINED_ATTR]: [5, '6'] })).toBeUndefined();
+    expect(oldestRetainedOf({ [OLDEST_RETAINED_ATTR]: 5 })).toBeUndefined();
+  });
+
+  it('takes two oldest retained units as the same only when both their fields are', () => {
+    const unit = { maxTimestamp: 5, sizeInBytes: 6 };
+    expect(sameOldestRetained(unit, { ...unit })).toBe(true);
+    expect(sameOldestRetained(undefined, undefined)).toBe(true);
+    expect(sameOldestRetained(unit, { ...unit, maxTimestamp: 4 })).toBe(false);
+    expect(sameOldestRetained(unit, { ...unit, sizeInBytes: 7 })).toBe(false);
+    expect(sameOldestRetained(unit, undefined)).toBe(false);
   });
 });

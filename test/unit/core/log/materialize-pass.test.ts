@@ -18,6 +18,7 @@ import {
   stateAttr,
 } from '../../../../lib/core/log/partition-codec.js';
 import type { MetadataStore } from '../../../../lib/ports/metadata-store.js';
+import { ConditionFailedError } from '../../../../lib/ports/metadata-store.js';
 import { InterceptedMetadataStore } from '../../../support/seams.js';
 
 const TOPIC = 'topic';
@@ -295,5 +296,122 @@ describe('a materialization pass', () => {
     await expect(p.pass(failing)).rejects.toThrow(new Error('throttled'));
     expect((await p.state()).tail).toHaveLength(1);
     expect(await materializeTail(p.store, TOPIC, 5, { now: NOW, producerExpirationMs: EXPIRY })).toBe(0);
+  });
+});
+
+describe('a materialization pass, exactly', () => {
+  /** The actions of the pass's trim, and the pass's answer. */
+  const trimOf = async (p: Awaited<ReturnType<typeof partition>>) => {
+    const updates: (readonly unknown[])[] = [];
+    const seen = new InterceptedMetadataStore(p.store, async (call, run) => {
+      if (call.op === 'update') updates.push(call.actions ?? []);
+      return run();
+    });
+    const moved = await p.pass(seen);
+    return { moved, updates };
+  };
+  const trim = (count: number, tailBase: number, max: number) => [
+    { removeHead: 'tail', count },
+    { set: 'tailBase', value: tailBase },
+    { set: stateAttr.maxTimestampSoFar, value: max },
+  ];
+
+  it('touches the Idempotency-Keys only when keys move or moved, and removes only what the last pass moved', async () => {
+    // No keys before, none now: the generation stays (a keyed commit need not check again).
+    const p = await partition([entry(10)], 102, { idempotencyKeysGeneration: 3 });
+    expect(await trimOf(p)).toEqual({ moved: 1, updates: [trim(1, 102, 10)] });
+    expect((await p.state()).idempotencyKeysGeneration).toBe(3);
+    // A key moves, none moved before: no removal of 0 keys. It would change nothing, but the DynamoDB
+    // adapter would still name `ik` in the request, and DynamoDB refuses an attribute name no expression uses.
+    const q = await partition([entry(10, { idempotencyMark: 'A.FP.1' })], 102, {
+      idempotencyKeys: ['A'],
+      idempotencyKeysGeneration: 3,
+    });
+    expect(await trimOf(q)).toEqual({
+      moved: 1,
+      updates: [
+        [
+          ...trim(1, 102, 10),
+          { set: stateAttr.idempotencyKeysMoved, value: 1 },
+          { set: stateAttr.idempotencyKeysGeneration, add: 1 },
+        ],
+      ],
+    });
+  });
+
+  it('forgets an expired producer’s last marked transaction only when it has one', async () => {
+    const idle = { producerEpoch: 0, lastSequence: 0, lastTimestamp: NOW - EXPIRY - 1 };
+    const p = await partition([], 100, {
+      producers: { '1': idle, '2': idle },
+      lastMarkedTransactions: { '2': 40, '3': 50 },
+    });
+    expect(await trimOf(p)).toEqual({
+      moved: 0,
+      updates: [
+        [
+          { remove: [stateAttr.producers, '1'] },
+          { remove: [stateAttr.producers, '2'] },
+          { remove: [stateAttr.lastMarkedTransactions, '2'] },
+        ],
+      ],
+    });
+    const after = await p.state();
+    expect([after.producers, after.lastMarkedTransactions]).toEqual([{}, { '3': 50 }]);
+  });
+
+  it('stops at a retired page where its page would go: the pass is long stale', async () => {
+    const p = await partition([entry(10), entry(20)], 104);
+    await p.store.put({ ...keys.batch(TOPIC, 0, 100), end: 104, expiresAt: 1 });
+    expect(await p.pass()).toBe(0);
+    expect([(await p.state()).tailBase, p.items('T#')]).toEqual([100, [expect.anything()]]);
+    expect((await p.state()).tail).toHaveLength(2);
+  });
+
+  it('refuses a page that ends inside its last entry, with the page named', async () => {
+    const p = await partition([entry(10), entry(20)], 104);
+    // 100-102: inside the second entry (102-103), past the base of every entry of the pass.
+    await p.store.put(pageItem(TOPIC, 0, 100, [{ ...entry(10), offsetCount: 3 }]));
+    await expect(p.pass()).rejects.toThrow(
+      new Error(`batch index page ${keys.batch(TOPIC, 0, 100).sk} ends at 103, inside a tail entry`),
+    );
+  });
+
+  it('writes the facts of the entries a longer racing page holds past the pass, and takes them', async () => {
+    const tail = [entry(10), entry(20), entry(30, { idempotencyMark: 'C.FP.1' })];
+    const p = await partition(tail, 104, { idempotencyKeys: ['C'] });
+    // A materializer that saw the high watermark at 106 wrote the page for all three.
+    await p.store.put(pageItem(TOPIC, 0, 100, tail));
+    expect(await p.pass()).toBe(3);
+    expect(p.items('K#').map((k) => [k.sk, k['o']])).toEqual([[keys.idempotencyKey(TOPIC, 0, 'C').sk, 104]]);
+    const after = await p.state();
+    expect([after.tailBase, after.maxTimestampSoFar, after.idempotencyKeysMoved]).toEqual([106, 30, 1]);
+  });
+
+  it('passes on a failed page write that names no page in its place', async () => {
+    const p = await partition([entry(10)], 102);
+    const failing = new InterceptedMetadataStore(p.store, async (call, run) => {
+      if (call.op === 'put' && call.key?.sk.startsWith('B#')) throw new ConditionFailedError(undefined);
+      return run();
+    });
+    await expect(p.pass(failing)).rejects.toBeInstanceOf(ConditionFailedError);
+    expect((await p.state()).tailBase).toBe(100);
+  });
+
+  it('indexes an ABORT marker only with its producer and its transaction’s first offset', async () => {
+    const p = await partition([], 100);
+    const marker = (t: number, extra: Partial<TailEntry>) =>
+      entry(t, { offsetCount: 1, recordCount: 1, ...extra });
+    const tail = [
+      marker(10, { controlType: 'COMMIT', producerId: 7, producerEpoch: 0, transactionFirstOffset: 90 }),
+      marker(20, { controlType: 'ABORT', transactionFirstOffset: 91 }),
+      marker(30, { controlType: 'ABORT', producerId: 7, producerEpoch: 0 }),
+      entry(40, { producerId: 7, producerEpoch: 0, transactionFirstOffset: 92 }),
+      marker(50, { controlType: 'ABORT', producerId: 7, producerEpoch: 0, transactionFirstOffset: 93 }),
+    ];
+    const state = { ...(await p.state()), tail, nextOffset: 106, highWatermark: 106 };
+    expect(await materializeTail(p.store, TOPIC, 0, { now: NOW, producerExpirationMs: EXPIRY, state })).toBe(
+      5,
+    );
+    expect(p.items('A#')).toEqual([{ ...keys.abortedTransaction(TOPIC, 0, 105), p: 7, f: 93 }]);
   });
 });

@@ -220,4 +220,32 @@ describe('the partition codec', () => {
       t: 3,
     });
   });
+  it('leaves absent attributes absent, and reads an item without a tail or producers', () => {
+    // No `ikDone`: no idempotencyKeysMoved key at all, not one holding undefined.
+    expect(Object.keys(decodePartitionState(encodePartitionItem(topicId, required)))).not.toContain(
+      'idempotencyKeysMoved',
+    );
+    expect(decodePartitionState({ ...keys.partitionState(topicId, 0), hw: 4 })).toStrictEqual({
+      ...keys.partitionState(topicId, 0),
+      highWatermark: 4,
+      logSizeBytes: undefined,
+      tail: [],
+    });
+  });
+
+  it('stores a sequence range only with both of its ends', () => {
+    const bare = encodeTailEntry(plain, topicId);
+    expect(encodeTailEntry({ ...plain, baseSequence: 7 }, topicId)).toBe(bare.replace('||||||@', '|||7|||@'));
+    expect(encodeTailEntry({ ...plain, lastSequence: 7 }, topicId)).toBe(bare);
+    expect(bare).toBe('a|5k|5|4|rs|a||||||@abc');
+  });
+
+  it('reads an entry with a full object key without the item key, and names a short one it cannot', () => {
+    const other = { ...plain, objectKey: 'segments/x/1' };
+    expect(decodeTailEntry(encodeTailEntry(other, topicId), undefined)).toEqual(other);
+    const long = encodeTailEntry({ ...plain, idempotencyMark: 'm'.repeat(100) }, topicId);
+    expect(() => decodeTailEntry(long, undefined)).toThrow(
+      new Error(`tail entry ${long.slice(0, 80)} needs the item's key to name its object`),
+    );
+  });
 });

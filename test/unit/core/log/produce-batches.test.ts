@@ -180,6 +180,24 @@ describe('a binary produce', () => {
         'batch 1 starts at sequence 3; expected 2',
       ],
       [
+        'a transactional batch after a plain idempotent one',
+        (pid) => [
+          batch(['a'], idempotent(pid, 0)),
+          batch(['b'], { ...idempotent(pid, 1), isTransactional: true }),
+        ],
+        'INVALID_RECORD',
+        'batches of one request must all be transactional or all not',
+      ],
+      [
+        'a plain idempotent batch after a transactional one',
+        (pid) => [
+          batch(['a'], { ...idempotent(pid, 0), isTransactional: true }),
+          batch(['b'], idempotent(pid, 1)),
+        ],
+        'INVALID_RECORD',
+        'batches of one request must all be transactional or all not',
+      ],
+      [
         'a repeated sequence',
         (pid) => [batch(['a', 'b'], idempotent(pid, 0)), batch(['c'], idempotent(pid, 1))],
         'OUT_OF_ORDER_SEQUENCE_NUMBER',

@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { keys } from '../../../../lib/core/keys.js';
+import { dataObjectKey, keys } from '../../../../lib/core/keys.js';
 import { materializeTail } from '../../../../lib/core/log/materialize.js';
+import { findMaterializedBatch, producerHistoryItems } from '../../../../lib/core/log/producer-history.js';
+import { MemoryMetadataStore } from '../../../../lib/adapters/memory/metadata-store.js';
+import type { TailEntry } from '../../../../lib/core/log/partition-state.js';
 import { decodePartitionState } from '../../../../lib/core/log/partition-codec.js';
 import { encodeRecordBatch } from '../../../../protocol/record-batch/index.js';
-import type { Item, MetadataStore } from '../../../../lib/ports/metadata-store.js';
+import type { Item, MetadataStore, QueryInput } from '../../../../lib/ports/metadata-store.js';
 import { memorySluice } from '../../../support/log-support.js';
 
 const BATCH = { 'content-type': 'application/vnd.kafka.record-batch' };
@@ -137,3 +140,63 @@ describe('idempotent producer history', () => {
 });
 
 const options = (now: number) => ({ now, producerExpirationMs: 86_400_000 });
+
+describe('producer history items, directly', () => {
+  const entry = (extra: Partial<TailEntry>): TailEntry => ({
+    objectKey: dataObjectKey('T', 'x'),
+    position: 0,
+    sizeInBytes: 10,
+    offsetCount: 2,
+    recordCount: 2,
+    maxTimestamp: 50,
+    firstTimestamp: 40,
+    ...extra,
+  });
+
+  it('leave out a transaction marker, though it carries its producer', () => {
+    const moved = [
+      { baseOffset: 0, entry: entry({ producerId: 7, producerEpoch: 0, baseSequence: 0, lastSequence: 1 }) },
+      {
+        baseOffset: 2,
+        entry: entry({
+          producerId: 7,
+          producerEpoch: 0,
+          offsetCount: 1,
+          controlType: 'COMMIT',
+          maxTimestamp: 60,
+        }),
+      },
+    ];
+    expect(producerHistoryItems('T', 0, moved, 3, 99)).toEqual([
+      { ...keys.producerBatches('T', 0, 7, 0, 3), b: ['0|1|0'], t: [50], expiresAt: 99 },
+    ]);
+  });
+
+  it('are read on from where the first page stopped', async () => {
+    const store = new MemoryMetadataStore();
+    // Six passes of producer 7 epoch 0, one batch each (sequence i at offset 10 * i).
+    for (let i = 0; i < 6; i++)
+      await store.put({
+        ...keys.producerBatches('T', 0, 7, 0, 10 * i + 1),
+        b: [`${i}|${i}|${10 * i}`],
+        t: [i],
+        expiresAt: 99,
+      });
+    const queries: QueryInput[] = [];
+    const spy = Object.create(store, {
+      query: { value: (input: QueryInput) => (queries.push(input), store.query(input)) },
+    }) as MetadataStore;
+    const found = await findMaterializedBatch(spy, 'T', 0, {
+      producerId: 7,
+      producerEpoch: 0,
+      firstSequence: 0,
+      lastSequence: 0,
+    });
+    expect(found).toEqual({ firstSequence: 0, lastSequence: 0, baseOffset: 0, maxTimestamp: 0 });
+    // Newest first, 4 then up to 32 more: the second query goes on after the first's last item.
+    expect(queries.map((q) => [q.limit, q.cursor !== undefined])).toEqual([
+      [4, false],
+      [32, true],
+    ]);
+  });
+});

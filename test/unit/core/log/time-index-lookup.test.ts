@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryMetadataStore } from '../../../../lib/adapters/memory/metadata-store.js';
 import { dataObjectKey, keys } from '../../../../lib/core/keys.js';
 import { pageItem } from '../../../../lib/core/log/batch-index.js';
+import type { MetadataStore, QueryInput } from '../../../../lib/ports/metadata-store.js';
 import type { PartitionState, TailEntry } from '../../../../lib/core/log/partition-state.js';
 import { decodePartitionState, initialPartitionState } from '../../../../lib/core/log/partition-codec.js';
 import { firstEntryReaching, timeMarkItem, timeMarks } from '../../../../lib/core/log/time-index.js';
@@ -133,5 +134,25 @@ describe('the first offset whose timestamp reaches X', () => {
     // nothing before 5 is above 500, but offset 3 is at 500.
     await p.store.delete(keys.timeIndex(TOPIC, 0, 500, 0));
     expect(await Promise.all([500, 501].map(p.at))).toEqual([3, 5]);
+  });
+
+  it('reads the index from the mark on, or not at all past the running max', async () => {
+    /** The index queries (not the time index's) of one lookup: their ranges of sort keys. */
+    const ranges = async (marks: boolean, timestamp: number) => {
+      const p = await partition(marks);
+      const queries: QueryInput[] = [];
+      const spy = Object.create(p.store, {
+        query: { value: (input: QueryInput) => (queries.push(input), p.store.query(input)) },
+      }) as MetadataStore;
+      const found = await firstEntryReaching(spy, TOPIC, 0, p.state, timestamp);
+      return [
+        found?.baseOffset,
+        queries.map((q) => q.sk).filter((sk) => !(sk && 'between' in sk && sk.between[0].startsWith('T#'))),
+      ];
+    };
+    // 550: the mark at 5 (previous max 500) says nothing before 5 reaches it; page 4 holds 5.
+    expect(await ranges(true, 550)).toEqual([5, [{ between: ['B#', keys.batch(TOPIC, 0, 5).sk] }]]);
+    // 650 without marks: above the running max (600), so in the tail; no index read.
+    expect(await ranges(false, 650)).toEqual([6, []]);
   });
 });
