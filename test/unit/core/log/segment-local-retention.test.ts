@@ -354,7 +354,13 @@ describe('retiring local copies of a partition item without a byte total (every 
   it('takes a page without timestamps as expired at a cut-off of 0', async () => {
     const store = new MemoryMetadataStore();
     const gone = { ...entry('d/a', 10, -1), recordCount: 0, firstTimestamp: -1 };
-    await store.put({ ...initialPartitionState(TOPIC, 't', 0, ['s0']), tailBase: 2, nextOffset: 2, segEnd: 2 });
+    await store.put({
+      ...initialPartitionState(TOPIC, 't', 0, ['s0']),
+      tailBase: 2,
+      nextOffset: 2,
+      segEnd: 2,
+    });
+    await setState(store, { [LOG_SIZE_ATTR]: undefined });
     await store.put(pageItem(TOPIC, 0, 0, [gone]));
     const both = config({ 'local.retention.ms': 5000, 'local.retention.bytes': 10 ** 6 });
     expect(await retireLocalCopies(store, TOPIC, 0, both, 5000)).toBe(1);
@@ -381,7 +387,9 @@ describe('retiring local copies of a partition item without a byte total (every 
   it('reads the item and the pages once, strongly consistent', async () => {
     const p = await unsized();
     const recorded = readsRecorded(p.store);
-    expect(await retireLocalCopies(recorded.store, TOPIC, 0, config({ 'local.retention.bytes': 0 }), NOW)).toBe(3);
+    expect(
+      await retireLocalCopies(recorded.store, TOPIC, 0, config({ 'local.retention.bytes': 0 }), NOW),
+    ).toBe(3);
     expect(recorded.reads).toEqual([
       { op: 'get', consistent: true },
       { op: 'query', consistent: true },
@@ -418,7 +426,9 @@ describe('the first local page remembered in the partition item', () => {
     expect(await retireLocalCopies(p.store, TOPIC, 0, config({ 'local.retention.bytes': 451 }), NOW)).toBe(0);
     expect(await lkOf(p.store)).toEqual([0, 0, 6, NOW - 50_000, 300]);
     const idle = readsRecorded(p.store);
-    expect(await retireLocalCopies(idle.store, TOPIC, 0, config({ 'local.retention.bytes': 451 }), NOW)).toBe(0);
+    expect(await retireLocalCopies(idle.store, TOPIC, 0, config({ 'local.retention.bytes': 451 }), NOW)).toBe(
+      0,
+    );
     expect(idle.reads).toEqual([{ op: 'get', consistent: true }]);
     // From the record: the rest after page 0 is 450.
     expect(await retireLocalCopies(p.store, TOPIC, 0, config({ 'local.retention.bytes': 450 }), NOW)).toBe(1);
@@ -445,7 +455,9 @@ describe('the first local page remembered in the partition item', () => {
     // Log start 3: of page 0 only the chunk at 4 counts (the chunk at 2 starts before it).
     const p = await partition(14);
     await setState(p.store, { logStartOffset: 3 });
-    expect(await retireLocalCopies(p.store, TOPIC, 0, config({ 'local.retention.bytes': 10 ** 6 }), NOW)).toBe(0);
+    expect(
+      await retireLocalCopies(p.store, TOPIC, 0, config({ 'local.retention.bytes': 10 ** 6 }), NOW),
+    ).toBe(0);
     expect(await lkOf(p.store)).toEqual([0, 0, 6, NOW - 50_000, 100]);
     // Page 0 already retired: the bytes below page 6 are read from the segment index, from the log start.
     for (const [logStartOffset, below] of [
@@ -485,12 +497,17 @@ describe('the first local page remembered in the partition item', () => {
     const p = await partition(14);
     await p.store.put(retiredPageItem(p.pages[0]!, NOW));
     await p.store.put({ ...pageItem(TOPIC, 0, 6, []), end: 10 });
-    expect(await retireLocalCopies(p.store, TOPIC, 0, config({ 'local.retention.bytes': 10 ** 6 }), NOW)).toBe(0);
+    expect(
+      await retireLocalCopies(p.store, TOPIC, 0, config({ 'local.retention.bytes': 10 ** 6 }), NOW),
+    ).toBe(0);
     expect(await lkOf(p.store)).toEqual([10, 500, 10, -1, 0]);
   });
 
   it('is ignored when malformed, and the walk starts at the log start', async () => {
-    for (const lk of [['a', 0], [], [6], 'x']) {
+    // A list with a hole where the start would be.
+    const holed: number[] = [];
+    holed[1] = 0;
+    for (const lk of [['a', 0], [], [6], holed, 'x']) {
       const p = await partition(14);
       await p.store.update(keys.partitionState(TOPIC, 0), [{ set: FIRST_LOCAL_ATTR, value: lk as never }]);
       const ms = config({ 'local.retention.ms': 49_999 });
@@ -503,8 +520,18 @@ describe('the first local page remembered in the partition item', () => {
     for (const [lk, segEnd, limits, found] of [
       // The record's page ends below segEnd, the page does not.
       [[6, 300, 8, NOW - 20_000, 200], 9, { 'local.retention.ms': 1000 }, [6, 300, 10, NOW - 20_000, 200]],
-      [[6, 300, 10, NOW - 90_000, 200], 14, { 'local.retention.ms': 30_000 }, [6, 300, 10, NOW - 20_000, 200]],
-      [[6, 300, 10, NOW - 20_000, 100], 14, { 'local.retention.bytes': 300 }, [6, 300, 10, NOW - 20_000, 200]],
+      [
+        [6, 300, 10, NOW - 90_000, 200],
+        14,
+        { 'local.retention.ms': 30_000 },
+        [6, 300, 10, NOW - 20_000, 200],
+      ],
+      [
+        [6, 300, 10, NOW - 20_000, 100],
+        14,
+        { 'local.retention.bytes': 300 },
+        [6, 300, 10, NOW - 20_000, 200],
+      ],
     ] as const) {
       const p = await partition(segEnd);
       await p.store.put(retiredPageItem(p.pages[0]!, NOW));
