@@ -16,7 +16,7 @@ import {
 import { segmentItem } from '../../../../lib/core/log/segments/segment-index.js';
 import type { TailEntry } from '../../../../lib/core/log/partition-state.js';
 import { encodeTailEntry, initialPartitionState } from '../../../../lib/core/log/partition-codec.js';
-import { LOG_SIZE_ATTR } from '../../../../lib/core/log/log-size.js';
+import { CLEANER_SWAPS_ATTR, FIRST_LOCAL_ATTR, LOG_SIZE_ATTR } from '../../../../lib/core/log/log-size.js';
 import type { LocalRetentionConfig } from '../../../../lib/core/log/segments/local-retention.js';
 import {
   localLimits,
@@ -278,5 +278,308 @@ describe('retiring local copies', () => {
       retireLocalCopies(failing, TOPIC, 0, config({ 'local.retention.ms': 0 }), NOW),
     ).rejects.toThrow(new Error('throttled'));
     expect(await q.page(0)).toEqual(q.pages[0]);
+  });
+});
+
+/** The partition item's remembered first local page (`lk`), as the last run wrote it. */
+const lkOf = async (store: MemoryMetadataStore) =>
+  (await store.get(keys.partitionState(TOPIC, 0)))![FIRST_LOCAL_ATTR];
+const setState = async (store: MemoryMetadataStore, attrs: Record<string, unknown>) =>
+  store.update(
+    keys.partitionState(TOPIC, 0),
+    Object.entries(attrs).map(([set, value]) =>
+      value === undefined ? { remove: set } : { set, value: value as number },
+    ),
+  );
+
+describe('retiring local copies of a partition item without a byte total (every page counted)', () => {
+  const unsized = async (segEnd = 14) => {
+    const p = await partition(segEnd);
+    await setState(p.store, { [LOG_SIZE_ATTR]: undefined });
+    return p;
+  };
+  /** Which of pages 0, 6 and 10 are retired markers (as of `at`), the rest exactly as written. */
+  const expectRetired = async (p: Awaited<ReturnType<typeof partition>>, count: number, at = NOW) => {
+    for (const [i, o] of [0, 6, 10].entries())
+      expect(await p.page(o), `page ${o}`).toEqual(
+        i < count ? locallyRetiredPageItem(p.pages[i]!, at) : p.pages[i],
+      );
+  };
+
+  it('by local.retention.bytes: 700 bytes of pages and 50 of tail, oldest first while the rest reaches the limit', async () => {
+    for (const [limit, retired] of [
+      [751, 0],
+      [451, 0],
+      [450, 1],
+      [251, 1],
+      [250, 2],
+      [51, 2],
+      [50, 3],
+      [0, 3],
+    ] as const) {
+      const p = await unsized();
+      const bytes = config({ 'local.retention.bytes': limit });
+      expect(await retireLocalCopies(p.store, TOPIC, 0, bytes, NOW), `limit ${limit}`).toBe(retired);
+      await expectRetired(p, retired);
+      // This walk keeps no record of the first local page.
+      expect(await lkOf(p.store)).toBeUndefined();
+    }
+  });
+
+  it('only pages wholly below segEnd: page 10 stays at segEnd 10 even at limit 0', async () => {
+    const p = await unsized(10);
+    expect(await retireLocalCopies(p.store, TOPIC, 0, config({ 'local.retention.bytes': 0 }), NOW)).toBe(2);
+    await expectRetired(p, 2);
+  });
+
+  it('by local.retention.ms beside a bytes limit never reached, at the exact cut-off', async () => {
+    for (const [ms, retired] of [
+      [50_000, 0],
+      [49_999, 1],
+      [20_000, 1],
+      [19_999, 3],
+      [0, 3],
+    ] as const) {
+      const p = await unsized();
+      const both = config({ 'local.retention.ms': ms, 'local.retention.bytes': 10 ** 6 });
+      expect(await retireLocalCopies(p.store, TOPIC, 0, both, NOW), `ms ${ms}`).toBe(retired);
+      await expectRetired(p, retired);
+    }
+    // local.retention.ms of 0 retires nothing newer than the clock.
+    const p = await unsized();
+    const zero = config({ 'local.retention.ms': 0, 'local.retention.bytes': 10 ** 6 });
+    expect(await retireLocalCopies(p.store, TOPIC, 0, zero, NOW - 60_000)).toBe(0);
+  });
+
+  it('takes a page without timestamps as expired at a cut-off of 0', async () => {
+    const store = new MemoryMetadataStore();
+    const gone = { ...entry('d/a', 10, -1), recordCount: 0, firstTimestamp: -1 };
+    await store.put({
+      ...initialPartitionState(TOPIC, 't', 0, ['s0']),
+      tailBase: 2,
+      nextOffset: 2,
+      segEnd: 2,
+    });
+    await setState(store, { [LOG_SIZE_ATTR]: undefined });
+    await store.put(pageItem(TOPIC, 0, 0, [gone]));
+    const both = config({ 'local.retention.ms': 5000, 'local.retention.bytes': 10 ** 6 });
+    expect(await retireLocalCopies(store, TOPIC, 0, both, 5000)).toBe(1);
+  });
+
+  it('without local.retention.bytes walks as usual, and records the first local page', async () => {
+    const p = await unsized();
+    expect(await retireLocalCopies(p.store, TOPIC, 0, config({ 'local.retention.ms': 50_000 }), NOW)).toBe(0);
+    await expectRetired(p, 0);
+    expect(await lkOf(p.store)).toEqual([0, 0, 6, NOW - 50_000, 300]);
+  });
+
+  it('passes over retired pages, which neither count nor stop it', async () => {
+    const p = await unsized();
+    const marker = retiredPageItem(p.pages[0]!, NOW - 1);
+    await p.store.put(marker);
+    // 200 + 200 + 50 left: at 250 page 6 goes.
+    expect(await retireLocalCopies(p.store, TOPIC, 0, config({ 'local.retention.bytes': 250 }), NOW)).toBe(1);
+    expect(await p.page(0)).toEqual(marker);
+    expect(await p.page(6)).toEqual(locallyRetiredPageItem(p.pages[1]!, NOW));
+    expect(await p.page(10)).toEqual(p.pages[2]);
+  });
+
+  it('reads the item and the pages once, strongly consistent', async () => {
+    const p = await unsized();
+    const recorded = readsRecorded(p.store);
+    expect(
+      await retireLocalCopies(recorded.store, TOPIC, 0, config({ 'local.retention.bytes': 0 }), NOW),
+    ).toBe(3);
+    expect(recorded.reads).toEqual([
+      { op: 'get', consistent: true },
+      { op: 'query', consistent: true },
+    ]);
+  });
+
+  it('stops when a page changed since it was read, and passes other store errors on', async () => {
+    const p = await unsized();
+    const compacted = pageItem(TOPIC, 0, 6, [entry('g/x', 120, NOW - 20_000)]);
+    const racing = new InterceptedMetadataStore(p.store, async (call, run) => {
+      if (call.op === 'put' && call.key?.sk === compacted.sk) await p.store.put(compacted);
+      return run();
+    });
+    expect(await retireLocalCopies(racing, TOPIC, 0, config({ 'local.retention.bytes': 0 }), NOW)).toBe(1);
+    expect(await p.page(0)).toEqual(locallyRetiredPageItem(p.pages[0]!, NOW));
+    expect(await p.page(6)).toEqual(compacted);
+    expect(await p.page(10)).toEqual(p.pages[2]);
+
+    const q = await unsized();
+    const failing = new InterceptedMetadataStore(q.store, async (call, run) => {
+      if (call.op === 'put') throw new Error('throttled');
+      return run();
+    });
+    await expect(
+      retireLocalCopies(failing, TOPIC, 0, config({ 'local.retention.bytes': 0 }), NOW),
+    ).rejects.toThrow(new Error('throttled'));
+    expect(await q.page(0)).toEqual(q.pages[0]);
+  });
+});
+
+describe('the first local page remembered in the partition item', () => {
+  it('is the page kept, with the log bytes below it; a run with nothing due reads the item alone', async () => {
+    const p = await partition(14);
+    expect(await retireLocalCopies(p.store, TOPIC, 0, config({ 'local.retention.bytes': 451 }), NOW)).toBe(0);
+    expect(await lkOf(p.store)).toEqual([0, 0, 6, NOW - 50_000, 300]);
+    const idle = readsRecorded(p.store);
+    expect(await retireLocalCopies(idle.store, TOPIC, 0, config({ 'local.retention.bytes': 451 }), NOW)).toBe(
+      0,
+    );
+    expect(idle.reads).toEqual([{ op: 'get', consistent: true }]);
+    // From the record: the rest after page 0 is 450.
+    expect(await retireLocalCopies(p.store, TOPIC, 0, config({ 'local.retention.bytes': 450 }), NOW)).toBe(1);
+    expect(await lkOf(p.store)).toEqual([6, 300, 10, NOW - 20_000, 200]);
+    expect(await retireLocalCopies(p.store, TOPIC, 0, config({ 'local.retention.bytes': 250 }), NOW)).toBe(1);
+    expect(await lkOf(p.store)).toEqual([10, 500, 14, NOW - 90_000, 200]);
+    expect(await p.page(6)).toEqual(locallyRetiredPageItem(p.pages[1]!, NOW));
+  });
+
+  it('is where the next page starts once none is left, and a later run goes on from there', async () => {
+    const p = await partition(14);
+    expect(await retireLocalCopies(p.store, TOPIC, 0, config({ 'local.retention.ms': 0 }), NOW)).toBe(3);
+    expect(await lkOf(p.store)).toEqual([14, 700]);
+    // The tail is indexed and rolled: page [14, 16) of 100 bytes.
+    const next = pageItem(TOPIC, 0, 14, [entry('d/f', 100, NOW, 2)]);
+    await p.store.put(next);
+    await setState(p.store, { segEnd: 16, tailBase: 16, [LOG_SIZE_ATTR]: 850 });
+    expect(await retireLocalCopies(p.store, TOPIC, 0, config({ 'local.retention.ms': 0 }), NOW + 1)).toBe(1);
+    expect(await p.page(14)).toEqual(locallyRetiredPageItem(next, NOW + 1));
+    expect(await lkOf(p.store)).toEqual([16, 800]);
+  });
+
+  it('counts only bytes at or past the log start, and the bytes below from the segment index', async () => {
+    // Log start 3: of page 0 only the chunk at 4 counts (the chunk at 2 starts before it).
+    const p = await partition(14);
+    await setState(p.store, { logStartOffset: 3 });
+    expect(
+      await retireLocalCopies(p.store, TOPIC, 0, config({ 'local.retention.bytes': 10 ** 6 }), NOW),
+    ).toBe(0);
+    expect(await lkOf(p.store)).toEqual([0, 0, 6, NOW - 50_000, 100]);
+    // Page 0 already retired: the bytes below page 6 are read from the segment index, from the log start.
+    for (const [logStartOffset, below] of [
+      [0, 300],
+      [3, 100],
+    ] as const) {
+      const q = await partition(14);
+      await setState(q.store, { logStartOffset });
+      await q.store.put(retiredPageItem(q.pages[0]!, NOW));
+      const bytes = config({ 'local.retention.bytes': 10 ** 6 });
+      expect(await retireLocalCopies(q.store, TOPIC, 0, bytes, NOW)).toBe(0);
+      expect(await lkOf(q.store), `log start ${logStartOffset}`).toEqual([6, below, 10, NOW - 20_000, 200]);
+    }
+  });
+
+  it('counts no bytes below without local.retention.bytes, and does with a limit of 0', async () => {
+    const p = await partition(14);
+    await p.store.put(retiredPageItem(p.pages[0]!, NOW));
+    expect(await retireLocalCopies(p.store, TOPIC, 0, config({ 'local.retention.ms': 30_000 }), NOW)).toBe(0);
+    expect(await lkOf(p.store)).toEqual([6, 0, 10, NOW - 20_000, 200]);
+    const q = await partition(10);
+    await q.store.put(retiredPageItem(q.pages[0]!, NOW));
+    expect(await retireLocalCopies(q.store, TOPIC, 0, config({ 'local.retention.bytes': 0 }), NOW)).toBe(1);
+    expect(await lkOf(q.store)).toEqual([10, 500, 14, NOW - 90_000, 200]);
+  });
+
+  it('starts past the last retired page read, though the tail starts before it', async () => {
+    const p = await partition(14);
+    await setState(p.store, { tailBase: 10 });
+    await p.store.put(retiredPageItem(p.pages[2]!, NOW));
+    expect(await retireLocalCopies(p.store, TOPIC, 0, config({ 'local.retention.bytes': 0 }), NOW)).toBe(2);
+    // 500 bytes of pages 0 and 6, and 200 of [10, 14) from the segment index.
+    expect(await lkOf(p.store)).toEqual([14, 700]);
+  });
+
+  it('takes a live page without entries as starting at its end', async () => {
+    const p = await partition(14);
+    await p.store.put(retiredPageItem(p.pages[0]!, NOW));
+    await p.store.put({ ...pageItem(TOPIC, 0, 6, []), end: 10 });
+    expect(
+      await retireLocalCopies(p.store, TOPIC, 0, config({ 'local.retention.bytes': 10 ** 6 }), NOW),
+    ).toBe(0);
+    expect(await lkOf(p.store)).toEqual([10, 500, 10, -1, 0]);
+  });
+
+  it('is ignored when malformed, and the walk starts at the log start', async () => {
+    // A list with a hole where the start would be.
+    const holed: number[] = [];
+    holed[1] = 0;
+    for (const lk of [['a', 0], [], [6], holed, 'x']) {
+      const p = await partition(14);
+      await p.store.update(keys.partitionState(TOPIC, 0), [{ set: FIRST_LOCAL_ATTR, value: lk as never }]);
+      const ms = config({ 'local.retention.ms': 49_999 });
+      expect(await retireLocalCopies(p.store, TOPIC, 0, ms, NOW), JSON.stringify(lk)).toBe(1);
+      expect(await lkOf(p.store)).toEqual([6, 300, 10, NOW - 20_000, 200]);
+    }
+  });
+
+  it('is rewritten when the page found differs from the record in any fact', async () => {
+    for (const [lk, segEnd, limits, found] of [
+      // The record's page ends below segEnd, the page does not.
+      [[6, 300, 8, NOW - 20_000, 200], 9, { 'local.retention.ms': 1000 }, [6, 300, 10, NOW - 20_000, 200]],
+      [
+        [6, 300, 10, NOW - 90_000, 200],
+        14,
+        { 'local.retention.ms': 30_000 },
+        [6, 300, 10, NOW - 20_000, 200],
+      ],
+      [
+        [6, 300, 10, NOW - 20_000, 100],
+        14,
+        { 'local.retention.bytes': 300 },
+        [6, 300, 10, NOW - 20_000, 200],
+      ],
+    ] as const) {
+      const p = await partition(segEnd);
+      await p.store.put(retiredPageItem(p.pages[0]!, NOW));
+      await setState(p.store, { [FIRST_LOCAL_ATTR]: [...lk] });
+      expect(await retireLocalCopies(p.store, TOPIC, 0, config(limits), NOW)).toBe(0);
+      expect(await lkOf(p.store), JSON.stringify(lk)).toEqual(found);
+    }
+    // No page left past the record's point: the next starts past the retired page read.
+    const p = await partition(14);
+    for (const page of p.pages) await p.store.put(retiredPageItem(page, NOW));
+    await setState(p.store, { [FIRST_LOCAL_ATTR]: [10, 500] });
+    expect(await retireLocalCopies(p.store, TOPIC, 0, config({ 'local.retention.ms': 0 }), NOW)).toBe(0);
+    expect(await lkOf(p.store)).toEqual([14, 500]);
+  });
+
+  it('is not written again when the walk finds it unchanged', async () => {
+    // segEnd past the record's point, with no page there (a hand-built item): due, and found the same.
+    const p = await partition(14);
+    await p.store.delete(keys.batch(TOPIC, 0, 10));
+    await setState(p.store, { tailBase: 10, [FIRST_LOCAL_ATTR]: [10, 500] });
+    const writes: string[] = [];
+    const watched = new InterceptedMetadataStore(p.store, async (call, run) => {
+      if (call.op !== 'get' && call.op !== 'query') writes.push(call.op);
+      return run();
+    });
+    expect(await retireLocalCopies(watched, TOPIC, 0, config({ 'local.retention.ms': 0 }), NOW)).toBe(0);
+    expect(writes).toEqual([]);
+    expect(await lkOf(p.store)).toEqual([10, 500]);
+  });
+
+  it('is written only while the log start and the cleaner swaps are as read; other errors pass on', async () => {
+    for (const change of [{ logStartOffset: 1 }, { [CLEANER_SWAPS_ATTR]: 1 }]) {
+      const p = await partition(14);
+      const racing = new InterceptedMetadataStore(p.store, async (call, run) => {
+        if (call.op === 'update') await setState(p.store, change);
+        return run();
+      });
+      const ms = config({ 'local.retention.ms': 49_999 });
+      expect(await retireLocalCopies(racing, TOPIC, 0, ms, NOW), JSON.stringify(change)).toBe(1);
+      expect(await lkOf(p.store)).toBeUndefined();
+    }
+    const q = await partition(14);
+    const failing = new InterceptedMetadataStore(q.store, async (call, run) => {
+      if (call.op === 'update') throw new Error('throttled');
+      return run();
+    });
+    await expect(
+      retireLocalCopies(failing, TOPIC, 0, config({ 'local.retention.ms': 49_999 }), NOW),
+    ).rejects.toThrow(new Error('throttled'));
   });
 });

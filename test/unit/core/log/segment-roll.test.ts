@@ -632,3 +632,58 @@ describe('a batch index a roll refuses', () => {
     expect(s.segments!.keys()).toEqual([]);
   });
 });
+
+describe('the swap’s conditions', () => {
+  it('keeps segEnd when it is already the segment’s end', async () => {
+    const s = await segmentSetup({ 'segment.bytes': String(2 * L) });
+    await uniform(s, 5);
+    await s.store.update(keys.partitionState(s.topic.topicId, 0), [{ set: 'segEnd', value: 8 }]);
+    expect((await roll(s)).rolled).toMatchObject({ baseOffset: 0, end: 8 });
+    expect(await segEnd(s)).toBe(8);
+  });
+
+  /** Rolls with `change` made just before the swap's transaction: it must be refused. */
+  const refused = async (change: (s: SegmentSetup) => Promise<void>, segEndBefore?: number) => {
+    const s = await segmentSetup({ 'segment.bytes': String(2 * L) });
+    await uniform(s, 5);
+    if (segEndBefore !== undefined)
+      await s.store.update(keys.partitionState(s.topic.topicId, 0), [{ set: 'segEnd', value: segEndBefore }]);
+    const changing = new InterceptedMetadataStore(s.store, async (call, run) => {
+      if (call.op === 'transact') await change(s);
+      return run();
+    });
+    expect(
+      await rollSegment(
+        { ...s.sluice.log, store: changing, segmentStore: s.segments! },
+        s.topic.topicId,
+        0,
+        s.config(),
+      ),
+    ).toEqual({ skipped: 'raced' });
+    return s;
+  };
+
+  it('is refused when retention moved the log start past the first entry taken', async () => {
+    // The first entry taken is [0, 4): a log start of 4 is past it.
+    for (const segEndBefore of [undefined, 8]) {
+      const s = await refused(async (s) => {
+        await s.store.update(keys.partitionState(s.topic.topicId, 0), [{ set: 'logStartOffset', value: 4 }]);
+      }, segEndBefore);
+      expect(await segEnd(s)).toBe(segEndBefore);
+    }
+  });
+
+  it('is refused when another roll raised segEnd to its end meanwhile, or indexed a segment at its base', async () => {
+    for (const value of [8, 9]) {
+      const s = await refused(async (s) => {
+        await s.store.update(keys.partitionState(s.topic.topicId, 0), [{ set: 'segEnd', value }]);
+      });
+      expect(await segEnd(s)).toBe(value);
+    }
+    const s = await refused(async (s) => {
+      await s.store.put({ ...keys.segment(s.topic.topicId, 0, 0), o: 'g/other' });
+    });
+    expect((await s.segmentItems()).length).toBe(0);
+    expect((await s.items(keys.segmentPrefix)).map((g) => g['o'])).toEqual(['g/other']);
+  });
+});
