@@ -82,6 +82,21 @@ const config = (limits: Partial<LocalRetentionConfig>): LocalRetentionConfig => 
   ...limits,
 });
 
+/**
+ * 300 + 200 + 200 bytes of pages and 50 of tail (750): the pages retired at each local.retention.bytes,
+ * oldest first while the rest, tail included, still reaches the limit.
+ */
+const RETIRED_AT_LIMIT = [
+  [751, 0],
+  [451, 0],
+  [450, 1],
+  [251, 1],
+  [250, 2],
+  [51, 2],
+  [50, 3],
+  [0, 3],
+] as const;
+
 describe('local retention limits', () => {
   it("are the topic's own, or with Kafka's -2 the topic's retention.ms and retention.bytes", () => {
     const limits = { 'retention.ms': 7, 'retention.bytes': 8 };
@@ -142,16 +157,7 @@ describe('retiring local copies', () => {
 
   it('by local.retention.bytes retires the oldest pages while the rest, tail included, still reaches the limit', async () => {
     // 300 + 200 + 200 bytes of pages and 50 of tail: 750. A page goes while the rest is at least the limit.
-    for (const [limit, retired] of [
-      [751, 0],
-      [451, 0],
-      [450, 1],
-      [251, 1],
-      [250, 2],
-      [51, 2],
-      [50, 3],
-      [0, 3],
-    ] as const) {
+    for (const [limit, retired] of RETIRED_AT_LIMIT) {
       const p = await partition(14);
       const bytes = config({ 'local.retention.bytes': limit });
       expect(await retireLocalCopies(p.store, TOPIC, 0, bytes, NOW), `limit ${limit}`).toBe(retired);
@@ -307,16 +313,7 @@ describe('retiring local copies of a partition item without a byte total (every 
   };
 
   it('by local.retention.bytes: 700 bytes of pages and 50 of tail, oldest first while the rest reaches the limit', async () => {
-    for (const [limit, retired] of [
-      [751, 0],
-      [451, 0],
-      [450, 1],
-      [251, 1],
-      [250, 2],
-      [51, 2],
-      [50, 3],
-      [0, 3],
-    ] as const) {
+    for (const [limit, retired] of RETIRED_AT_LIMIT) {
       const p = await unsized();
       const bytes = config({ 'local.retention.bytes': limit });
       expect(await retireLocalCopies(p.store, TOPIC, 0, bytes, NOW), `limit ${limit}`).toBe(retired);
