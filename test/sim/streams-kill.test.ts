@@ -118,7 +118,15 @@ const runSchedule = async ({ seed, guarantee }: Schedule) => {
       first.thaw();
     }
   }
-  const complete = await waitFor(async () => (await outputs(world)).length >= total);
+  // Every count 1..n of every word written (not only as many outputs as inputs: under at_least_once
+  // a restarted instance's repeats can make up that number while the last counts are still coming).
+  const covered = (out: [string, string][]) => {
+    const seen = new Set(out.map(([k, v]) => `${k}\u0000${v}`));
+    return [...expected].every(([word, n]) =>
+      Array.from({ length: n }, (_, i) => `${word}\u0000${i + 1}`).every((k) => seen.has(k)),
+    );
+  };
+  const complete = await waitFor(async () => covered(await outputs(world)));
   // Let stragglers (a zombie, a retried produce) show themselves before counting.
   await new Promise((r) => setTimeout(r, 20));
   for (const r of [a, b]) if (r && !first.frozen) await r.runner.stop(true);
