@@ -521,17 +521,16 @@ const webSocketWaitingBill = (
   let wakes: number;
   let registrations: number;
   let fetchesNamingConnection: number;
-  let rechecks: number;
-  /** Empty fetches that name no connection (a paced fetch that found nothing): request and fixed time. */
-  let plainEmptyFetches = 0;
+  /** Fetches that bring nothing (a request and the fixed time each, a read of every owned item). */
+  let emptyFetches: number;
   if (paces(arrivalsPerMemberSec, d.pacedFetchMs)) {
     const cycleSec = Math.max(d.pacedFetchMs, fetchMs) / 1000;
     const lulls = ((members * Math.exp(-arrivalsPerMemberSec * cycleSec)) / cycleSec) * SECONDS_PER_MONTH;
-    plainEmptyFetches = lulls;
+    // A lull: the paced fetch that found nothing, then the registering one (as empty).
+    emptyFetches = 2 * lulls;
     fetchesNamingConnection = lulls;
     registrations = lulls * owned;
     wakes = lulls * owned;
-    rechecks = 0;
   } else {
     const busySec = (fetchMs + REGISTRATION_MS) / 1000;
     const toldPerSec = Math.min(arrivalsPerMemberSec, STREAM_POLLS_PER_SEC);
@@ -542,13 +541,12 @@ const webSocketWaitingBill = (
     const perPartitionSec = arrivalsPerMemberSec / owned;
     const moved =
       wakesPerMemberSec > 0 ? Math.max(1, owned * (1 - Math.exp(-perPartitionSec / wakesPerMemberSec))) : 0;
-    rechecks = (members * SECONDS_PER_MONTH) / SOCKET_RECHECK_SEC;
+    // A re-check is an empty fetch of its own; a wake's registering fetch is the one that reads its records.
+    const rechecks = (members * SECONDS_PER_MONTH) / SOCKET_RECHECK_SEC;
+    emptyFetches = rechecks;
     registrations = registeringFetches * moved + rechecks * owned;
     fetchesNamingConnection = registeringFetches + rechecks;
   }
-  // A re-check and a lull's registering fetch are empty fetches of their own (a paced lull also
-  // the plain empty fetch before it); a wake's registering fetch is the one that reads its records.
-  const emptyFetches = rechecks + plainEmptyFetches + (plainEmptyFetches > 0 ? fetchesNamingConnection : 0);
   const connects = (members * SECONDS_PER_MONTH) / SOCKET_LIFETIME_SEC;
   // Frames: a ready out per wake; hello in and out per connection.
   const messages = wakes + 2 * connects;

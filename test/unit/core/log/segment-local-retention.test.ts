@@ -97,6 +97,19 @@ const RETIRED_AT_LIMIT = [
   [0, 3],
 ] as const;
 
+/**
+ * A partition whose one page (offsets 0-1, rolled: segEnd 2) lost all its records to compaction, so it
+ * has no timestamps; `state` changes the partition item after it is written.
+ */
+const compactedAwayPage = async (state?: Record<string, unknown>): Promise<MemoryMetadataStore> => {
+  const store = new MemoryMetadataStore();
+  await store.put({ ...initialPartitionState(TOPIC, 't', 0, ['s0']), tailBase: 2, nextOffset: 2, segEnd: 2 });
+  if (state) await setState(store, state);
+  const gone = { ...entry('d/a', 10, -1), recordCount: 0, firstTimestamp: -1 };
+  await store.put(pageItem(TOPIC, 0, 0, [gone]));
+  return store;
+};
+
 describe('local retention limits', () => {
   it("are the topic's own, or with Kafka's -2 the topic's retention.ms and retention.bytes", () => {
     const limits = { 'retention.ms': 7, 'retention.bytes': 8 };
@@ -234,15 +247,7 @@ describe('retiring local copies', () => {
   });
 
   it('takes a page whose records were all compacted away as expired at any age', async () => {
-    const store = new MemoryMetadataStore();
-    const gone = { ...entry('d/a', 10, -1), recordCount: 0, firstTimestamp: -1 };
-    await store.put({
-      ...initialPartitionState(TOPIC, 't', 0, ['s0']),
-      tailBase: 2,
-      nextOffset: 2,
-      segEnd: 2,
-    });
-    await store.put(pageItem(TOPIC, 0, 0, [gone]));
+    const store = await compactedAwayPage();
     // A clock at exactly local.retention.ms: the cut-off is 0, and the page has no timestamp at all.
     expect(await retireLocalCopies(store, TOPIC, 0, config({ 'local.retention.ms': 5000 }), 5000)).toBe(1);
   });
@@ -349,16 +354,7 @@ describe('retiring local copies of a partition item without a byte total (every 
   });
 
   it('takes a page without timestamps as expired at a cut-off of 0', async () => {
-    const store = new MemoryMetadataStore();
-    const gone = { ...entry('d/a', 10, -1), recordCount: 0, firstTimestamp: -1 };
-    await store.put({
-      ...initialPartitionState(TOPIC, 't', 0, ['s0']),
-      tailBase: 2,
-      nextOffset: 2,
-      segEnd: 2,
-    });
-    await setState(store, { [LOG_SIZE_ATTR]: undefined });
-    await store.put(pageItem(TOPIC, 0, 0, [gone]));
+    const store = await compactedAwayPage({ [LOG_SIZE_ATTR]: undefined });
     const both = config({ 'local.retention.ms': 5000, 'local.retention.bytes': 10 ** 6 });
     expect(await retireLocalCopies(store, TOPIC, 0, both, 5000)).toBe(1);
   });
