@@ -76,7 +76,11 @@ describe('Streams output topics at start', () => {
     await client.admin().createTopic({ name: 'word-counts', partitions: 3 });
     const streams = app();
     await streams.start();
-    await expect.poll(async () => (await http('GET', '/v1/groups/wc')).body.members?.length ?? 0).toBe(1);
+    // The member joins on its first poll; on a loaded machine (a mutation run's dry run) that took over
+    // expect.poll's 1 s default.
+    await expect
+      .poll(async () => (await http('GET', '/v1/groups/wc')).body.members?.length ?? 0, { timeout: 15_000 })
+      .toBe(1);
     expect((await http('GET', '/v1/groups/wc')).body.assignor).toBe('range');
     await streams.close();
     const after = (await http('GET', '/v1/groups/wc')).body;
