@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  AbortedFilter,
   type RecordInput,
   controlTypeOf,
   crc32c,
@@ -518,5 +519,36 @@ describe('control batches', () => {
       const error = errorOf(() => typeOf(batch));
       expect([error.code, error.message]).toEqual(['CORRUPT_MESSAGE', 'control record without a key']);
     }
+  });
+});
+
+describe('AbortedFilter', () => {
+  const header = (producerId: number, isControl = false) =>
+    readBatchHeader(
+      isControl
+        ? encodeControlBatch({ type: 'ABORT', producerId, producerEpoch: 0, timestamp: T0 })
+        : encodeRecordBatch([{ key: null, value: utf8('v'), timestamp: T0 }], {
+            producerId,
+            producerEpoch: 0,
+            baseSequence: 0,
+            isTransactional: true,
+          }),
+    );
+
+  it('takes the aborted transactions in any order, as Kafka’s consumer does (it queues them by offset)', () => {
+    // Producer 1's transaction from 10 and producer 2's from 20 are aborted; producer 2's batch at 15
+    // belongs to an earlier, committed transaction. The list comes over the wire unsorted.
+    const filter = new AbortedFilter([
+      { producerId: 2, firstOffset: 20 },
+      { producerId: 1, firstOffset: 10 },
+    ]);
+    expect([
+      filter.keeps(header(1), 10),
+      filter.keeps(header(2), 15),
+      filter.keeps(header(1, true), 18), // producer 1's ABORT marker
+      filter.keeps(header(1), 19),
+      filter.keeps(header(2), 20),
+      filter.keeps(header(2), 21),
+    ]).toEqual([false, true, false, true, false, false]);
   });
 });
