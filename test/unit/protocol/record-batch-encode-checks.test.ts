@@ -228,6 +228,14 @@ describe('encodeRecordBatch size bounds (int32 in the format), with stand-ins fo
     );
   });
 
+  it('refuses a batch whose batchLength would be INT32_MAX + 1, though each record fits', () => {
+    // One record of body 10 + value bytes (5-byte varint length): batch = 61 + 5 + 10 + value bytes.
+    // The batch's 2 GiB buffer is allocated but never written (the stand-in value has no bytes), so
+    // the refusal costs no memory; one byte less would be encoded, with a CRC pass over 2 GiB.
+    const value = claiming(INT32_MAX + 1 + 12 - 61 - 15);
+    expect(refusal(() => encodeRecordBatch([rec(T, { value })]))).toEqual(invalid('batch larger than 2 GiB'));
+  });
+
   it('takes a record count of exactly INT32_MAX and refuses one more', () => {
     const records = (count: number): RecordInput[] => {
       const sparse: RecordInput[] = [];
