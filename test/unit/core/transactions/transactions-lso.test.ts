@@ -155,6 +155,25 @@ describe('abortedTransactions', () => {
     ]);
   });
 
+  it('takes from the tail only ABORT markers that name their producer and first offset', async () => {
+    const s = await setup();
+    const marker = s.state.tail.find((e) => e.controlType === 'ABORT')!;
+    const { producerId: _p, ...anonymous } = marker;
+    const state = {
+      ...s.state,
+      tail: [
+        ...s.state.tail,
+        // A COMMIT marker carrying a first offset, and an ABORT marker with no producer: neither is
+        // an aborted transaction a read_committed consumer must skip.
+        { ...marker, controlType: 'COMMIT' as const, producerId: 3, transactionFirstOffset: 7 },
+        { ...anonymous, transactionFirstOffset: 8 },
+      ],
+    };
+    // Kills each weakening of the tail filter (controlType === 'ABORT' → true, producerId !== undefined
+    // → true, && → ||, and the whole condition → true).
+    expect(await abortedTransactions(s.store, s.topic.topicId, 0, state, 5, 20)).toEqual([s.A2]);
+  });
+
   it('a read_committed fetch returns them and drops the aborted records', async () => {
     const s = await setup();
     const f = await s.sluice.fetcher.fetchRecords('t', 0, {
