@@ -727,9 +727,11 @@ describe('a coordinator that stopped half way (its markers failed)', () => {
       producerEpoch: 1,
       partitions: [t0],
     });
-    expect(await outcome(s.tc.addPartitions('app', { producerId: 0, producerEpoch: 1 }, [t0]))).toMatchObject({
-      code: 'CONCURRENT_TRANSACTIONS',
-    });
+    expect(await outcome(s.tc.addPartitions('app', { producerId: 0, producerEpoch: 1 }, [t0]))).toMatchObject(
+      {
+        code: 'CONCURRENT_TRANSACTIONS',
+      },
+    );
     expect((await s.tc.describe('app')).state).toBe('CompleteAbort');
     expect(await s.lso('t', 0)).toBe(2);
     expect(await s.committed('t', 0)).toEqual([]);
