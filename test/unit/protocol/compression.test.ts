@@ -73,6 +73,17 @@ describe('gzip', () => {
     );
   });
 
+  it('stops inflating at the limit: a stream damaged past it is refused as too large, not read on', () => {
+    const mebibyte = gzipSync(new Uint8Array(1 << 20));
+    const damaged = mebibyte.subarray(0, mebibyte.length >> 1); // cut in the middle of the deflate data
+    expect(refusal(() => decompressRecords('gzip', damaged, 1000))).toEqual(
+      corrupt('gzip: inflates past the 1000-byte limit'),
+    );
+    expect(refusal(() => decompressRecords('gzip', damaged, 2 << 20))).toEqual(
+      corrupt('gzip: unexpected end of file'),
+    );
+  });
+
   it('reports what zlib refuses with zlib’s reason', () => {
     expect(refusal(() => decompressRecords('gzip', utf8('not gzip at all')))).toEqual(
       corrupt('gzip: incorrect header check'),

@@ -209,6 +209,51 @@ describe('encodeRecordBatch option bounds', () => {
   });
 });
 
+describe('encodeRecordBatch size bounds (int32 in the format), with stand-ins for 2 GiB inputs', () => {
+  // Inputs this large cannot be allocated in a test: the stand-ins only claim their length. The check
+  // after the bound (LogAppendTime without logAppendTime, or a map that refuses) shows the bound passed.
+  const noAppendTime = { timestampType: 'LogAppendTime' } as const;
+  const afterBound = outOfRange('logAppendTime', -MAX, MAX, undefined);
+  /** A Uint8Array that says it holds `length` bytes. */
+  const claiming = (length: number): Uint8Array =>
+    Object.defineProperty(new Uint8Array(0), 'length', { value: length });
+
+  it('takes a record body of exactly INT32_MAX bytes and refuses one byte more', () => {
+    // body: attributes, timestampDelta 0, offsetDelta 0, null key (1 byte each), the value's 5-byte
+    // varint length and its bytes, 0 headers (1 byte): 10 + value.length.
+    const valueOf = (body: number) => rec(T, { value: claiming(body - 10) });
+    expect(refusal(() => encodeRecordBatch([valueOf(INT32_MAX)], noAppendTime))).toEqual(afterBound);
+    expect(refusal(() => encodeRecordBatch([valueOf(INT32_MAX + 1)], noAppendTime))).toEqual(
+      invalid('record larger than 2 GiB'),
+    );
+  });
+
+  it('refuses a batch whose batchLength would be INT32_MAX + 1, though each record fits', () => {
+    // One record of body 10 + value bytes (5-byte varint length): batch = 61 + 5 + 10 + value bytes.
+    // The batch's 2 GiB buffer is allocated but never written (the stand-in value has no bytes), so
+    // the refusal costs no memory; one byte less would be encoded, with a CRC pass over 2 GiB.
+    const value = claiming(INT32_MAX + 1 + 12 - 61 - 15);
+    expect(refusal(() => encodeRecordBatch([rec(T, { value })]))).toEqual(invalid('batch larger than 2 GiB'));
+  });
+
+  it('takes a record count of exactly INT32_MAX and refuses one more', () => {
+    const records = (count: number): RecordInput[] => {
+      const sparse: RecordInput[] = [];
+      sparse.length = count;
+      // Past the count check the encoder maps the records; stop there rather than visit 2^31 holes.
+      return Object.defineProperty(sparse, 'map', {
+        value: () => {
+          throw new Error('mapped the records');
+        },
+      });
+    };
+    expect(() => encodeRecordBatch(records(INT32_MAX))).toThrow('mapped the records');
+    expect(refusal(() => encodeRecordBatch(records(INT32_MAX + 1)))).toEqual(
+      invalid('too many records for one batch'),
+    );
+  });
+});
+
 describe('withBaseOffset', () => {
   it('rewrites baseOffset into a copy, the CRC still valid, and leaves the input alone', () => {
     const batch = encodeRecordBatch(three, { baseOffset: 0 });

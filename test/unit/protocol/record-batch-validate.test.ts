@@ -80,6 +80,15 @@ describe('validateProducerBatch', () => {
     expect(validate(encodeRecordBatch([rec('a')], fields)).length).toBe(1);
   });
 
+  it('refuses a transactional batch with any one of producer id, epoch and sequence negative', () => {
+    const fields = { producerId: 3, producerEpoch: 0, baseSequence: 0, isTransactional: true };
+    for (const missing of [{ producerId: -1 }, { producerEpoch: -1 }, { baseSequence: -1 }]) {
+      expect(refusal(encodeRecordBatch([rec('a')], { ...fields, ...missing }), LIMITS, 4)).toEqual(
+        invalid('batch 4 is transactional without a producer id, epoch and sequence'),
+      );
+    }
+  });
+
   it('refuses a batch of no records as CORRUPT_MESSAGE', () => {
     const empty = encodeRecordBatch([], { lastOffsetDelta: 0 });
     expect(refusal(empty, LIMITS, 1)).toEqual({ code: 'CORRUPT_MESSAGE', message: 'batch 1 has 0 records' });

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
+  AbortedFilter,
   type RecordInput,
+  controlTypeOf,
   crc32c,
   decodeRecordBatch,
+  encodeControlBatch,
   encodeRecordBatch,
   readBatchHeader,
   recordSize,
@@ -17,7 +20,8 @@ import {
   writeVarint,
   writeVarlong,
 } from '../../../protocol/record-batch/varint.js';
-import { codeOf } from '../../support/sluice-error.js';
+import { editHeader, withRecordsSection } from '../../support/batch-surgery.js';
+import { codeOf, errorOf } from '../../support/sluice-error.js';
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
@@ -450,5 +454,101 @@ describe('recordSize', () => {
     ).toBe(2 + 3 + 4 + 3 + 4 * 2);
     for (const key of keys)
       expect(recordSize({ key: null, value: null, headers: [{ key, value: null }] })).toBe(utf8(key).length);
+  });
+});
+
+describe('control batches', () => {
+  const marker = { producerId: 7, producerEpoch: 3, timestamp: T0 };
+  /** A control batch whose one record has `key` (Kafka's is int16 version, int16 type). */
+  const controlWithKey = (key: Uint8Array | null): Uint8Array =>
+    encodeRecordBatch([{ key, value: new Uint8Array(6), timestamp: T0 }], {
+      producerId: 7,
+      producerEpoch: 3,
+      baseSequence: -1,
+      isTransactional: true,
+      isControl: true,
+    });
+  const typeOf = (batch: Uint8Array): string => controlTypeOf(batch, readBatchHeader(batch));
+
+  it('writes a marker as Kafka does: sequence -1, key (0, type), value (0, coordinatorEpoch)', () => {
+    const batch = encodeControlBatch({ ...marker, type: 'ABORT', coordinatorEpoch: 9 });
+    const header = readBatchHeader(batch);
+    expect(header).toMatchObject({
+      isControl: true,
+      isTransactional: true,
+      producerId: 7,
+      producerEpoch: 3,
+      baseSequence: -1,
+      recordCount: 1,
+    });
+    const [record] = decodeRecordBatch(batch).records;
+    expect(hex(record!.key!)).toBe('00000000');
+    expect(hex(record!.value!)).toBe('000000000009');
+    expect(hex(decodeRecordBatch(encodeControlBatch({ ...marker, type: 'COMMIT' })).records[0]!.value!)).toBe(
+      '000000000000',
+    );
+  });
+
+  it('reads the marker type from the record key; a type Kafka does not know is UNKNOWN', () => {
+    expect(typeOf(encodeControlBatch({ ...marker, type: 'ABORT' }))).toBe('ABORT');
+    expect(typeOf(encodeControlBatch({ ...marker, type: 'COMMIT' }))).toBe('COMMIT');
+    expect(typeOf(controlWithKey(Uint8Array.of(0, 0, 0, 2)))).toBe('UNKNOWN');
+    expect(typeOf(controlWithKey(Uint8Array.of(0, 0, 0xff, 0xff)))).toBe('UNKNOWN');
+  });
+
+  it('does not check the CRC again: the frame it is given was verified when read', () => {
+    const batch = encodeControlBatch({ ...marker, type: 'COMMIT' });
+    batch[20]! ^= 1; // the last CRC byte
+    expect(() => decodeRecordBatch(batch)).toThrow(/CRC/i);
+    expect(typeOf(batch)).toBe('COMMIT');
+  });
+
+  it('refuses a batch that is not a control batch with INVALID_RECORD', () => {
+    const batch = encodeRecordBatch([{ key: Uint8Array.of(0, 0, 0, 1), value: null, timestamp: T0 }]);
+    const error = errorOf(() => typeOf(batch));
+    expect([error.code, error.message]).toEqual(['INVALID_RECORD', 'not a control batch']);
+  });
+
+  it('refuses a control batch without a 4-byte key, or without a record, with CORRUPT_MESSAGE', () => {
+    const empty = editHeader(withRecordsSection(controlWithKey(null), new Uint8Array(0)), {
+      recordCount: 0,
+      lastOffsetDelta: 0,
+    });
+    expect(readBatchHeader(empty).recordCount).toBe(0);
+    for (const batch of [controlWithKey(null), controlWithKey(Uint8Array.of(0, 0, 1)), empty]) {
+      const error = errorOf(() => typeOf(batch));
+      expect([error.code, error.message]).toEqual(['CORRUPT_MESSAGE', 'control record without a key']);
+    }
+  });
+});
+
+describe('AbortedFilter', () => {
+  const header = (producerId: number, isControl = false) =>
+    readBatchHeader(
+      isControl
+        ? encodeControlBatch({ type: 'ABORT', producerId, producerEpoch: 0, timestamp: T0 })
+        : encodeRecordBatch([{ key: null, value: utf8('v'), timestamp: T0 }], {
+            producerId,
+            producerEpoch: 0,
+            baseSequence: 0,
+            isTransactional: true,
+          }),
+    );
+
+  it('takes the aborted transactions in any order, as Kafka’s consumer does (it queues them by offset)', () => {
+    // Producer 1's transaction from 10 and producer 2's from 20 are aborted; producer 2's batch at 15
+    // belongs to an earlier, committed transaction. The list comes over the wire unsorted.
+    const filter = new AbortedFilter([
+      { producerId: 2, firstOffset: 20 },
+      { producerId: 1, firstOffset: 10 },
+    ]);
+    expect([
+      filter.keeps(header(1), 10),
+      filter.keeps(header(2), 15),
+      filter.keeps(header(1, true), 18), // producer 1's ABORT marker
+      filter.keeps(header(1), 19),
+      filter.keeps(header(2), 20),
+      filter.keeps(header(2), 21),
+    ]).toEqual([false, true, false, true, false, false]);
   });
 });

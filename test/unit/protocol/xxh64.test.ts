@@ -38,6 +38,21 @@ describe('xxh64', () => {
     expect(xxh64(new Uint8Array(1000).fill(0xff))).toBe(0xa71ddbdffe2fe70dn);
   });
 
+  // Expected values from a BigInt transcription of the xxHash spec (XXH64, seed 0) whose low 32 bits
+  // match the Content_Checksum that `zstd --check` (1.5.4) writes for the same bytes.
+  it('carries into the high half only when the low halves pass 2^32 - 1, not when they reach it', () => {
+    // Lane 1 starts with low half 0xadc0b5d6; these first 4 bytes make input × P2's low half 0x523f4a29,
+    // so the first round adds to exactly 0xffffffff: no carry.
+    const exact = pattern(32);
+    exact.set([0x07, 0xb5, 0x92, 0x22]);
+    expect(xxh64(exact)).toBe(0x23e6c8e2fe5acb9an);
+  });
+
+  it('adds a length of 4 MiB as high half 0: length × 2^32 would round away low bits of the hash', () => {
+    // (2^22 × 2^32 + h) is no longer exact in a double; the hash's high half before it is 0x3907f6bb.
+    expect(xxh64(new Uint8Array(1 << 22))).toBe(0x639f9e1a7cbc9d28n);
+  });
+
   it('hashes the view it is given, not the whole buffer under it', () => {
     const inside = pattern(40).subarray(3, 36);
     expect(xxh64(inside)).toBe(xxh64(Uint8Array.from(inside)));

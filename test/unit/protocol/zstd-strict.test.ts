@@ -154,6 +154,11 @@ describe('Block_Maximum_Size', () => {
       corrupt('zstd: compressed block shorter than its literals header'),
     );
   });
+
+  it('reads the literals header of a block exactly as long as it (1 and 3 bytes), and checks its size', () => {
+    expect(refusal(withBlock(K_NO_CHECK, 'f8'))).toEqual(literals(31, 30));
+    expect(refusal(withBlock(K_NO_CHECK, '5c4002'))).toEqual(literals(9_221, 30));
+  });
 });
 
 describe('a multi-frame payload', () => {
