@@ -710,6 +710,32 @@ describe('a coordinator that stopped half way (its markers failed)', () => {
     expect(await s.lso('t', 0)).toBe(2);
     expect(await s.committed('t', 0)).toEqual([]);
   });
+
+  it('AddPartitionsToTxn past the timeout, stopped half way, leaves PrepareAbort; the next request finishes it', async () => {
+    const s = await setup();
+    const p = await s.tc.initProducerId('app', 1_000);
+    await s.tc.addPartitions('app', p, [t0]);
+    await s.produce('t', 0, ['slow'], p);
+    s.clock.time += 1_001;
+    expect(await s.withoutObjectWrites(() => s.tc.addPartitions('app', p, [t1]))).toMatchObject({
+      code: 'thrown',
+    });
+    // Kills openable() preparing the timeout abort under another state name ('PrepareAbort' → "").
+    expect(await s.tc.describe('app')).toMatchObject({
+      state: 'PrepareAbort',
+      endedBy: 'timeout',
+      producerEpoch: 1,
+      partitions: [t0],
+    });
+    expect(await outcome(s.tc.addPartitions('app', { producerId: 0, producerEpoch: 1 }, [t0]))).toMatchObject(
+      {
+        code: 'CONCURRENT_TRANSACTIONS',
+      },
+    );
+    expect((await s.tc.describe('app')).state).toBe('CompleteAbort');
+    expect(await s.lso('t', 0)).toBe(2);
+    expect(await s.committed('t', 0)).toEqual([]);
+  });
 });
 
 describe('the producer’s first batch in a partition (KIP-890 verification)', () => {

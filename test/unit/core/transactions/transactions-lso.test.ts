@@ -111,6 +111,69 @@ describe('abortedTransactions', () => {
     expect(queries).toHaveLength(1);
   });
 
+  it('reads only the index items of the range, not the rest of the partition', async () => {
+    const s = await setup();
+    const read: string[] = [];
+    const store = new Proxy(s.store, {
+      get(target, name) {
+        if (name === 'query')
+          return async (input: QueryInput) => {
+            const page = await target.query(input);
+            read.push(...page.items.map((i) => i.sk));
+            return page;
+          };
+        const value = Reflect.get(target, name) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    }) as MetadataStore;
+    expect(await s.aborted(store, 0, 9)).toEqual([s.A1, s.B1, s.A2]);
+    // Kills a query without its sort-key range (between [] matches the whole partition in the memory
+    // store, and is no key condition DynamoDB accepts).
+    expect(read).toEqual([2, 3].map((o) => keys.abortedTransaction(s.topic.topicId, 0, o).sk));
+  });
+
+  it('orders transactions with the same first offset by producer id', async () => {
+    const s = await setup();
+    // Two ABORT markers in the tail naming the same first offset (producers 9 and 4), as a state
+    // handed in may hold: the answer is by first offset, then producer id.
+    const marker = s.state.tail.find((e) => e.controlType === 'ABORT')!;
+    const state = {
+      ...s.state,
+      tail: [
+        ...s.state.tail,
+        { ...marker, producerId: 9, transactionFirstOffset: 7 },
+        { ...marker, producerId: 4, transactionFirstOffset: 7 },
+        { ...marker, producerId: 6, transactionFirstOffset: 7 },
+      ],
+    };
+    // Kills the tie-break by the sum of producer ids (a.producerId - b.producerId → +).
+    expect(await abortedTransactions(s.store, s.topic.topicId, 0, state, 5, 20)).toEqual([
+      s.A2,
+      { producerId: 4, firstOffset: 7 },
+      { producerId: 6, firstOffset: 7 },
+      { producerId: 9, firstOffset: 7 },
+    ]);
+  });
+
+  it('takes from the tail only ABORT markers that name their producer and first offset', async () => {
+    const s = await setup();
+    const marker = s.state.tail.find((e) => e.controlType === 'ABORT')!;
+    const { producerId: _p, ...anonymous } = marker;
+    const state = {
+      ...s.state,
+      tail: [
+        ...s.state.tail,
+        // A COMMIT marker carrying a first offset, and an ABORT marker with no producer: neither is
+        // an aborted transaction a read_committed consumer must skip.
+        { ...marker, controlType: 'COMMIT' as const, producerId: 3, transactionFirstOffset: 7 },
+        { ...anonymous, transactionFirstOffset: 8 },
+      ],
+    };
+    // Kills each weakening of the tail filter (controlType === 'ABORT' → true, producerId !== undefined
+    // → true, && → ||, and the whole condition → true).
+    expect(await abortedTransactions(s.store, s.topic.topicId, 0, state, 5, 20)).toEqual([s.A2]);
+  });
+
   it('a read_committed fetch returns them and drops the aborted records', async () => {
     const s = await setup();
     const f = await s.sluice.fetcher.fetchRecords('t', 0, {

@@ -265,3 +265,83 @@ describe('a marker racing other writers of the partition', () => {
     expect(await s.read('t', 0)).toMatchObject({ values: ['a'], lso: 2 });
   });
 });
+
+describe('a marker of a transaction that ends with an epoch bump (transaction version 2)', () => {
+  it('leaves no transaction number on the partition: the epoch tells its markers apart', async () => {
+    const s = await setup();
+    const p = await s.open();
+    const before = s.calls.length;
+    expect(await s.tc.endTxn('app', p, true)).toEqual({ producerId: 0, producerEpoch: 1 });
+    for (const partition of [0, 1]) {
+      const state = await s.state(partition);
+      // Kills complete() tagging every marker with the transaction number (transactionVersion === 1 → true).
+      expect(state.lastMarkedTransactions).toStrictEqual({});
+      expect(state.producers['0']?.producerEpoch).toBe(1);
+    }
+    // Every action of the three marker updates carries a value (DynamoDB cannot marshal an undefined
+    // one; the memory store would take it as a remove). Kills recording the absent transaction
+    // number (number !== undefined → true).
+    const markers = s.calls.slice(before).filter(s.isMarkerUpdate);
+    expect(markers).toHaveLength(3);
+    for (const call of markers)
+      expect(call.actions!.filter((a) => 'value' in a && a.value === undefined)).toEqual([]);
+  });
+
+  it('closes a transaction whose next batch lands while the marker is on its way, in one update', async () => {
+    const s = await setup();
+    const p = await s.open();
+    let raced = false;
+    s.onMetadata(async (call, run) => {
+      if (s.isMarkerUpdate(call) && !raced) {
+        raced = true;
+        // A second batch of the open transaction: the producer's sequence moves, the transaction's
+        // first offset here does not, so the marker's condition still holds.
+        await s.produce('t', 0, ['a2'], p, 1);
+      }
+      return run();
+    });
+    const before = s.calls.filter(s.isMarkerUpdate).length;
+    expect(await writeMarker(s.ctx, t0, commit(1))).toBe('written');
+    expect(raced).toBe(true);
+    // The batch's commit and the marker's one update. Kills the version-1 condition (producer epoch
+    // and sequence as read) used for a version-2 marker (number === undefined → false): a third.
+    expect(s.calls.filter(s.isMarkerUpdate).length - before).toBe(2);
+    expect(await s.read('t', 0)).toEqual({ values: ['a', 'a2'], lso: 3, hw: 3 });
+  });
+});
+
+describe('a marker whose write keeps failing', () => {
+  it('a topic deleted before the last attempt is topic-gone, not COORDINATOR_NOT_AVAILABLE', async () => {
+    const s = await setup();
+    await s.open();
+    const key = keys.partitionState(s.topic.topicId, 0);
+    const current = await s.store.get(key);
+    let attempts = 0;
+    s.onMetadata(async (call, run) => {
+      if (s.isMarkerUpdate(call) && ++attempts < 6) throw new ConditionFailedError(current);
+      if (s.isMarkerUpdate(call)) await s.store.update(key, [{ set: 'deleted', value: true }]);
+      return run();
+    });
+    expect(await writeMarker(s.ctx, t0, commit(1))).toBe('topic-gone');
+    expect(attempts).toBe(6);
+  });
+
+  it('a conflict that is not a lagging follower is read again, with no replication pass', async () => {
+    const s = await setup();
+    await s.open();
+    const current = await s.store.get(keys.partitionState(s.topic.topicId, 0));
+    let conflicts = 0;
+    s.onMetadata(async (call, run) => {
+      if (s.isMarkerUpdate(call) && conflicts++ < 2) throw new ConditionFailedError(current);
+      return run();
+    });
+    const stateReads = () =>
+      s.calls.filter((c) => c.op === 'get' && c.key?.pk === keys.partitionState(s.topic.topicId, 0).pk)
+        .length;
+    const before = stateReads();
+    expect(await writeMarker(s.ctx, t0, commit(1))).toBe('written');
+    // Three attempts, three reads of the partition: kills replicating on any conflict
+    // (failure === 'lagging' → true), whose pass reads the partition once more each time.
+    expect(stateReads() - before).toBe(3);
+  });
+});
