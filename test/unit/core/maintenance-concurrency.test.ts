@@ -156,9 +156,12 @@ describe('maintenance concurrency', () => {
   });
 
   it('rejects a partitionConcurrency that is not a positive integer', () => {
-    for (const partitionConcurrency of [0, -1, 1.5, Number.NaN])
-      expect(() => new Maintenance({ log: {} as never, objectStores: [], partitionConcurrency })).toThrow(
-        RangeError,
+    for (const partitionConcurrency of [0, -1, 1.5, Number.NaN]) {
+      const make = () => new Maintenance({ log: {} as never, objectStores: [], partitionConcurrency });
+      expect(make).toThrow(RangeError);
+      expect(make).toThrow(
+        new RangeError(`partitionConcurrency must be a positive integer: ${partitionConcurrency}`),
       );
+    }
   });
 });

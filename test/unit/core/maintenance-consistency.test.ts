@@ -1,7 +1,8 @@
 /**
  * Maintenance reads strongly consistently wherever a stale answer would delete live data: the orphan
  * collector (a tail entry or page committed a moment ago must protect its object), the purge of a
- * deleted topic (its marker and every item), and the run's scan of deleted topics. The in-memory store
+ * deleted topic (its marker and every item), the run's scan of deleted topics, and each partition's
+ * read before its steps (a stale item would index, retain or roll from an old tail). The in-memory store
  * answers every read consistently, so these tests look at what each read asks for.
  */
 import { describe, expect, it, vi } from 'vitest';
@@ -49,6 +50,16 @@ describe('maintenance reads', () => {
       [keys.partitionPk(s.topicId, 0), true],
       [keys.partitionPk(s.topicId, 1), true],
     ]);
+  });
+
+  it("of a run read each partition's item strongly consistently before its steps", async () => {
+    const s = await setup();
+    await s.maintenance.run();
+    // Each partition's read before its steps, then the orphan collector's, all consistent.
+    const items = s.gets.mock.calls.filter(([key]) => key.sk === 'STATE');
+    expect(items.map(([key, options]) => [key.pk, options])).toEqual(
+      [0, 1, 0, 1].map((p) => [keys.partitionPk(s.topicId, p), { consistent: true }]),
+    );
   });
 
   it('of a run scan the deleted topics strongly consistently', async () => {

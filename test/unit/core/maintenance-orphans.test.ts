@@ -6,7 +6,7 @@
  * refuse an empty request).
  */
 import { describe, expect, it, vi } from 'vitest';
-import { dataObjectPrefix, keys } from '../../../lib/core/keys.js';
+import { dataObjectKey, dataObjectPrefix, keys } from '../../../lib/core/keys.js';
 import { pageEntries } from '../../../lib/core/log/batch-index.js';
 import { Maintenance } from '../../../lib/core/maintenance.js';
 import { queryAll } from '../../../lib/ports/query-all.js';
@@ -63,6 +63,17 @@ describe('the orphan collector', () => {
     expect(await s.sluice.maintenance.collectOrphans(s.topicId, 1)).toBe(1);
     expect(s.objects.keys()).not.toContain(key);
     expect(s.objects.keys()).toHaveLength(1);
+  });
+
+  it("lists a topic's objects under its prefix, each in a folder of its id's first two characters", async () => {
+    expect(dataObjectKey('topic', 'abcdef')).toBe('d/topic/ab/abcdef');
+    const s = await indexed(2);
+    // Each produce's object, as written: the topic's prefix, the id's first two characters, the id.
+    for (const key of s.objects.keys()) {
+      const id = key.slice(key.lastIndexOf('/') + 1);
+      expect(id.length).toBeGreaterThan(2);
+      expect(key).toBe(`${dataObjectPrefix(s.topicId)}${id.slice(0, 2)}/${id}`);
+    }
   });
 
   it('deletes the objects of entries wholly below the log start, though their page is still live', async () => {

@@ -4,7 +4,7 @@
  * reported by name, and nothing else counted.
  */
 import { expect, it } from 'vitest';
-import { keys } from '../../../lib/core/keys.js';
+import { dataObjectKey, keys } from '../../../lib/core/keys.js';
 import { memorySluice } from '../../support/log-support.js';
 
 it('counts exactly what it did, purges a deleted topic after its grace, and names each failure', async () => {
@@ -64,4 +64,40 @@ it('counts exactly what it did, purges a deleted topic after its grace, and name
   expect(await s.sluice.maintenance.run()).toMatchObject({ partitions: 2, topicsPurged: 1 });
   expect(await s.store.get(keys.deletedTopic(topicId))).toBeUndefined();
   expect(await s.sluice.maintenance.run()).toMatchObject({ topicsPurged: 0 });
+});
+
+it('counts each partition of a one-store topic whose min.insync.replicas it cannot meet as under min ISR', async () => {
+  const s = memorySluice();
+  for (const [name, partitions] of [
+    ['a', 3],
+    ['b', 2],
+  ] as const)
+    expect((await s.http('POST', '/v1/topics', { name, partitions })).status).toBe(201);
+  // The catalog refuses min.insync.replicas above the replication factor; a topic item that has one
+  // anyway (written before that check, or by hand) can never meet it.
+  const item = await s.store.get(keys.topic('a'));
+  await s.store.put({ ...item!, configs: { 'min.insync.replicas': 2 } });
+  expect((await s.sluice.maintenance.run()).partitionHealth).toEqual({
+    underReplicated: 0,
+    underMinIsr: 3,
+    offline: 0,
+    maxLag: {},
+  });
+});
+
+it('maintains no partition of a topic listed with none, and still collects its orphans', async () => {
+  const s = memorySluice();
+  expect((await s.http('POST', '/v1/topics', { name: 'z', partitions: 1 })).status).toBe(201);
+  const { topicId } = await s.sluice.catalog.get('z');
+  const item = await s.store.get(keys.topic('z'));
+  await s.store.put({ ...item!, partitions: 0 });
+  await s.objects.put(dataObjectKey(topicId, 'orphan'), new Uint8Array([1]));
+  s.clock.time += 15 * 60_000 + 1;
+  expect(await s.sluice.maintenance.run()).toMatchObject({
+    partitions: 0,
+    orphanScan: true,
+    orphansDeleted: 1,
+    errors: [],
+  });
+  expect(s.objects.keys()).toEqual([]);
 });

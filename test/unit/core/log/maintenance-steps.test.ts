@@ -72,6 +72,27 @@ describe('a failing step', () => {
     expect([report.partitions, report.entriesIndexed]).toEqual([3, 2]);
   });
 
+  it("is the partition item's read: reported by name, that partition's other steps skipped", async () => {
+    const s = memorySluice();
+    await create(s, 'd', 2);
+    for (const p of [0, 1]) await send(s, 'd', p, 'v');
+    const { topicId } = await s.sluice.catalog.get('d');
+    // d-1's item fails its first read (the run's read before its steps), then answers again.
+    let failures = 1;
+    const get = s.store.get.bind(s.store);
+    vi.spyOn(s.store, 'get').mockImplementation(async (key, options) => {
+      if (key.pk === keys.partitionPk(topicId, 1) && key.sk === 'STATE' && failures-- > 0)
+        throw throttled('get');
+      return get(key, options);
+    });
+    expect(await s.sluice.maintenance.run()).toMatchObject({
+      partitions: 2,
+      entriesIndexed: 1,
+      errors: ['read d-1: storage is throttled; retry with backoff'],
+    });
+    expect(await s.sluice.maintenance.run()).toMatchObject({ partitions: 2, entriesIndexed: 1, errors: [] });
+  });
+
   it('reports a failed purge of a deleted topic by its id, and purges it on the next run', async () => {
     const s = memorySluice();
     await create(s, 'x', 1);
@@ -173,6 +194,20 @@ describe('replication totals', () => {
     expect(report.errors[0]).toBe('replicate r-0: storage is throttled; retry with backoff');
   });
 
+  it('fails no partition when asked for no health figures', async () => {
+    const c = await cluster();
+    for (const p of [0, 1]) await send(c, 'r', p, 'a');
+    const errors: string[] = [];
+    const onError = (what: string, error: unknown) => errors.push(`${what}: ${String(error)}`);
+    expect(await c.sluice.maintenance.replicate(onError)).toEqual({
+      copied: 2,
+      joined: 0,
+      left: 0,
+      elected: 0,
+    });
+    expect(errors).toEqual([]);
+  });
+
   it('reads nothing of a topic with one replica', async () => {
     const s = memorySluice();
     await create(s, 'one', 3);
@@ -217,6 +252,15 @@ describe('the steps', () => {
     expect(await s.sluice.maintenance.indexTail(topicId, 0)).toBe(0);
     expect(s.store.meter.read().metadataReads - before.metadataReads).toBe(1);
     expect(s.store.meter.read().metadataWrites - before.metadataWrites).toBe(0);
+  });
+
+  it('indexes at most 16 passes of 64 entries per call; the next call moves the rest', async () => {
+    const s = memorySluice({ tailFlushEntries: 5_000 });
+    await create(s, 't', 1);
+    const { topicId } = await s.sluice.catalog.get('t');
+    for (let i = 0; i < 16 * 64 + 1; i++) await send(s, 't', 0, 'v');
+    expect(await s.sluice.maintenance.indexTail(topicId, 0)).toBe(16 * 64);
+    expect(await s.sluice.maintenance.indexTail(topicId, 0)).toBe(1);
   });
 
   it('starts no roll at its deadline, nor writes one whose reads ran past it', async () => {
